@@ -1,0 +1,46 @@
+//===- Compile.h - Compiling a graph program into a .kiln artifact -*- C++ -*-===//
+//
+// The compiler's entry point: a graph-dialect module in, the bytes of a .kiln artifact out
+// (runtime/schema/artifact.fbs). Used by `kiln compile`, `kiln run` (just in time), `kiln bench`
+// and the conformance runner.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_DRIVER_COMPILE_H_
+#define KILN_COMPILER_DRIVER_COMPILE_H_
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct CompileOptions {
+  /// "cpu" (the host) or "cuda".
+  std::string device = "cpu";
+  /// Shape bindings for dynamic inputs, "NAME=1x3x224x224" (as `kiln-refine-shapes`).
+  std::vector<std::string> shapeBindings;
+  /// When not empty, the IR after each stage is written here as NN-stage.mlir.
+  std::string dumpIrDirectory;
+  /// The model's file name, recorded in the artifact and used in messages.
+  std::string sourceName;
+  /// Called as each stage starts, with the stage's name (for progress output).
+  std::function<void(llvm::StringRef stage)> onStage;
+  /// When set, receives the fusion report: each kernel group and library call with the ops it
+  /// holds, and the memory plan.
+  llvm::raw_ostream *report = nullptr;
+};
+
+/// Compiles the module's entry function (`@main`, or its only public function) into the bytes of
+/// a .kiln artifact. Errors are emitted as diagnostics on the module's context (naming the op and
+/// its location) and the result is failure.
+mlir::FailureOr<std::string> compileToArtifact(mlir::ModuleOp module, const CompileOptions &options);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_DRIVER_COMPILE_H_
