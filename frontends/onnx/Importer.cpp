@@ -277,6 +277,9 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   if (!shapesResolved)
     return failure();
   function.setFunctionType(builder_.getFunctionType(argumentTypes, ValueRange(results).getTypes()));
+  // Outputs keep their ONNX names, as inputs do, for the artifact's signature.
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    function.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));
   if (failed(mlir::verify(*module)))
     return failure();
   return module;
