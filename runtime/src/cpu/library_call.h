@@ -10,6 +10,7 @@
 #ifndef KILN_RUNTIME_SRC_CPU_LIBRARY_CALL_H_
 #define KILN_RUNTIME_SRC_CPU_LIBRARY_CALL_H_
 
+#include <cstdint>
 #include <memory>
 
 #include "kiln/runtime.hpp"
@@ -28,8 +29,11 @@ class LibraryCallKernel {
 };
 
 /// Prepares `call`, or returns INVALID_ARGUMENT / UNIMPLEMENTED naming the call and what is wrong
-/// with its bindings or parameters (the artifact is then refused).
-Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call,
+/// with its bindings or parameters (the artifact is then refused). `constants` is the base of
+/// Artifact.constants (null when the artifact has none); the loader has checked that every
+/// Constant binding lies inside it. A kernel may read its Constant bindings here to prepare them
+/// once (e.g. reorder weights into the layout the library prefers); it keeps no pointer to them.
+Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                                std::unique_ptr<LibraryCallKernel>* out);
 
 }  // namespace kiln::runtime::cpu

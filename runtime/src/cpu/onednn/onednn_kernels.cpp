@@ -6,8 +6,9 @@
 
 namespace kiln::runtime::cpu {
 
-Status createOneDnnKernel(const kiln::artifact::LibraryCall& call,
+Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out) {
+  (void)constants;
   (void)out;
   return Status(KILN_STATUS_UNIMPLEMENTED,
                 "library call '" + call.name()->str() + "' is not available in this build");

@@ -1,18 +1,57 @@
 //===- onednn_kernels.h - oneDNN library calls of the CPU device -*- C++ -*-===//
 //
-// The "onednn.*" library calls: convolution and matmul with post-op epilogues.
+// The "onednn.*" library calls: convolution and matmul with post-op epilogues. The compiler pass
+// kiln-select-cpu-library-calls (compiler/librarycalls) emits them; this header is the contract.
+// Every tensor is f32, row-major (plain NCHW for convolutions), with static dims.
+//
+// onednn.convolution
+//   bindings   src      N x C x D1..Dn (n = 1, 2 or 3)
+//              weights  M x C/groups x K1..Kn
+//              [bias]   M                       (present when the binding count says so)
+//              extra    one operand per "add" post-op, in order (see below)
+//              dst      N x M x O1..On, Oi = (Di + pb + pe - dil * (Ki - 1) - 1) / stride + 1
+//   int        strides, dilations, pads_begin, pads_end   n values each; dilations count from 1
+//                                                       (ONNX convention: 1 means dense)
+//              groups       one value >= 1 (C and M are multiples of it), default 1
+//
+// onednn.matmul
+//   bindings   a        [batch..] x M x K, or K x M with trans_a
+//              b        [batch..] x K x N, or N x K with trans_b
+//              [bias]   N
+//              extra    one operand per "add" post-op
+//              dst      [batch..] x M x N, the batch dims NumPy-broadcast from a's and b's
+//   int        trans_a, trans_b   0 or 1 (transposes the last two dims), default 0
+//
+// Post-ops (both calls), applied in order to the accumulated result (after the bias):
+//   string     post_ops       each one of
+//                "relu"       max(x, 0)                               no arguments
+//                "clip"       min(max(x, low), high)                  arguments low, high
+//                "linear"     scale * x + shift                       arguments scale, shift
+//                "add"        x + operand, the operand is the next extra binding; its dims
+//                             broadcast to dst's (right-aligned, missing or 1 dims stretch)
+//   float      post_op_args   the arguments of every post-op, concatenated in order
+//
+// Binding counts: 3 + (number of "add" post-ops) without bias, one more with a bias. A Constant
+// weights binding is reordered once, at load time, into the layout oneDNN prefers.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_KERNELS_H_
 #define KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_KERNELS_H_
 
+#include <cstdint>
+#include <memory>
+
 #include "runtime/src/cpu/library_call.h"
 
 namespace kiln::runtime::cpu {
 
-/// Prepares a library call whose name starts with "onednn.".
-Status createOneDnnKernel(const kiln::artifact::LibraryCall& call,
+/// Prepares a library call whose name starts with "onednn.": checks its bindings and parameters,
+/// creates the oneDNN primitive and, for constant weights, reorders them from `constants` (the
+/// base of Artifact.constants, may be null when no binding is Constant). Returns INVALID_ARGUMENT
+/// naming the call for bad bindings or parameters, UNIMPLEMENTED for an unknown name or a
+/// combination oneDNN cannot run.
+Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out);
 
 }  // namespace kiln::runtime::cpu
