@@ -1,7 +1,8 @@
 //===- runtime.h - The Kiln runtime C API -------------------------*- C -*-===//
 //
 // The C API of the Kiln runtime: version queries, status objects, element
-// types and host tensors with .npy file I/O.
+// types, host tensors with .npy file I/O, .kiln artifacts and the sessions
+// that run them.
 //
 // Conventions
 //   - Objects are opaque handles created by `kiln_<object>_create*` (or a
@@ -74,7 +75,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 1
+#define KILN_API_VERSION 2
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -326,6 +327,310 @@ KILN_API kiln_status_t* kiln_tensor_read_npy_as(const char* path, kiln_element_t
 /// ALREADY_EXISTS is returned. A failed write removes the partial file.
 KILN_API kiln_status_t* kiln_tensor_write_npy(const kiln_tensor_t* tensor, const char* path,
                                               kiln_npy_write_flags_t flags);
+
+//===----------------------------------------------------------------------===//
+// Artifacts
+//===----------------------------------------------------------------------===//
+
+/// A compiled program loaded from a .kiln file: its input/output signature,
+/// constants, code objects and the steps a run executes. Loading verifies the
+/// whole file (its FlatBuffers structure, then Kiln's own checks: format
+/// version, device, element types, dims, every buffer reference and kernel
+/// index, workgroup counts, that every output is written) before anything can
+/// run, so a session never reads out of bounds.
+///
+/// Thread safety: an artifact is immutable once loaded; every query may be
+/// called from any number of threads at once, and any number of sessions may
+/// be created from it concurrently. Sessions keep what they need of it alive,
+/// so it may be released while they still run.
+typedef struct kiln_artifact_t kiln_artifact_t;
+
+/// Loads and verifies the .kiln file at `path`.
+///
+/// Returns NOT_FOUND or PERMISSION_DENIED when the file cannot be opened;
+/// DATA_LOSS "PATH: not a valid .kiln artifact (...)" for a truncated or
+/// corrupt file; FAILED_PRECONDITION naming both versions for a format version
+/// this library does not read (see kiln/artifact_format.h); INVALID_ARGUMENT
+/// naming the step, binding or signature entry that breaks a rule of the
+/// format. Every message starts with `path`.
+KILN_API kiln_status_t* kiln_artifact_load_file(const char* path, kiln_artifact_t** out_artifact);
+
+/// Loads and verifies an artifact from the `size` bytes at `data`, which are
+/// copied (the caller may free them when the call returns). `name` (NULL
+/// reads as "<memory>") stands for the file in messages. Fails like
+/// `kiln_artifact_load_file`.
+KILN_API kiln_status_t* kiln_artifact_load_memory(const void* data, size_t size, const char* name,
+                                                  kiln_artifact_t** out_artifact);
+
+/// Releases `artifact`. NULL is a no-op. Sessions created from it stay valid.
+KILN_API void kiln_artifact_release(kiln_artifact_t* artifact);
+
+/// Returns the name the artifact was loaded under (its path, or the `name`
+/// given to `kiln_artifact_load_memory`). The string lives as long as the
+/// artifact; "" for NULL.
+KILN_API const char* kiln_artifact_name(const kiln_artifact_t* artifact);
+
+/// Returns the device the program was compiled for ("cpu" or "cuda"); "" for
+/// NULL. The string lives as long as the artifact.
+KILN_API const char* kiln_artifact_device(const kiln_artifact_t* artifact);
+
+/// Returns the tool that wrote the artifact (e.g. "kiln 0.1.0") and the model
+/// it was compiled from; "" when the file does not say, or for NULL.
+KILN_API const char* kiln_artifact_producer(const kiln_artifact_t* artifact);
+KILN_API const char* kiln_artifact_source(const kiln_artifact_t* artifact);
+
+/// Returns the artifact's format version (0 for NULL).
+KILN_API uint32_t kiln_artifact_format_version(const kiln_artifact_t* artifact);
+
+/// Returns the number of inputs / outputs of the program (0 for NULL).
+KILN_API size_t kiln_artifact_input_count(const kiln_artifact_t* artifact);
+KILN_API size_t kiln_artifact_output_count(const kiln_artifact_t* artifact);
+
+/// One input or output of a program. Every pointer lives as long as the
+/// artifact.
+typedef struct kiln_tensor_signature_t {
+  /// sizeof(kiln_tensor_signature_t), set by the caller before the query.
+  size_t struct_size;
+  /// The name of the input or output in the model.
+  const char* name;
+  kiln_element_type_t element_type;
+  size_t rank;
+  /// `rank` dims, outermost first (the compiled, static sizes).
+  const int64_t* dims;
+  /// `rank` strings: "" for a dim that was static in the model, otherwise the
+  /// model's symbolic name for it (e.g. "batch"), bound to `dims[i]`.
+  const char* const* dim_symbols;
+  /// The size of the tensor's data in bytes.
+  uint64_t byte_size;
+} kiln_tensor_signature_t;
+
+/// Writes the signature of input / output `index` into `*out_signature`,
+/// whose `struct_size` the caller has set. Returns OUT_OF_RANGE for an index
+/// past the count, INVALID_ARGUMENT for NULL arguments or a `struct_size`
+/// smaller than the first release of the struct.
+KILN_API kiln_status_t* kiln_artifact_input_signature(const kiln_artifact_t* artifact, size_t index,
+                                                      kiln_tensor_signature_t* out_signature);
+KILN_API kiln_status_t* kiln_artifact_output_signature(const kiln_artifact_t* artifact,
+                                                       size_t index,
+                                                       kiln_tensor_signature_t* out_signature);
+
+/// Returns the bytes of the arena one run needs: the peak of the static memory
+/// plan (0 for NULL).
+KILN_API uint64_t kiln_artifact_arena_size(const kiln_artifact_t* artifact);
+
+/// Returns the sum of the sizes of all intermediate buffers, as if none were
+/// reused: what the memory plan saved compared to (0 for NULL).
+KILN_API uint64_t kiln_artifact_naive_intermediate_size(const kiln_artifact_t* artifact);
+
+/// Returns the bytes of constants (weights) the artifact holds; a session
+/// keeps them once, shared by all its runs (0 for NULL).
+KILN_API uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact);
+
+/// Returns the peak memory one run allocates beyond the session's fixed
+/// memory: its arena plus its outputs (0 for NULL). Inputs belong to the
+/// caller and constants to the session; neither is counted.
+KILN_API uint64_t kiln_artifact_run_peak_memory(const kiln_artifact_t* artifact);
+
+/// Returns the number of code objects (0 for NULL).
+KILN_API size_t kiln_artifact_code_object_count(const kiln_artifact_t* artifact);
+
+/// The format of a code object; the values are those of the .kiln schema.
+typedef KILN_ENUM(kiln_code_format_e) {
+  /// A position-independent ELF shared object for the host CPU.
+  KILN_CODE_FORMAT_ELF_SHARED_OBJECT = 0,
+  /// An NVIDIA cubin.
+  KILN_CODE_FORMAT_CUBIN = 1,
+  /// PTX text.
+  KILN_CODE_FORMAT_PTX = 2,
+} kiln_code_format_t;
+
+/// One code object of an artifact. Every pointer lives as long as the
+/// artifact.
+typedef struct kiln_code_object_info_t {
+  /// sizeof(kiln_code_object_info_t), set by the caller before the query.
+  size_t struct_size;
+  /// The target it was compiled for (e.g. "x86_64", "sm_90").
+  const char* target;
+  kiln_code_format_t format;
+  /// The size of its bytes.
+  uint64_t byte_size;
+  /// The exported symbols of its kernels, `kernel_count` of them.
+  size_t kernel_count;
+  const char* const* kernel_names;
+} kiln_code_object_info_t;
+
+/// Writes the description of code object `index` into `*out_info` (errors as
+/// for `kiln_artifact_input_signature`).
+KILN_API kiln_status_t* kiln_artifact_code_object_info(const kiln_artifact_t* artifact,
+                                                       size_t index,
+                                                       kiln_code_object_info_t* out_info);
+
+/// Returns the number of steps of the program (0 for NULL).
+KILN_API size_t kiln_artifact_step_count(const kiln_artifact_t* artifact);
+
+/// What a step does.
+typedef KILN_ENUM(kiln_step_kind_e) {
+  /// A generated kernel run over a grid of workgroups.
+  KILN_STEP_KIND_DISPATCH = 1,
+  /// A call into a vendor library (oneDNN, cuBLASLt, cuDNN).
+  KILN_STEP_KIND_LIBRARY_CALL = 2,
+  /// A byte copy from one buffer to another.
+  KILN_STEP_KIND_COPY = 3,
+} kiln_step_kind_t;
+
+/// Where a buffer lives while a program runs; the values are those of the
+/// .kiln schema.
+typedef KILN_ENUM(kiln_buffer_kind_e) {
+  /// A range of the run's arena.
+  KILN_BUFFER_KIND_ARENA = 0,
+  /// A range of the artifact's constants.
+  KILN_BUFFER_KIND_CONSTANT = 1,
+  /// One of the caller's inputs.
+  KILN_BUFFER_KIND_INPUT = 2,
+  /// One of the outputs handed back to the caller.
+  KILN_BUFFER_KIND_OUTPUT = 3,
+} kiln_buffer_kind_t;
+
+/// One buffer a step reads or writes, as the step sees it.
+typedef struct kiln_binding_info_t {
+  kiln_buffer_kind_t buffer_kind;
+  /// The input or output index for those kinds; 0 otherwise.
+  uint32_t buffer_index;
+  /// The byte range of the buffer: in the arena, in the constants, or 0 and
+  /// the tensor's size for inputs and outputs.
+  uint64_t offset;
+  uint64_t size;
+  kiln_element_type_t element_type;
+  size_t rank;
+  const int64_t* dims;
+} kiln_binding_info_t;
+
+/// One step of a program, for `kiln inspect` and tools. Every pointer lives
+/// as long as the artifact.
+typedef struct kiln_step_info_t {
+  /// sizeof(kiln_step_info_t), set by the caller before the query.
+  size_t struct_size;
+  kiln_step_kind_t kind;
+  /// The kernel's symbol (dispatch), the library call's name ("onednn.matmul")
+  /// or "copy".
+  const char* name;
+  /// What the step computes, as the compiler described it; "" when it did not.
+  const char* description;
+  /// For a dispatch: its code object and kernel index; 0 otherwise.
+  uint32_t code_object;
+  uint32_t kernel;
+  /// For a dispatch: the workgroup grid (`workgroup_rank` counts) and the
+  /// number of workgroups, their product. A rank of 0 and a total of 1 for
+  /// other steps.
+  size_t workgroup_rank;
+  const uint32_t* workgroup_count;
+  uint64_t workgroup_total;
+  /// The step's bindings: a dispatch's or library call's in their parameter
+  /// order (inputs first, then outputs); a copy's source, then destination.
+  size_t binding_count;
+  const kiln_binding_info_t* bindings;
+} kiln_step_info_t;
+
+/// Writes the description of step `index` into `*out_info` (errors as for
+/// `kiln_artifact_input_signature`).
+KILN_API kiln_status_t* kiln_artifact_step_info(const kiln_artifact_t* artifact, size_t index,
+                                                kiln_step_info_t* out_info);
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+/// The kind of device a session runs on.
+typedef KILN_ENUM(kiln_device_kind_e) {
+  /// The host CPU: generated kernels on a thread pool, oneDNN library calls.
+  KILN_DEVICE_KIND_CPU = 1,
+  /// An NVIDIA GPU (not yet available to sessions: UNIMPLEMENTED).
+  KILN_DEVICE_KIND_CUDA = 2,
+} kiln_device_kind_t;
+
+/// How a session runs. Fill it with `kiln_session_options_initialize`, then
+/// change what differs from the defaults.
+typedef struct kiln_session_options_t {
+  /// sizeof(kiln_session_options_t); set by `kiln_session_options_initialize`.
+  size_t struct_size;
+  /// The device; it must match the artifact's. Default: KILN_DEVICE_KIND_CPU.
+  kiln_device_kind_t device_kind;
+  /// The threads that run a dispatch's workgroups, counting the thread that
+  /// called `kiln_session_run`. 0 (the default) means the hardware
+  /// concurrency; 1 runs everything on the caller's thread.
+  uint32_t num_threads;
+} kiln_session_options_t;
+
+/// Fills `options` with the defaults, including `struct_size`. NULL is a
+/// no-op.
+KILN_API void kiln_session_options_initialize(kiln_session_options_t* options);
+
+/// A program made ready to run on a device: its code objects loaded and every
+/// kernel resolved, its library calls prepared, a thread pool, and a pool of
+/// arenas reused by successive runs.
+///
+/// Thread safety: `kiln_session_run` and the queries may be called from any
+/// number of threads at once; concurrent runs each get their own arena and
+/// share the thread pool. A session must not be released while a run is in
+/// progress.
+typedef struct kiln_session_t kiln_session_t;
+
+/// Creates a session for `artifact` with `options` (NULL for the defaults).
+/// The session keeps what it needs of the artifact alive.
+///
+/// Returns INVALID_ARGUMENT for bad options, a device kind other than the
+/// artifact's, a code object that does not load or a kernel symbol it does not
+/// export (naming the artifact, code object and symbol), or a library call
+/// whose bindings or parameters are wrong; UNIMPLEMENTED for a device or
+/// library call this build cannot run.
+KILN_API kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
+                                            const kiln_session_options_t* options,
+                                            kiln_session_t** out_session);
+
+/// Releases `session`, its thread pool, arenas and loaded code. NULL is a
+/// no-op.
+KILN_API void kiln_session_release(kiln_session_t* session);
+
+/// Runs the program once. `inputs` holds `input_count` tensors in the order of
+/// the artifact's inputs, each with exactly the signature's element type and
+/// dims. On success, `outputs` (an array of `output_count` pointers, as many
+/// as the artifact's outputs) receives new tensors that the caller owns and
+/// releases; on failure it is left untouched.
+///
+/// Returns INVALID_ARGUMENT for a wrong count, a NULL tensor or a mismatched
+/// input, naming it and what was expected, e.g.
+/// "input 'x': expected f32[1,3,224,224], got f32[1,3,224,225]";
+/// RESOURCE_EXHAUSTED when memory runs out; the status of a failed library
+/// call. Thread-safe (see kiln_session_t).
+KILN_API kiln_status_t* kiln_session_run(kiln_session_t* session, size_t input_count,
+                                         const kiln_tensor_t* const* inputs, size_t output_count,
+                                         kiln_tensor_t** outputs);
+
+/// Returns the number of inputs / outputs a run takes and makes, those of the
+/// session's artifact (0 for NULL). Thread-safe.
+KILN_API size_t kiln_session_input_count(const kiln_session_t* session);
+KILN_API size_t kiln_session_output_count(const kiln_session_t* session);
+
+/// What a session has done and holds, for monitoring and tests.
+typedef struct kiln_session_statistics_t {
+  /// sizeof(kiln_session_statistics_t), set by the caller before the query.
+  size_t struct_size;
+  /// The threads of the session's pool, counting the caller's thread.
+  uint32_t num_threads;
+  /// The runs that finished, successfully or not.
+  uint64_t run_count;
+  /// The arenas allocated so far: at most the largest number of concurrent
+  /// runs, since a finished run's arena is reused by the next one.
+  uint64_t arena_count;
+  /// The bytes of each arena, and of all of them together.
+  uint64_t arena_size;
+  uint64_t arena_bytes_allocated;
+} kiln_session_statistics_t;
+
+/// Writes the session's statistics into `*out_statistics`, whose
+/// `struct_size` the caller has set. Thread-safe.
+KILN_API kiln_status_t* kiln_session_statistics(const kiln_session_t* session,
+                                                kiln_session_statistics_t* out_statistics);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -2,7 +2,8 @@
 //
 // Header-only C++17 types over the C API in kiln/runtime.h: `Status` (a code
 // and a message), `Error` (the exception that carries one), `Result<T>` (a
-// value or a status) and `Tensor` (an owning host tensor handle).
+// value or a status), `Tensor` (an owning host tensor handle), `Artifact` (a
+// loaded .kiln program) and `Session` (an artifact made ready to run).
 //
 // Calls that can fail return `Status` or `Result<T>`; `Result<T>::value()`
 // and `Status::throwIfError()` turn a failure into an `Error` for code that
@@ -283,6 +284,219 @@ class Tensor {
 
  private:
   kiln_tensor_t* handle_ = nullptr;
+};
+
+//===----------------------------------------------------------------------===//
+// Artifact
+//===----------------------------------------------------------------------===//
+
+/// An input or output of a program, copied out of the artifact.
+struct TensorSignature {
+  std::string name;
+  kiln_element_type_t elementType{};
+  std::vector<int64_t> dims;
+  /// One per dim: "" for a static dim, else its symbolic name in the model.
+  std::vector<std::string> dimSymbols;
+  uint64_t byteSize = 0;
+};
+
+/// An owning handle to a `kiln_artifact_t`. Move-only; thread safety is that
+/// of `kiln_artifact_t` (immutable, shared freely).
+class Artifact {
+ public:
+  Artifact() = default;
+  explicit Artifact(kiln_artifact_t* handle) : handle_(handle) {}
+  Artifact(Artifact&& other) noexcept : handle_(other.release()) {}
+  Artifact& operator=(Artifact&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  Artifact(const Artifact&) = delete;
+  Artifact& operator=(const Artifact&) = delete;
+  ~Artifact() { kiln_artifact_release(handle_); }
+
+  /// Loads and verifies a .kiln file (see `kiln_artifact_load_file`).
+  static Result<Artifact> loadFile(const std::string& path) {
+    kiln_artifact_t* handle = nullptr;
+    Status status = Status::fromC(kiln_artifact_load_file(path.c_str(), &handle));
+    if (!status.ok()) return status;
+    return Artifact(handle);
+  }
+
+  /// Loads and verifies an artifact from a copy of `size` bytes at `data`;
+  /// `name` stands for the file in messages (see `kiln_artifact_load_memory`).
+  static Result<Artifact> loadMemory(const void* data, size_t size,
+                                     const std::string& name = "<memory>") {
+    kiln_artifact_t* handle = nullptr;
+    Status status = Status::fromC(kiln_artifact_load_memory(data, size, name.c_str(), &handle));
+    if (!status.ok()) return status;
+    return Artifact(handle);
+  }
+
+  std::string name() const { return kiln_artifact_name(handle_); }
+  std::string device() const { return kiln_artifact_device(handle_); }
+  std::string producer() const { return kiln_artifact_producer(handle_); }
+  std::string source() const { return kiln_artifact_source(handle_); }
+  uint32_t formatVersion() const { return kiln_artifact_format_version(handle_); }
+  size_t inputCount() const { return kiln_artifact_input_count(handle_); }
+  size_t outputCount() const { return kiln_artifact_output_count(handle_); }
+  uint64_t arenaSize() const { return kiln_artifact_arena_size(handle_); }
+  uint64_t naiveIntermediateSize() const { return kiln_artifact_naive_intermediate_size(handle_); }
+  uint64_t constantsSize() const { return kiln_artifact_constants_size(handle_); }
+  uint64_t runPeakMemory() const { return kiln_artifact_run_peak_memory(handle_); }
+  size_t codeObjectCount() const { return kiln_artifact_code_object_count(handle_); }
+  size_t stepCount() const { return kiln_artifact_step_count(handle_); }
+
+  /// Returns the signature of input / output `index`.
+  Result<TensorSignature> input(size_t index) const {
+    return signature(kiln_artifact_input_signature, index);
+  }
+  Result<TensorSignature> output(size_t index) const {
+    return signature(kiln_artifact_output_signature, index);
+  }
+
+  /// Returns the description of code object / step `index`; its pointers live
+  /// as long as this artifact.
+  Result<kiln_code_object_info_t> codeObject(size_t index) const {
+    kiln_code_object_info_t info{};
+    info.struct_size = sizeof(info);
+    Status status = Status::fromC(kiln_artifact_code_object_info(handle_, index, &info));
+    if (!status.ok()) return status;
+    return info;
+  }
+  Result<kiln_step_info_t> step(size_t index) const {
+    kiln_step_info_t info{};
+    info.struct_size = sizeof(info);
+    Status status = Status::fromC(kiln_artifact_step_info(handle_, index, &info));
+    if (!status.ok()) return status;
+    return info;
+  }
+
+  kiln_artifact_t* get() const { return handle_; }
+  kiln_artifact_t* release() {
+    kiln_artifact_t* handle = handle_;
+    handle_ = nullptr;
+    return handle;
+  }
+  void reset(kiln_artifact_t* handle = nullptr) {
+    kiln_artifact_release(handle_);
+    handle_ = handle;
+  }
+  explicit operator bool() const { return handle_ != nullptr; }
+
+ private:
+  using SignatureQuery = kiln_status_t* (*)(const kiln_artifact_t*, size_t,
+                                            kiln_tensor_signature_t*);
+
+  Result<TensorSignature> signature(SignatureQuery query, size_t index) const {
+    kiln_tensor_signature_t c{};
+    c.struct_size = sizeof(c);
+    Status status = Status::fromC(query(handle_, index, &c));
+    if (!status.ok()) return status;
+    TensorSignature signature;
+    signature.name = c.name;
+    signature.elementType = c.element_type;
+    signature.dims.assign(c.dims, c.dims + c.rank);
+    for (size_t i = 0; i < c.rank; ++i) signature.dimSymbols.emplace_back(c.dim_symbols[i]);
+    signature.byteSize = c.byte_size;
+    return signature;
+  }
+
+  kiln_artifact_t* handle_ = nullptr;
+};
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+/// Options of `Session::create`, with the defaults of
+/// `kiln_session_options_initialize`.
+struct SessionOptions {
+  kiln_device_kind_t deviceKind = KILN_DEVICE_KIND_CPU;
+  /// 0: the hardware concurrency.
+  uint32_t numThreads = 0;
+};
+
+/// An owning handle to a `kiln_session_t`. Move-only; `run` may be called
+/// from many threads at once (see `kiln_session_t`).
+class Session {
+ public:
+  Session() = default;
+  explicit Session(kiln_session_t* handle) : handle_(handle) {}
+  Session(Session&& other) noexcept : handle_(other.release()) {}
+  Session& operator=(Session&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() { kiln_session_release(handle_); }
+
+  /// Creates a session for `artifact` (see `kiln_session_create`).
+  static Result<Session> create(const Artifact& artifact,
+                                const SessionOptions& options = SessionOptions()) {
+    kiln_session_options_t c;
+    kiln_session_options_initialize(&c);
+    c.device_kind = options.deviceKind;
+    c.num_threads = options.numThreads;
+    kiln_session_t* handle = nullptr;
+    Status status = Status::fromC(kiln_session_create(artifact.get(), &c, &handle));
+    if (!status.ok()) return status;
+    return Session(handle);
+  }
+
+  /// Runs the program on `inputs` (in signature order) and returns its
+  /// outputs (see `kiln_session_run`).
+  Result<std::vector<Tensor>> run(const std::vector<const Tensor*>& inputs) const {
+    std::vector<const kiln_tensor_t*> c_inputs;
+    c_inputs.reserve(inputs.size());
+    for (const Tensor* input : inputs) c_inputs.push_back(input ? input->get() : nullptr);
+    return runC(c_inputs);
+  }
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const {
+    std::vector<const kiln_tensor_t*> c_inputs;
+    c_inputs.reserve(inputs.size());
+    for (const Tensor& input : inputs) c_inputs.push_back(input.get());
+    return runC(c_inputs);
+  }
+
+  size_t inputCount() const { return kiln_session_input_count(handle_); }
+  size_t outputCount() const { return kiln_session_output_count(handle_); }
+
+  /// Returns the session's statistics (see `kiln_session_statistics`).
+  Result<kiln_session_statistics_t> statistics() const {
+    kiln_session_statistics_t stats{};
+    stats.struct_size = sizeof(stats);
+    Status status = Status::fromC(kiln_session_statistics(handle_, &stats));
+    if (!status.ok()) return status;
+    return stats;
+  }
+
+  kiln_session_t* get() const { return handle_; }
+  kiln_session_t* release() {
+    kiln_session_t* handle = handle_;
+    handle_ = nullptr;
+    return handle;
+  }
+  void reset(kiln_session_t* handle = nullptr) {
+    kiln_session_release(handle_);
+    handle_ = handle;
+  }
+  explicit operator bool() const { return handle_ != nullptr; }
+
+ private:
+  Result<std::vector<Tensor>> runC(const std::vector<const kiln_tensor_t*>& inputs) const {
+    std::vector<kiln_tensor_t*> outputs(outputCount(), nullptr);
+    Status status = Status::fromC(
+        kiln_session_run(handle_, inputs.size(), inputs.data(), outputs.size(), outputs.data()));
+    if (!status.ok()) return status;
+    std::vector<Tensor> result;
+    result.reserve(outputs.size());
+    for (kiln_tensor_t* output : outputs) result.emplace_back(output);
+    return result;
+  }
+
+  kiln_session_t* handle_ = nullptr;
 };
 
 }  // namespace kiln

@@ -1,0 +1,21 @@
+//===- artifact_format.h - The .kiln artifact format version -----*- C -*-===//
+//
+// The format version of the .kiln artifact (runtime/schema/artifact.fbs) that this build writes
+// and reads. The compiler's writer stores it in `Artifact.format_version`; the runtime refuses
+// any other version with FAILED_PRECONDITION. Bump it whenever a field changes meaning or a
+// reader would need a field an older file might not have.
+//
+// The header is valid C99 and C++.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_INCLUDE_KILN_ARTIFACT_FORMAT_H_
+#define KILN_RUNTIME_INCLUDE_KILN_ARTIFACT_FORMAT_H_
+
+/// The one .kiln format version this build writes and reads.
+#define KILN_ARTIFACT_FORMAT_VERSION 1
+
+/// The FlatBuffers file identifier at bytes [4, 8) of every .kiln file.
+#define KILN_ARTIFACT_FILE_IDENTIFIER "KILN"
+
+#endif  // KILN_RUNTIME_INCLUDE_KILN_ARTIFACT_FORMAT_H_
