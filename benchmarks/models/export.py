@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""Exports Kiln's real benchmark and test models to ONNX, with seeded inputs and PyTorch references.
+
+    /usr/bin/python3 benchmarks/models/export.py MODEL [--batch N] [--seed S] [--cache DIR] [--force]
+
+MODEL is one of resnet50, mobilenetv2, bert, gpt2 (or `all`). Each export lands in
+CACHE/MODEL-bN/ (CACHE defaults to ${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}):
+
+    model.onnx          the model, opset 17, static shapes, fp32 weights
+    model.pt            the eager PyTorch module (torch.save), for the PyTorch benchmark runner
+    inputs/NAME.npy     seeded inputs, one per model input
+    reference/NAME.npy  PyTorch's fp32 outputs for those inputs, one per model output
+    meta.json           inputs and outputs (names, shapes, dtypes), opset, seed, batch, torch
+                        version, and the fingerprint the cache is keyed on
+
+An export is skipped when meta.json's fingerprint matches: a hash of these scripts, the model's
+parameters (name, batch, seed, opset) and the torch and torchvision versions. The directory's path
+is printed on stdout. Exports are written to a temporary directory and renamed into place, so an
+interrupted export never leaves a half-written model that looks up to date.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+# The model definitions (and the modules model.pt pickles refer to) live beside this script.
+sys.path.insert(0, str(HERE))
+OPSET = 17
+DEFAULT_SEED = 1234
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How one model is built: its seeded module, its seeded inputs, and its output names."""
+    build: Callable  # (seed) -> torch.nn.Module in eval mode
+    inputs: Callable  # (batch, seed) -> {name: torch.Tensor}, in the forward's argument order
+    outputs: tuple
+
+
+def model_specs() -> dict:
+    # Imported here so that `--help` and the cache lookup work without torch.
+    import language
+    import vision
+    return {
+        "resnet50": ModelSpec(vision.resnet50, vision.image_inputs, ("logits",)),
+        "mobilenetv2": ModelSpec(vision.mobilenetv2, vision.image_inputs, ("logits",)),
+        "bert": ModelSpec(language.bert, language.bert_inputs,
+                          ("last_hidden_state", "pooled_output")),
+        "gpt2": ModelSpec(language.gpt2, language.gpt2_inputs, ("logits",)),
+    }
+
+
+MODEL_NAMES = ("resnet50", "mobilenetv2", "bert", "gpt2")
+
+
+def default_cache() -> Path:
+    env = os.environ.get("KILN_MODEL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "kiln" / "models"
+
+
+def model_dir(name: str, batch: int, cache: Path) -> Path:
+    return cache / f"{name}-b{batch}"
+
+
+def fingerprint(name: str, batch: int, seed: int) -> str:
+    import torch
+    import torchvision
+    digest = hashlib.sha256()
+    for script in ("export.py", "vision.py", "language.py"):
+        digest.update((HERE / script).read_bytes())
+    parameters = {"name": name, "batch": batch, "seed": seed, "opset": OPSET,
+                  "torch": torch.__version__, "torchvision": torchvision.__version__}
+    digest.update(json.dumps(parameters, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def is_up_to_date(directory: Path, expected_fingerprint: str) -> bool:
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+    except (OSError, ValueError):
+        return False
+    if meta.get("fingerprint") != expected_fingerprint:
+        return False
+    files = ["model.onnx", "model.pt"]
+    files += [f"inputs/{entry['name']}.npy" for entry in meta["inputs"]]
+    files += [f"reference/{entry['name']}.npy" for entry in meta["outputs"]]
+    return all((directory / f).is_file() for f in files)
+
+
+def _describe(name: str, array) -> dict:
+    return {"name": name, "shape": list(array.shape), "dtype": str(array.dtype)}
+
+
+def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: str) -> None:
+    import numpy as np
+    import torch
+    import torchvision
+
+    spec = model_specs()[name]
+    torch.manual_seed(seed)
+    model = spec.build(seed)
+    inputs = spec.inputs(batch, seed)
+    with torch.no_grad():
+        outputs = model(*inputs.values())
+    if isinstance(outputs, torch.Tensor):
+        outputs = (outputs,)
+    assert len(outputs) == len(spec.outputs), f"{name}: {len(outputs)} outputs"
+
+    (destination / "inputs").mkdir()
+    (destination / "reference").mkdir()
+    for input_name, value in inputs.items():
+        np.save(destination / "inputs" / f"{input_name}.npy", value.numpy())
+    for output_name, value in zip(spec.outputs, outputs):
+        array = value.numpy()
+        if not np.isfinite(array).all():
+            raise RuntimeError(f"{name}: reference output '{output_name}' is not finite")
+        np.save(destination / "reference" / f"{output_name}.npy", array)
+
+    torch.onnx.export(model, tuple(inputs.values()), str(destination / "model.onnx"),
+                      input_names=list(inputs), output_names=list(spec.outputs),
+                      opset_version=OPSET, do_constant_folding=True)
+    torch.save(model, destination / "model.pt")
+
+    meta = {
+        "model": name,
+        "batch": batch,
+        "seed": seed,
+        "opset": OPSET,
+        "torch": torch.__version__,
+        "torchvision": torchvision.__version__,
+        "inputs": [_describe(n, v.numpy()) for n, v in inputs.items()],
+        "outputs": [_describe(n, v.numpy()) for n, v in zip(spec.outputs, outputs)],
+        "reference_stats": {n: {"min": float(v.min()), "max": float(v.max()),
+                                "mean_abs": float(v.abs().mean())}
+                            for n, v in zip(spec.outputs, outputs)},
+        "fingerprint": stamp,
+    }
+    (destination / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+
+def ensure_exported(name: str, batch: int = 1, seed: int = DEFAULT_SEED, cache: Path = None,
+                    force: bool = False, log=sys.stderr) -> Path:
+    """Returns the directory holding an up-to-date export of the model, exporting it if needed."""
+    if name not in MODEL_NAMES:
+        raise ValueError(f"unknown model '{name}' (known: {', '.join(MODEL_NAMES)})")
+    if batch < 1:
+        raise ValueError("batch must be at least 1")
+    cache = Path(cache) if cache else default_cache()
+    directory = model_dir(name, batch, cache)
+    stamp = fingerprint(name, batch, seed)
+    if not force and is_up_to_date(directory, stamp):
+        return directory
+
+    cache.mkdir(parents=True, exist_ok=True)
+    print(f"export: {name} (batch {batch}, seed {seed}) -> {directory}", file=log, flush=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=cache))
+    staging.chmod(0o755)
+    try:
+        _write_export(name, batch, seed, staging, stamp)
+        if directory.exists():
+            shutil.rmtree(directory)
+        os.replace(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return directory
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", choices=MODEL_NAMES + ("all",))
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="cache directory (default: $KILN_MODEL_CACHE or ~/.cache/kiln/models)")
+    parser.add_argument("--force", action="store_true", help="export even when up to date")
+    args = parser.parse_args()
+    names = MODEL_NAMES if args.model == "all" else (args.model,)
+    for name in names:
+        print(ensure_exported(name, args.batch, args.seed, args.cache, args.force))
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""Runs a real model through Kiln and compares every output with PyTorch's, element by element.
+
+    /usr/bin/python3 tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
+        [--cache DIR] [--rtol R] [--atol A] [--keep DIR]
+
+Exports MODEL with benchmarks/models/export.py (cached), runs
+`kiln run model.onnx --input NAME=@inputs/NAME.npy ... --output-dir OUT` (compiled just in time)
+and checks |kiln - torch| <= atol + rtol * |torch| for every element of every output. Prints, per
+output, the largest absolute and relative errors and the worst element (index, Kiln's and
+PyTorch's values, the bound it broke).
+
+Tolerances (fp32 everywhere; PyTorch's outputs are the reference):
+  resnet50, mobilenetv2   rtol 1e-3, atol 1e-4 (logits of magnitude ~0.1-1; different but exact
+                          fp32 convolution algorithms differ by ~1e-6 here)
+  bert, gpt2              rtol 1e-3, atol 1e-3: see TOLERANCES below for why they are wider.
+
+Exit codes: 0 every output within tolerance; 1 a mismatch, a missing or malformed output, or kiln
+failing; 2 a bad command line; 77 skipped because PyTorch/torchvision are not installed (ctest
+reads it as SKIP_RETURN_CODE; `scripts/install-deps.sh --models` installs them).
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SKIP = 77
+REPO = Path(__file__).resolve().parents[2]
+
+# (rtol, atol) per model.
+#
+# The transformers' outputs pass through 12 layers, each ending in a layer norm that divides by the
+# row's standard deviation, and through erf/tanh/exp, which Kiln evaluates with its own polynomial
+# approximations rather than libm's. Rounding differences of a few ulp in the 768- and 3072-long
+# dot products are amplified layer after layer: ONNX Runtime, an independent exact-fp32
+# implementation, already differs from PyTorch by up to ~1e-4 absolute on BERT's hidden states
+# (values of magnitude ~1-4) and ~2e-5 on GPT-2's logits (magnitude ~1). atol 1e-3 leaves about a
+# tenfold margin over that spread, while still catching any real error (a wrong mask, scale, bias,
+# epsilon or GELU flavour moves outputs by 1e-2 or more).
+TOLERANCES = {
+    "resnet50": (1e-3, 1e-4),
+    "mobilenetv2": (1e-3, 1e-4),
+    "bert": (1e-3, 1e-3),
+    "gpt2": (1e-3, 1e-3),
+}
+
+
+def compare(name: str, got, expected, rtol: float, atol: float) -> bool:
+    """Prints how far `got` is from `expected` and returns whether every element is within bounds."""
+    import numpy as np
+
+    if got.shape != expected.shape:
+        print(f"  {name}: shape {list(got.shape)}, expected {list(expected.shape)}")
+        return False
+    if got.dtype != expected.dtype:
+        print(f"  {name}: dtype {got.dtype}, expected {expected.dtype}")
+        return False
+    got64 = got.astype(np.float64)
+    expected64 = expected.astype(np.float64)
+    error = np.abs(got64 - expected64)
+    bound = atol + rtol * np.abs(expected64)
+    # NaN compares false everywhere; make a non-finite value count as the worst possible error.
+    ratio = np.where(np.isfinite(got64), error / bound, np.inf)
+    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+    relative = error / np.maximum(np.abs(expected64), np.finfo(np.float32).tiny)
+    ok = bool(np.all(ratio <= 1.0))
+    mismatched = int(np.count_nonzero(~(ratio <= 1.0)))
+    print(f"  {name} {list(got.shape)}: max abs err {error.max():.3e}, max rel err "
+          f"{relative.max():.3e}, {mismatched} of {ratio.size} elements out of bounds")
+    print(f"    worst element {list(map(int, worst))}: kiln {got64[worst]:.9g}, torch "
+          f"{expected64[worst]:.9g}, |diff| {error[worst]:.3e} vs bound {bound[worst]:.3e} "
+          f"({'ok' if ok else 'MISMATCH'})")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", choices=sorted(TOLERANCES))
+    parser.add_argument("--kiln", required=True, type=Path, help="the kiln executable")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--cache", type=Path, default=None, help="model cache directory")
+    parser.add_argument("--rtol", type=float, default=None)
+    parser.add_argument("--atol", type=float, default=None)
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="write Kiln's outputs here instead of a temporary directory")
+    args = parser.parse_args()
+
+    try:
+        import numpy as np
+        import torch  # noqa: F401  (the export needs both)
+        import torchvision  # noqa: F401
+    except ImportError as error:
+        print(f"check_model: skipped, {error.name} is not installed "
+              "(scripts/install-deps.sh --models installs it)")
+        return SKIP
+    if not args.kiln.is_file():
+        print(f"check_model: no kiln executable at {args.kiln}", file=sys.stderr)
+        return 2
+
+    sys.path.insert(0, str(REPO / "benchmarks" / "models"))
+    import export
+
+    rtol, atol = TOLERANCES[args.model]
+    rtol = args.rtol if args.rtol is not None else rtol
+    atol = args.atol if args.atol is not None else atol
+
+    directory = export.ensure_exported(args.model, args.batch, cache=args.cache)
+    meta = json.loads((directory / "meta.json").read_text())
+
+    with tempfile.TemporaryDirectory(prefix="kiln-model-") as scratch:
+        out = args.keep if args.keep else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        command = [str(args.kiln), "run", str(directory / "model.onnx")]
+        for entry in meta["inputs"]:
+            command += ["--input", f"{entry['name']}=@{directory / 'inputs' / (entry['name'] + '.npy')}"]
+        command += ["--output-dir", str(out)]
+        print("check_model: " + " ".join(command), flush=True)
+        start = time.monotonic()
+        completed = subprocess.run(command)
+        print(f"check_model: kiln run took {time.monotonic() - start:.1f} s, exit code "
+              f"{completed.returncode}")
+        if completed.returncode != 0:
+            return 1
+
+        print(f"check_model: {args.model} (batch {args.batch}) against PyTorch {meta['torch']}, "
+              f"rtol {rtol:g}, atol {atol:g}")
+        ok = True
+        for entry in meta["outputs"]:
+            produced = out / f"{entry['name']}.npy"
+            if not produced.is_file():
+                print(f"  {entry['name']}: kiln wrote no {produced.name}")
+                ok = False
+                continue
+            expected = np.load(directory / "reference" / f"{entry['name']}.npy")
+            ok = compare(entry["name"], np.load(produced), expected, rtol, atol) and ok
+    print(f"check_model: {args.model} {'matches' if ok else 'DOES NOT MATCH'} PyTorch")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
