@@ -4,14 +4,20 @@
 
 #include <string>
 
+#include "runtime/src/cpu/onednn/onednn_call.h"
+
 namespace kiln::runtime::cpu {
 
 Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out) {
-  (void)constants;
-  (void)out;
+  onednn::CallView view;
+  Status status = onednn::CallView::create(call, &view);
+  if (!status.ok()) return status;
+  if (view.name() == "onednn.convolution") return createOneDnnConvolution(view, constants, out);
+  if (view.name() == "onednn.matmul") return createOneDnnMatmul(view, constants, out);
   return Status(KILN_STATUS_UNIMPLEMENTED,
-                "library call '" + call.name()->str() + "' is not available in this build");
+                view.label() + " is not a oneDNN call; expected onednn.convolution or " +
+                    "onednn.matmul");
 }
 
 }  // namespace kiln::runtime::cpu

@@ -1,0 +1,147 @@
+//===- onednn_call.h - Reading oneDNN library calls and their epilogues -*- C++ -*-===//
+//
+// What the convolution and matmul kernels share: typed access to a LibraryCall's bindings and
+// parameters with errors that name the call, the post-op epilogue (onednn_kernels.h documents its
+// encoding), and the execution of a primitive with per-run streams and scratchpads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_CALL_H_
+#define KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_CALL_H_
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+#include "runtime/src/cpu/library_call.h"
+
+namespace kiln::runtime::cpu::onednn {
+
+/// The process-wide CPU engine (oneDNN engines are thread-safe).
+const dnnl::engine& cpuEngine();
+
+/// A binding as the kernels see it: where it lives and its static dims.
+struct BindingInfo {
+  kiln::artifact::BufferKind kind = kiln::artifact::BufferKind::Arena;
+  uint64_t offset = 0;
+  std::vector<int64_t> dims;
+};
+
+/// One LibraryCall with its parameters indexed by key. Every accessor returns INVALID_ARGUMENT
+/// naming the call (its name and description) and the offending binding or parameter.
+class CallView {
+ public:
+  /// Indexes `call`; fails on a missing binding table, duplicate keys or a non-f32 binding.
+  static Status create(const kiln::artifact::LibraryCall& call, CallView* out);
+
+  /// "library call 'onednn.convolution' (description)", for messages.
+  const std::string& label() const { return label_; }
+  const std::string& name() const { return name_; }
+  const std::vector<BindingInfo>& bindings() const { return bindings_; }
+
+  /// An INVALID_ARGUMENT status "<label>: <message>".
+  Status invalid(const std::string& message) const;
+
+  /// The int parameter `key` with exactly `count` values (any count when count < 0); `fallback`
+  /// when absent (an error when absent and fallback is null).
+  Status ints(const std::string& key, int count, const std::vector<int64_t>* fallback,
+              std::vector<int64_t>* out) const;
+  /// A single int parameter with a default.
+  Status intScalar(const std::string& key, int64_t fallback, int64_t* out) const;
+  /// String and float parameters; empty when absent.
+  std::vector<std::string> strings(const std::string& key) const;
+  std::vector<float> floats(const std::string& key) const;
+
+  /// Fails for a parameter key not in `known`, so that a misspelled key is not silently ignored.
+  Status checkKeys(const std::vector<std::string>& known) const;
+
+ private:
+  std::string name_;
+  std::string label_;
+  std::vector<BindingInfo> bindings_;
+  std::unordered_map<std::string, std::vector<int64_t>> ints_;
+  std::unordered_map<std::string, std::vector<float>> floats_;
+  std::unordered_map<std::string, std::vector<std::string>> strings_;
+};
+
+/// The epilogue of a call: oneDNN post-ops plus the dims of each "add" operand, broadcast to the
+/// destination's rank.
+struct Epilogue {
+  dnnl::post_ops ops;
+  /// Per "add" post-op: its index in `ops` and its binary operand's memory descriptor.
+  std::vector<std::pair<int, dnnl::memory::desc>> addends;
+};
+
+/// Reads post_ops / post_op_args. `extra` are the bindings that feed the "add" post-ops (their
+/// count must equal the number of "add" entries); `dst` the destination's dims.
+Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
+                     const std::vector<int64_t>& dst, Epilogue* out);
+
+/// The number of "add" entries of post_ops (how many extra bindings the call has).
+int countAddPostOps(const CallView& call);
+
+/// A plain row-major f32 descriptor of `dims`.
+dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims);
+
+/// Runs `body(stream)` on a stream of its own (one per run, so concurrent runs share nothing) and
+/// waits for it. oneDNN errors become INTERNAL and allocation failures RESOURCE_EXHAUSTED statuses
+/// naming the call.
+template <typename Body>
+Status runOnStream(const std::string& label, Body&& body) {
+  try {
+    dnnl::stream stream(cpuEngine());
+    body(stream);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    return Status(KILN_STATUS_INTERNAL, label + ": oneDNN failed: " + e.what());
+  } catch (const std::bad_alloc&) {
+    return Status(KILN_STATUS_RESOURCE_EXHAUSTED, label + ": out of memory");
+  }
+  return Status();
+}
+
+/// Adds a scratchpad of `desc` for one run to `args` when the primitive needs one (primitives are
+/// created with user-mode scratchpads so that concurrent runs never share one).
+void addScratchpad(const dnnl::memory::desc& desc, std::unordered_map<int, dnnl::memory>* args);
+
+/// A memory of `desc` over `data` (the caller's buffer; const only in the caller's view).
+dnnl::memory wrap(const dnnl::memory::desc& desc, void* data);
+
+/// Copies the Constant binding `binding`, laid out as `source`, into a new memory of `packed` (the
+/// layout the primitive chose) once at load time. Fails naming the call when the artifact has no
+/// constants.
+Status packConstant(const CallView& call, const BindingInfo& binding, const uint8_t* constants,
+                    const dnnl::memory::desc& source, const dnnl::memory::desc& packed,
+                    dnnl::memory* out);
+
+/// Creates a primitive descriptor through `make`, turning a dnnl::error into UNIMPLEMENTED (the
+/// combination of shapes, formats and post-ops has no implementation) naming the call.
+template <typename PrimitiveDesc, typename Make>
+Status makePrimitiveDesc(const CallView& call, Make&& make, PrimitiveDesc* out) {
+  try {
+    *out = make();
+  } catch (const dnnl::error& e) {
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  call.label() + ": oneDNN has no implementation for these shapes and post-ops (" +
+                      e.what() + ")");
+  }
+  return Status();
+}
+
+}  // namespace kiln::runtime::cpu::onednn
+
+namespace kiln::runtime::cpu {
+
+/// The kernel factories of the two calls (onednn_convolution.cpp, onednn_matmul.cpp).
+Status createOneDnnConvolution(const onednn::CallView& call, const uint8_t* constants,
+                               std::unique_ptr<LibraryCallKernel>* out);
+Status createOneDnnMatmul(const onednn::CallView& call, const uint8_t* constants,
+                          std::unique_ptr<LibraryCallKernel>* out);
+
+}  // namespace kiln::runtime::cpu
+
+#endif  // KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_CALL_H_

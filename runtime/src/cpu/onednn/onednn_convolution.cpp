@@ -1,0 +1,220 @@
+//===- onednn_convolution.cpp - The onednn.convolution library call ---------===//
+//
+// A forward-inference oneDNN convolution over plain NCHW (NCW, NCDHW) caller buffers. Constant
+// weights are reordered once, at load time, into the layout the primitive chose (format_tag::any).
+//
+// Activation layout: for kernels larger than 1x1 the primitive also chooses the source and
+// destination layouts, and each run reorders the source in and the destination out; for 1x1
+// kernels both stay plain. Measured with oneDNN 2.6 on AVX-512, 2 threads, batch 1 (best of 60):
+// the ResNet-50 3x3 convolutions 64x56x56 -> 64 take 0.62 ms blocked (reorders included) against
+// 1.08 ms plain, 256x14x14 -> 256 0.52 ms against 0.91 ms; the 1x1 convolutions 256x56x56 -> 64
+// take 0.30 ms plain against 0.42 ms blocked, 1024x14x14 -> 256 0.28 ms against 0.34 ms.
+//
+//===----------------------------------------------------------------------===//
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/src/cpu/onednn/onednn_call.h"
+
+namespace kiln::runtime::cpu {
+namespace {
+
+using onednn::BindingInfo;
+using onednn::CallView;
+
+class ConvolutionKernel : public LibraryCallKernel {
+ public:
+  Status run(void* const* buffers) const override {
+    return onednn::runOnStream(label, [&](dnnl::stream& stream) {
+      std::unordered_map<int, dnnl::memory> args;
+      dnnl::memory src_user = onednn::wrap(src_plain, buffers[0]);
+      dnnl::memory src = src_user;
+      if (src_reorder) {
+        src = dnnl::memory(pd.src_desc(), onednn::cpuEngine());
+        src_reorder->execute(stream, src_user, src);
+      }
+      args.emplace(DNNL_ARG_SRC, src);
+      args.emplace(DNNL_ARG_WEIGHTS,
+                   constant_weights ? packed_weights : onednn::wrap(pd.weights_desc(), buffers[1]));
+      if (has_bias) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, buffers[2]));
+      int next = has_bias ? 3 : 2;
+      for (const auto& addend : addends)
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend.first) | DNNL_ARG_SRC_1,
+                     onednn::wrap(addend.second, buffers[next++]));
+      dnnl::memory dst_user = onednn::wrap(dst_plain, buffers[next]);
+      dnnl::memory dst = dst_reorder ? dnnl::memory(pd.dst_desc(), onednn::cpuEngine()) : dst_user;
+      args.emplace(DNNL_ARG_DST, dst);
+      onednn::addScratchpad(pd.scratchpad_desc(), &args);
+      primitive.execute(stream, args);
+      if (dst_reorder) dst_reorder->execute(stream, dst, dst_user);
+    });
+  }
+
+  std::string label;
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward primitive;
+  dnnl::memory::desc src_plain, dst_plain, bias_desc;
+  std::unique_ptr<dnnl::reorder> src_reorder, dst_reorder;
+  bool has_bias = false;
+  bool constant_weights = false;
+  dnnl::memory packed_weights;
+  std::vector<std::pair<int, dnnl::memory::desc>> addends;
+};
+
+dnnl::memory::desc anyDesc(const std::vector<int64_t>& dims) {
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()),
+                            dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+}
+
+}  // namespace
+
+Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
+                               std::unique_ptr<LibraryCallKernel>* out) {
+  Status status = call.checkKeys(
+      {"strides", "dilations", "pads_begin", "pads_end", "groups", "post_ops", "post_op_args"});
+  if (!status.ok()) return status;
+
+  const std::vector<BindingInfo>& bindings = call.bindings();
+  int adds = onednn::countAddPostOps(call);
+  int bias_count = static_cast<int>(bindings.size()) - 3 - adds;
+  if (bias_count != 0 && bias_count != 1)
+    return call.invalid("has " + std::to_string(bindings.size()) + " bindings; expected src, " +
+                        "weights, an optional bias, " + std::to_string(adds) +
+                        " 'add' post-op operand(s) and dst");
+  const BindingInfo& src = bindings[0];
+  const BindingInfo& weights = bindings[1];
+  const BindingInfo& dst = bindings.back();
+  size_t rank = src.dims.size();
+  if (rank < 3 || rank > 5)
+    return call.invalid("src has rank " + std::to_string(rank) +
+                        "; expected N x C x D1..Dn with 1 to 3 spatial dimensions");
+  if (weights.dims.size() != rank || dst.dims.size() != rank)
+    return call.invalid("src, weights and dst must have the same rank " + std::to_string(rank));
+  int spatial = static_cast<int>(rank) - 2;
+
+  std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+  std::vector<int64_t> strides, dilations, pads_begin, pads_end;
+  if (!(status = call.ints("strides", spatial, &ones, &strides)).ok() ||
+      !(status = call.ints("dilations", spatial, &ones, &dilations)).ok() ||
+      !(status = call.ints("pads_begin", spatial, &zeros, &pads_begin)).ok() ||
+      !(status = call.ints("pads_end", spatial, &zeros, &pads_end)).ok())
+    return status;
+  int64_t groups = 1;
+  if (!(status = call.intScalar("groups", 1, &groups)).ok()) return status;
+
+  int64_t batch = src.dims[0], channels = src.dims[1], features = weights.dims[0];
+  if (groups < 1 || channels % groups != 0 || features % groups != 0)
+    return call.invalid("groups = " + std::to_string(groups) + " must divide the " +
+                        std::to_string(channels) + " input and " + std::to_string(features) +
+                        " output channels");
+  if (weights.dims[1] != channels / groups)
+    return call.invalid("weights have " + std::to_string(weights.dims[1]) +
+                        " input channels per group; src has " + std::to_string(channels) +
+                        " channels in " + std::to_string(groups) + " group(s)");
+  if (dst.dims[0] != batch || dst.dims[1] != features)
+    return call.invalid("dst must be " + std::to_string(batch) + " x " +
+                        std::to_string(features) + " x ...; got batch " +
+                        std::to_string(dst.dims[0]) + " and " + std::to_string(dst.dims[1]) +
+                        " channels");
+  bool unit_kernel = true;
+  for (int i = 0; i < spatial; ++i) {
+    if (strides[i] < 1 || dilations[i] < 1 || pads_begin[i] < 0 || pads_end[i] < 0)
+      return call.invalid("spatial dimension " + std::to_string(i) +
+                          " has a stride or dilation below 1 or a negative pad");
+    int64_t window = dilations[i] * (weights.dims[2 + i] - 1) + 1;
+    int64_t padded = src.dims[2 + i] + pads_begin[i] + pads_end[i];
+    int64_t expected = padded >= window ? (padded - window) / strides[i] + 1 : 0;
+    if (expected < 1 || dst.dims[2 + i] != expected)
+      return call.invalid("spatial dimension " + std::to_string(i) + " of dst is " +
+                          std::to_string(dst.dims[2 + i]) + "; the window gives " +
+                          std::to_string(expected));
+    if (weights.dims[2 + i] != 1) unit_kernel = false;
+  }
+  bool has_bias = bias_count == 1;
+  if (has_bias && bindings[2].dims != std::vector<int64_t>{features})
+    return call.invalid("bias must have dims " + std::to_string(features));
+
+  onednn::Epilogue epilogue;
+  std::vector<BindingInfo> extra(bindings.begin() + 2 + bias_count, bindings.end() - 1);
+  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue)).ok()) return status;
+
+  auto kernel = std::make_unique<ConvolutionKernel>();
+  kernel->label = call.label();
+  kernel->has_bias = has_bias;
+  kernel->addends = epilogue.addends;
+  kernel->constant_weights = weights.kind == kiln::artifact::BufferKind::Constant;
+  kernel->src_plain = onednn::plainDesc(src.dims);
+  kernel->dst_plain = onednn::plainDesc(dst.dims);
+  kernel->bias_desc = onednn::plainDesc({features});
+
+  // oneDNN's grouped weights are G x M/G x C/G x K..., the same bytes as M x C/G x K....
+  std::vector<int64_t> weight_dims = weights.dims;
+  if (groups > 1) {
+    weight_dims[0] = features / groups;
+    weight_dims.insert(weight_dims.begin(), groups);
+  }
+  dnnl::memory::desc weights_plain = onednn::plainDesc(weight_dims);
+  dnnl::memory::desc weights_desc =
+      kernel->constant_weights ? anyDesc(weight_dims) : weights_plain;
+  dnnl::memory::dims dnnl_strides(strides.begin(), strides.end());
+  dnnl::memory::dims dnnl_dilations, dnnl_pads_begin(pads_begin.begin(), pads_begin.end()),
+      dnnl_pads_end(pads_end.begin(), pads_end.end());
+  for (int64_t d : dilations) dnnl_dilations.push_back(d - 1);  // oneDNN counts from 0
+
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(epilogue.ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  auto makeDesc = [&](bool choose_activation_layout) {
+    dnnl::memory::desc src_desc = choose_activation_layout ? anyDesc(src.dims) : kernel->src_plain;
+    dnnl::memory::desc dst_desc = choose_activation_layout ? anyDesc(dst.dims) : kernel->dst_plain;
+    auto desc = has_bias ? dnnl::convolution_forward::desc(
+                               dnnl::prop_kind::forward_inference,
+                               dnnl::algorithm::convolution_direct, src_desc, weights_desc,
+                               kernel->bias_desc, dst_desc, dnnl_strides, dnnl_dilations,
+                               dnnl_pads_begin, dnnl_pads_end)
+                         : dnnl::convolution_forward::desc(
+                               dnnl::prop_kind::forward_inference,
+                               dnnl::algorithm::convolution_direct, src_desc, weights_desc,
+                               dst_desc, dnnl_strides, dnnl_dilations, dnnl_pads_begin,
+                               dnnl_pads_end);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, onednn::cpuEngine());
+  };
+  // Larger kernels prefer oneDNN's blocked activations (see the file header); keep the plain
+  // layout when that choice has no optimized implementation.
+  bool blocked = false;
+  if (!unit_kernel) {
+    try {
+      kernel->pd = makeDesc(true);
+      blocked = std::string(kernel->pd.impl_info_str()).rfind("ref", 0) != 0;
+    } catch (const dnnl::error&) {
+      blocked = false;
+    }
+  }
+  if (!blocked) {
+    status = onednn::makePrimitiveDesc(call, [&] { return makeDesc(false); }, &kernel->pd);
+    if (!status.ok()) return status;
+  }
+
+  status = onednn::runOnStream(call.label(), [&](dnnl::stream&) {
+    kernel->primitive = dnnl::convolution_forward(kernel->pd);
+    if (kernel->pd.src_desc() != kernel->src_plain)
+      kernel->src_reorder = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
+          onednn::cpuEngine(), kernel->src_plain, onednn::cpuEngine(), kernel->pd.src_desc()));
+    if (kernel->pd.dst_desc() != kernel->dst_plain)
+      kernel->dst_reorder = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
+          onednn::cpuEngine(), kernel->pd.dst_desc(), onednn::cpuEngine(), kernel->dst_plain));
+  });
+  if (!status.ok()) return status;
+  if (kernel->constant_weights) {
+    status = onednn::packConstant(call, weights, constants, weights_plain,
+                                  kernel->pd.weights_desc(), &kernel->packed_weights);
+    if (!status.ok()) return status;
+  }
+  *out = std::move(kernel);
+  return Status();
+}
+
+}  // namespace kiln::runtime::cpu
