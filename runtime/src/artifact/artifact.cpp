@@ -1,0 +1,435 @@
+//===- artifact.cpp - Loading .kiln artifacts and their C API -------------===//
+//
+// Reads a .kiln file (or copies caller memory) into 64-byte aligned memory, verifies it, builds
+// the query tables, and implements the kiln_artifact_* functions over LoadedArtifact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/artifact/artifact.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "runtime/src/artifact/artifact_verifier.h"
+#include "runtime/src/element_type.h"
+#include "runtime/src/status.h"
+
+static_assert(FLATBUFFERS_LITTLEENDIAN,
+              "the runtime hands out pointers into .kiln files, which are little-endian");
+
+namespace kiln::runtime {
+namespace {
+
+namespace fb = kiln::artifact;
+
+/// The alignment of the memory holding an artifact's bytes; the constants are aligned to it.
+constexpr size_t kArtifactAlignment = 64;
+
+/// Stands in for the dims of a rank-0 type, so that no pointer handed out is NULL.
+const int64_t kNoDims[1] = {0};
+
+const int64_t* dimsOf(const fb::TensorType& type) {
+  return type.dims() && type.dims()->size() > 0 ? type.dims()->data() : kNoDims;
+}
+
+size_t rankOf(const fb::TensorType& type) { return type.dims() ? type.dims()->size() : 0; }
+
+const char* stringOr(const flatbuffers::String* text, const char* fallback) {
+  return text ? text->c_str() : fallback;
+}
+
+/// Checks the `struct_size` a caller set on an out-struct.
+template <typename Struct>
+Status checkStructSize(const Struct* out, const char* api_name, const char* type_name) {
+  if (out == nullptr) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": the out-struct is NULL");
+  }
+  if (out->struct_size < sizeof(Struct)) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  std::string(api_name) + ": struct_size " + std::to_string(out->struct_size) +
+                      " is smaller than sizeof(" + type_name + ") " +
+                      std::to_string(sizeof(Struct)));
+  }
+  return Status();
+}
+
+Status checkIndex(size_t index, size_t count, const char* api_name, const char* what) {
+  if (index >= count) {
+    return Status(KILN_STATUS_OUT_OF_RANGE, std::string(api_name) + ": " + what + " index " +
+                                                std::to_string(index) + " is out of range (" +
+                                                std::to_string(count) + " " + what + "s)");
+  }
+  return Status();
+}
+
+}  // namespace
+
+void LoadedArtifact::FreeBytes::operator()(uint8_t* bytes) const { std::free(bytes); }
+
+LoadedArtifact::LoadedArtifact(std::string name, Bytes bytes, size_t size)
+    : name_(std::move(name)), bytes_(std::move(bytes)), size_(size) {}
+
+Result<LoadedArtifact::Bytes> LoadedArtifact::allocateBytes(size_t size, const std::string& name) {
+  size_t capacity = (size + kArtifactAlignment - 1) / kArtifactAlignment * kArtifactAlignment;
+  if (capacity < size) {
+    return Status(KILN_STATUS_OUT_OF_RANGE, name + ": " + std::to_string(size) + " bytes is too large");
+  }
+  if (capacity == 0) capacity = kArtifactAlignment;
+  Bytes bytes(static_cast<uint8_t*>(std::aligned_alloc(kArtifactAlignment, capacity)));
+  if (!bytes) {
+    return Status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                  name + ": cannot allocate " + std::to_string(capacity) + " bytes for the artifact");
+  }
+  return bytes;
+}
+
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return statusFromErrno(errno, "cannot open " + path);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat info;
+  if (::fstat(fd, &info) != 0) return statusFromErrno(errno, "cannot stat " + path);
+  if (!S_ISREG(info.st_mode)) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, path + ": not a regular file");
+  }
+  size_t size = static_cast<size_t>(info.st_size);
+  Result<Bytes> bytes = allocateBytes(size, path);
+  if (!bytes.ok()) return bytes.status();
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd, bytes->get() + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return statusFromErrno(errno, "cannot read " + path);
+    }
+    if (n == 0) break;  // The file shrank while being read; the verifier reports the truncation.
+    done += static_cast<size_t>(n);
+  }
+  return create(path, std::move(*bytes), done);
+}
+
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadMemory(const void* data,
+                                                                         size_t size,
+                                                                         std::string name) {
+  if (data == nullptr && size != 0) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, name + ": data is NULL");
+  }
+  Result<Bytes> bytes = allocateBytes(size, name);
+  if (!bytes.ok()) return bytes.status();
+  if (size != 0) std::memcpy(bytes->get(), data, size);
+  return create(std::move(name), std::move(*bytes), size);
+}
+
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::create(std::string name,
+                                                                     Bytes bytes, size_t size) {
+  if (Status s = verifyArtifact(bytes.get(), size, name); !s.ok()) return s;
+  std::shared_ptr<LoadedArtifact> artifact(
+      new LoadedArtifact(std::move(name), std::move(bytes), size));
+  artifact->root_ = fb::GetArtifact(artifact->bytes_.get());
+  artifact->buildTables();
+  return std::shared_ptr<const LoadedArtifact>(std::move(artifact));
+}
+
+const uint8_t* LoadedArtifact::constantsData() const {
+  const auto* constants = root_->constants();
+  return constants && constants->size() > 0 ? constants->data() : nullptr;
+}
+
+uint64_t LoadedArtifact::constantsSize() const {
+  return root_->constants() ? root_->constants()->size() : 0;
+}
+
+uint64_t LoadedArtifact::arenaAlignment() const {
+  uint64_t alignment = program().arena_alignment();
+  return alignment < kArtifactAlignment ? kArtifactAlignment : alignment;
+}
+
+uint64_t LoadedArtifact::runPeakMemory() const {
+  uint64_t total = arenaSize();
+  for (const kiln_tensor_signature_t& output : outputs_) total += output.byte_size;
+  return total;
+}
+
+std::string LoadedArtifact::formatType(kiln_element_type_t type, const int64_t* dims,
+                                       size_t rank) {
+  std::string text = describeElementType(type) + "[";
+  for (size_t i = 0; i < rank; ++i) {
+    if (i != 0) text += ",";
+    text += std::to_string(dims[i]);
+  }
+  return text + "]";
+}
+
+void LoadedArtifact::buildTables() {
+  auto buildSignatures = [this](const auto& list, std::vector<kiln_tensor_signature_t>* out) {
+    for (flatbuffers::uoffset_t i = 0; i < list.size(); ++i) {
+      const fb::TensorSignature& signature = *list.Get(i);
+      const fb::TensorType& type = *signature.type();
+      kiln_tensor_signature_t c{};
+      c.struct_size = sizeof(c);
+      c.name = signature.name()->c_str();
+      c.element_type = static_cast<kiln_element_type_t>(type.element_type());
+      c.rank = rankOf(type);
+      c.dims = dimsOf(type);
+      std::vector<const char*> symbols(c.rank > 0 ? c.rank : 1, "");
+      if (signature.dim_symbols()) {
+        for (size_t d = 0; d < c.rank; ++d) {
+          symbols[d] = stringOr(signature.dim_symbols()->Get(static_cast<flatbuffers::uoffset_t>(d)), "");
+        }
+      }
+      string_tables_.push_back(std::move(symbols));
+      c.dim_symbols = string_tables_.back().data();
+      c.byte_size = kiln_element_type_size(c.element_type);
+      for (size_t d = 0; d < c.rank; ++d) c.byte_size *= static_cast<uint64_t>(c.dims[d]);
+      out->push_back(c);
+    }
+  };
+  buildSignatures(*root_->inputs(), &inputs_);
+  buildSignatures(*root_->outputs(), &outputs_);
+
+  const auto& code_objects = *root_->code_objects();
+  for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
+    const fb::CodeObject& code = *code_objects.Get(i);
+    kiln_code_object_info_t c{};
+    c.struct_size = sizeof(c);
+    c.target = code.target()->c_str();
+    c.format = static_cast<kiln_code_format_t>(code.format());
+    c.byte_size = code.data()->size();
+    std::vector<const char*> names(code.kernels()->size() + 1, nullptr);
+    for (flatbuffers::uoffset_t k = 0; k < code.kernels()->size(); ++k) {
+      names[k] = code.kernels()->Get(k)->c_str();
+    }
+    string_tables_.push_back(std::move(names));
+    c.kernel_count = code.kernels()->size();
+    c.kernel_names = string_tables_.back().data();
+    code_objects_.push_back(c);
+  }
+
+  auto bindingInfo = [](const fb::Binding& binding) {
+    kiln_binding_info_t c{};
+    c.buffer_kind = static_cast<kiln_buffer_kind_t>(binding.buffer()->kind());
+    fb::BufferKind kind = binding.buffer()->kind();
+    c.buffer_index = kind == fb::BufferKind::Input || kind == fb::BufferKind::Output
+                         ? binding.buffer()->index()
+                         : 0;
+    c.offset = binding.buffer()->offset();
+    c.size = binding.buffer()->size();
+    c.element_type = static_cast<kiln_element_type_t>(binding.type()->element_type());
+    c.rank = rankOf(*binding.type());
+    c.dims = dimsOf(*binding.type());
+    return c;
+  };
+
+  static const uint32_t kNoWorkgroups[1] = {1};
+  const auto& steps = *program().steps();
+  for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
+    const fb::Step& step = *steps.Get(i);
+    kiln_step_info_t c{};
+    c.struct_size = sizeof(c);
+    c.workgroup_count = kNoWorkgroups;
+    c.workgroup_total = 1;
+    std::vector<kiln_binding_info_t> bindings;
+    switch (step.kind_type()) {
+      case fb::StepKind::Dispatch: {
+        const fb::Dispatch& dispatch = *step.kind_as_Dispatch();
+        c.kind = KILN_STEP_KIND_DISPATCH;
+        c.code_object = dispatch.code_object();
+        c.kernel = dispatch.kernel();
+        c.name = code_objects.Get(dispatch.code_object())->kernels()->Get(dispatch.kernel())->c_str();
+        c.description = stringOr(dispatch.description(), "");
+        c.workgroup_rank = dispatch.workgroup_count()->size();
+        c.workgroup_count = dispatch.workgroup_count()->data();
+        for (uint32_t count : *dispatch.workgroup_count()) c.workgroup_total *= count;
+        for (const fb::Binding* binding : *dispatch.bindings()) bindings.push_back(bindingInfo(*binding));
+        break;
+      }
+      case fb::StepKind::LibraryCall: {
+        const fb::LibraryCall& call = *step.kind_as_LibraryCall();
+        c.kind = KILN_STEP_KIND_LIBRARY_CALL;
+        c.name = call.name()->c_str();
+        c.description = stringOr(call.description(), "");
+        for (const fb::Binding* binding : *call.bindings()) bindings.push_back(bindingInfo(*binding));
+        break;
+      }
+      case fb::StepKind::Copy: {
+        const fb::Copy& copy = *step.kind_as_Copy();
+        c.kind = KILN_STEP_KIND_COPY;
+        c.name = "copy";
+        c.description = "";
+        bindings.push_back(bindingInfo(*copy.source()));
+        bindings.push_back(bindingInfo(*copy.destination()));
+        break;
+      }
+      default:
+        break;  // Refused by the verifier.
+    }
+    c.binding_count = bindings.size();
+    binding_tables_.push_back(std::move(bindings));
+    c.bindings = binding_tables_.back().data();
+    steps_.push_back(c);
+  }
+}
+
+}  // namespace kiln::runtime
+
+using kiln::runtime::checkIndex;
+using kiln::runtime::checkStructSize;
+using kiln::runtime::guardCApi;
+using kiln::runtime::LoadedArtifact;
+
+extern "C" {
+
+kiln_status_t* kiln_artifact_load_file(const char* path, kiln_artifact_t** out_artifact) {
+  return guardCApi("kiln_artifact_load_file", [&]() -> kiln::Status {
+    if (path == nullptr || out_artifact == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_artifact_load_file: path and out_artifact must not be NULL");
+    }
+    auto artifact = LoadedArtifact::loadFile(path);
+    if (!artifact.ok()) return artifact.status();
+    *out_artifact = new kiln_artifact_t{std::move(*artifact)};
+    return kiln::Status();
+  });
+}
+
+kiln_status_t* kiln_artifact_load_memory(const void* data, size_t size, const char* name,
+                                         kiln_artifact_t** out_artifact) {
+  return guardCApi("kiln_artifact_load_memory", [&]() -> kiln::Status {
+    if (out_artifact == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_artifact_load_memory: out_artifact is NULL");
+    }
+    auto artifact = LoadedArtifact::loadMemory(data, size, name ? name : "<memory>");
+    if (!artifact.ok()) return artifact.status();
+    *out_artifact = new kiln_artifact_t{std::move(*artifact)};
+    return kiln::Status();
+  });
+}
+
+void kiln_artifact_release(kiln_artifact_t* artifact) { delete artifact; }
+
+const char* kiln_artifact_name(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->name().c_str() : "";
+}
+
+const char* kiln_artifact_device(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->root().device()->c_str() : "";
+}
+
+const char* kiln_artifact_producer(const kiln_artifact_t* artifact) {
+  return artifact ? kiln::runtime::stringOr(artifact->artifact->root().producer(), "") : "";
+}
+
+const char* kiln_artifact_source(const kiln_artifact_t* artifact) {
+  return artifact ? kiln::runtime::stringOr(artifact->artifact->root().source(), "") : "";
+}
+
+uint32_t kiln_artifact_format_version(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->root().format_version() : 0;
+}
+
+size_t kiln_artifact_input_count(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->inputs().size() : 0;
+}
+
+size_t kiln_artifact_output_count(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->outputs().size() : 0;
+}
+
+static kiln_status_t* copySignature(const char* api_name, const kiln_artifact_t* artifact,
+                                    size_t index, bool input,
+                                    kiln_tensor_signature_t* out_signature) {
+  return guardCApi(api_name, [&]() -> kiln::Status {
+    if (artifact == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": artifact is NULL");
+    }
+    if (kiln::Status s = checkStructSize(out_signature, api_name, "kiln_tensor_signature_t");
+        !s.ok()) {
+      return s;
+    }
+    const auto& list = input ? artifact->artifact->inputs() : artifact->artifact->outputs();
+    if (kiln::Status s = checkIndex(index, list.size(), api_name, input ? "input" : "output");
+        !s.ok()) {
+      return s;
+    }
+    *out_signature = list[index];
+    return kiln::Status();
+  });
+}
+
+kiln_status_t* kiln_artifact_input_signature(const kiln_artifact_t* artifact, size_t index,
+                                             kiln_tensor_signature_t* out_signature) {
+  return copySignature("kiln_artifact_input_signature", artifact, index, true, out_signature);
+}
+
+kiln_status_t* kiln_artifact_output_signature(const kiln_artifact_t* artifact, size_t index,
+                                              kiln_tensor_signature_t* out_signature) {
+  return copySignature("kiln_artifact_output_signature", artifact, index, false, out_signature);
+}
+
+uint64_t kiln_artifact_arena_size(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->arenaSize() : 0;
+}
+
+uint64_t kiln_artifact_naive_intermediate_size(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->program().naive_intermediate_size() : 0;
+}
+
+uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->constantsSize() : 0;
+}
+
+uint64_t kiln_artifact_run_peak_memory(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->runPeakMemory() : 0;
+}
+
+size_t kiln_artifact_code_object_count(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->codeObjects().size() : 0;
+}
+
+kiln_status_t* kiln_artifact_code_object_info(const kiln_artifact_t* artifact, size_t index,
+                                              kiln_code_object_info_t* out_info) {
+  const char* api_name = "kiln_artifact_code_object_info";
+  return guardCApi(api_name, [&]() -> kiln::Status {
+    if (artifact == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": artifact is NULL");
+    }
+    if (kiln::Status s = checkStructSize(out_info, api_name, "kiln_code_object_info_t"); !s.ok()) {
+      return s;
+    }
+    const auto& list = artifact->artifact->codeObjects();
+    if (kiln::Status s = checkIndex(index, list.size(), api_name, "code object"); !s.ok()) return s;
+    *out_info = list[index];
+    return kiln::Status();
+  });
+}
+
+size_t kiln_artifact_step_count(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->steps().size() : 0;
+}
+
+kiln_status_t* kiln_artifact_step_info(const kiln_artifact_t* artifact, size_t index,
+                                       kiln_step_info_t* out_info) {
+  const char* api_name = "kiln_artifact_step_info";
+  return guardCApi(api_name, [&]() -> kiln::Status {
+    if (artifact == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": artifact is NULL");
+    }
+    if (kiln::Status s = checkStructSize(out_info, api_name, "kiln_step_info_t"); !s.ok()) return s;
+    const auto& list = artifact->artifact->steps();
+    if (kiln::Status s = checkIndex(index, list.size(), api_name, "step"); !s.ok()) return s;
+    *out_info = list[index];
+    return kiln::Status();
+  });
+}
+
+}  // extern "C"

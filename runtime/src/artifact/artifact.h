@@ -1,0 +1,100 @@
+//===- artifact.h - A loaded and verified .kiln artifact --------*- C++ -*-===//
+//
+// LoadedArtifact owns the bytes of a .kiln file in 64-byte aligned memory, verifies them once
+// (artifact_verifier.h), and keeps the tables the C API hands out (signatures, code objects, steps)
+// as C structs whose pointers lead into those bytes. It backs kiln_artifact_t and is shared, never
+// copied, by the sessions created from it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_ARTIFACT_ARTIFACT_H_
+#define KILN_RUNTIME_SRC_ARTIFACT_ARTIFACT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
+#include "runtime/schema/artifact_generated.h"
+
+namespace kiln::runtime {
+
+/// A verified .kiln artifact. Immutable; shared between threads and sessions through
+/// std::shared_ptr<const LoadedArtifact>.
+class LoadedArtifact {
+ public:
+  /// Reads the file at `path` into aligned memory and verifies it. Errors start with `path`.
+  static Result<std::shared_ptr<const LoadedArtifact>> loadFile(const std::string& path);
+
+  /// Copies `size` bytes at `data` into aligned memory and verifies them; `name` stands for the
+  /// file in messages.
+  static Result<std::shared_ptr<const LoadedArtifact>> loadMemory(const void* data, size_t size,
+                                                                   std::string name);
+
+  LoadedArtifact(const LoadedArtifact&) = delete;
+  LoadedArtifact& operator=(const LoadedArtifact&) = delete;
+
+  /// The path or name the artifact was loaded under.
+  const std::string& name() const { return name_; }
+  /// The root table; every field the runtime uses has been verified.
+  const kiln::artifact::Artifact& root() const { return *root_; }
+  const kiln::artifact::Program& program() const { return *root_->program(); }
+
+  /// The constants (64-byte aligned) and their size in bytes.
+  const uint8_t* constantsData() const;
+  uint64_t constantsSize() const;
+
+  uint64_t arenaSize() const { return program().arena_size(); }
+  /// The alignment of the arena's base and of every arena offset (a power of two, at least 64).
+  uint64_t arenaAlignment() const;
+  /// The arena plus every output: what one run allocates.
+  uint64_t runPeakMemory() const;
+
+  const std::vector<kiln_tensor_signature_t>& inputs() const { return inputs_; }
+  const std::vector<kiln_tensor_signature_t>& outputs() const { return outputs_; }
+  const std::vector<kiln_code_object_info_t>& codeObjects() const { return code_objects_; }
+  const std::vector<kiln_step_info_t>& steps() const { return steps_; }
+
+  /// Formats a type as "f32[1,3,224,224]" for messages.
+  static std::string formatType(kiln_element_type_t type, const int64_t* dims, size_t rank);
+
+ private:
+  struct FreeBytes {
+    void operator()(uint8_t* bytes) const;
+  };
+  using Bytes = std::unique_ptr<uint8_t, FreeBytes>;
+
+  LoadedArtifact(std::string name, Bytes bytes, size_t size);
+
+  /// Verifies the bytes and builds the query tables.
+  static Result<std::shared_ptr<const LoadedArtifact>> create(std::string name, Bytes bytes,
+                                                              size_t size);
+  /// Allocates `size` bytes (at least one) aligned to 64.
+  static Result<Bytes> allocateBytes(size_t size, const std::string& name);
+  void buildTables();
+
+  std::string name_;
+  Bytes bytes_;
+  size_t size_;
+  const kiln::artifact::Artifact* root_ = nullptr;
+
+  std::vector<kiln_tensor_signature_t> inputs_;
+  std::vector<kiln_tensor_signature_t> outputs_;
+  std::vector<kiln_code_object_info_t> code_objects_;
+  std::vector<kiln_step_info_t> steps_;
+  // Storage the C structs above point into (heap buffers, stable once built).
+  std::vector<std::vector<const char*>> string_tables_;
+  std::vector<std::vector<kiln_binding_info_t>> binding_tables_;
+};
+
+}  // namespace kiln::runtime
+
+/// The C artifact object: a shared LoadedArtifact behind an opaque handle.
+struct kiln_artifact_t {
+  std::shared_ptr<const kiln::runtime::LoadedArtifact> artifact;
+};
+
+#endif  // KILN_RUNTIME_SRC_ARTIFACT_ARTIFACT_H_

@@ -1,0 +1,416 @@
+//===- artifact_verifier.cpp - Verifying .kiln artifacts ------------------===//
+//
+// Structure first (identifier, version, FlatBuffers verifier), then the semantic rules of the
+// format, one function per part of the file. Each check names where in the file it failed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/artifact/artifact_verifier.h"
+
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "kiln/artifact_format.h"
+#include "runtime/schema/artifact_generated.h"
+#include "runtime/src/element_type.h"
+#include "runtime/src/tensor.h"
+
+namespace kiln::runtime {
+namespace {
+
+namespace fb = kiln::artifact;
+
+/// The largest arena alignment an artifact may ask for.
+constexpr uint32_t kMaxArenaAlignment = 4096;
+
+/// The smallest number of bytes that can hold a FlatBuffers root offset and a file identifier.
+constexpr size_t kHeaderSize = sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
+
+Status dataLoss(const std::string& name, const std::string& what) {
+  return Status(KILN_STATUS_DATA_LOSS, name + ": not a valid .kiln artifact (" + what + ")");
+}
+
+const char* bufferKindName(fb::BufferKind kind) {
+  switch (kind) {
+    case fb::BufferKind::Arena:
+      return "arena";
+    case fb::BufferKind::Constant:
+      return "constant";
+    case fb::BufferKind::Input:
+      return "input";
+    case fb::BufferKind::Output:
+      return "output";
+  }
+  return "unknown";
+}
+
+/// Escapes the four identifier bytes for a message.
+std::string describeIdentifier(const uint8_t* bytes) {
+  std::string text;
+  for (size_t i = 0; i < flatbuffers::kFileIdentifierLength; ++i) {
+    unsigned char c = bytes[i];
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+      text += static_cast<char>(c);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      text += "\\x";
+      text += kHex[c >> 4];
+      text += kHex[c & 15];
+    }
+  }
+  return text;
+}
+
+/// Checks the semantic rules over a structurally verified artifact.
+class SemanticVerifier {
+ public:
+  SemanticVerifier(const fb::Artifact& artifact, const std::string& name)
+      : artifact_(artifact), program_(*artifact.program()), name_(name) {}
+
+  Status verify() {
+    if (Status s = verifyDevice(); !s.ok()) return s;
+    if (Status s = verifySignatures(); !s.ok()) return s;
+    if (Status s = verifyConstants(); !s.ok()) return s;
+    if (Status s = verifyCodeObjects(); !s.ok()) return s;
+    if (Status s = verifyProgram(); !s.ok()) return s;
+    return verifyOutputsWritten();
+  }
+
+ private:
+  Status invalid(const std::string& where, const std::string& what) const {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, name_ + ": " + where + ": " + what);
+  }
+
+  Status verifyDevice() {
+    std::string_view device = artifact_.device()->string_view();
+    if (device == "cpu" || device == "cuda") return Status();
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  name_ + ": device '" + std::string(device) +
+                      "' is not supported by this runtime (it knows 'cpu' and 'cuda')");
+  }
+
+  /// Checks a tensor type and returns its byte size in `*byte_size`.
+  Status verifyType(const fb::TensorType& type, const std::string& where, uint64_t* byte_size) {
+    auto element_type = static_cast<kiln_element_type_t>(type.element_type());
+    if (!isValidElementType(element_type)) {
+      return invalid(where, "invalid element type " + std::to_string(type.element_type()));
+    }
+    std::vector<int64_t> dims;
+    if (type.dims()) dims.assign(type.dims()->begin(), type.dims()->end());
+    Result<size_t> size = computeByteSize(element_type, dims);
+    if (!size.ok()) return invalid(where, size.status().message());
+    *byte_size = *size;
+    return Status();
+  }
+
+  Status verifySignatureList(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSignature>>& list,
+                             const char* kind, std::vector<uint64_t>* sizes) {
+    std::set<std::string_view> names;
+    for (flatbuffers::uoffset_t i = 0; i < list.size(); ++i) {
+      const fb::TensorSignature& signature = *list.Get(i);
+      std::string where = std::string(kind) + " " + std::to_string(i);
+      std::string_view signature_name = signature.name()->string_view();
+      if (signature_name.empty()) return invalid(where, "has an empty name");
+      where += " '" + std::string(signature_name) + "'";
+      if (!names.insert(signature_name).second) {
+        return invalid(where, "the name is used by another " + std::string(kind));
+      }
+      uint64_t byte_size = 0;
+      if (Status s = verifyType(*signature.type(), where, &byte_size); !s.ok()) return s;
+      size_t rank = signature.type()->dims() ? signature.type()->dims()->size() : 0;
+      if (signature.dim_symbols() && signature.dim_symbols()->size() != rank) {
+        return invalid(where, "has " + std::to_string(signature.dim_symbols()->size()) +
+                                  " dim symbols for rank " + std::to_string(rank));
+      }
+      sizes->push_back(byte_size);
+    }
+    return Status();
+  }
+
+  Status verifySignatures() {
+    if (Status s = verifySignatureList(*artifact_.inputs(), "input", &input_sizes_); !s.ok()) {
+      return s;
+    }
+    return verifySignatureList(*artifact_.outputs(), "output", &output_sizes_);
+  }
+
+  Status verifyConstants() {
+    const auto* constants = artifact_.constants();
+    constants_size_ = constants ? constants->size() : 0;
+    if (constants && reinterpret_cast<uintptr_t>(constants->data()) % 64 != 0) {
+      return invalid("constants", "are not 64-byte aligned in the file");
+    }
+    return Status();
+  }
+
+  Status verifyCodeObjects() {
+    const auto& code_objects = *artifact_.code_objects();
+    bool cpu = artifact_.device()->string_view() == "cpu";
+    for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
+      const fb::CodeObject& code = *code_objects.Get(i);
+      std::string where = "code object " + std::to_string(i) + " (target '" +
+                          code.target()->str() + "')";
+      auto format = static_cast<int>(code.format());
+      if (format < static_cast<int>(fb::CodeFormat::MIN) ||
+          format > static_cast<int>(fb::CodeFormat::MAX)) {
+        return invalid(where, "unknown code format " + std::to_string(format));
+      }
+      if (cpu && code.format() != fb::CodeFormat::ElfSharedObject) {
+        return invalid(where, std::string("has format ") + fb::EnumNameCodeFormat(code.format()) +
+                                  ", which the cpu device cannot load");
+      }
+      if (code.data()->size() == 0) return invalid(where, "has no bytes");
+      for (flatbuffers::uoffset_t k = 0; k < code.kernels()->size(); ++k) {
+        if (code.kernels()->Get(k)->size() == 0) {
+          return invalid(where, "kernel " + std::to_string(k) + " has an empty symbol name");
+        }
+      }
+    }
+    return Status();
+  }
+
+  /// Checks a binding of a step: its buffer reference and that its type fits in the buffer.
+  Status verifyBinding(const fb::Binding& binding, const std::string& where,
+                       uint64_t* type_byte_size) {
+    const fb::BufferRef& buffer = *binding.buffer();
+    auto kind = static_cast<int>(buffer.kind());
+    if (kind < static_cast<int>(fb::BufferKind::MIN) ||
+        kind > static_cast<int>(fb::BufferKind::MAX)) {
+      return invalid(where, "unknown buffer kind " + std::to_string(kind));
+    }
+    const uint64_t offset = buffer.offset();
+    const uint64_t size = buffer.size();
+    std::string range = "[" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
+                        std::to_string(size) + ")";
+    switch (buffer.kind()) {
+      case fb::BufferKind::Arena:
+        if (offset % program_.arena_alignment() != 0) {
+          return invalid(where, "arena offset " + std::to_string(offset) +
+                                    " is not aligned to " +
+                                    std::to_string(program_.arena_alignment()));
+        }
+        if (offset > program_.arena_size() || size > program_.arena_size() - offset) {
+          return invalid(where, "arena buffer " + range + " exceeds the arena size " +
+                                    std::to_string(program_.arena_size()));
+        }
+        break;
+      case fb::BufferKind::Constant:
+        if (offset > constants_size_ || size > constants_size_ - offset) {
+          return invalid(where, "constant buffer " + range + " exceeds the constants size " +
+                                    std::to_string(constants_size_));
+        }
+        break;
+      case fb::BufferKind::Input:
+      case fb::BufferKind::Output: {
+        bool input = buffer.kind() == fb::BufferKind::Input;
+        const std::vector<uint64_t>& sizes = input ? input_sizes_ : output_sizes_;
+        const char* what = input ? "input" : "output";
+        if (buffer.index() >= sizes.size()) {
+          return invalid(where, std::string(what) + " index " + std::to_string(buffer.index()) +
+                                    " is out of range (the artifact has " +
+                                    std::to_string(sizes.size()) + " " + what + "s)");
+        }
+        if (offset != 0 || size != sizes[buffer.index()]) {
+          return invalid(where, std::string(what) + " " + std::to_string(buffer.index()) +
+                                    " is referenced as " + range + ", expected [0, " +
+                                    std::to_string(sizes[buffer.index()]) + ")");
+        }
+        break;
+      }
+    }
+    if (Status s = verifyType(*binding.type(), where, type_byte_size); !s.ok()) return s;
+    if (*type_byte_size > size) {
+      return invalid(where, "its type needs " + std::to_string(*type_byte_size) +
+                                " bytes but the " + bufferKindName(buffer.kind()) +
+                                " buffer holds " + std::to_string(size));
+    }
+    return Status();
+  }
+
+  /// Notes which outputs a binding written by a step names.
+  void noteWrite(const fb::Binding& binding) {
+    if (binding.buffer()->kind() == fb::BufferKind::Output) {
+      written_outputs_.insert(binding.buffer()->index());
+    }
+  }
+
+  Status verifyBindings(const flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>& bindings,
+                        const std::string& where) {
+    for (flatbuffers::uoffset_t b = 0; b < bindings.size(); ++b) {
+      uint64_t byte_size = 0;
+      if (Status s = verifyBinding(*bindings.Get(b), where + ": binding " + std::to_string(b),
+                                   &byte_size);
+          !s.ok()) {
+        return s;
+      }
+      // A dispatch or library call lists its results after its operands; any output it names
+      // is one it writes, since outputs are never read back by the program.
+      noteWrite(*bindings.Get(b));
+    }
+    return Status();
+  }
+
+  Status verifyDispatch(const fb::Dispatch& dispatch, const std::string& step) {
+    const auto& code_objects = *artifact_.code_objects();
+    std::string where = step + " (dispatch)";
+    if (dispatch.code_object() >= code_objects.size()) {
+      return invalid(where, "code object index " + std::to_string(dispatch.code_object()) +
+                                " is out of range (the artifact has " +
+                                std::to_string(code_objects.size()) + ")");
+    }
+    const fb::CodeObject& code = *code_objects.Get(dispatch.code_object());
+    if (dispatch.kernel() >= code.kernels()->size()) {
+      return invalid(where, "kernel index " + std::to_string(dispatch.kernel()) +
+                                " is out of range (code object " +
+                                std::to_string(dispatch.code_object()) + " has " +
+                                std::to_string(code.kernels()->size()) + " kernels)");
+    }
+    where = step + " (dispatch '" + code.kernels()->Get(dispatch.kernel())->str() + "')";
+    const auto& counts = *dispatch.workgroup_count();
+    if (counts.size() == 0) return invalid(where, "workgroup_count is empty");
+    uint64_t total = 1;
+    for (flatbuffers::uoffset_t d = 0; d < counts.size(); ++d) {
+      uint32_t count = counts.Get(d);
+      if (count == 0) {
+        return invalid(where, "workgroup count " + std::to_string(d) + " is 0");
+      }
+      if (total > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / count) {
+        return invalid(where, "the number of workgroups overflows");
+      }
+      total *= count;
+    }
+    return verifyBindings(*dispatch.bindings(), where);
+  }
+
+  Status verifyCopy(const fb::Copy& copy, const std::string& step) {
+    std::string where = step + " (copy)";
+    uint64_t source_size = 0;
+    uint64_t destination_size = 0;
+    if (Status s = verifyBinding(*copy.source(), where + ": source", &source_size); !s.ok()) {
+      return s;
+    }
+    if (Status s = verifyBinding(*copy.destination(), where + ": destination", &destination_size);
+        !s.ok()) {
+      return s;
+    }
+    if (source_size != destination_size) {
+      return invalid(where, "copies " + std::to_string(source_size) + " bytes into " +
+                                std::to_string(destination_size));
+    }
+    fb::BufferKind destination = copy.destination()->buffer()->kind();
+    if (destination == fb::BufferKind::Input || destination == fb::BufferKind::Constant) {
+      return invalid(where, std::string("the destination is a read-only ") +
+                                bufferKindName(destination) + " buffer");
+    }
+    noteWrite(*copy.destination());
+    return Status();
+  }
+
+  Status verifyProgram() {
+    uint32_t alignment = program_.arena_alignment();
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kMaxArenaAlignment) {
+      return invalid("program", "arena alignment " + std::to_string(alignment) +
+                                    " is not a power of two up to " +
+                                    std::to_string(kMaxArenaAlignment));
+    }
+    const auto& steps = *program_.steps();
+    for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
+      const fb::Step& step = *steps.Get(i);
+      std::string where = "step " + std::to_string(i);
+      switch (step.kind_type()) {
+        case fb::StepKind::Dispatch:
+          if (Status s = verifyDispatch(*step.kind_as_Dispatch(), where); !s.ok()) return s;
+          break;
+        case fb::StepKind::LibraryCall: {
+          const fb::LibraryCall& call = *step.kind_as_LibraryCall();
+          if (call.name()->size() == 0) {
+            return invalid(where + " (library call)", "has an empty name");
+          }
+          if (Status s = verifyBindings(*call.bindings(),
+                                        where + " (library call '" + call.name()->str() + "')");
+              !s.ok()) {
+            return s;
+          }
+          break;
+        }
+        case fb::StepKind::Copy:
+          if (Status s = verifyCopy(*step.kind_as_Copy(), where); !s.ok()) return s;
+          break;
+        default:
+          return invalid(where, "unknown step kind " +
+                                    std::to_string(static_cast<int>(step.kind_type())));
+      }
+    }
+    return Status();
+  }
+
+  Status verifyOutputsWritten() {
+    const auto& outputs = *artifact_.outputs();
+    for (flatbuffers::uoffset_t i = 0; i < outputs.size(); ++i) {
+      if (written_outputs_.count(i) == 0) {
+        return invalid("output " + std::to_string(i) + " '" + outputs.Get(i)->name()->str() + "'",
+                       "is never written by any step");
+      }
+    }
+    return Status();
+  }
+
+  const fb::Artifact& artifact_;
+  const fb::Program& program_;
+  const std::string& name_;
+  std::vector<uint64_t> input_sizes_;
+  std::vector<uint64_t> output_sizes_;
+  uint64_t constants_size_ = 0;
+  std::set<uint32_t> written_outputs_;
+};
+
+}  // namespace
+
+Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name) {
+  if (size < kHeaderSize) {
+    return dataLoss(name, std::to_string(size) + " bytes, too short for a header");
+  }
+  if (!flatbuffers::BufferHasIdentifier(data, fb::ArtifactIdentifier())) {
+    return dataLoss(name, "file identifier '" +
+                              describeIdentifier(data + sizeof(flatbuffers::uoffset_t)) +
+                              "', expected '" KILN_ARTIFACT_FILE_IDENTIFIER "'");
+  }
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return dataLoss(name, std::to_string(size) + " bytes exceed the FlatBuffers limit");
+  }
+
+  // Read the format version on its own first: a file of another version may not verify against
+  // this schema, and its version is the better explanation.
+  flatbuffers::uoffset_t root_offset = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(data);
+  if (root_offset < kHeaderSize || root_offset > size - sizeof(flatbuffers::soffset_t) ||
+      root_offset % sizeof(flatbuffers::uoffset_t) != 0) {
+    return dataLoss(name, "root offset " + std::to_string(root_offset) + " is out of range");
+  }
+  const fb::Artifact* root = fb::GetArtifact(data);
+  {
+    // Generated tables derive privately from flatbuffers::Table and share its address.
+    const auto* table = reinterpret_cast<const flatbuffers::Table*>(root);
+    flatbuffers::Verifier header_verifier(data, size);
+    if (!table->VerifyTableStart(header_verifier) ||
+        !table->VerifyField<uint32_t>(header_verifier, fb::Artifact::VT_FORMAT_VERSION, 4)) {
+      return dataLoss(name, "the root table is truncated or corrupt");
+    }
+  }
+  if (root->format_version() != KILN_ARTIFACT_FORMAT_VERSION) {
+    return Status(KILN_STATUS_FAILED_PRECONDITION,
+                  name + ": .kiln format version " + std::to_string(root->format_version()) +
+                      " is not supported (this runtime reads version " +
+                      std::to_string(KILN_ARTIFACT_FORMAT_VERSION) + ")");
+  }
+
+  flatbuffers::Verifier verifier(data, size, /*max_depth=*/64, /*max_tables=*/10000000);
+  if (!fb::VerifyArtifactBuffer(verifier)) {
+    return dataLoss(name, "the FlatBuffers structure does not verify: truncated or corrupt");
+  }
+  return SemanticVerifier(*root, name).verify();
+}
+
+}  // namespace kiln::runtime

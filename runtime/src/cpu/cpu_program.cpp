@@ -1,0 +1,314 @@
+//===- cpu_program.cpp - A .kiln program ready to run on the CPU ----------===//
+
+#include "runtime/src/cpu/cpu_program.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "runtime/src/tensor.h"
+
+namespace kiln::runtime::cpu {
+namespace {
+
+namespace fb = kiln::artifact;
+
+size_t resolveThreadCount(size_t requested) {
+  if (requested != 0) return requested;
+  unsigned hardware = std::thread::hardware_concurrency();
+  return hardware == 0 ? 1 : hardware;
+}
+
+/// Releases the tensors a failed run made for its outputs.
+void releaseTensors(std::vector<kiln_tensor_t*>& tensors) {
+  for (kiln_tensor_t*& tensor : tensors) {
+    delete tensor;
+    tensor = nullptr;
+  }
+}
+
+}  // namespace
+
+void CpuProgram::RunContext::FreeArena::operator()(void* arena) const { std::free(arena); }
+
+CpuProgram::CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads)
+    : artifact_(std::move(artifact)), pool_(num_threads) {}
+
+CpuProgram::~CpuProgram() = default;
+
+Result<std::unique_ptr<CpuProgram>> CpuProgram::create(
+    std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads) {
+  std::unique_ptr<CpuProgram> program(
+      new CpuProgram(std::move(artifact), resolveThreadCount(num_threads)));
+  if (Status s = program->prepare(); !s.ok()) return s;
+  return program;
+}
+
+void CpuProgram::addBinding(const fb::Binding& binding) {
+  bindings_.push_back(
+      {binding.buffer()->kind(), binding.buffer()->index(), binding.buffer()->offset()});
+}
+
+Status CpuProgram::prepare() {
+  const fb::Artifact& root = artifact_->root();
+  const std::string& name = artifact_->name();
+  if (root.device()->string_view() != "cpu") {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, name + ": the artifact was compiled for device '" +
+                                                    root.device()->str() +
+                                                    "', not for the cpu");
+  }
+  const auto& code_objects = *root.code_objects();
+  // Load only the code objects some dispatch uses; the verifier has checked every index.
+  std::vector<bool> used(code_objects.size(), false);
+  const auto& steps = *artifact_->program().steps();
+  for (const fb::Step* step : steps) {
+    if (step->kind_type() == fb::StepKind::Dispatch) used[step->kind_as_Dispatch()->code_object()] = true;
+  }
+  code_objects_.resize(code_objects.size());
+  for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
+    if (!used[i]) continue;
+    const fb::CodeObject& code = *code_objects.Get(i);
+    std::string what = name + ": code object " + std::to_string(i) + " (target '" +
+                       code.target()->str() + "')";
+    auto loaded = ElfCodeObject::load(code.data()->data(), code.data()->size(), what);
+    if (!loaded.ok()) return loaded.status();
+    code_objects_[i] = std::move(*loaded);
+  }
+
+  for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
+    const fb::Step& step = *steps.Get(i);
+    Step resolved;
+    resolved.first_binding = bindings_.size();
+    switch (step.kind_type()) {
+      case fb::StepKind::Dispatch: {
+        const fb::Dispatch& dispatch = *step.kind_as_Dispatch();
+        resolved.kind = StepKind::kDispatch;
+        const std::string symbol = code_objects.Get(dispatch.code_object())
+                                       ->kernels()
+                                       ->Get(dispatch.kernel())
+                                       ->str();
+        auto address = code_objects_[dispatch.code_object()]->symbol(symbol);
+        if (!address.ok()) {
+          return Status(address.status().code(),
+                        "step " + std::to_string(i) + ": " + address.status().message());
+        }
+        resolved.kernel = reinterpret_cast<kiln_cpu_dispatch_fn>(*address);
+        for (uint32_t count : *dispatch.workgroup_count()) resolved.workgroups *= count;
+        for (const fb::Binding* binding : *dispatch.bindings()) addBinding(*binding);
+        break;
+      }
+      case fb::StepKind::LibraryCall: {
+        const fb::LibraryCall& call = *step.kind_as_LibraryCall();
+        resolved.kind = StepKind::kLibraryCall;
+        std::unique_ptr<LibraryCallKernel> kernel;
+        if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), &kernel); !s.ok()) {
+          return Status(s.code(), name + ": step " + std::to_string(i) + ": " + s.message());
+        }
+        if (!kernel) {
+          return Status(KILN_STATUS_INTERNAL, name + ": step " + std::to_string(i) +
+                                                  ": library call '" + call.name()->str() +
+                                                  "' was prepared without a kernel");
+        }
+        resolved.library_call = kernel.get();
+        library_calls_.push_back(std::move(kernel));
+        for (const fb::Binding* binding : *call.bindings()) addBinding(*binding);
+        break;
+      }
+      case fb::StepKind::Copy: {
+        const fb::Copy& copy = *step.kind_as_Copy();
+        resolved.kind = StepKind::kCopy;
+        addBinding(*copy.source());
+        addBinding(*copy.destination());
+        const auto& info = artifact_->steps()[i];
+        resolved.copy_size = kiln_element_type_size(info.bindings[0].element_type);
+        for (size_t d = 0; d < info.bindings[0].rank; ++d) {
+          resolved.copy_size *= static_cast<uint64_t>(info.bindings[0].dims[d]);
+        }
+        break;
+      }
+      default:
+        return Status(KILN_STATUS_INTERNAL, name + ": step " + std::to_string(i) +
+                                                " has an unknown kind after verification");
+    }
+    resolved.binding_count = bindings_.size() - resolved.first_binding;
+    steps_.push_back(resolved);
+  }
+  return Status();
+}
+
+Status CpuProgram::checkInputs(size_t input_count, const kiln_tensor_t* const* inputs) const {
+  const auto& signatures = artifact_->inputs();
+  if (input_count != signatures.size()) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  artifact_->name() + ": expected " + std::to_string(signatures.size()) +
+                      " inputs, got " + std::to_string(input_count));
+  }
+  if (input_count != 0 && inputs == nullptr) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, "the inputs array is NULL");
+  }
+  for (size_t i = 0; i < input_count; ++i) {
+    const kiln_tensor_signature_t& signature = signatures[i];
+    const kiln_tensor_t* input = inputs[i];
+    if (input == nullptr) {
+      return Status(KILN_STATUS_INVALID_ARGUMENT,
+                    std::string("input '") + signature.name + "' (" + std::to_string(i) +
+                        ") is NULL");
+    }
+    const HostTensor& host = input->host;
+    bool matches = host.elementType() == signature.element_type && host.rank() == signature.rank;
+    for (size_t d = 0; matches && d < signature.rank; ++d) {
+      matches = host.dims()[d] == signature.dims[d];
+    }
+    if (!matches) {
+      return Status(KILN_STATUS_INVALID_ARGUMENT,
+                    std::string("input '") + signature.name + "': expected " +
+                        LoadedArtifact::formatType(signature.element_type, signature.dims,
+                                                   signature.rank) +
+                        ", got " +
+                        LoadedArtifact::formatType(host.elementType(), host.dims().data(),
+                                                   host.rank()));
+    }
+  }
+  return Status();
+}
+
+Result<std::unique_ptr<CpuProgram::RunContext>> CpuProgram::acquireContext() {
+  {
+    std::lock_guard<std::mutex> lock(contexts_mutex_);
+    if (!free_contexts_.empty()) {
+      std::unique_ptr<RunContext> context = std::move(free_contexts_.back());
+      free_contexts_.pop_back();
+      return context;
+    }
+  }
+  auto context = std::make_unique<RunContext>();
+  uint64_t alignment = artifact_->arenaAlignment();
+  uint64_t size = artifact_->arenaSize();
+  uint64_t capacity = (size + alignment - 1) / alignment * alignment;
+  if (capacity == 0) capacity = alignment;
+  context->arena.reset(std::aligned_alloc(alignment, capacity));
+  if (!context->arena) {
+    return Status(KILN_STATUS_RESOURCE_EXHAUSTED, artifact_->name() + ": cannot allocate the " +
+                                                      std::to_string(size) + "-byte arena of a run");
+  }
+  context->addresses.resize(bindings_.size());
+  context->outputs.resize(artifact_->outputs().size(), nullptr);
+  arena_count_.fetch_add(1, std::memory_order_relaxed);
+  return context;
+}
+
+void CpuProgram::releaseContext(std::unique_ptr<RunContext> context) {
+  std::lock_guard<std::mutex> lock(contexts_mutex_);
+  free_contexts_.push_back(std::move(context));
+}
+
+Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inputs) {
+  auto* arena = static_cast<uint8_t*>(context.arena.get());
+  // The verifier has checked every constant range, so a NULL base is only ever offset by 0.
+  auto* constants = const_cast<uint8_t*>(artifact_->constantsData());
+  for (size_t b = 0; b < bindings_.size(); ++b) {
+    const ResolvedBinding& binding = bindings_[b];
+    void* address = nullptr;
+    switch (binding.kind) {
+      case fb::BufferKind::Arena:
+        address = arena + binding.offset;
+        break;
+      case fb::BufferKind::Constant:
+        address = constants ? constants + binding.offset : nullptr;
+        break;
+      case fb::BufferKind::Input:
+        // Kernels never write inputs; the ABI passes every binding as a mutable pointer.
+        address = const_cast<void*>(inputs[binding.index]->host.data());
+        break;
+      case fb::BufferKind::Output:
+        address = context.outputs[binding.index]->host.data();
+        break;
+    }
+    context.addresses[b] = address;
+  }
+
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& step = steps_[i];
+    void* const* addresses = context.addresses.data() + step.first_binding;
+    switch (step.kind) {
+      case StepKind::kDispatch: {
+        kiln_cpu_dispatch_fn kernel = step.kernel;
+        pool_.parallelFor(static_cast<size_t>(step.workgroups), [kernel, addresses](size_t id) {
+          kernel(addresses, static_cast<int64_t>(id));
+        });
+        break;
+      }
+      case StepKind::kLibraryCall:
+        if (Status s = step.library_call->run(addresses); !s.ok()) {
+          return Status(s.code(),
+                        artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
+        }
+        break;
+      case StepKind::kCopy:
+        if (step.copy_size != 0) std::memmove(addresses[1], addresses[0], step.copy_size);
+        break;
+    }
+  }
+  return Status();
+}
+
+Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
+                       kiln_tensor_t** outputs) {
+  struct CountRun {
+    std::atomic<uint64_t>& count;
+    ~CountRun() { count.fetch_add(1, std::memory_order_relaxed); }
+  } count_run{run_count_};
+
+  if (Status s = checkInputs(input_count, inputs); !s.ok()) return s;
+  const auto& signatures = artifact_->outputs();
+  if (output_count != signatures.size()) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  artifact_->name() + ": expected room for " + std::to_string(signatures.size()) +
+                      " outputs, got " + std::to_string(output_count));
+  }
+  if (output_count != 0 && outputs == nullptr) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, "the outputs array is NULL");
+  }
+
+  auto context = acquireContext();
+  if (!context.ok()) return context.status();
+  RunContext& run_context = **context;
+  for (size_t i = 0; i < signatures.size(); ++i) {
+    const kiln_tensor_signature_t& signature = signatures[i];
+    auto host = HostTensor::allocate(signature.element_type,
+                                     std::vector<int64_t>(signature.dims,
+                                                          signature.dims + signature.rank));
+    if (!host.ok()) {
+      releaseTensors(run_context.outputs);
+      releaseContext(std::move(*context));
+      return Status(host.status().code(), std::string("output '") + signature.name +
+                                              "': " + host.status().message());
+    }
+    run_context.outputs[i] = new kiln_tensor_t{std::move(*host)};
+  }
+
+  Status status = execute(run_context, inputs);
+  if (status.ok()) {
+    for (size_t i = 0; i < output_count; ++i) {
+      outputs[i] = run_context.outputs[i];
+      run_context.outputs[i] = nullptr;
+    }
+  } else {
+    releaseTensors(run_context.outputs);
+  }
+  releaseContext(std::move(*context));
+  return status;
+}
+
+CpuProgramStatistics CpuProgram::statistics() const {
+  CpuProgramStatistics stats;
+  stats.num_threads = pool_.threadCount();
+  stats.run_count = run_count_.load(std::memory_order_relaxed);
+  stats.arena_count = arena_count_.load(std::memory_order_relaxed);
+  stats.arena_size = artifact_->arenaSize();
+  return stats;
+}
+
+}  // namespace kiln::runtime::cpu

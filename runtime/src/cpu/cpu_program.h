@@ -1,0 +1,115 @@
+//===- cpu_program.h - A .kiln program ready to run on the CPU --*- C++ -*-===//
+//
+// CpuProgram is what a CPU session runs: the artifact's code objects loaded and every kernel
+// resolved, every library call prepared, the steps flattened into a table of resolved bindings,
+// a thread pool for the workgroups of dispatches, and a pool of run contexts (arena plus binding
+// addresses) so that concurrent runs each get their own and no arena is allocated per run once
+// the pool is warm.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_CPU_CPU_PROGRAM_H_
+#define KILN_RUNTIME_SRC_CPU_CPU_PROGRAM_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kiln/kernel_abi.h"
+#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
+#include "runtime/src/artifact/artifact.h"
+#include "runtime/src/cpu/elf_code_object.h"
+#include "runtime/src/cpu/library_call.h"
+#include "runtime/src/cpu/thread_pool.h"
+
+namespace kiln::runtime::cpu {
+
+/// What a CpuProgram has done and holds.
+struct CpuProgramStatistics {
+  size_t num_threads = 0;
+  uint64_t run_count = 0;
+  uint64_t arena_count = 0;
+  uint64_t arena_size = 0;
+};
+
+class CpuProgram {
+ public:
+  /// Loads the code and prepares the library calls of `artifact` (a "cpu" artifact) with a pool
+  /// of `num_threads` threads (0: the hardware concurrency).
+  static Result<std::unique_ptr<CpuProgram>> create(
+      std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads);
+
+  ~CpuProgram();
+  CpuProgram(const CpuProgram&) = delete;
+  CpuProgram& operator=(const CpuProgram&) = delete;
+
+  /// Runs the program (see kiln_session_run). Thread-safe.
+  Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
+             kiln_tensor_t** outputs);
+
+  const LoadedArtifact& artifact() const { return *artifact_; }
+  CpuProgramStatistics statistics() const;
+
+ private:
+  /// Where a binding's address comes from.
+  struct ResolvedBinding {
+    kiln::artifact::BufferKind kind;
+    uint32_t index;
+    uint64_t offset;
+  };
+
+  enum class StepKind { kDispatch, kLibraryCall, kCopy };
+
+  struct Step {
+    StepKind kind;
+    /// Into `bindings_`: the step's bindings are [first_binding, first_binding + binding_count).
+    size_t first_binding = 0;
+    size_t binding_count = 0;
+    kiln_cpu_dispatch_fn kernel = nullptr;
+    uint64_t workgroups = 1;
+    const LibraryCallKernel* library_call = nullptr;
+    /// The bytes a copy moves.
+    uint64_t copy_size = 0;
+  };
+
+  /// The memory one run uses besides its outputs.
+  struct RunContext {
+    struct FreeArena {
+      void operator()(void* arena) const;
+    };
+    std::unique_ptr<void, FreeArena> arena;
+    /// The address of every binding of every step, in `bindings_` order.
+    std::vector<void*> addresses;
+    std::vector<kiln_tensor_t*> outputs;
+  };
+
+  CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads);
+
+  Status prepare();
+  void addBinding(const kiln::artifact::Binding& binding);
+  Status checkInputs(size_t input_count, const kiln_tensor_t* const* inputs) const;
+  Result<std::unique_ptr<RunContext>> acquireContext();
+  void releaseContext(std::unique_ptr<RunContext> context);
+  /// Resolves the binding addresses for `inputs` and the context's outputs, then runs every step.
+  Status execute(RunContext& context, const kiln_tensor_t* const* inputs);
+
+  std::shared_ptr<const LoadedArtifact> artifact_;
+  ThreadPool pool_;
+  std::vector<std::unique_ptr<ElfCodeObject>> code_objects_;
+  std::vector<std::unique_ptr<LibraryCallKernel>> library_calls_;
+  std::vector<ResolvedBinding> bindings_;
+  std::vector<Step> steps_;
+
+  std::mutex contexts_mutex_;
+  std::vector<std::unique_ptr<RunContext>> free_contexts_;
+  std::atomic<uint64_t> arena_count_{0};
+  std::atomic<uint64_t> run_count_{0};
+};
+
+}  // namespace kiln::runtime::cpu
+
+#endif  // KILN_RUNTIME_SRC_CPU_CPU_PROGRAM_H_

@@ -1,0 +1,28 @@
+//===- library_call.cpp - Library calls of the CPU device -----------------===//
+//
+// Routes each LibraryCall step to the library that implements it, by the prefix of its name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/cpu/library_call.h"
+
+#include <string>
+#include <string_view>
+
+#include "runtime/src/cpu/onednn/onednn_kernels.h"
+
+namespace kiln::runtime::cpu {
+
+Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
+                               std::unique_ptr<LibraryCallKernel>* out) {
+  std::string_view name = call.name()->string_view();
+  constexpr std::string_view kOneDnnPrefix = "onednn.";
+  if (name.substr(0, kOneDnnPrefix.size()) == kOneDnnPrefix) {
+    return createOneDnnKernel(call, constants, out);
+  }
+  return Status(KILN_STATUS_UNIMPLEMENTED,
+                "library call '" + std::string(name) +
+                    "' is not available on the cpu device (it runs the 'onednn.*' calls)");
+}
+
+}  // namespace kiln::runtime::cpu
