@@ -91,6 +91,18 @@ function writeNpy(path, tensor) {
     Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
 }
 
+// The process's peak resident set. /proc's VmHWM, unlike getrusage's maxRSS, is not inherited from
+// the process that exec'd this one.
+function peakResidentBytes() {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'latin1'));
+    if (match) return Number(match[1]) * 1024;
+  } catch {
+    // Not Linux: fall back to getrusage.
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
+
 function percentile(sorted, q) {
   // Linear interpolation between closest ranks, as numpy.percentile does by default.
   const position = (sorted.length - 1) * q;
@@ -143,7 +155,7 @@ async function main() {
       min: sorted[0], mean: samples.reduce((a, b) => a + b, 0) / samples.length,
     },
     throughput_per_s: (batch * 1000) / p50,
-    peak_memory_bytes: process.resourceUsage().maxRSS * 1024,
+    peak_memory_bytes: peakResidentBytes(),
     threads: args.threads,
     warmup: args.warmup,
     iterations: args.iterations,

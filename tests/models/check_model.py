@@ -12,7 +12,7 @@ PyTorch's values, the bound it broke).
 
 Tolerances (fp32 everywhere; PyTorch's outputs are the reference):
   resnet50, mobilenetv2   rtol 1e-3, atol 1e-4 (logits of magnitude ~0.1-1; different but exact
-                          fp32 convolution algorithms differ by ~1e-6 here)
+                          fp32 convolution algorithms differ by ~3e-6 here)
   bert, gpt2              rtol 1e-3, atol 1e-3: see TOLERANCES below for why they are wider.
 
 Exit codes: 0 every output within tolerance; 1 a mismatch, a missing or malformed output, or kiln
@@ -33,14 +33,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 # (rtol, atol) per model.
 #
-# The transformers' outputs pass through 12 layers, each ending in a layer norm that divides by the
-# row's standard deviation, and through erf/tanh/exp, which Kiln evaluates with its own polynomial
-# approximations rather than libm's. Rounding differences of a few ulp in the 768- and 3072-long
-# dot products are amplified layer after layer: ONNX Runtime, an independent exact-fp32
-# implementation, already differs from PyTorch by up to ~1e-4 absolute on BERT's hidden states
-# (values of magnitude ~1-4) and ~2e-5 on GPT-2's logits (magnitude ~1). atol 1e-3 leaves about a
-# tenfold margin over that spread, while still catching any real error (a wrong mask, scale, bias,
-# epsilon or GELU flavour moves outputs by 1e-2 or more).
+# The transformers' outputs pass through 12 layers of 768- and 3072-long dot products, each layer
+# ending in a layer norm that divides by the row's standard deviation, and through erf/tanh/exp,
+# which Kiln evaluates with its own approximations rather than libm's; a few ulp of difference per
+# operation compounds over the depth. ONNX Runtime, an independent fp32 implementation, differs from
+# PyTorch by up to 1e-5 on BERT's hidden states (|values| up to 7) and 6e-6 on GPT-2's logits (up
+# to 2.8). atol 1e-3 leaves room for a different reduction order and approximations in every layer,
+# and still catches any real error: a wrong mask, scale, bias, epsilon or GELU flavour moves these
+# outputs by 1e-2 or more.
 TOLERANCES = {
     "resnet50": (1e-3, 1e-4),
     "mobilenetv2": (1e-3, 1e-4),
