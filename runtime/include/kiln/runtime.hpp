@@ -451,13 +451,14 @@ class Session {
     std::vector<const kiln_tensor_t*> c_inputs;
     c_inputs.reserve(inputs.size());
     for (const Tensor* input : inputs) c_inputs.push_back(input ? input->get() : nullptr);
-    return runC(c_inputs);
-  }
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const {
-    std::vector<const kiln_tensor_t*> c_inputs;
-    c_inputs.reserve(inputs.size());
-    for (const Tensor& input : inputs) c_inputs.push_back(input.get());
-    return runC(c_inputs);
+    std::vector<kiln_tensor_t*> outputs(outputCount(), nullptr);
+    Status status = Status::fromC(kiln_session_run(handle_, c_inputs.size(), c_inputs.data(),
+                                                   outputs.size(), outputs.data()));
+    if (!status.ok()) return status;
+    std::vector<Tensor> result;
+    result.reserve(outputs.size());
+    for (kiln_tensor_t* output : outputs) result.emplace_back(output);
+    return result;
   }
 
   size_t inputCount() const { return kiln_session_input_count(handle_); }
@@ -485,17 +486,6 @@ class Session {
   explicit operator bool() const { return handle_ != nullptr; }
 
  private:
-  Result<std::vector<Tensor>> runC(const std::vector<const kiln_tensor_t*>& inputs) const {
-    std::vector<kiln_tensor_t*> outputs(outputCount(), nullptr);
-    Status status = Status::fromC(
-        kiln_session_run(handle_, inputs.size(), inputs.data(), outputs.size(), outputs.data()));
-    if (!status.ok()) return status;
-    std::vector<Tensor> result;
-    result.reserve(outputs.size());
-    for (kiln_tensor_t* output : outputs) result.emplace_back(output);
-    return result;
-  }
-
   kiln_session_t* handle_ = nullptr;
 };
 

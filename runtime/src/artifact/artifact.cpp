@@ -181,7 +181,7 @@ void LoadedArtifact::buildTables() {
       c.rank = rankOf(type);
       c.dims = dimsOf(type);
       std::vector<const char*> symbols(c.rank > 0 ? c.rank : 1, "");
-      if (signature.dim_symbols()) {
+      if (signature.dim_symbols() && signature.dim_symbols()->size() == c.rank) {
         for (size_t d = 0; d < c.rank; ++d) {
           symbols[d] = stringOr(signature.dim_symbols()->Get(static_cast<flatbuffers::uoffset_t>(d)), "");
         }

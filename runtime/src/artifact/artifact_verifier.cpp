@@ -121,7 +121,9 @@ class SemanticVerifier {
       uint64_t byte_size = 0;
       if (Status s = verifyType(*signature.type(), where, &byte_size); !s.ok()) return s;
       size_t rank = signature.type()->dims() ? signature.type()->dims()->size() : 0;
-      if (signature.dim_symbols() && signature.dim_symbols()->size() != rank) {
+      // No symbols at all means every dim was static.
+      if (signature.dim_symbols() && signature.dim_symbols()->size() != 0 &&
+          signature.dim_symbols()->size() != rank) {
         return invalid(where, "has " + std::to_string(signature.dim_symbols()->size()) +
                                   " dim symbols for rank " + std::to_string(rank));
       }
@@ -183,8 +185,12 @@ class SemanticVerifier {
     }
     const uint64_t offset = buffer.offset();
     const uint64_t size = buffer.size();
-    std::string range = "[" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
-                        std::to_string(size) + ")";
+    std::string range =
+        "[" + std::to_string(offset) + ", " +
+        (size <= std::numeric_limits<uint64_t>::max() - offset
+             ? std::to_string(offset + size)
+             : std::to_string(offset) + " + " + std::to_string(size)) +
+        ")";
     switch (buffer.kind()) {
       case fb::BufferKind::Arena:
         if (offset % program_.arena_alignment() != 0) {

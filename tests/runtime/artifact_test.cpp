@@ -1,0 +1,316 @@
+//===- artifact_test.cpp - Loading, verifying and describing .kiln artifacts ===//
+//
+// Every rule of the artifact verifier, each broken on its own in an otherwise valid artifact,
+// with the message that names it; the queries of a valid artifact; and that corrupt files are
+// refused with a status, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "kiln/runtime.hpp"
+#include "tests/runtime/artifact_builder.h"
+#include "tests/runtime/test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+Result<Artifact> load(const std::string& bytes, const std::string& name = "test.kiln") {
+  return Artifact::loadMemory(bytes.data(), bytes.size(), name);
+}
+
+Status loadStatus(const ArtifactSpec& spec) { return load(buildArtifact(spec)).status(); }
+
+// Tests that a valid artifact loads and every query reports what was written; a wrong value
+// would mislead `kiln inspect` and the callers that size their buffers from the signature.
+TEST(ArtifactTest, DescribesAValidArtifact) {
+  Result<Artifact> artifact = load(buildArtifact(addAffineSpec()), "affine.kiln");
+  ASSERT_TRUE(artifact.ok()) << artifact.status().toString();
+  EXPECT_EQ(artifact->name(), "affine.kiln");
+  EXPECT_EQ(artifact->device(), "cpu");
+  EXPECT_EQ(artifact->producer(), "kiln tests");
+  EXPECT_EQ(artifact->source(), "affine.mlir");
+  EXPECT_EQ(artifact->formatVersion(), static_cast<uint32_t>(KILN_ARTIFACT_FORMAT_VERSION));
+  ASSERT_EQ(artifact->inputCount(), 2u);
+  ASSERT_EQ(artifact->outputCount(), 2u);
+
+  TensorSignature x = artifact->input(0).value();
+  EXPECT_EQ(x.name, "x");
+  EXPECT_EQ(x.elementType, KILN_ELEMENT_TYPE_F32);
+  EXPECT_EQ(x.dims, (std::vector<int64_t>{kRows, KILN_TEST_BLOCK}));
+  EXPECT_EQ(x.dimSymbols, (std::vector<std::string>{"batch", ""}));
+  EXPECT_EQ(x.byteSize, kTensorBytes);
+  TensorSignature x_copy = artifact->output(1).value();
+  EXPECT_EQ(x_copy.name, "x_copy");
+  EXPECT_EQ(x_copy.dimSymbols, (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(artifact->input(2).status().code(), KILN_STATUS_OUT_OF_RANGE);
+
+  EXPECT_EQ(artifact->arenaSize(), kTensorBytes);
+  EXPECT_EQ(artifact->naiveIntermediateSize(), kTensorBytes);
+  EXPECT_EQ(artifact->constantsSize(), 128u);
+  EXPECT_EQ(artifact->runPeakMemory(), kTensorBytes + 2 * kTensorBytes);
+
+  ASSERT_EQ(artifact->codeObjectCount(), 1u);
+  kiln_code_object_info_t code = artifact->codeObject(0).value();
+  EXPECT_STREQ(code.target, "x86_64");
+  EXPECT_EQ(code.format, KILN_CODE_FORMAT_ELF_SHARED_OBJECT);
+  EXPECT_EQ(code.byte_size, testKernelBytes().size());
+  ASSERT_EQ(code.kernel_count, 2u);
+  EXPECT_STREQ(code.kernel_names[1], "kiln_test_affine_f32");
+
+  ASSERT_EQ(artifact->stepCount(), 3u);
+  kiln_step_info_t affine = artifact->step(1).value();
+  EXPECT_EQ(affine.kind, KILN_STEP_KIND_DISPATCH);
+  EXPECT_STREQ(affine.name, "kiln_test_affine_f32");
+  EXPECT_STREQ(affine.description, "multiply, add");
+  EXPECT_EQ(affine.kernel, 1u);
+  ASSERT_EQ(affine.workgroup_rank, 1u);
+  EXPECT_EQ(affine.workgroup_count[0], static_cast<uint32_t>(kRows));
+  EXPECT_EQ(affine.workgroup_total, static_cast<uint64_t>(kRows));
+  ASSERT_EQ(affine.binding_count, 3u);
+  EXPECT_EQ(affine.bindings[1].buffer_kind, KILN_BUFFER_KIND_CONSTANT);
+  EXPECT_EQ(affine.bindings[1].offset, 64u);
+  EXPECT_EQ(affine.bindings[1].size, 8u);
+  ASSERT_EQ(affine.bindings[1].rank, 1u);
+  EXPECT_EQ(affine.bindings[1].dims[0], 2);
+  EXPECT_EQ(affine.bindings[2].buffer_kind, KILN_BUFFER_KIND_OUTPUT);
+  kiln_step_info_t copy = artifact->step(2).value();
+  EXPECT_EQ(copy.kind, KILN_STEP_KIND_COPY);
+  EXPECT_STREQ(copy.name, "copy");
+  EXPECT_EQ(copy.workgroup_total, 1u);
+  ASSERT_EQ(copy.binding_count, 2u);
+  EXPECT_EQ(copy.bindings[0].buffer_kind, KILN_BUFFER_KIND_INPUT);
+  EXPECT_EQ(copy.bindings[1].buffer_index, 1u);
+  EXPECT_EQ(artifact->step(3).status().code(), KILN_STATUS_OUT_OF_RANGE);
+}
+
+// Tests that a query refuses an out-struct whose struct_size the caller did not set, instead of
+// writing past a smaller struct.
+TEST(ArtifactTest, QueriesCheckTheStructSize) {
+  Result<Artifact> artifact = load(buildArtifact(addAffineSpec()));
+  ASSERT_TRUE(artifact.ok()) << artifact.status().toString();
+  kiln_step_info_t info{};
+  Status status = Status::fromC(kiln_artifact_step_info(artifact->get(), 0, &info));
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(status.message(), HasSubstr("struct_size 0"));
+}
+
+// Tests that loading from a file reads the same artifact, and that a missing file is NOT_FOUND
+// naming its path.
+TEST(ArtifactTest, LoadsFromAFile) {
+  ScopedTempPath path(".kiln");
+  writeFileBytes(path.path(), buildArtifact(addAffineSpec()));
+  Result<Artifact> artifact = Artifact::loadFile(path.path());
+  ASSERT_TRUE(artifact.ok()) << artifact.status().toString();
+  EXPECT_EQ(artifact->name(), path.path());
+  EXPECT_EQ(artifact->stepCount(), 3u);
+
+  Result<Artifact> missing = Artifact::loadFile(path.path() + ".missing");
+  EXPECT_EQ(missing.status().code(), KILN_STATUS_NOT_FOUND);
+  EXPECT_THAT(missing.status().message(), HasSubstr(path.path() + ".missing"));
+}
+
+// Tests that a truncated file is DATA_LOSS at every length, never accepted or a crash.
+TEST(ArtifactTest, RefusesTruncatedFiles) {
+  std::string bytes = buildArtifact(addAffineSpec());
+  for (size_t length = 0; length < bytes.size(); length += 97) {
+    Status status = load(bytes.substr(0, length), "cut.kiln").status();
+    EXPECT_EQ(status.code(), KILN_STATUS_DATA_LOSS) << "length " << length;
+    EXPECT_THAT(status.message(), StartsWith("cut.kiln: not a valid .kiln artifact (")) << length;
+  }
+}
+
+// Tests that random corruption is refused with a status or loads as a still-valid artifact;
+// either way the verifier must not read out of bounds (run under sanitizers in CI).
+TEST(ArtifactTest, SurvivesCorruptBytes) {
+  const std::string original = buildArtifact(addAffineSpec());
+  std::mt19937 engine(1234);
+  std::uniform_int_distribution<size_t> position(0, original.size() - 1);
+  std::uniform_int_distribution<int> value(0, 255);
+  int refused = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string bytes = original;
+    for (int flip = 0; flip < 4; ++flip) bytes[position(engine)] = static_cast<char>(value(engine));
+    Result<Artifact> artifact = load(bytes);
+    if (!artifact.ok()) {
+      ++refused;
+      EXPECT_THAT(artifact.status().message(), StartsWith("test.kiln: "));
+    }
+  }
+  // Most flips land in the code object's bytes; some must hit the structure.
+  EXPECT_GT(refused, 0);
+}
+
+TEST(ArtifactTest, RefusesAWrongIdentifier) {
+  std::string bytes = buildArtifact(addAffineSpec());
+  std::memcpy(&bytes[4], "ONNX", 4);
+  Status status = load(bytes).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_DATA_LOSS);
+  EXPECT_EQ(status.message(),
+            "test.kiln: not a valid .kiln artifact (file identifier 'ONNX', expected 'KILN')");
+}
+
+TEST(ArtifactTest, RefusesAnotherFormatVersion) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.format_version = KILN_ARTIFACT_FORMAT_VERSION + 6;
+  Status status = loadStatus(spec);
+  EXPECT_EQ(status.code(), KILN_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(status.message(),
+            "test.kiln: .kiln format version " + std::to_string(KILN_ARTIFACT_FORMAT_VERSION + 6) +
+                " is not supported (this runtime reads version " +
+                std::to_string(KILN_ARTIFACT_FORMAT_VERSION) + ")");
+}
+
+TEST(ArtifactTest, RefusesAnUnknownDevice) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.device = "tpu";
+  Status status = loadStatus(spec);
+  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED);
+  EXPECT_THAT(status.message(), HasSubstr("device 'tpu' is not supported"));
+}
+
+/// Expects INVALID_ARGUMENT with exactly `message` after the file name.
+void expectInvalid(const ArtifactSpec& spec, const std::string& message) {
+  Status status = loadStatus(spec);
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT) << status.toString();
+  EXPECT_EQ(status.message(), "test.kiln: " + message);
+}
+
+TEST(ArtifactTest, RefusesAnArenaBufferPastTheArena) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[0].bindings[2].offset = 64;
+  expectInvalid(spec, "step 0 (dispatch 'kiln_test_add_f32'): binding 2: arena buffer [64, " +
+                          std::to_string(64 + kTensorBytes) + ") exceeds the arena size " +
+                          std::to_string(kTensorBytes));
+}
+
+TEST(ArtifactTest, RefusesAMisalignedArenaOffset) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.arena_size = 2 * kTensorBytes;
+  spec.steps[0].bindings[2].offset = 4;
+  expectInvalid(spec,
+                "step 0 (dispatch 'kiln_test_add_f32'): binding 2: arena offset 4 is not aligned "
+                "to 64");
+}
+
+TEST(ArtifactTest, RefusesAConstantPastTheConstants) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[1].bindings[1].offset = 124;
+  expectInvalid(spec,
+                "step 1 (dispatch 'kiln_test_affine_f32'): binding 1: constant buffer [124, 132) "
+                "exceeds the constants size 128");
+}
+
+TEST(ArtifactTest, RefusesAnInputIndexOutOfRange) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[0].bindings[1].index = 2;
+  expectInvalid(spec,
+                "step 0 (dispatch 'kiln_test_add_f32'): binding 1: input index 2 is out of range "
+                "(the artifact has 2 inputs)");
+}
+
+TEST(ArtifactTest, RefusesAnOutputOfTheWrongSize) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[2].bindings[1].size = kTensorBytes / 2;
+  spec.steps[2].bindings[0].size = kTensorBytes;
+  expectInvalid(spec, "step 2 (copy): destination: output 1 is referenced as [0, " +
+                          std::to_string(kTensorBytes / 2) + "), expected [0, " +
+                          std::to_string(kTensorBytes) + ")");
+}
+
+TEST(ArtifactTest, RefusesABindingLargerThanItsBuffer) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[1].bindings[1].dims = {3};
+  expectInvalid(spec,
+                "step 1 (dispatch 'kiln_test_affine_f32'): binding 1: its type needs 12 bytes but "
+                "the constant buffer holds 8");
+}
+
+TEST(ArtifactTest, RefusesABadKernelIndex) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[1].kernel = 2;
+  expectInvalid(spec,
+                "step 1 (dispatch): kernel index 2 is out of range (code object 0 has 2 kernels)");
+}
+
+TEST(ArtifactTest, RefusesABadCodeObjectIndex) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[0].code_object = 1;
+  expectInvalid(spec,
+                "step 0 (dispatch): code object index 1 is out of range (the artifact has 1)");
+}
+
+TEST(ArtifactTest, RefusesAnEmptyWorkgroupGrid) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[0].workgroups = {4, 0};
+  expectInvalid(spec, "step 0 (dispatch 'kiln_test_add_f32'): workgroup count 1 is 0");
+  spec.steps[0].workgroups = {};
+  expectInvalid(spec, "step 0 (dispatch 'kiln_test_add_f32'): workgroup_count is empty");
+}
+
+TEST(ArtifactTest, RefusesAnOutputNeverWritten) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps.pop_back();
+  expectInvalid(spec, "output 1 'x_copy': is never written by any step");
+}
+
+TEST(ArtifactTest, RefusesBadSignatures) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.inputs[1].type = static_cast<kiln_element_type_t>(99);
+  expectInvalid(spec, "input 1 'y': invalid element type 99");
+
+  spec = addAffineSpec();
+  spec.inputs[0].dims = {-1, KILN_TEST_BLOCK};
+  expectInvalid(spec, "input 0 'x': dim 0 of [-1, 256] is negative");
+
+  spec = addAffineSpec();
+  spec.outputs[1].name = "z";
+  expectInvalid(spec, "output 1 'z': the name is used by another output");
+
+  spec = addAffineSpec();
+  spec.inputs[0].symbols = {"batch"};
+  expectInvalid(spec, "input 0 'x': has 1 dim symbols for rank 2");
+}
+
+TEST(ArtifactTest, RefusesACopyBetweenDifferentSizes) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[2].bindings[0].dims = {kRows, KILN_TEST_BLOCK / 2};
+  expectInvalid(spec, "step 2 (copy): copies " + std::to_string(kTensorBytes / 2) +
+                          " bytes into " + std::to_string(kTensorBytes));
+}
+
+TEST(ArtifactTest, RefusesACopyIntoAnInput) {
+  ArtifactSpec spec = addAffineSpec();
+  StepSpec overwrite = spec.steps[2];
+  std::swap(overwrite.bindings[0], overwrite.bindings[1]);
+  overwrite.bindings[0] = tensorBinding(fb::BufferKind::Arena, 0);
+  overwrite.bindings[1] = tensorBinding(fb::BufferKind::Input, 1);
+  spec.steps.push_back(overwrite);
+  expectInvalid(spec, "step 3 (copy): the destination is a read-only input buffer");
+}
+
+TEST(ArtifactTest, RefusesCudaCodeInACpuArtifact) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.code_objects[0].format = fb::CodeFormat::Cubin;
+  expectInvalid(spec,
+                "code object 0 (target 'x86_64'): has format Cubin, which the cpu device cannot "
+                "load");
+}
+
+TEST(ArtifactTest, RefusesABadArenaAlignment) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.arena_alignment = 48;
+  expectInvalid(spec, "program: arena alignment 48 is not a power of two up to 4096");
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,256 @@
+//===- session_test.cpp - Running .kiln artifacts on the CPU --------------===//
+//
+// Sessions over the affine program of artifact_builder.h: results against a naive loop, the
+// errors of session creation (missing kernel, bad code, unknown library call, wrong device) and
+// of runs (input count, dtype, shape), concurrent runs of one session against single-threaded
+// ones, and arena reuse.
+//
+//===----------------------------------------------------------------------===//
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/runtime.hpp"
+#include "tests/runtime/artifact_builder.h"
+#include "tests/runtime/test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+Artifact loadSpec(const ArtifactSpec& spec) {
+  std::string bytes = buildArtifact(spec);
+  Result<Artifact> artifact = Artifact::loadMemory(bytes.data(), bytes.size(), "affine.kiln");
+  EXPECT_TRUE(artifact.ok()) << artifact.status().toString();
+  return artifact.ok() ? std::move(*artifact) : Artifact();
+}
+
+/// A tensor of the affine program's input shape with seeded values in [-4, 4), none zero.
+Tensor randomInput(uint32_t seed) {
+  Tensor tensor = Tensor::create(KILN_ELEMENT_TYPE_F32, {kRows, KILN_TEST_BLOCK}).value();
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  float* data = tensor.dataAs<float>();
+  for (size_t i = 0; i < tensor.elementCount(); ++i) {
+    float v = value(engine);
+    data[i] = v == 0.0f ? 0.5f : v;
+  }
+  return tensor;
+}
+
+/// Checks the affine program's outputs against a naive loop over its inputs.
+void expectAffineResults(const Tensor& x, const Tensor& y, const std::vector<Tensor>& outputs) {
+  ASSERT_EQ(outputs.size(), 2u);
+  ASSERT_EQ(outputs[0].dims(), (std::vector<int64_t>{kRows, KILN_TEST_BLOCK}));
+  ASSERT_EQ(outputs[0].elementType(), KILN_ELEMENT_TYPE_F32);
+  const float* xs = x.dataAs<float>();
+  const float* ys = y.dataAs<float>();
+  const float* zs = outputs[0].dataAs<float>();
+  const float* copies = outputs[1].dataAs<float>();
+  for (size_t i = 0; i < x.elementCount(); ++i) {
+    float expected = (xs[i] + ys[i]) * kScale + kShift;
+    ASSERT_FLOAT_EQ(zs[i], expected) << "element " << i << " (workgroup " << i / KILN_TEST_BLOCK
+                                     << ")";
+    ASSERT_EQ(copies[i], xs[i]) << "element " << i;
+  }
+}
+
+// Tests that every workgroup of both dispatches runs, the constant coefficients are read at
+// their offset, and the copy step fills the second output.
+TEST(SessionTest, RunsTheProgramOverEveryWorkgroup) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  for (uint32_t threads : {1u, 3u, 0u}) {
+    SessionOptions options;
+    options.numThreads = threads;
+    Result<Session> session = Session::create(artifact, options);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    Tensor x = randomInput(1);
+    Tensor y = randomInput(2);
+    Result<std::vector<Tensor>> outputs = session->run({&x, &y});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    expectAffineResults(x, y, *outputs);
+    EXPECT_EQ(session->statistics()->num_threads,
+              threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency()));
+  }
+}
+
+// Tests that a session outlives the artifact handle it was created from.
+TEST(SessionTest, KeepsTheArtifactAlive) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session session = Session::create(artifact).value();
+  artifact.reset();
+  Tensor x = randomInput(3);
+  Tensor y = randomInput(4);
+  Result<std::vector<Tensor>> outputs = session.run({&x, &y});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  expectAffineResults(x, y, *outputs);
+}
+
+TEST(SessionTest, RefusesAMissingKernelSymbol) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.code_objects[0].kernels[1] = "kiln_test_missing";
+  Artifact artifact = loadSpec(spec);
+  Status status = Session::create(artifact).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(status.message(),
+              HasSubstr("step 1: affine.kiln: code object 0 (target 'x86_64'): kernel "
+                        "'kiln_test_missing' is not exported by the shared object"));
+}
+
+TEST(SessionTest, RefusesCodeThatDoesNotLoad) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.code_objects[0].bytes = "this is not an ELF shared object";
+  Artifact artifact = loadSpec(spec);
+  Status status = Session::create(artifact).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(status.message(), HasSubstr("affine.kiln: code object 0 (target 'x86_64'): the "
+                                          "shared object does not load: "));
+}
+
+TEST(SessionTest, RefusesAnUnknownLibraryCall) {
+  ArtifactSpec spec = addAffineSpec();
+  StepSpec call;
+  call.kind = fb::StepKind::LibraryCall;
+  call.name = "cublaslt.matmul";
+  call.bindings = {tensorBinding(fb::BufferKind::Input, 0), tensorBinding(fb::BufferKind::Arena, 0)};
+  spec.steps.insert(spec.steps.begin(), call);
+  Artifact artifact = loadSpec(spec);
+  Status status = Session::create(artifact).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(status.message(),
+            "affine.kiln: step 0: library call 'cublaslt.matmul' is not available on the cpu "
+            "device (it runs the 'onednn.*' calls)");
+}
+
+TEST(SessionTest, RefusesAnotherDevice) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  SessionOptions options;
+  options.deviceKind = KILN_DEVICE_KIND_CUDA;
+  Status status = Session::create(artifact, options).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(),
+            "affine.kiln: the artifact was compiled for device 'cpu', but the session asks for "
+            "'cuda'");
+
+  ArtifactSpec spec = addAffineSpec();
+  spec.device = "cuda";
+  spec.code_objects[0].format = fb::CodeFormat::Cubin;
+  Artifact cuda = loadSpec(spec);
+  status = Session::create(cuda, options).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED);
+}
+
+TEST(SessionTest, RefusesMismatchedInputs) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 2}).value();
+  Tensor x = randomInput(5);
+  Tensor y = randomInput(6);
+
+  Status status = session.run({&x}).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(), "affine.kiln: expected 2 inputs, got 1");
+
+  Tensor narrow = Tensor::create(KILN_ELEMENT_TYPE_F32, {kRows, KILN_TEST_BLOCK - 1}).value();
+  status = session.run({&x, &narrow}).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(), "input 'y': expected f32[16,256], got f32[16,255]");
+
+  Tensor doubles = Tensor::create(KILN_ELEMENT_TYPE_F64, {kRows, KILN_TEST_BLOCK}).value();
+  status = session.run({&doubles, &y}).status();
+  EXPECT_EQ(status.message(), "input 'x': expected f32[16,256], got f64[16,256]");
+
+  Tensor flat = Tensor::create(KILN_ELEMENT_TYPE_F32, {kRows * KILN_TEST_BLOCK}).value();
+  status = session.run({&flat, &y}).status();
+  EXPECT_EQ(status.message(), "input 'x': expected f32[16,256], got f32[4096]");
+
+  status = session.run({&x, nullptr}).status();
+  EXPECT_EQ(status.message(), "input 'y' (1) is NULL");
+
+  const kiln_tensor_t* inputs[2] = {x.get(), y.get()};
+  kiln_tensor_t* outputs[1] = {nullptr};
+  status = Status::fromC(kiln_session_run(session.get(), 2, inputs, 1, outputs));
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(), "affine.kiln: expected room for 2 outputs, got 1");
+  EXPECT_EQ(outputs[0], nullptr);
+}
+
+// Tests that one session serves many threads at once: each request's outputs must equal what a
+// single-threaded session computes for the same inputs, so a shared arena, a lost workgroup or a
+// mixed-up binding between concurrent runs fails it.
+TEST(SessionTest, ServesConcurrentRuns) {
+  constexpr int kThreads = 8;
+  constexpr int kRequestsPerThread = 50;
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session reference = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 1}).value();
+  Session shared = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 4}).value();
+
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRequestsPerThread && failures[t].empty(); ++r) {
+        uint32_t seed = static_cast<uint32_t>(1000 + t * kRequestsPerThread + r);
+        Tensor x = randomInput(seed);
+        Tensor y = randomInput(seed + 100000);
+        Result<std::vector<Tensor>> got = shared.run({&x, &y});
+        Result<std::vector<Tensor>> expected = reference.run({&x, &y});
+        if (!got.ok() || !expected.ok()) {
+          failures[t] = "request " + std::to_string(r) + ": " + got.status().toString() + " / " +
+                        expected.status().toString();
+          break;
+        }
+        for (size_t o = 0; o < got->size(); ++o) {
+          if (std::memcmp((*got)[o].data(), (*expected)[o].data(), (*got)[o].byteSize()) != 0) {
+            failures[t] = "request " + std::to_string(r) + ": output " + std::to_string(o) +
+                          " differs from the single-threaded run";
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+
+  kiln_session_statistics_t stats = shared.statistics().value();
+  EXPECT_EQ(stats.run_count, static_cast<uint64_t>(kThreads * kRequestsPerThread));
+  EXPECT_GE(stats.arena_count, 1u);
+  EXPECT_LE(stats.arena_count, static_cast<uint64_t>(kThreads));
+  // A spot check against the naive loop, so that both sessions cannot be wrong the same way.
+  Tensor x = randomInput(7);
+  Tensor y = randomInput(8);
+  expectAffineResults(x, y, shared.run({&x, &y}).value());
+}
+
+// Tests that sequential runs reuse one arena: a run that allocated a new arena each time (or
+// never returned it to the pool) makes the count grow.
+TEST(SessionTest, ReusesArenasAcrossRuns) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 2}).value();
+  Tensor x = randomInput(9);
+  Tensor y = randomInput(10);
+  for (int run = 0; run < 20; ++run) {
+    Result<std::vector<Tensor>> outputs = session.run({&x, &y});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  }
+  kiln_session_statistics_t stats = session.statistics().value();
+  EXPECT_EQ(stats.run_count, 20u);
+  EXPECT_EQ(stats.arena_count, 1u);
+  EXPECT_EQ(stats.arena_size, kTensorBytes);
+  EXPECT_EQ(stats.arena_bytes_allocated, kTensorBytes);
+
+  // A failed run returns its arena too.
+  Tensor narrow = Tensor::create(KILN_ELEMENT_TYPE_F32, {1}).value();
+  EXPECT_FALSE(session.run({&x, &narrow}).ok());
+  EXPECT_TRUE(session.run({&x, &y}).ok());
+  EXPECT_EQ(session.statistics()->arena_count, 1u);
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,58 @@
+//===- thread_pool_test.cpp - The CPU device's thread pool ----------------===//
+
+#include "runtime/src/cpu/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace kiln::runtime::cpu {
+namespace {
+
+// Tests that every index runs exactly once; a lost or repeated workgroup would change a count.
+TEST(ThreadPoolTest, RunsEveryIterationOnce) {
+  ThreadPool pool(4);
+  EXPECT_EQ(pool.threadCount(), 4u);
+  for (size_t count : {0u, 1u, 2u, 7u, 1000u}) {
+    std::vector<std::atomic<int>> hits(count);
+    pool.parallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << "count " << count << " i " << i;
+  }
+}
+
+// Tests that several threads may call parallelFor at once, each getting all of its own
+// iterations and none of another caller's.
+TEST(ThreadPoolTest, ServesSeveralCallersAtOnce) {
+  ThreadPool pool(3);
+  constexpr int kCallers = 6;
+  constexpr size_t kCount = 500;
+  std::vector<uint64_t> sums(kCallers, 0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 40; ++round) {
+        std::atomic<uint64_t> sum{0};
+        pool.parallelFor(kCount, [&](size_t i) { sum.fetch_add(i * (c + 1)); });
+        sums[c] += sum.load();
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (int c = 0; c < kCallers; ++c) {
+    EXPECT_EQ(sums[c], 40u * (c + 1) * (kCount * (kCount - 1) / 2)) << "caller " << c;
+  }
+}
+
+// Tests that a pool of one thread runs everything on the caller.
+TEST(ThreadPoolTest, SingleThreadRunsOnTheCaller) {
+  ThreadPool pool(1);
+  std::thread::id caller = std::this_thread::get_id();
+  bool elsewhere = false;
+  pool.parallelFor(50, [&](size_t) { elsewhere |= std::this_thread::get_id() != caller; });
+  EXPECT_FALSE(elsewhere);
+}
+
+}  // namespace
+}  // namespace kiln::runtime::cpu
