@@ -2,6 +2,7 @@
 
 #include "frontends/onnx/Importer.h"
 
+#include "frontends/onnx/TensorFile.h"
 #include "frontends/onnx/ops/OpTable.h"
 
 #include "dialects/graph/GraphDialect.h"
@@ -13,6 +14,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -49,8 +51,10 @@ private:
   }
 
   LogicalResult reportUnsupportedOperators(const onnx::GraphProto &graph);
+  LogicalResult resolveInputValues(const llvm::StringSet<> &arguments);
   FailureOr<RankedTensorType> argumentType(const onnx::ValueInfoProto &input);
   FailureOr<Value> importTensor(const TensorView &view, Location loc);
+  Value specialize(Value value);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
 
   MLIRContext &context_;
@@ -58,7 +62,39 @@ private:
   const ImportOptions &options_;
   OpBuilder builder_;
   llvm::StringMap<Value> values_;
+  /// The resolved data of ImportOptions::inputValues.
+  std::map<std::string, ResolvedTensor> inputValues_;
+  /// The function's entry block, its argument names, and the arguments that became constants.
+  Block *body_ = nullptr;
+  SmallVector<std::string> argumentNames_;
+  llvm::BitVector folded_;
 };
+
+LogicalResult GraphImporter::resolveInputValues(const llvm::StringSet<> &arguments) {
+  bool valid = true;
+  for (const auto &[name, proto] : options_.inputValues) {
+    Location loc = NameLoc::get(StringAttr::get(&context_, name), fileLoc());
+    if (!arguments.contains(name)) {
+      mlir::emitError(loc) << "a value is given for '" << name
+                           << "', which is not an input of the graph";
+      valid = false;
+      continue;
+    }
+    DiagnosticSink sink(options_.modelName);
+    std::optional<ResolvedTensor> resolved =
+        resolveTensor(std::make_unique<onnx::TensorProto>(proto),
+                      "the value given for input '" + name + "'", sink);
+    if (!resolved) {
+      for (const Diagnostic &diagnostic : std::move(sink).finish())
+        if (diagnostic.severity == Severity::Error)
+          mlir::emitError(loc) << diagnostic.message;
+      valid = false;
+      continue;
+    }
+    inputValues_.emplace(name, std::move(*resolved));
+  }
+  return success(valid);
+}
 
 LogicalResult GraphImporter::reportUnsupportedOperators(const onnx::GraphProto &graph) {
   const OpTable &table = defaultOpTable();
@@ -101,6 +137,25 @@ FailureOr<RankedTensorType> GraphImporter::argumentType(const onnx::ValueInfoPro
     shape.emplace();
     for (const onnx::TensorShapeProto::Dimension &dim : tensor.shape().dim())
       shape->push_back(dim.has_dim_value() ? dim.dim_value() : ShapedType::kDynamic);
+  }
+  auto value = inputValues_.find(input.name());
+  if (value != inputValues_.end()) {
+    const TensorView &view = value->second.view();
+    if (view.dataType != tensor.elem_type())
+      return mlir::emitError(loc)
+             << "the value given for input '" << input.name() << "' has element type "
+             << (view.elementType ? view.elementType->name : "UNDEFINED")
+             << " but the model declares data type " << tensor.elem_type();
+    if (shape && shape->size() != view.dims.size())
+      return mlir::emitError(loc) << "the value given for input '" << input.name()
+                                  << "' has rank " << view.dims.size()
+                                  << " but the input has rank " << shape->size();
+    for (size_t d = 0; shape && d < view.dims.size(); ++d)
+      if ((*shape)[d] != ShapedType::kDynamic && (*shape)[d] != view.dims[d])
+        return mlir::emitError(loc) << "the value given for input '" << input.name()
+                                    << "' has size " << view.dims[d] << " in dimension " << d
+                                    << " but the model declares " << (*shape)[d];
+    shape = SmallVector<int64_t>(view.dims.begin(), view.dims.end());
   }
   auto binding = options_.inputShapes.find(input.name());
   if (binding != options_.inputShapes.end()) {
@@ -159,6 +214,26 @@ FailureOr<Value> GraphImporter::importTensor(const TensorView &view, Location lo
   return graph::ConstantOp::create(builder_, loc, value).getResult();
 }
 
+Value GraphImporter::specialize(Value value) {
+  auto argument = llvm::dyn_cast<BlockArgument>(value);
+  if (!argument || argument.getOwner() != body_)
+    return value;
+  const std::string &name = argumentNames_[argument.getArgNumber()];
+  auto found = inputValues_.find(name);
+  if (found == inputValues_.end())
+    return value;
+  OpBuilder::InsertionGuard guard(builder_);
+  builder_.setInsertionPointToStart(body_);
+  Location loc = NameLoc::get(builder_.getStringAttr(name), fileLoc());
+  FailureOr<Value> constant = importTensor(found->second.view(), loc);
+  if (failed(constant))
+    return value;
+  argument.replaceAllUsesWith(*constant);
+  values_[name] = *constant;
+  folded_.set(argument.getArgNumber());
+  return *constant;
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   Location loc = nodeLoc(node, index);
   std::string label = nodeLabel(node, index);
@@ -172,7 +247,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
       node, opset, label, loc, builder_, model_,
       [this](const std::string &name) { return values_.lookup(name); },
       [this](const std::string &name, Value value) { values_[name] = value; },
-      [this, loc](const TensorView &view) { return importTensor(view, loc); });
+      [this, loc](const TensorView &view) { return importTensor(view, loc); },
+      [this](Value value) { return specialize(value); });
   if (failed(translate(ctx)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
@@ -193,8 +269,12 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
     initializers.insert(initializer.name());
   llvm::StringSet<> inputNames;
   SmallVector<Type> argumentTypes;
-  SmallVector<std::string> argumentNames;
-  bool inputsValid = true;
+  SmallVector<std::string> &argumentNames = argumentNames_;
+  llvm::StringSet<> graphArguments;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!initializers.contains(input.name()))
+      graphArguments.insert(input.name());
+  bool inputsValid = succeeded(resolveInputValues(graphArguments));
   for (const onnx::ValueInfoProto &input : graph.input()) {
     inputNames.insert(input.name());
     if (initializers.contains(input.name()))
@@ -223,6 +303,8 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   auto function = func::FuncOp::create(builder_, fileLoc(), functionName,
                                        builder_.getFunctionType(argumentTypes, {}));
   Block *body = function.addEntryBlock();
+  body_ = body;
+  folded_.resize(argumentTypes.size());
   for (auto [i, name] : llvm::enumerate(argumentNames)) {
     function.setArgAttr(i, "kiln.name", builder_.getStringAttr(name));
     values_[name] = body->getArgument(i);
@@ -276,7 +358,14 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   }
   if (!shapesResolved)
     return failure();
-  function.setFunctionType(builder_.getFunctionType(argumentTypes, ValueRange(results).getTypes()));
+  // Inputs that became constants leave the signature.
+  if (options_.foldedInputs)
+    for (int index : folded_.set_bits())
+      options_.foldedInputs->push_back(argumentNames[index]);
+  if (folded_.any() && failed(function.eraseArguments(folded_)))
+    return mlir::emitError(fileLoc()) << "cannot remove the graph inputs imported as constants";
+  function.setFunctionType(
+      builder_.getFunctionType(body->getArgumentTypes(), ValueRange(results).getTypes()));
   // Outputs keep their ONNX names, as inputs do, for the artifact's signature.
   for (auto [i, output] : llvm::enumerate(graph.output()))
     function.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));

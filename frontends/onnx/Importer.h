@@ -2,7 +2,9 @@
 //
 // The importer turns the main graph of a LoadedModel into one `func.func` of graph-dialect ops:
 // graph inputs become arguments, initializers become `graph.constant`, every node is translated
-// by the operator table (OpTable.h), and graph outputs become the results.
+// by the operator table (OpTable.h), and graph outputs become the results. An import may be
+// specialized for concrete input values, which turns the inputs operators read at import time
+// into constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,8 @@
 #define FRONTENDS_ONNX_IMPORTER_H
 
 #include "frontends/onnx/ModelLoader.h"
+
+#include <onnx/onnx_pb.h>
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,6 +38,16 @@ struct ImportOptions {
   /// Initializers and Constant tensors with more bytes than this become
   /// DenseResourceElementsAttr blobs instead of inline DenseElementsAttr (0: always inline).
   uint64_t resourceThresholdBytes = 0;
+  /// Concrete values of graph inputs by name, specializing the import for one set of inputs
+  /// (e.g. a backend test's test_data_set_0). An input whose contents an operator needs at import
+  /// time (Reshape's shape, Slice's starts, Resize's scales, TopK's K, Pad's pads, ...) becomes a
+  /// constant holding its value and leaves the function's arguments; every other input named
+  /// here takes its value's shape, so its dynamic dimensions become static. The element type and
+  /// static dimensions must agree with the model's declaration.
+  std::map<std::string, onnx::TensorProto> inputValues;
+  /// When set, receives the names of the inputs of `inputValues` that became constants, in graph
+  /// input order: the function has no argument for them, so a caller must not feed them.
+  std::vector<std::string> *foldedInputs = nullptr;
 };
 
 /// Translates the main graph of `model` into a module holding one `func.func` named after the

@@ -5,5 +5,7 @@ set(KILN_ONNX_LOADER_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/ModelLoader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ModelValidation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TensorData.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TensorFile.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TestDataSet.cpp
   ${CMAKE_CURRENT_LIST_DIR}/WireFormatScan.cpp
 )

@@ -139,7 +139,7 @@ LogicalResult translateDropout(NodeContext &ctx) {
     return failure();
   // From opset 12 the training mode is an input; a constant false (or none) is inference.
   if (ctx.opset() >= 12 && ctx.hasInput(2)) {
-    std::optional<DenseElementsAttr> training = NodeContext::constantElements(ctx.input(2));
+    std::optional<DenseElementsAttr> training = ctx.constantInput(2);
     if (!training || !training->isSplat() || training->getSplatValue<bool>())
       return ctx.emitError() << "only inference is supported (training_mode must be a constant "
                                 "false)";

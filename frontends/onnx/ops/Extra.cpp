@@ -384,8 +384,7 @@ LogicalResult translateDynamicQuantizeLinear(NodeContext &ctx) {
 /// The one element of input `index` as a double when it is a constant; reports an error naming
 /// `what` otherwise.
 FailureOr<double> constantScalar(NodeContext &ctx, int index, StringRef what) {
-  std::optional<DenseElementsAttr> elements =
-      ctx.hasInput(index) ? NodeContext::constantElements(ctx.input(index)) : std::nullopt;
+  std::optional<DenseElementsAttr> elements = ctx.constantInput(index);
   if (!elements || elements->getNumElements() != 1)
     return ctx.emitError() << what << " (input " << index
                            << ") must be a single value known at import time";
@@ -556,7 +555,7 @@ LogicalResult translateMaxUnpool(NodeContext &ctx) {
   SmallVector<int64_t> outputShape(type.getShape());
   if (ctx.hasInput(2)) {
     std::optional<SmallVector<int64_t>> shape;
-    if (std::optional<DenseElementsAttr> elements = NodeContext::constantElements(ctx.input(2))) {
+    if (std::optional<DenseElementsAttr> elements = ctx.constantInput(2)) {
       shape.emplace();
       for (const APInt &value : elements->getValues<APInt>())
         shape->push_back(value.getSExtValue());

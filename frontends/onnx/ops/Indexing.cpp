@@ -42,7 +42,7 @@ NamedAttribute namedBool(NodeContext &ctx, StringRef name, bool value) {
 /// The elements of input `index` as doubles when it is an integer or floating-point constant;
 /// reports an error naming `what` otherwise.
 FailureOr<SmallVector<double>> constantNumbers(NodeContext &ctx, int index, StringRef what) {
-  std::optional<DenseElementsAttr> elements = NodeContext::constantElements(ctx.input(index));
+  std::optional<DenseElementsAttr> elements = ctx.constantInput(index);
   if (!elements && llvm::isa<IntegerType>(ctx.inputType(index).getElementType())) {
     // Integers computed from constants (shape arithmetic) are evaluated by constantInts.
     FailureOr<SmallVector<int64_t>> values = ctx.constantInts(index, what);

@@ -175,7 +175,7 @@ LogicalResult translateConvTranspose(NodeContext &ctx) {
 
 /// The floating-point elements of constant input `index`, or failure (reported, naming `what`).
 FailureOr<SmallVector<float>> constantFloats(NodeContext &ctx, int index, StringRef what) {
-  std::optional<DenseElementsAttr> elements = NodeContext::constantElements(ctx.input(index));
+  std::optional<DenseElementsAttr> elements = ctx.constantInput(index);
   if (!elements || !llvm::isa<FloatType>(elements->getElementType())) {
     ctx.emitError() << what << " (input " << index << ") must be a floating-point constant "
                     << "(an initializer or a Constant node) to be imported";

@@ -121,6 +121,10 @@ std::optional<DenseElementsAttr> NodeContext::constantElements(Value value) {
   return elements;
 }
 
+std::optional<DenseElementsAttr> NodeContext::constantInput(int index) {
+  return hasInput(index) ? constantElements(specialized(input(index))) : std::nullopt;
+}
+
 namespace {
 
 using ShapeEntry = NodeContext::ShapeEntry;
@@ -143,8 +147,10 @@ constexpr int64_t kMaxEvaluatedElements = 4096;
 
 /// Evaluates `value` when it is an integer tensor computed from constants by the ops exported
 /// shape arithmetic uses (Shape folded to a constant, then Gather, Unsqueeze, Concat, Slice, Cast
-/// and elementwise arithmetic, as PyTorch writes `x.view(x.size(0), -1)`).
-std::optional<KnownIntegers> evaluateIntegers(Value value, int depth = 0) {
+/// and elementwise arithmetic, as PyTorch writes `x.view(x.size(0), -1)`). Graph inputs the
+/// import is specialized for are turned into constants by `specialize` on the way.
+std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ctx, int depth = 0) {
+  value = ctx.specialized(value);
   auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
   if (!type || !type.hasStaticShape() || type.getNumElements() > kMaxEvaluatedElements ||
       depth > 32)
@@ -187,7 +193,9 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, int depth = 0) {
   }
   if (!llvm::isa<IntegerType>(type.getElementType()))
     return std::nullopt;
-  auto operand = [&](unsigned index) { return evaluateIntegers(op->getOperand(index), depth + 1); };
+  auto operand = [&](unsigned index) {
+    return evaluateIntegers(op->getOperand(index), ctx, depth + 1);
+  };
   // A placeholder of Shape: its static dimensions are numbers, the dynamic ones stay symbolic.
   if (auto placeholder = llvm::dyn_cast<UnrealizedConversionCastOp>(op)) {
     auto start = placeholder->getAttrOfType<IntegerAttr>(NodeContext::kShapeStartAttr);
@@ -309,7 +317,7 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, int depth = 0) {
 } // namespace
 
 FailureOr<SmallVector<ShapeEntry>> NodeContext::shapeEntries(int index, StringRef what) {
-  std::optional<KnownIntegers> known = evaluateIntegers(input(index));
+  std::optional<KnownIntegers> known = evaluateIntegers(input(index), *this);
   if (!known) {
     emitError() << what << " (input " << index << ") must be an integer constant "
                 << "(an initializer, a Constant node or shape arithmetic on them) to be imported";

@@ -57,13 +57,17 @@ public:
   using ValueLookup = std::function<mlir::Value(const std::string &)>;
   using ValueDefine = std::function<void(const std::string &, mlir::Value)>;
   using ConstantBuilder = std::function<mlir::FailureOr<mlir::Value>(const TensorView &)>;
+  /// Returns the value that stands for `value` once its contents are needed at import time: a
+  /// graph input the import is specialized for becomes a constant; anything else is returned
+  /// as it is.
+  using ValueSpecializer = std::function<mlir::Value(mlir::Value)>;
 
   NodeContext(const onnx::NodeProto &node, int64_t opset, std::string label, mlir::Location loc,
               mlir::OpBuilder &builder, const LoadedModel &model, ValueLookup lookup,
-              ValueDefine define, ConstantBuilder constant)
+              ValueDefine define, ConstantBuilder constant, ValueSpecializer specialize = {})
       : node_(node), opset_(opset), label_(std::move(label)), loc_(loc), builder_(builder),
         model_(model), lookup_(std::move(lookup)), define_(std::move(define)),
-        constant_(std::move(constant)) {}
+        constant_(std::move(constant)), specialize_(std::move(specialize)) {}
 
   const onnx::NodeProto &node() const { return node_; }
   /// The opset of the node's domain that the model imports.
@@ -153,6 +157,15 @@ public:
   static constexpr llvm::StringLiteral kShapeStartAttr = "kiln.onnx_shape_start";
   /// The elements of `value` when it is a graph.constant with inline data.
   static std::optional<mlir::DenseElementsAttr> constantElements(mlir::Value value);
+  /// The elements of input `index` when it is a graph.constant with inline data or a graph input
+  /// whose value the import is specialized for (which then becomes that constant); nullopt when
+  /// the input is omitted or only known at run time.
+  std::optional<mlir::DenseElementsAttr> constantInput(int index);
+  /// `value`, or the constant that replaces it when it is a graph input whose value the import is
+  /// specialized for (ImportOptions::inputValues).
+  mlir::Value specialized(mlir::Value value) const {
+    return specialize_ && value ? specialize_(value) : value;
+  }
 
   /// A graph.constant holding `view`'s data (Constant nodes' tensors).
   mlir::FailureOr<mlir::Value> tensorConstant(const TensorView &view) { return constant_(view); }
@@ -251,6 +264,7 @@ private:
   ValueLookup lookup_;
   ValueDefine define_;
   ConstantBuilder constant_;
+  ValueSpecializer specialize_;
 };
 
 /// Translates one node; reports its own errors through the NodeContext.

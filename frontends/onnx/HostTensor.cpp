@@ -1,0 +1,72 @@
+//===- HostTensor.cpp - ONNX tensors as Kiln runtime host tensors -----------===//
+
+#include "frontends/onnx/HostTensor.h"
+
+#include "frontends/onnx/TensorFile.h"
+
+#include <filesystem>
+
+namespace kiln::onnx_frontend {
+
+std::optional<kiln_element_type_t> hostElementType(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return KILN_ELEMENT_TYPE_F32;
+  case onnx::TensorProto::DOUBLE:
+    return KILN_ELEMENT_TYPE_F64;
+  case onnx::TensorProto::FLOAT16:
+    return KILN_ELEMENT_TYPE_F16;
+  case onnx::TensorProto::BFLOAT16:
+    return KILN_ELEMENT_TYPE_BF16;
+  case 17: // FLOAT8E4M3FN
+    return KILN_ELEMENT_TYPE_F8E4M3FN;
+  case 19: // FLOAT8E5M2
+    return KILN_ELEMENT_TYPE_F8E5M2;
+  case onnx::TensorProto::INT64:
+    return KILN_ELEMENT_TYPE_I64;
+  case onnx::TensorProto::INT32:
+    return KILN_ELEMENT_TYPE_I32;
+  case onnx::TensorProto::INT16:
+    return KILN_ELEMENT_TYPE_I16;
+  case onnx::TensorProto::INT8:
+    return KILN_ELEMENT_TYPE_I8;
+  case onnx::TensorProto::UINT8:
+    return KILN_ELEMENT_TYPE_U8;
+  case onnx::TensorProto::BOOL:
+    return KILN_ELEMENT_TYPE_BOOL;
+  default:
+    return std::nullopt;
+  }
+}
+
+kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTensor) {
+  std::optional<kiln_element_type_t> type = hostElementType(view.dataType);
+  if (!type) {
+    std::string message = "tensor '" + view.name + "' has ONNX element type " +
+                          (view.elementType ? view.elementType->name
+                                            : std::to_string(view.dataType)) +
+                          ", which the runtime has no host tensor type for";
+    return kiln_status_create(KILN_STATUS_UNIMPLEMENTED, message.c_str());
+  }
+  return kiln_tensor_create_copy(*type, view.dims.size(), view.dims.data(), view.data,
+                                 view.byteSize, outTensor);
+}
+
+kiln_status_t *readHostTensorFile(const std::string &path, kiln_tensor_t **outTensor) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error))
+    return kiln_status_create(KILN_STATUS_NOT_FOUND,
+                              (path + ": no such tensor file").c_str());
+  DiagnosticSink sink(path);
+  std::optional<ResolvedTensor> tensor = readTensorFile(path, sink);
+  if (!tensor) {
+    std::string message;
+    for (const Diagnostic &diagnostic : std::move(sink).finish())
+      if (diagnostic.severity == Severity::Error)
+        message += (message.empty() ? "" : "; ") + diagnostic.message;
+    return kiln_status_create(KILN_STATUS_INVALID_ARGUMENT, message.c_str());
+  }
+  return createHostTensor(tensor->view(), outTensor);
+}
+
+} // namespace kiln::onnx_frontend

@@ -1,0 +1,38 @@
+//===- HostTensor.h - ONNX tensors as Kiln runtime host tensors -------------===//
+//
+// Converts resolved ONNX tensors (TensorProto values, .pb tensor files) into the runtime's host
+// tensors (kiln_tensor_t of kiln/runtime.h), the form runners feed to sessions and compare
+// against. The runtime itself reads no protobuf; this bridge lives in the frontend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_ONNX_HOSTTENSOR_H
+#define FRONTENDS_ONNX_HOSTTENSOR_H
+
+#include "frontends/onnx/ModelLoader.h"
+
+#include "kiln/runtime.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kiln::onnx_frontend {
+
+/// The runtime element type of an ONNX TensorProto.DataType, or nullopt when the runtime has
+/// none (STRING, UINT16/32/64, complex, 4-bit and the FNUZ float8 types).
+std::optional<kiln_element_type_t> hostElementType(int32_t dataType);
+
+/// Creates a host tensor with `view`'s element type, dims and data. Returns UNIMPLEMENTED,
+/// naming the tensor and its ONNX type, when the runtime has no such element type (strings
+/// included), and the runtime's status when it cannot allocate the tensor.
+kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTensor);
+
+/// Reads the serialized TensorProto at `path` (a backend test's input_K.pb or output_K.pb) into
+/// a host tensor. A file that cannot be read or parsed is INVALID_ARGUMENT (NOT_FOUND when it
+/// does not exist), with the loader's message naming the file.
+kiln_status_t *readHostTensorFile(const std::string &path, kiln_tensor_t **outTensor);
+
+} // namespace kiln::onnx_frontend
+
+#endif // FRONTENDS_ONNX_HOSTTENSOR_H
