@@ -80,6 +80,34 @@ int main(int argc, char** argv) {
   kiln_tensor_release(tensor);
   remove(path);
 
+  /* Artifacts and sessions: the exported entry points, their errors and defaults. */
+  {
+    static const unsigned char not_an_artifact[16] = {12, 0, 0, 0, 'O', 'N', 'N', 'X'};
+    kiln_artifact_t* artifact = NULL;
+    kiln_session_t* session = NULL;
+    kiln_session_options_t options;
+
+    status = kiln_artifact_load_memory(not_an_artifact, sizeof(not_an_artifact), "bytes.kiln",
+                                       &artifact);
+    CHECK(kiln_status_code(status) == KILN_STATUS_DATA_LOSS);
+    CHECK(strstr(kiln_status_message(status), "bytes.kiln: not a valid .kiln artifact") != NULL);
+    CHECK(artifact == NULL);
+    kiln_status_release(status);
+
+    kiln_session_options_initialize(&options);
+    CHECK(options.struct_size == sizeof(options));
+    CHECK(options.device_kind == KILN_DEVICE_KIND_CPU);
+    CHECK(options.num_threads == 0);
+    status = kiln_session_create(NULL, &options, &session);
+    CHECK(kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT);
+    CHECK(session == NULL);
+    kiln_status_release(status);
+    CHECK(kiln_artifact_input_count(NULL) == 0);
+    CHECK(kiln_session_output_count(NULL) == 0);
+    kiln_artifact_release(NULL);
+    kiln_session_release(NULL);
+  }
+
   if (failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

@@ -128,6 +128,48 @@ TEST(SessionTest, RefusesAnUnknownLibraryCall) {
             "device (it runs the 'onednn.*' calls)");
 }
 
+// Tests that a LibraryCall step reaches oneDNN through createLibraryCallKernel and reads and
+// writes the session's buffers: a matmul against a naive loop.
+TEST(SessionTest, RunsAOneDnnLibraryCall) {
+  constexpr int64_t kM = 4, kK = 8, kN = 3;
+  ArtifactSpec spec;
+  spec.inputs = {{"a", KILN_ELEMENT_TYPE_F32, {kM, kK}, {}}, {"b", KILN_ELEMENT_TYPE_F32, {kK, kN}, {}}};
+  spec.outputs = {{"c", KILN_ELEMENT_TYPE_F32, {kM, kN}, {}}};
+  auto binding = [](fb::BufferKind kind, uint32_t index, std::vector<int64_t> dims) {
+    BindingSpec b;
+    b.kind = kind;
+    b.index = index;
+    b.size = static_cast<uint64_t>(dims[0] * dims[1]) * sizeof(float);
+    b.dims = std::move(dims);
+    return b;
+  };
+  StepSpec matmul;
+  matmul.kind = fb::StepKind::LibraryCall;
+  matmul.name = "onednn.matmul";
+  matmul.bindings = {binding(fb::BufferKind::Input, 0, {kM, kK}),
+                     binding(fb::BufferKind::Input, 1, {kK, kN}),
+                     binding(fb::BufferKind::Output, 0, {kM, kN})};
+  spec.steps = {matmul};
+  Artifact artifact = loadSpec(spec);
+  Result<Session> session = Session::create(artifact);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+
+  Tensor a = Tensor::create(KILN_ELEMENT_TYPE_F32, {kM, kK}).value();
+  Tensor b = Tensor::create(KILN_ELEMENT_TYPE_F32, {kK, kN}).value();
+  for (int64_t i = 0; i < kM * kK; ++i) a.dataAs<float>()[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  for (int64_t i = 0; i < kK * kN; ++i) b.dataAs<float>()[i] = 0.5f * static_cast<float>(i % 5) - 1.0f;
+  Result<std::vector<Tensor>> outputs = session->run({&a, &b});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  const float* c = (*outputs)[0].dataAs<float>();
+  for (int64_t m = 0; m < kM; ++m) {
+    for (int64_t n = 0; n < kN; ++n) {
+      float expected = 0.0f;
+      for (int64_t k = 0; k < kK; ++k) expected += a.dataAs<float>()[m * kK + k] * b.dataAs<float>()[k * kN + n];
+      EXPECT_NEAR(c[m * kN + n], expected, 1e-5f) << "c[" << m << "][" << n << "]";
+    }
+  }
+}
+
 TEST(SessionTest, RefusesAnotherDevice) {
   Artifact artifact = loadSpec(addAffineSpec());
   SessionOptions options;

@@ -142,8 +142,8 @@ class SemanticVerifier {
   Status verifyConstants() {
     const auto* constants = artifact_.constants();
     constants_size_ = constants ? constants->size() : 0;
-    if (constants && reinterpret_cast<uintptr_t>(constants->data()) % 64 != 0) {
-      return invalid("constants", "are not 64-byte aligned in the file");
+    if (constants_size_ != 0 && reinterpret_cast<uintptr_t>(constants->data()) % 64 != 0) {
+      return invalid("constants", "not 64-byte aligned in the file");
     }
     return Status();
   }
