@@ -122,8 +122,8 @@ void fillRandom(kiln::Tensor& tensor, std::mt19937& engine) {
       // Sign, an exponent for magnitudes in [0.25, 2), and a random mantissa.
       for (size_t i = 0; i < count; ++i) {
         uint32_t r = bits(engine);
-        tensor.dataAs<uint16_t>()[i] =
-            static_cast<uint16_t>(((r & 1u) << 15) | ((13u + (r >> 1) % 3u) << 10) | (r >> 8 & 0x3ffu));
+        tensor.dataAs<uint16_t>()[i] = static_cast<uint16_t>(
+            ((r & 1u) << 15) | ((13u + (r >> 1) % 3u) << 10) | (r >> 8 & 0x3ffu));
       }
       break;
     case KILN_ELEMENT_TYPE_F8E4M3FN:
@@ -228,13 +228,14 @@ int serve(const Options& options) {
       return 1;
     }
   }
-  std::printf("artifact %s: device %s, %zu inputs, %zu outputs, %zu steps, arena %llu bytes, "
-              "constants %llu bytes, run peak %llu bytes\n",
-              artifact->name().c_str(), artifact->device().c_str(), artifact->inputCount(),
-              artifact->outputCount(), artifact->stepCount(),
-              static_cast<unsigned long long>(artifact->arenaSize()),
-              static_cast<unsigned long long>(artifact->constantsSize()),
-              static_cast<unsigned long long>(artifact->runPeakMemory()));
+  std::printf(
+      "artifact %s: device %s, %zu inputs, %zu outputs, %zu steps, arena %llu bytes, "
+      "constants %llu bytes, run peak %llu bytes\n",
+      artifact->name().c_str(), artifact->device().c_str(), artifact->inputCount(),
+      artifact->outputCount(), artifact->stepCount(),
+      static_cast<unsigned long long>(artifact->arenaSize()),
+      static_cast<unsigned long long>(artifact->constantsSize()),
+      static_cast<unsigned long long>(artifact->runPeakMemory()));
 
   // The expected result of every request, from the single-threaded session.
   std::vector<uint64_t> expected(options.requests);
@@ -274,8 +275,10 @@ int serve(const Options& options) {
                      outputs.status().toString().c_str());
         failures.fetch_add(1);
       } else if (hashOutputs(*outputs) != expected[r]) {
-        std::fprintf(stderr, "kiln-serve-example: request %u: the result differs from the "
-                             "single-threaded run\n", r);
+        std::fprintf(stderr,
+                     "kiln-serve-example: request %u: the result differs from the "
+                     "single-threaded run\n",
+                     r);
         mismatches.fetch_add(1);
       }
     }
@@ -284,16 +287,16 @@ int serve(const Options& options) {
   std::vector<std::thread> clients;
   for (unsigned t = 0; t < options.threads; ++t) clients.emplace_back(client);
   for (std::thread& thread : clients) thread.join();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   kiln::Result<kiln_session_statistics_t> stats = session->statistics();
-  std::printf("served %u requests from %u threads in %.3f s: %.1f requests/s; run latency "
-              "p50 %.3f ms, p99 %.3f ms; %u session threads, %llu arenas\n",
-              options.requests, options.threads, seconds,
-              seconds > 0 ? options.requests / seconds : 0.0, percentile(latencies_ms, 0.5),
-              percentile(latencies_ms, 0.99), stats.ok() ? stats->num_threads : 0u,
-              stats.ok() ? static_cast<unsigned long long>(stats->arena_count) : 0ull);
+  std::printf(
+      "served %u requests from %u threads in %.3f s: %.1f requests/s; run latency "
+      "p50 %.3f ms, p99 %.3f ms; %u session threads, %llu arenas\n",
+      options.requests, options.threads, seconds, seconds > 0 ? options.requests / seconds : 0.0,
+      percentile(latencies_ms, 0.5), percentile(latencies_ms, 0.99),
+      stats.ok() ? stats->num_threads : 0u,
+      stats.ok() ? static_cast<unsigned long long>(stats->arena_count) : 0ull);
   if (mismatches.load() != 0 || failures.load() != 0) {
     std::printf("FAILED: %u results differ from the single-threaded run, %u requests failed\n",
                 mismatches.load(), failures.load());

@@ -112,9 +112,10 @@ inline ArtifactSpec addAffineSpec() {
   spec.constants.assign(128, 0xAB);
   float coefficients[2] = {kScale, kShift};
   std::memcpy(spec.constants.data() + 64, coefficients, sizeof(coefficients));
-  spec.code_objects.push_back(
-      {"x86_64", fb::CodeFormat::ElfSharedObject, testKernelBytes(),
-       {"kiln_test_add_f32", "kiln_test_affine_f32"}});
+  spec.code_objects.push_back({"x86_64",
+                               fb::CodeFormat::ElfSharedObject,
+                               testKernelBytes(),
+                               {"kiln_test_add_f32", "kiln_test_affine_f32"}});
   spec.arena_size = kTensorBytes;
   spec.naive_intermediate_size = kTensorBytes;
 
@@ -137,7 +138,8 @@ inline ArtifactSpec addAffineSpec() {
   affine.name = "multiply, add";
   StepSpec copy;
   copy.kind = fb::StepKind::Copy;
-  copy.bindings = {tensorBinding(fb::BufferKind::Input, 0), tensorBinding(fb::BufferKind::Output, 1)};
+  copy.bindings = {tensorBinding(fb::BufferKind::Input, 0),
+                   tensorBinding(fb::BufferKind::Output, 1)};
   spec.steps = {add, affine, copy};
   return spec;
 }
@@ -174,8 +176,8 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
   std::vector<flatbuffers::Offset<fb::CodeObject>> code_objects;
   for (const CodeObjectSpec& code : spec.code_objects) {
     auto target = fbb.CreateString(code.target);
-    auto data = fbb.CreateVector(reinterpret_cast<const uint8_t*>(code.bytes.data()),
-                                 code.bytes.size());
+    auto data =
+        fbb.CreateVector(reinterpret_cast<const uint8_t*>(code.bytes.data()), code.bytes.size());
     auto kernels = fbb.CreateVectorOfStrings(code.kernels);
     code_objects.push_back(fb::CreateCodeObject(fbb, target, code.format, data, kernels));
   }

@@ -164,10 +164,10 @@ TEST(ArtifactTest, RefusesAnotherFormatVersion) {
   spec.format_version = KILN_ARTIFACT_FORMAT_VERSION + 6;
   Status status = loadStatus(spec);
   EXPECT_EQ(status.code(), KILN_STATUS_FAILED_PRECONDITION);
-  EXPECT_EQ(status.message(),
-            "test.kiln: .kiln format version " + std::to_string(KILN_ARTIFACT_FORMAT_VERSION + 6) +
-                " is not supported (this runtime reads version " +
-                std::to_string(KILN_ARTIFACT_FORMAT_VERSION) + ")");
+  EXPECT_EQ(status.message(), "test.kiln: .kiln format version " +
+                                  std::to_string(KILN_ARTIFACT_FORMAT_VERSION + 6) +
+                                  " is not supported (this runtime reads version " +
+                                  std::to_string(KILN_ARTIFACT_FORMAT_VERSION) + ")");
 }
 
 TEST(ArtifactTest, RefusesAnUnknownDevice) {
@@ -284,8 +284,8 @@ TEST(ArtifactTest, RefusesBadSignatures) {
 TEST(ArtifactTest, RefusesACopyBetweenDifferentSizes) {
   ArtifactSpec spec = addAffineSpec();
   spec.steps[2].bindings[0].dims = {kRows, KILN_TEST_BLOCK / 2};
-  expectInvalid(spec, "step 2 (copy): copies " + std::to_string(kTensorBytes / 2) +
-                          " bytes into " + std::to_string(kTensorBytes));
+  expectInvalid(spec, "step 2 (copy): copies " + std::to_string(kTensorBytes / 2) + " bytes into " +
+                          std::to_string(kTensorBytes));
 }
 
 TEST(ArtifactTest, RefusesACopyIntoAnInput) {

@@ -55,8 +55,8 @@ void expectAffineResults(const Tensor& x, const Tensor& y, const std::vector<Ten
   const float* copies = outputs[1].dataAs<float>();
   for (size_t i = 0; i < x.elementCount(); ++i) {
     float expected = (xs[i] + ys[i]) * kScale + kShift;
-    ASSERT_FLOAT_EQ(zs[i], expected) << "element " << i << " (workgroup " << i / KILN_TEST_BLOCK
-                                     << ")";
+    ASSERT_FLOAT_EQ(zs[i], expected)
+        << "element " << i << " (workgroup " << i / KILN_TEST_BLOCK << ")";
     ASSERT_EQ(copies[i], xs[i]) << "element " << i;
   }
 }
@@ -118,7 +118,8 @@ TEST(SessionTest, RefusesAnUnknownLibraryCall) {
   StepSpec call;
   call.kind = fb::StepKind::LibraryCall;
   call.name = "cublaslt.matmul";
-  call.bindings = {tensorBinding(fb::BufferKind::Input, 0), tensorBinding(fb::BufferKind::Arena, 0)};
+  call.bindings = {tensorBinding(fb::BufferKind::Input, 0),
+                   tensorBinding(fb::BufferKind::Arena, 0)};
   spec.steps.insert(spec.steps.begin(), call);
   Artifact artifact = loadSpec(spec);
   Status status = Session::create(artifact).status();
@@ -133,7 +134,8 @@ TEST(SessionTest, RefusesAnUnknownLibraryCall) {
 TEST(SessionTest, RunsAOneDnnLibraryCall) {
   constexpr int64_t kM = 4, kK = 8, kN = 3;
   ArtifactSpec spec;
-  spec.inputs = {{"a", KILN_ELEMENT_TYPE_F32, {kM, kK}, {}}, {"b", KILN_ELEMENT_TYPE_F32, {kK, kN}, {}}};
+  spec.inputs = {{"a", KILN_ELEMENT_TYPE_F32, {kM, kK}, {}},
+                 {"b", KILN_ELEMENT_TYPE_F32, {kK, kN}, {}}};
   spec.outputs = {{"c", KILN_ELEMENT_TYPE_F32, {kM, kN}, {}}};
   auto binding = [](fb::BufferKind kind, uint32_t index, std::vector<int64_t> dims) {
     BindingSpec b;
@@ -156,15 +158,18 @@ TEST(SessionTest, RunsAOneDnnLibraryCall) {
 
   Tensor a = Tensor::create(KILN_ELEMENT_TYPE_F32, {kM, kK}).value();
   Tensor b = Tensor::create(KILN_ELEMENT_TYPE_F32, {kK, kN}).value();
-  for (int64_t i = 0; i < kM * kK; ++i) a.dataAs<float>()[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-  for (int64_t i = 0; i < kK * kN; ++i) b.dataAs<float>()[i] = 0.5f * static_cast<float>(i % 5) - 1.0f;
+  for (int64_t i = 0; i < kM * kK; ++i)
+    a.dataAs<float>()[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  for (int64_t i = 0; i < kK * kN; ++i)
+    b.dataAs<float>()[i] = 0.5f * static_cast<float>(i % 5) - 1.0f;
   Result<std::vector<Tensor>> outputs = session->run({&a, &b});
   ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
   const float* c = (*outputs)[0].dataAs<float>();
   for (int64_t m = 0; m < kM; ++m) {
     for (int64_t n = 0; n < kN; ++n) {
       float expected = 0.0f;
-      for (int64_t k = 0; k < kK; ++k) expected += a.dataAs<float>()[m * kK + k] * b.dataAs<float>()[k * kN + n];
+      for (int64_t k = 0; k < kK; ++k)
+        expected += a.dataAs<float>()[m * kK + k] * b.dataAs<float>()[k * kN + n];
       EXPECT_NEAR(c[m * kN + n], expected, 1e-5f) << "c[" << m << "][" << n << "]";
     }
   }

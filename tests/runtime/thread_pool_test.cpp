@@ -18,7 +18,8 @@ TEST(ThreadPoolTest, RunsEveryIterationOnce) {
   for (size_t count : {0u, 1u, 2u, 7u, 1000u}) {
     std::vector<std::atomic<int>> hits(count);
     pool.parallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
-    for (size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << "count " << count << " i " << i;
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(hits[i].load(), 1) << "count " << count << " i " << i;
   }
 }
 

@@ -51,10 +51,10 @@ Status checkStructSize(const Struct* out, const char* api_name, const char* type
     return Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": the out-struct is NULL");
   }
   if (out->struct_size < sizeof(Struct)) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  std::string(api_name) + ": struct_size " + std::to_string(out->struct_size) +
-                      " is smaller than sizeof(" + type_name + ") " +
-                      std::to_string(sizeof(Struct)));
+    return Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": struct_size " +
+                                                    std::to_string(out->struct_size) +
+                                                    " is smaller than sizeof(" + type_name + ") " +
+                                                    std::to_string(sizeof(Struct)));
   }
   return Status();
 }
@@ -78,13 +78,15 @@ LoadedArtifact::LoadedArtifact(std::string name, Bytes bytes, size_t size)
 Result<LoadedArtifact::Bytes> LoadedArtifact::allocateBytes(size_t size, const std::string& name) {
   size_t capacity = (size + kArtifactAlignment - 1) / kArtifactAlignment * kArtifactAlignment;
   if (capacity < size) {
-    return Status(KILN_STATUS_OUT_OF_RANGE, name + ": " + std::to_string(size) + " bytes is too large");
+    return Status(KILN_STATUS_OUT_OF_RANGE,
+                  name + ": " + std::to_string(size) + " bytes is too large");
   }
   if (capacity == 0) capacity = kArtifactAlignment;
   Bytes bytes(static_cast<uint8_t*>(std::aligned_alloc(kArtifactAlignment, capacity)));
   if (!bytes) {
-    return Status(KILN_STATUS_RESOURCE_EXHAUSTED,
-                  name + ": cannot allocate " + std::to_string(capacity) + " bytes for the artifact");
+    return Status(
+        KILN_STATUS_RESOURCE_EXHAUSTED,
+        name + ": cannot allocate " + std::to_string(capacity) + " bytes for the artifact");
   }
   return bytes;
 }
@@ -129,8 +131,8 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadMemory(const v
   return create(std::move(name), std::move(*bytes), size);
 }
 
-Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::create(std::string name,
-                                                                     Bytes bytes, size_t size) {
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::create(std::string name, Bytes bytes,
+                                                                     size_t size) {
   if (Status s = verifyArtifact(bytes.get(), size, name); !s.ok()) return s;
   std::shared_ptr<LoadedArtifact> artifact(
       new LoadedArtifact(std::move(name), std::move(bytes), size));
@@ -159,8 +161,7 @@ uint64_t LoadedArtifact::runPeakMemory() const {
   return total;
 }
 
-std::string LoadedArtifact::formatType(kiln_element_type_t type, const int64_t* dims,
-                                       size_t rank) {
+std::string LoadedArtifact::formatType(kiln_element_type_t type, const int64_t* dims, size_t rank) {
   std::string text = describeElementType(type) + "[";
   for (size_t i = 0; i < rank; ++i) {
     if (i != 0) text += ",";
@@ -183,7 +184,8 @@ void LoadedArtifact::buildTables() {
       std::vector<const char*> symbols(c.rank > 0 ? c.rank : 1, "");
       if (signature.dim_symbols() && signature.dim_symbols()->size() == c.rank) {
         for (size_t d = 0; d < c.rank; ++d) {
-          symbols[d] = stringOr(signature.dim_symbols()->Get(static_cast<flatbuffers::uoffset_t>(d)), "");
+          symbols[d] =
+              stringOr(signature.dim_symbols()->Get(static_cast<flatbuffers::uoffset_t>(d)), "");
         }
       }
       string_tables_.push_back(std::move(symbols));
@@ -244,12 +246,14 @@ void LoadedArtifact::buildTables() {
         c.kind = KILN_STEP_KIND_DISPATCH;
         c.code_object = dispatch.code_object();
         c.kernel = dispatch.kernel();
-        c.name = code_objects.Get(dispatch.code_object())->kernels()->Get(dispatch.kernel())->c_str();
+        c.name =
+            code_objects.Get(dispatch.code_object())->kernels()->Get(dispatch.kernel())->c_str();
         c.description = stringOr(dispatch.description(), "");
         c.workgroup_rank = dispatch.workgroup_count()->size();
         c.workgroup_count = dispatch.workgroup_count()->data();
         for (uint32_t count : *dispatch.workgroup_count()) c.workgroup_total *= count;
-        for (const fb::Binding* binding : *dispatch.bindings()) bindings.push_back(bindingInfo(*binding));
+        for (const fb::Binding* binding : *dispatch.bindings())
+          bindings.push_back(bindingInfo(*binding));
         break;
       }
       case fb::StepKind::LibraryCall: {
@@ -257,7 +261,8 @@ void LoadedArtifact::buildTables() {
         c.kind = KILN_STEP_KIND_LIBRARY_CALL;
         c.name = call.name()->c_str();
         c.description = stringOr(call.description(), "");
-        for (const fb::Binding* binding : *call.bindings()) bindings.push_back(bindingInfo(*binding));
+        for (const fb::Binding* binding : *call.bindings())
+          bindings.push_back(bindingInfo(*binding));
         break;
       }
       case fb::StepKind::Copy: {
@@ -350,7 +355,8 @@ static kiln_status_t* copySignature(const char* api_name, const kiln_artifact_t*
                                     kiln_tensor_signature_t* out_signature) {
   return guardCApi(api_name, [&]() -> kiln::Status {
     if (artifact == nullptr) {
-      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": artifact is NULL");
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          std::string(api_name) + ": artifact is NULL");
     }
     if (kiln::Status s = checkStructSize(out_signature, api_name, "kiln_tensor_signature_t");
         !s.ok()) {
@@ -401,7 +407,8 @@ kiln_status_t* kiln_artifact_code_object_info(const kiln_artifact_t* artifact, s
   const char* api_name = "kiln_artifact_code_object_info";
   return guardCApi(api_name, [&]() -> kiln::Status {
     if (artifact == nullptr) {
-      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": artifact is NULL");
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          std::string(api_name) + ": artifact is NULL");
     }
     if (kiln::Status s = checkStructSize(out_info, api_name, "kiln_code_object_info_t"); !s.ok()) {
       return s;
@@ -422,7 +429,8 @@ kiln_status_t* kiln_artifact_step_info(const kiln_artifact_t* artifact, size_t i
   const char* api_name = "kiln_artifact_step_info";
   return guardCApi(api_name, [&]() -> kiln::Status {
     if (artifact == nullptr) {
-      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, std::string(api_name) + ": artifact is NULL");
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          std::string(api_name) + ": artifact is NULL");
     }
     if (kiln::Status s = checkStructSize(out_info, api_name, "kiln_step_info_t"); !s.ok()) return s;
     const auto& list = artifact->artifact->steps();

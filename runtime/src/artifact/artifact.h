@@ -32,7 +32,7 @@ class LoadedArtifact {
   /// Copies `size` bytes at `data` into aligned memory and verifies them; `name` stands for the
   /// file in messages.
   static Result<std::shared_ptr<const LoadedArtifact>> loadMemory(const void* data, size_t size,
-                                                                   std::string name);
+                                                                  std::string name);
 
   LoadedArtifact(const LoadedArtifact&) = delete;
   LoadedArtifact& operator=(const LoadedArtifact&) = delete;

@@ -106,8 +106,9 @@ class SemanticVerifier {
     return Status();
   }
 
-  Status verifySignatureList(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSignature>>& list,
-                             const char* kind, std::vector<uint64_t>* sizes) {
+  Status verifySignatureList(
+      const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSignature>>& list, const char* kind,
+      std::vector<uint64_t>* sizes) {
     std::set<std::string_view> names;
     for (flatbuffers::uoffset_t i = 0; i < list.size(); ++i) {
       const fb::TensorSignature& signature = *list.Get(i);
@@ -153,8 +154,8 @@ class SemanticVerifier {
     bool cpu = artifact_.device()->string_view() == "cpu";
     for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
       const fb::CodeObject& code = *code_objects.Get(i);
-      std::string where = "code object " + std::to_string(i) + " (target '" +
-                          code.target()->str() + "')";
+      std::string where =
+          "code object " + std::to_string(i) + " (target '" + code.target()->str() + "')";
       auto format = static_cast<int>(code.format());
       if (format < static_cast<int>(fb::CodeFormat::MIN) ||
           format > static_cast<int>(fb::CodeFormat::MAX)) {
@@ -185,17 +186,15 @@ class SemanticVerifier {
     }
     const uint64_t offset = buffer.offset();
     const uint64_t size = buffer.size();
-    std::string range =
-        "[" + std::to_string(offset) + ", " +
-        (size <= std::numeric_limits<uint64_t>::max() - offset
-             ? std::to_string(offset + size)
-             : std::to_string(offset) + " + " + std::to_string(size)) +
-        ")";
+    std::string range = "[" + std::to_string(offset) + ", " +
+                        (size <= std::numeric_limits<uint64_t>::max() - offset
+                             ? std::to_string(offset + size)
+                             : std::to_string(offset) + " + " + std::to_string(size)) +
+                        ")";
     switch (buffer.kind()) {
       case fb::BufferKind::Arena:
         if (offset % program_.arena_alignment() != 0) {
-          return invalid(where, "arena offset " + std::to_string(offset) +
-                                    " is not aligned to " +
+          return invalid(where, "arena offset " + std::to_string(offset) + " is not aligned to " +
                                     std::to_string(program_.arena_alignment()));
         }
         if (offset > program_.arena_size() || size > program_.arena_size() - offset) {
@@ -247,8 +246,8 @@ class SemanticVerifier {
                         const std::string& where) {
     for (flatbuffers::uoffset_t b = 0; b < bindings.size(); ++b) {
       uint64_t byte_size = 0;
-      if (Status s = verifyBinding(*bindings.Get(b), where + ": binding " + std::to_string(b),
-                                   &byte_size);
+      if (Status s =
+              verifyBinding(*bindings.Get(b), where + ": binding " + std::to_string(b), &byte_size);
           !s.ok()) {
         return s;
       }
@@ -346,8 +345,8 @@ class SemanticVerifier {
           if (Status s = verifyCopy(*step.kind_as_Copy(), where); !s.ok()) return s;
           break;
         default:
-          return invalid(where, "unknown step kind " +
-                                    std::to_string(static_cast<int>(step.kind_type())));
+          return invalid(where,
+                         "unknown step kind " + std::to_string(static_cast<int>(step.kind_type())));
       }
     }
     return Status();

@@ -56,22 +56,22 @@ Status CpuProgram::prepare() {
   const std::string& name = artifact_->name();
   if (root.device()->string_view() != "cpu") {
     return Status(KILN_STATUS_INVALID_ARGUMENT, name + ": the artifact was compiled for device '" +
-                                                    root.device()->str() +
-                                                    "', not for the cpu");
+                                                    root.device()->str() + "', not for the cpu");
   }
   const auto& code_objects = *root.code_objects();
   // Load only the code objects some dispatch uses; the verifier has checked every index.
   std::vector<bool> used(code_objects.size(), false);
   const auto& steps = *artifact_->program().steps();
   for (const fb::Step* step : steps) {
-    if (step->kind_type() == fb::StepKind::Dispatch) used[step->kind_as_Dispatch()->code_object()] = true;
+    if (step->kind_type() == fb::StepKind::Dispatch)
+      used[step->kind_as_Dispatch()->code_object()] = true;
   }
   code_objects_.resize(code_objects.size());
   for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
     if (!used[i]) continue;
     const fb::CodeObject& code = *code_objects.Get(i);
-    std::string what = name + ": code object " + std::to_string(i) + " (target '" +
-                       code.target()->str() + "')";
+    std::string what =
+        name + ": code object " + std::to_string(i) + " (target '" + code.target()->str() + "')";
     auto loaded = ElfCodeObject::load(code.data()->data(), code.data()->size(), what);
     if (!loaded.ok()) return loaded.status();
     code_objects_[i] = std::move(*loaded);
@@ -85,10 +85,8 @@ Status CpuProgram::prepare() {
       case fb::StepKind::Dispatch: {
         const fb::Dispatch& dispatch = *step.kind_as_Dispatch();
         resolved.kind = StepKind::kDispatch;
-        const std::string symbol = code_objects.Get(dispatch.code_object())
-                                       ->kernels()
-                                       ->Get(dispatch.kernel())
-                                       ->str();
+        const std::string symbol =
+            code_objects.Get(dispatch.code_object())->kernels()->Get(dispatch.kernel())->str();
         auto address = code_objects_[dispatch.code_object()]->symbol(symbol);
         if (!address.ok()) {
           return Status(address.status().code(),
@@ -103,7 +101,8 @@ Status CpuProgram::prepare() {
         const fb::LibraryCall& call = *step.kind_as_LibraryCall();
         resolved.kind = StepKind::kLibraryCall;
         std::unique_ptr<LibraryCallKernel> kernel;
-        if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), &kernel); !s.ok()) {
+        if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), &kernel);
+            !s.ok()) {
           return Status(s.code(), name + ": step " + std::to_string(i) + ": " + s.message());
         }
         if (!kernel) {
@@ -141,9 +140,9 @@ Status CpuProgram::prepare() {
 Status CpuProgram::checkInputs(size_t input_count, const kiln_tensor_t* const* inputs) const {
   const auto& signatures = artifact_->inputs();
   if (input_count != signatures.size()) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  artifact_->name() + ": expected " + std::to_string(signatures.size()) +
-                      " inputs, got " + std::to_string(input_count));
+    return Status(KILN_STATUS_INVALID_ARGUMENT, artifact_->name() + ": expected " +
+                                                    std::to_string(signatures.size()) +
+                                                    " inputs, got " + std::to_string(input_count));
   }
   if (input_count != 0 && inputs == nullptr) {
     return Status(KILN_STATUS_INVALID_ARGUMENT, "the inputs array is NULL");
@@ -152,9 +151,8 @@ Status CpuProgram::checkInputs(size_t input_count, const kiln_tensor_t* const* i
     const kiln_tensor_signature_t& signature = signatures[i];
     const kiln_tensor_t* input = inputs[i];
     if (input == nullptr) {
-      return Status(KILN_STATUS_INVALID_ARGUMENT,
-                    std::string("input '") + signature.name + "' (" + std::to_string(i) +
-                        ") is NULL");
+      return Status(KILN_STATUS_INVALID_ARGUMENT, std::string("input '") + signature.name + "' (" +
+                                                      std::to_string(i) + ") is NULL");
     }
     const HostTensor& host = input->host;
     bool matches = host.elementType() == signature.element_type && host.rank() == signature.rank;
@@ -162,13 +160,12 @@ Status CpuProgram::checkInputs(size_t input_count, const kiln_tensor_t* const* i
       matches = host.dims()[d] == signature.dims[d];
     }
     if (!matches) {
-      return Status(KILN_STATUS_INVALID_ARGUMENT,
-                    std::string("input '") + signature.name + "': expected " +
-                        LoadedArtifact::formatType(signature.element_type, signature.dims,
-                                                   signature.rank) +
-                        ", got " +
-                        LoadedArtifact::formatType(host.elementType(), host.dims().data(),
-                                                   host.rank()));
+      return Status(
+          KILN_STATUS_INVALID_ARGUMENT,
+          std::string("input '") + signature.name + "': expected " +
+              LoadedArtifact::formatType(signature.element_type, signature.dims, signature.rank) +
+              ", got " +
+              LoadedArtifact::formatType(host.elementType(), host.dims().data(), host.rank()));
     }
   }
   return Status();
@@ -191,7 +188,8 @@ Result<std::unique_ptr<CpuProgram::RunContext>> CpuProgram::acquireContext() {
   context->arena.reset(std::aligned_alloc(alignment, capacity));
   if (!context->arena) {
     return Status(KILN_STATUS_RESOURCE_EXHAUSTED, artifact_->name() + ": cannot allocate the " +
-                                                      std::to_string(size) + "-byte arena of a run");
+                                                      std::to_string(size) +
+                                                      "-byte arena of a run");
   }
   context->addresses.resize(bindings_.size());
   context->outputs.resize(artifact_->outputs().size(), nullptr);
@@ -277,14 +275,14 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
   RunContext& run_context = **context;
   for (size_t i = 0; i < signatures.size(); ++i) {
     const kiln_tensor_signature_t& signature = signatures[i];
-    auto host = HostTensor::allocate(signature.element_type,
-                                     std::vector<int64_t>(signature.dims,
-                                                          signature.dims + signature.rank));
+    auto host =
+        HostTensor::allocate(signature.element_type,
+                             std::vector<int64_t>(signature.dims, signature.dims + signature.rank));
     if (!host.ok()) {
       releaseTensors(run_context.outputs);
       releaseContext(std::move(*context));
-      return Status(host.status().code(), std::string("output '") + signature.name +
-                                              "': " + host.status().message());
+      return Status(host.status().code(),
+                    std::string("output '") + signature.name + "': " + host.status().message());
     }
     run_context.outputs[i] = new kiln_tensor_t{std::move(*host)};
   }

@@ -40,8 +40,8 @@ class CpuProgram {
  public:
   /// Loads the code and prepares the library calls of `artifact` (a "cpu" artifact) with a pool
   /// of `num_threads` threads (0: the hardware concurrency).
-  static Result<std::unique_ptr<CpuProgram>> create(
-      std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads);
+  static Result<std::unique_ptr<CpuProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
+                                                    size_t num_threads);
 
   ~CpuProgram();
   CpuProgram(const CpuProgram&) = delete;

@@ -98,9 +98,9 @@ Result<void*> ElfCodeObject::symbol(const std::string& name) const {
   ::dlerror();  // Clear a stale error.
   void* address = ::dlsym(handle_, name.c_str());
   if (address == nullptr) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  what_ + ": kernel '" + name + "' is not exported by the shared object (" +
-                      lastDlError() + ")");
+    return Status(KILN_STATUS_INVALID_ARGUMENT, what_ + ": kernel '" + name +
+                                                    "' is not exported by the shared object (" +
+                                                    lastDlError() + ")");
   }
   return address;
 }

@@ -82,9 +82,9 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
                               artifact_device + "', but the session asks for '" + device + "'");
     }
     if (resolved.device_kind != KILN_DEVICE_KIND_CPU) {
-      return kiln::Status(KILN_STATUS_UNIMPLEMENTED,
-                          loaded->name() + ": sessions on device '" + std::string(device) +
-                              "' are not available in this runtime yet");
+      return kiln::Status(KILN_STATUS_UNIMPLEMENTED, loaded->name() + ": sessions on device '" +
+                                                         std::string(device) +
+                                                         "' are not available in this runtime yet");
     }
     auto program = kiln::runtime::cpu::CpuProgram::create(loaded, resolved.num_threads);
     if (!program.ok()) return program.status();

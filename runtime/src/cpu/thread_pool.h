@@ -38,7 +38,8 @@ class ThreadPool {
   template <typename Fn>
   void parallelFor(size_t count, Fn&& fn) {
     using Callable = std::remove_reference_t<Fn>;
-    run(count, [](void* context, size_t i) { (*static_cast<Callable*>(context))(i); },
+    run(
+        count, [](void* context, size_t i) { (*static_cast<Callable*>(context))(i); },
         const_cast<void*>(static_cast<const void*>(&fn)));
   }
 
