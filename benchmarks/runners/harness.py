@@ -165,6 +165,8 @@ class ModelBenchmark:
             command = [sys.executable, str(HERE / "torch_eager.py"), str(self.directory),
                        "--warmup", str(a.warmup), "--iterations", str(a.iterations),
                        "--json", str(json_path)]
+        if a.max_seconds:
+            command += ["--max-seconds", str(a.max_seconds)]
         return command + ["--threads", str(a.threads)] if a.threads else command
 
     def measure(self, runtime: str, round_index: int, kiln: Path) -> None:
@@ -212,6 +214,10 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs per round (default 3)")
     parser.add_argument("--iterations", type=int, default=10,
                         help="timed runs per round (default 10)")
+    parser.add_argument("--max-seconds", type=float, default=30,
+                        help="a peer stops its warm-up after half this time and its timed runs "
+                             "after this time, once 1 warm-up and 3 timed runs are done (default "
+                             "%(default)s; 0: no limit)")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="intra-op threads for ORT and PyTorch (default: the usable cores; 0: "
                              "each runtime's default)")
@@ -255,6 +261,7 @@ def main() -> int:
         **git_commit(),
         "settings": {"batch": args.batch, "rounds": args.rounds, "warmup": args.warmup,
                      "iterations": args.iterations, "threads": args.threads,
+                     "peer_max_seconds": args.max_seconds,
                      "runtimes": runtimes, "order": "alternating, one process per run"},
         "versions": {},
         "kiln_missing": None if kiln_ok or "kiln" not in runtimes else kiln_missing,

@@ -2,13 +2,14 @@
 // optimization on), the peer Kiln is measured against.
 //
 //   node benchmarks/runners/ort.mjs --model MODEL.onnx --inputs DIR [--warmup N] [--iterations N]
-//        [--threads N] [--json FILE] [--output-dir DIR]
+//        [--threads N] [--max-seconds S] [--json FILE] [--output-dir DIR]
 //
 // DIR holds one NAME.npy per model input. The JSON written has the same core fields as
 // `kiln bench --json`: {"model", "device", "compile_s" (session creation: load + graph
 // optimization), "latency_ms": {"p50", "p90", "p99", "min", "mean"}, "throughput_per_s",
 // "peak_memory_bytes" (the process's peak resident set), "iterations", "samples_ms"}.
-// --output-dir writes each output as DIR/NAME.npy (float32, int64, int32 or float64).
+// --max-seconds S stops warming up after S/2 seconds and timing after S seconds, once at least one
+// warm-up and three timed runs are done (default 0: no limit). --output-dir writes each output as DIR/NAME.npy (float32, int64, int32 or float64).
 // onnxruntime-node is resolved from the repository root's node_modules.
 
 import { createRequire } from 'node:module';
@@ -25,7 +26,7 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-  const args = { warmup: 3, iterations: 20, threads: 0 };
+  const args = { warmup: 3, iterations: 20, threads: 0, maxSeconds: 0 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i];
     const value = argv[i + 1];
@@ -36,6 +37,7 @@ function parseArgs(argv) {
       case '--warmup': args.warmup = Number.parseInt(value, 10); break;
       case '--iterations': args.iterations = Number.parseInt(value, 10); break;
       case '--threads': args.threads = Number.parseInt(value, 10); break;
+      case '--max-seconds': args.maxSeconds = Number.parseFloat(value); break;
       case '--json': args.json = value; break;
       case '--output-dir': args.outputDir = value; break;
       default: usage(`unknown option ${key}`);
@@ -128,13 +130,22 @@ async function main() {
     feeds[name] = readNpy(join(args.inputs, `${name}.npy`), ort);
   }
 
-  for (let i = 0; i < args.warmup; ++i) await session.run(feeds);
+  const secondsSince = (start) => Number(process.hrtime.bigint() - start) / 1e9;
+  let warmups = 0;
+  let begin = process.hrtime.bigint();
+  while (warmups < args.warmup) {
+    await session.run(feeds);
+    warmups += 1;
+    if (args.maxSeconds > 0 && secondsSince(begin) > args.maxSeconds / 2) break;
+  }
   const samples = [];
   let outputs;
-  for (let i = 0; i < args.iterations; ++i) {
+  begin = process.hrtime.bigint();
+  while (samples.length < args.iterations) {
     const start = process.hrtime.bigint();
     outputs = await session.run(feeds);
     samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+    if (args.maxSeconds > 0 && samples.length >= 3 && secondsSince(begin) > args.maxSeconds) break;
   }
 
   if (args.outputDir) {
@@ -157,8 +168,8 @@ async function main() {
     throughput_per_s: (batch * 1000) / p50,
     peak_memory_bytes: peakResidentBytes(),
     threads: args.threads,
-    warmup: args.warmup,
-    iterations: args.iterations,
+    warmup: warmups,
+    iterations: samples.length,
     samples_ms: samples,
   };
   const text = `${JSON.stringify(result, null, 2)}\n`;

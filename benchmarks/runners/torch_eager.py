@@ -2,7 +2,7 @@
 """Times an exported model's eager PyTorch module on the CPU, the second peer Kiln is measured against.
 
     /usr/bin/python3 benchmarks/runners/torch_eager.py MODEL_DIR [--warmup N] [--iterations N]
-        [--threads N] [--json FILE]
+        [--threads N] [--max-seconds S] [--json FILE]
 
 MODEL_DIR is an export from benchmarks/models/export.py (model.pt, inputs/, meta.json). The module
 runs in eval mode under torch.inference_mode(), fp32. The JSON has the same core fields as
@@ -35,6 +35,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--threads", type=int, default=0, help="intra-op threads (0: torch's default)")
+    parser.add_argument("--max-seconds", type=float, default=0,
+                        help="stop warming up after half this time and timing after this time, "
+                             "once at least 1 warm-up and 3 timed runs are done (0: no limit)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if args.iterations < 1 or args.warmup < 0:
@@ -53,13 +56,22 @@ def main() -> int:
               for entry in meta["inputs"]]
 
     samples = []
+    warmups = 0
     with torch.inference_mode():
-        for _ in range(args.warmup):
+        begin = time.perf_counter()
+        while warmups < args.warmup:
             model(*inputs)
-        for _ in range(args.iterations):
+            warmups += 1
+            if args.max_seconds and time.perf_counter() - begin > args.max_seconds / 2:
+                break
+        begin = time.perf_counter()
+        while len(samples) < args.iterations:
             start = time.perf_counter()
             model(*inputs)
             samples.append((time.perf_counter() - start) * 1e3)
+            if (args.max_seconds and len(samples) >= 3
+                    and time.perf_counter() - begin > args.max_seconds):
+                break
 
     ordered = np.array(samples)
     p50 = float(np.percentile(ordered, 50))
@@ -74,8 +86,8 @@ def main() -> int:
         "throughput_per_s": meta["batch"] * 1000.0 / p50,
         "peak_memory_bytes": peak_resident_bytes(),
         "threads": torch.get_num_threads(),
-        "warmup": args.warmup,
-        "iterations": args.iterations,
+        "warmup": warmups,
+        "iterations": len(samples),
         "samples_ms": samples,
     }
     text = json.dumps(result, indent=2) + "\n"
