@@ -51,27 +51,34 @@ std::optional<ResolvedTensor> resolveTensor(std::unique_ptr<onnx::TensorProto> p
   return result;
 }
 
-std::optional<ResolvedTensor> readTensorFile(const std::string &path, DiagnosticSink &sink) {
+std::unique_ptr<onnx::TensorProto> parseTensorFile(const std::string &path, DiagnosticSink &sink) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     sink.error(sink.fileLocation(), "cannot open tensor file '" + path + "'");
-    return std::nullopt;
+    return nullptr;
   }
   std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   if (file.bad()) {
     sink.error(sink.fileLocation(), "cannot read tensor file '" + path + "'");
-    return std::nullopt;
+    return nullptr;
   }
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     sink.error(sink.fileLocation(),
                "tensor file '" + path + "' is larger than a serialized TensorProto may be (2 GiB)");
-    return std::nullopt;
+    return nullptr;
   }
   auto proto = std::make_unique<onnx::TensorProto>();
   if (!proto->ParseFromString(bytes)) {
     sink.error(sink.fileLocation(), "'" + path + "' is not a serialized onnx.TensorProto");
-    return std::nullopt;
+    return nullptr;
   }
+  return proto;
+}
+
+std::optional<ResolvedTensor> readTensorFile(const std::string &path, DiagnosticSink &sink) {
+  std::unique_ptr<onnx::TensorProto> proto = parseTensorFile(path, sink);
+  if (!proto)
+    return std::nullopt;
   return resolveTensor(std::move(proto), "tensor file '" + path + "'", sink);
 }
 

@@ -54,8 +54,12 @@ private:
 std::optional<ResolvedTensor> resolveTensor(std::unique_ptr<onnx::TensorProto> proto,
                                             const std::string &subject, DiagnosticSink &sink);
 
-/// Reads the file at `path` holding one serialized TensorProto (the backend tests' .pb files)
-/// and resolves it. Every error names the file.
+/// Parses the file at `path` holding one serialized TensorProto (the backend tests' .pb files)
+/// without checking its contents. Returns nullptr after reporting an error naming the file.
+std::unique_ptr<onnx::TensorProto> parseTensorFile(const std::string &path, DiagnosticSink &sink);
+
+/// Reads the file at `path` holding one serialized TensorProto and resolves it. Every error
+/// names the file.
 std::optional<ResolvedTensor> readTensorFile(const std::string &path, DiagnosticSink &sink);
 
 } // namespace kiln::onnx_frontend

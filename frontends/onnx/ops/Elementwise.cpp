@@ -133,18 +133,35 @@ LogicalResult translateIdentity(NodeContext &ctx) {
   return success();
 }
 
-/// Dropout at inference is the identity; its mask output is not produced.
+/// Dropout at inference, or in training with a ratio of zero, is the identity and keeps every
+/// element: its mask output (opset 10 on) is all true.
 LogicalResult translateDropout(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)) || failed(ctx.requireUnusedOutputsFrom(1)))
+  if (failed(ctx.requireInputs(1)))
     return failure();
   // From opset 12 the training mode is an input; a constant false (or none) is inference.
   if (ctx.opset() >= 12 && ctx.hasInput(2)) {
     std::optional<DenseElementsAttr> training = ctx.constantInput(2);
-    if (!training || !training->isSplat() || training->getSplatValue<bool>())
-      return ctx.emitError() << "only inference is supported (training_mode must be a constant "
-                                "false)";
+    if (!training || !training->isSplat())
+      return ctx.emitError() << "training_mode (input 2) must be a constant";
+    if (training->getSplatValue<bool>()) {
+      std::optional<DenseElementsAttr> ratio =
+          ctx.hasInput(1) ? ctx.constantInput(1) : std::nullopt;
+      bool zeroRatio = ratio && ratio->isSplat() &&
+                       llvm::isa<FloatType>(ratio->getElementType()) &&
+                       ratio->getSplatValue<APFloat>().isZero();
+      if (!zeroRatio)
+        return ctx.emitError() << "training mode with a nonzero ratio drops random elements, "
+                                  "which is not supported (only inference, or a ratio of 0)";
+    }
   }
   ctx.setOutput(0, ctx.input(0));
+  if (ctx.outputUsed(1)) {
+    RankedTensorType type = ctx.inputType(0);
+    if (!type.hasStaticShape())
+      return ctx.emitError() << "the mask output needs a static input shape, not " << type;
+    auto maskType = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
+    ctx.setOutput(1, ctx.constant(DenseElementsAttr::get(maskType, true)));
+  }
   return success();
 }
 

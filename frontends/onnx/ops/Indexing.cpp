@@ -50,6 +50,12 @@ FailureOr<SmallVector<double>> constantNumbers(NodeContext &ctx, int index, Stri
       return failure();
     return SmallVector<double>(values->begin(), values->end());
   }
+  // A floating-point cast of integers known at import time (Cast(size) in expanded functions).
+  if (!elements) {
+    if (auto cast = ctx.input(index).getDefiningOp<CastOp>())
+      if (std::optional<SmallVector<int64_t>> values = ctx.knownInts(cast.getInput()))
+        return SmallVector<double>(values->begin(), values->end());
+  }
   if (!elements) {
     ctx.emitError() << what << " (input " << index << ") must be a constant "
                     << "(an initializer or a Constant node) to be imported";

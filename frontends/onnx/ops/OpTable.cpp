@@ -326,6 +326,19 @@ FailureOr<SmallVector<ShapeEntry>> NodeContext::shapeEntries(int index, StringRe
   return known->values;
 }
 
+std::optional<SmallVector<int64_t>> NodeContext::knownInts(Value value) const {
+  std::optional<KnownIntegers> known = evaluateIntegers(value, *this);
+  if (!known)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (const ShapeEntry &entry : known->values) {
+    if (entry.isDynamicDim())
+      return std::nullopt;
+    values.push_back(entry.value);
+  }
+  return values;
+}
+
 FailureOr<SmallVector<int64_t>> NodeContext::constantInts(int index, StringRef what) {
   FailureOr<SmallVector<ShapeEntry>> entries = shapeEntries(index, what);
   if (failed(entries))

@@ -139,6 +139,10 @@ public:
   /// node or a folded value); reports an error naming `what` and returns failure otherwise.
   mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int index, llvm::StringRef what);
 
+  /// The integer elements of `value` when constants and shape arithmetic on them compute it (as
+  /// constantInts evaluates inputs), or nullopt; reports nothing.
+  std::optional<llvm::SmallVector<int64_t>> knownInts(mlir::Value value) const;
+
   /// One element of a shape operand known at import time: a number, or dynamic dimension `dim`
   /// of `source` (what Shape of a value with dynamic dimensions yields).
   struct ShapeEntry {
