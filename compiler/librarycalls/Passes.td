@@ -1,0 +1,49 @@
+//===- Passes.td - Selection of vendor-library calls ------------------------===//
+
+#ifndef KILN_COMPILER_LIBRARYCALLS_PASSES_TD
+#define KILN_COMPILER_LIBRARYCALLS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// CPU library calls
+//===----------------------------------------------------------------------===//
+
+def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::ModuleOp"> {
+  let summary = "Replaces f32 convolutions and matrix products with oneDNN calls and their epilogues";
+  let description = [{
+    Runs on graph programs before `kiln-convert-graph-to-linalg`. Each f32 `graph.conv` (1 to 3
+    spatial dimensions, any groups, strides, dilations and pads), `graph.matmul` whose operands
+    both have rank 2 or more (batch dimensions broadcast) and `graph.gemm` with static shapes
+    becomes a `func.call` of a private declaration tagged `kiln.library_call` ("onednn.convolution"
+    or "onednn.matmul"); one declaration per call name and signature, named `<name>_<k>`. It
+    is a module pass because it adds those declarations to the module.
+
+    Epilogues are fused while the intermediate value has a single use:
+
+    - `graph.max(x, 0)` becomes the post-op `relu`; `graph.max` / `graph.min` with any other
+      splat constant become `clip` (a `min` right after a `relu` or a lower `clip` tightens it,
+      so ONNX Clip and ReLU6 are one post-op);
+    - `graph.add` of a tensor that broadcasts along the channel axis (convolutions, `C x 1 .. 1`)
+      or the last axis (matrix products, `N`) becomes the call's bias when it is the first epilogue
+      and the call has none (a constant channel bias is reshaped to `C`), otherwise the post-op
+      `add` with that tensor as an extra operand;
+    - `graph.add` of a tensor of the result's shape (a residual) becomes the post-op `add`.
+
+    `graph.gemm` maps to `onednn.matmul` with `trans_a` / `trans_b`; `alpha * AB + beta * C` is
+    the bias (alpha = beta = 1 and C of shape `N`), or the post-ops `linear(alpha, 0)`, `add C`,
+    or, for beta other than 1, `linear(alpha / beta, 0)`, `add C`, `linear(beta, 0)`.
+
+    The call's attributes are the parameters of the runtime's oneDNN kernels
+    (runtime/src/cpu/onednn/onednn_kernels.h): `strides`, `dilations`, `pads_begin`, `pads_end`,
+    `groups` for convolutions; `trans_a`, `trans_b` for matrix products; `post_ops` (strings) and
+    `post_op_args` (the post-ops' float arguments, concatenated) for both. The call's operands
+    are the inputs, the optional bias, then the extra operand of each `add` post-op in order.
+
+    Ops with dynamic shapes, other element types, 1-D matmul operands or addends that oneDNN
+    cannot broadcast stay as graph ops and are code-generated.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
+}
+
+#endif // KILN_COMPILER_LIBRARYCALLS_PASSES_TD

@@ -1,0 +1,383 @@
+//===- SelectCpuLibraryCalls.cpp - Convolutions and matrix products to oneDNN -===//
+//
+// Replaces f32 graph.conv, graph.matmul and graph.gemm with calls of oneDNN library-call
+// declarations and fuses their single-use elementwise epilogues (ReLU, clip, bias and residual
+// adds) into the calls' post-ops. The parameter encoding is the runtime's
+// (runtime/src/cpu/onednn/onednn_kernels.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/librarycalls/Passes.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace kiln {
+#define GEN_PASS_DEF_SELECTCPULIBRARYCALLSPASS
+#include "compiler/librarycalls/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
+constexpr llvm::StringLiteral kConvolutionCall = "onednn.convolution";
+constexpr llvm::StringLiteral kMatmulCall = "onednn.matmul";
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+/// How an addend broadcasts against a call's result, by the shapes oneDNN's binary post-ops
+/// implement.
+enum class Broadcast { None, Full, Scalar, BiasAxis, Rows };
+
+/// A library call being assembled from an anchor op and its epilogue.
+struct CallPlan {
+  StringRef name;
+  Operation *anchor = nullptr;
+  /// The axis a bias broadcasts along: 1 (channels) for convolutions, the last for products.
+  int64_t biasAxis = 1;
+  SmallVector<Value> operands;
+  bool hasBias = false;
+  SmallVector<NamedAttribute> attributes;
+  SmallVector<StringRef> postOps;
+  SmallVector<float> postOpArgs;
+  SmallVector<Value> addends;
+  /// The epilogue ops after the anchor, in order.
+  SmallVector<Operation *> fused;
+  Value result;
+};
+
+bool isStaticF32(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
+}
+
+bool hasStaticF32Types(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), isStaticF32) &&
+         llvm::all_of(op->getResultTypes(), isStaticF32);
+}
+
+/// The value of `value` when it is a splat f32 graph.constant other than NaN.
+std::optional<float> splatConstant(Value value) {
+  auto constant = value.getDefiningOp<graph::ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+    return std::nullopt;
+  float splat = dense.getSplatValue<APFloat>().convertToFloat();
+  if (std::isnan(splat))
+    return std::nullopt;
+  return splat;
+}
+
+/// Classifies how `addend` broadcasts to `result` (right-aligned, NumPy rules).
+Broadcast classifyAddend(RankedTensorType addend, RankedTensorType result, int64_t biasAxis) {
+  ArrayRef<int64_t> dims = result.getShape();
+  if (addend.getRank() > result.getRank())
+    return Broadcast::None;
+  SmallVector<int64_t> aligned(result.getRank() - addend.getRank(), 1);
+  llvm::append_range(aligned, addend.getShape());
+  if (ArrayRef<int64_t>(aligned) == dims)
+    return Broadcast::Full;
+  auto onlyAxis = [&](int64_t axis) {
+    for (int64_t d = 0; d < result.getRank(); ++d)
+      if (aligned[d] != 1 && (d != axis || aligned[d] != dims[d]))
+        return false;
+    return true;
+  };
+  if (onlyAxis(-1))
+    return Broadcast::Scalar;
+  if (onlyAxis(biasAxis))
+    return Broadcast::BiasAxis;
+  // A per-row addend (M x 1) of a plain matrix product.
+  if (result.getRank() == 2 && biasAxis == 1 && onlyAxis(0))
+    return Broadcast::Rows;
+  return Broadcast::None;
+}
+
+/// `value` as a rank-1 bias of `size` elements: itself when it already is one, a reshaped copy
+/// of a constant, or null.
+Value asBias(OpBuilder &builder, Value value, int64_t size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 1)
+    return value;
+  auto constant = value.getDefiningOp<graph::ConstantOp>();
+  if (!constant)
+    return Value();
+  auto biasType = RankedTensorType::get({size}, type.getElementType());
+  Attribute reshaped;
+  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+    reshaped = dense.reshape(biasType);
+  else if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
+    reshaped = DenseResourceElementsAttr::get(biasType, resource.getRawHandle());
+  if (!reshaped)
+    return Value();
+  return graph::ConstantOp::create(builder, constant.getLoc(), cast<ElementsAttr>(reshaped));
+}
+
+/// Appends `graph.max(x, low)` (`isMax`) or `graph.min(x, high)` to the epilogue, tightening a
+/// relu or clip right before it into one clip.
+void appendBound(CallPlan &plan, bool isMax, float bound) {
+  auto lastIs = [&](StringRef kind) { return !plan.postOps.empty() && plan.postOps.back() == kind; };
+  if (isMax) {
+    if (lastIs("clip") && plan.postOpArgs.end()[-2] == -kInfinity &&
+        bound <= plan.postOpArgs.back()) {
+      plan.postOpArgs.end()[-2] = bound;
+      return;
+    }
+    if (bound == 0.0f) {
+      plan.postOps.push_back("relu");
+      return;
+    }
+    plan.postOps.push_back("clip");
+    plan.postOpArgs.append({bound, kInfinity});
+    return;
+  }
+  if (lastIs("relu") && bound >= 0.0f) {
+    plan.postOps.back() = "clip";
+    plan.postOpArgs.append({0.0f, bound});
+    return;
+  }
+  if (lastIs("clip") && plan.postOpArgs.back() == kInfinity &&
+      bound >= plan.postOpArgs.end()[-2]) {
+    plan.postOpArgs.back() = bound;
+    return;
+  }
+  plan.postOps.push_back("clip");
+  plan.postOpArgs.append({-kInfinity, bound});
+}
+
+/// Adds `addend` to the epilogue: as the bias when it is the first epilogue step of a call
+/// without one, as a shift when it is a splat constant, otherwise as an `add` post-op. Fails
+/// when oneDNN cannot broadcast it.
+LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
+  auto resultType = cast<RankedTensorType>(plan.result.getType());
+  if (!isStaticF32(addend.getType()))
+    return failure();
+  Broadcast broadcast =
+      classifyAddend(cast<RankedTensorType>(addend.getType()), resultType, plan.biasAxis);
+  if (broadcast == Broadcast::None)
+    return failure();
+  if (broadcast == Broadcast::BiasAxis && !plan.hasBias && plan.postOps.empty()) {
+    if (Value bias = asBias(builder, addend, resultType.getDimSize(plan.biasAxis))) {
+      plan.operands.push_back(bias);
+      plan.hasBias = true;
+      return success();
+    }
+  }
+  if (broadcast == Broadcast::Scalar) {
+    if (std::optional<float> shift = splatConstant(addend)) {
+      plan.postOps.push_back("linear");
+      plan.postOpArgs.append({1.0f, *shift});
+      return success();
+    }
+  }
+  plan.postOps.push_back("add");
+  plan.addends.push_back(addend);
+  return success();
+}
+
+/// Absorbs the chain of single-use max / min / add ops that follow the anchor.
+void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
+  while (plan.result.hasOneUse()) {
+    Operation *user = *plan.result.getUsers().begin();
+    if (user->getBlock() != plan.anchor->getBlock() || !isa<graph::MaxOp, graph::MinOp,
+                                                             graph::AddOp>(user))
+      break;
+    // The result keeps the call's shape: the other operand broadcasts into it.
+    if (user->getResult(0).getType() != plan.result.getType())
+      break;
+    Value other = user->getOperand(0) == plan.result ? user->getOperand(1) : user->getOperand(0);
+    if (other == plan.result)
+      break;
+    if (isa<graph::AddOp>(user)) {
+      builder.setInsertionPoint(user);
+      if (failed(appendAddend(builder, plan, other)))
+        break;
+    } else {
+      std::optional<float> bound = splatConstant(other);
+      if (!bound)
+        break;
+      appendBound(plan, isa<graph::MaxOp>(user), *bound);
+    }
+    plan.fused.push_back(user);
+    plan.result = user->getResult(0);
+  }
+}
+
+/// Plans a convolution call, or fails for one the runtime does not take.
+FailureOr<CallPlan> planConvolution(graph::ConvOp conv) {
+  auto inputType = cast<RankedTensorType>(conv.getInput().getType());
+  if (!hasStaticF32Types(conv) || inputType.getRank() < 3 || inputType.getRank() > 5)
+    return failure();
+  Builder b(conv.getContext());
+  CallPlan plan;
+  plan.name = kConvolutionCall;
+  plan.anchor = conv;
+  plan.biasAxis = 1;
+  plan.operands = {conv.getInput(), conv.getFilter()};
+  if (conv.getBias()) {
+    plan.operands.push_back(conv.getBias());
+    plan.hasBias = true;
+  }
+  plan.attributes = {b.getNamedAttr("strides", conv.getStridesAttr()),
+                     b.getNamedAttr("dilations", conv.getDilationsAttr()),
+                     b.getNamedAttr("pads_begin", conv.getPadLowAttr()),
+                     b.getNamedAttr("pads_end", conv.getPadHighAttr()),
+                     b.getNamedAttr("groups", b.getI64IntegerAttr(conv.getGroups()))};
+  plan.result = conv.getResult();
+  return plan;
+}
+
+FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul) {
+  auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
+  if (!hasStaticF32Types(matmul) || lhs.getRank() < 2 || rhs.getRank() < 2)
+    return failure();
+  CallPlan plan;
+  plan.name = kMatmulCall;
+  plan.anchor = matmul;
+  plan.biasAxis = cast<RankedTensorType>(matmul.getType()).getRank() - 1;
+  plan.operands = {matmul.getLhs(), matmul.getRhs()};
+  plan.result = matmul.getResult();
+  return plan;
+}
+
+/// Gemm: `alpha * op(a) op(b) + beta * c` as a bias or post-ops (see the pass description).
+FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm) {
+  if (!hasStaticF32Types(gemm))
+    return failure();
+  Builder b(gemm.getContext());
+  CallPlan plan;
+  plan.name = kMatmulCall;
+  plan.anchor = gemm;
+  plan.biasAxis = 1;
+  plan.operands = {gemm.getA(), gemm.getB()};
+  if (gemm.getTransA())
+    plan.attributes.push_back(b.getNamedAttr("trans_a", b.getBoolAttr(true)));
+  if (gemm.getTransB())
+    plan.attributes.push_back(b.getNamedAttr("trans_b", b.getBoolAttr(true)));
+  plan.result = gemm.getResult();
+  float alpha = gemm.getAlpha().convertToFloat(), beta = gemm.getBeta().convertToFloat();
+  Value c = gemm.getC();
+  if (!c || beta == 0.0f) {
+    if (alpha != 1.0f) {
+      plan.postOps.push_back("linear");
+      plan.postOpArgs.append({alpha, 0.0f});
+    }
+    return plan;
+  }
+  if (beta != 1.0f) {
+    plan.postOps.push_back("linear");
+    plan.postOpArgs.append({alpha / beta, 0.0f});
+  } else if (alpha != 1.0f) {
+    plan.postOps.push_back("linear");
+    plan.postOpArgs.append({alpha, 0.0f});
+  }
+  builder.setInsertionPoint(gemm);
+  if (failed(appendAddend(builder, plan, c)))
+    return failure();
+  if (beta != 1.0f) {
+    plan.postOps.push_back("linear");
+    plan.postOpArgs.append({beta, 0.0f});
+  }
+  return plan;
+}
+
+struct SelectCpuLibraryCallsPass
+    : impl::SelectCpuLibraryCallsPassBase<SelectCpuLibraryCallsPass> {
+  using SelectCpuLibraryCallsPassBase::SelectCpuLibraryCallsPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    declarations.clear();
+    // Declarations already present (a second run) are reused.
+    for (auto function : module.getOps<func::FuncOp>())
+      if (auto name = function->getAttrOfType<StringAttr>(kLibraryCallAttr))
+        declarations[{name.getValue(), function.getFunctionType()}] = function;
+
+    SmallVector<Operation *> anchors;
+    module.walk([&](Operation *op) {
+      if (isa<graph::ConvOp, graph::MatmulOp, graph::GemmOp>(op))
+        anchors.push_back(op);
+    });
+    OpBuilder builder(module.getContext());
+    for (Operation *anchor : anchors) {
+      FailureOr<CallPlan> plan =
+          llvm::TypeSwitch<Operation *, FailureOr<CallPlan>>(anchor)
+              .Case([](graph::ConvOp op) { return planConvolution(op); })
+              .Case([](graph::MatmulOp op) { return planMatmul(op); })
+              .Case([&](graph::GemmOp op) { return planGemm(builder, op); });
+      if (failed(plan))
+        continue;
+      fuseEpilogue(builder, *plan);
+      emitCall(builder, symbols, module, *plan);
+    }
+  }
+
+  /// The declaration of `name` for `type`, created at the top of the module on first use.
+  func::FuncOp declaration(SymbolTable &symbols, ModuleOp module, StringRef name,
+                           FunctionType type) {
+    func::FuncOp &function = declarations[{name, type}];
+    if (function)
+      return function;
+    std::string symbol;
+    for (unsigned k = 0;; ++k) {
+      symbol = (name + "_" + llvm::Twine(k)).str();
+      if (!symbols.lookup(symbol))
+        break;
+    }
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    function = func::FuncOp::create(builder, module.getLoc(), symbol, type);
+    function.setPrivate();
+    function->setAttr(kLibraryCallAttr, builder.getStringAttr(name));
+    symbols.insert(function);
+    return function;
+  }
+
+  void emitCall(OpBuilder &builder, SymbolTable &symbols, ModuleOp module, CallPlan &plan) {
+    SmallVector<Value> operands(plan.operands);
+    llvm::append_range(operands, plan.addends);
+    auto type = FunctionType::get(module.getContext(), ValueRange(operands).getTypes(),
+                                  {plan.result.getType()});
+    func::FuncOp callee = declaration(symbols, module, plan.name, type);
+
+    Operation *last = plan.fused.empty() ? plan.anchor : plan.fused.back();
+    builder.setInsertionPoint(last);
+    auto call = func::CallOp::create(builder, last->getLoc(), callee, operands);
+    for (NamedAttribute attribute : plan.attributes)
+      call->setAttr(attribute.getName(), attribute.getValue());
+    if (!plan.postOps.empty()) {
+      SmallVector<Attribute> kinds;
+      for (StringRef kind : plan.postOps)
+        kinds.push_back(builder.getStringAttr(kind));
+      call->setAttr("post_ops", builder.getArrayAttr(kinds));
+    }
+    if (!plan.postOpArgs.empty())
+      call->setAttr("post_op_args", builder.getDenseF32ArrayAttr(plan.postOpArgs));
+
+    plan.result.replaceAllUsesWith(call.getResult(0));
+    for (Operation *op : llvm::reverse(plan.fused))
+      op->erase();
+    plan.anchor->erase();
+  }
+
+  llvm::DenseMap<std::pair<StringRef, Type>, func::FuncOp> declarations;
+};
+
+} // namespace
+} // namespace kiln
