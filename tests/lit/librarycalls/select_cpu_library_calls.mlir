@@ -1,0 +1,123 @@
+// RUN: kiln-opt --split-input-file --kiln-select-cpu-library-calls %s | FileCheck %s
+
+// Tests that a convolution, its channel bias add, residual add and ReLU become one oneDNN call
+// whose bias is the reshaped constant and whose post-ops add the residual, then clamp at zero.
+// CHECK-LABEL: func.func private @onednn.convolution_0
+// CHECK-SAME: (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+// CHECK-SAME: attributes {kiln.library_call = "onednn.convolution"}
+// CHECK-LABEL: func.func @resnet_block
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x16x16xf32>)
+// CHECK: %[[W:.+]] = graph.constant dense<5.000000e-01> : tensor<8x8x3x3xf32>
+// CHECK: %[[B:.+]] = graph.constant dense<2.500000e-01> : tensor<8xf32>
+// CHECK: %[[Y:.+]] = call @onednn.convolution_0(%[[X]], %[[W]], %[[B]], %[[X]])
+// CHECK-SAME: dilations = array<i64: 1, 1>, groups = 1 : i64, pads_begin = array<i64: 1, 1>, pads_end = array<i64: 1, 1>, post_ops = ["add", "relu"], strides = array<i64: 1, 1>
+// CHECK-NOT: graph.
+// CHECK: return %[[Y]]
+func.func @resnet_block(%x: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
+  %w = graph.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %b = graph.constant dense<0.25> : tensor<8x1x1xf32>
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %1 = graph.add %0, %b : (tensor<1x8x16x16xf32>, tensor<8x1x1xf32>) -> tensor<1x8x16x16xf32>
+  %2 = graph.add %x, %1 : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %3 = graph.max %2, %zero : (tensor<1x8x16x16xf32>, tensor<f32>) -> tensor<1x8x16x16xf32>
+  return %3 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// Tests that a depthwise 1-D convolution keeps its own bias, strides, dilations and pads, and
+// that ONNX Clip (max then min with constants) becomes one clip post-op.
+// CHECK-LABEL: func.func @depthwise_clip
+// CHECK: %[[Y:.+]] = call @onednn.convolution_0(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}})
+// CHECK-SAME: dilations = array<i64: 2>, groups = 4 : i64, pads_begin = array<i64: 1>, pads_end = array<i64: 2>, post_op_args = array<f32: -1.000000e+00, 6.000000e+00>, post_ops = ["clip"], strides = array<i64: 2>
+// CHECK-NEXT: return %[[Y]]
+func.func @depthwise_clip(%x: tensor<2x4x20xf32>, %w: tensor<4x1x3xf32>, %b: tensor<4xf32>) -> tensor<2x4x10xf32> {
+  %lo = graph.constant dense<-1.0> : tensor<f32>
+  %hi = graph.constant dense<6.0> : tensor<f32>
+  %0 = graph.conv %x, %w, %b {groups = 4 : i64, strides = array<i64: 2>, dilations = array<i64: 2>, pad_low = array<i64: 1>, pad_high = array<i64: 2>} : (tensor<2x4x20xf32>, tensor<4x1x3xf32>, tensor<4xf32>) -> tensor<2x4x10xf32>
+  %1 = graph.max %0, %lo : (tensor<2x4x10xf32>, tensor<f32>) -> tensor<2x4x10xf32>
+  %2 = graph.min %1, %hi : (tensor<2x4x10xf32>, tensor<f32>) -> tensor<2x4x10xf32>
+  return %2 : tensor<2x4x10xf32>
+}
+
+// -----
+
+// Tests that ReLU followed by min(x, 6) is one clip (ReLU6), and that a value with a second use
+// ends the epilogue there.
+// CHECK-LABEL: func.func @relu6_then_shared
+// CHECK: %[[Y:.+]] = call @onednn.convolution_0
+// CHECK-SAME: post_op_args = array<f32: 0.000000e+00, 6.000000e+00>, post_ops = ["clip"]
+// CHECK: graph.add %[[Y]], %[[Y]]
+func.func @relu6_then_shared(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x1x1xf32>) -> tensor<1x3x5x5xf32> {
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %six = graph.constant dense<6.0> : tensor<f32>
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : (tensor<1x2x5x5xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x5x5xf32>
+  %1 = graph.max %0, %zero : (tensor<1x3x5x5xf32>, tensor<f32>) -> tensor<1x3x5x5xf32>
+  %2 = graph.min %1, %six : (tensor<1x3x5x5xf32>, tensor<f32>) -> tensor<1x3x5x5xf32>
+  %3 = graph.add %2, %2 : (tensor<1x3x5x5xf32>, tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  return %3 : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// Tests that ONNX Gemm with transB and a bias vector becomes a matmul call with that bias, and
+// that two call sites of one signature share one declaration while another signature gets its own.
+// CHECK: func.func private @onednn.matmul_1(tensor<4x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<4x32xf32> attributes {kiln.library_call = "onednn.matmul"}
+// CHECK: func.func private @onednn.matmul_0(tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32> attributes {kiln.library_call = "onednn.matmul"}
+// CHECK-LABEL: func.func @gemm_bias
+// CHECK: %[[A:.+]] = call @onednn.matmul_0(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
+// CHECK: %[[B:.+]] = call @onednn.matmul_0(%[[A]], %{{[a-z0-9_]+}}) {post_ops = ["relu"]}
+// CHECK: call @onednn.matmul_1(%[[B]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {trans_b = true}
+func.func @gemm_bias(%x: tensor<4x16xf32>, %m: tensor<16x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> tensor<4x32xf32> {
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %0 = graph.matmul %x, %m : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %1 = graph.matmul %0, %m : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %2 = graph.max %1, %zero : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %3 = graph.gemm %2, %w, %b {trans_b = true} : (tensor<4x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %3 : tensor<4x32xf32>
+}
+
+// -----
+
+// Tests that gemm's alpha and beta become linear post-ops around the add of c, so that
+// alpha * AB + beta * c = beta * ((alpha / beta) * AB + c).
+// CHECK-LABEL: func.func @gemm_alpha_beta
+// CHECK-SAME: (%[[A:.+]]: tensor<3x5xf32>, %[[B:.+]]: tensor<6x3xf32>, %[[C:.+]]: tensor<5x1xf32>)
+// CHECK: call @onednn.matmul_0(%[[A]], %[[B]], %[[C]])
+// CHECK-SAME: post_op_args = array<f32: 2.500000e-01, 0.000000e+00, 2.000000e+00, 0.000000e+00>, post_ops = ["linear", "add", "linear"], trans_a = true, trans_b = true
+func.func @gemm_alpha_beta(%a: tensor<3x5xf32>, %b: tensor<6x3xf32>, %c: tensor<5x1xf32>) -> tensor<5x6xf32> {
+  %0 = graph.gemm %a, %b, %c {trans_a = true, trans_b = true, alpha = 0.5 : f32, beta = 2.0 : f32} : (tensor<3x5xf32>, tensor<6x3xf32>, tensor<5x1xf32>) -> tensor<5x6xf32>
+  return %0 : tensor<5x6xf32>
+}
+
+// -----
+
+// Tests that a batched matmul with a broadcast weight takes its last-axis bias add as the bias.
+// CHECK-LABEL: func.func @batched_bias
+// CHECK: call @onednn.matmul_0(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<2x7x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<2x7x3xf32>
+// CHECK-NOT: graph.add
+func.func @batched_bias(%x: tensor<2x7x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>) -> tensor<2x7x3xf32> {
+  %0 = graph.matmul %x, %w : (tensor<2x7x8xf32>, tensor<8x3xf32>) -> tensor<2x7x3xf32>
+  %1 = graph.add %0, %b : (tensor<2x7x3xf32>, tensor<3xf32>) -> tensor<2x7x3xf32>
+  return %1 : tensor<2x7x3xf32>
+}
+
+// -----
+
+// Tests that what the oneDNN calls do not take stays a graph op: a 1-D matmul operand, dynamic
+// shapes, f16, and an addend oneDNN cannot broadcast (which ends the epilogue).
+// CHECK-LABEL: func.func @not_selected
+// CHECK: graph.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<8xf32>, tensor<8x3xf32>)
+// CHECK: graph.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<?x8xf32>, tensor<8x3xf32>)
+// CHECK: graph.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<4x8xf16>, tensor<8x3xf16>)
+// CHECK: %[[Y:.+]] = call @onednn.matmul_0
+// CHECK: graph.add %[[Y]], %{{[a-z0-9_]+}} : (tensor<2x4x3xf32>, tensor<2x1x3xf32>)
+func.func @not_selected(%v: tensor<8xf32>, %w: tensor<8x3xf32>, %d: tensor<?x8xf32>, %h: tensor<4x8xf16>, %hw: tensor<8x3xf16>, %bx: tensor<2x4x8xf32>, %odd: tensor<2x1x3xf32>) -> (tensor<3xf32>, tensor<?x3xf32>, tensor<4x3xf16>, tensor<2x4x3xf32>) {
+  %0 = graph.matmul %v, %w : (tensor<8xf32>, tensor<8x3xf32>) -> tensor<3xf32>
+  %1 = graph.matmul %d, %w : (tensor<?x8xf32>, tensor<8x3xf32>) -> tensor<?x3xf32>
+  %2 = graph.matmul %h, %hw : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf16>
+  %3 = graph.matmul %bx, %w : (tensor<2x4x8xf32>, tensor<8x3xf32>) -> tensor<2x4x3xf32>
+  %4 = graph.add %3, %odd : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
+  return %0, %1, %2, %4 : tensor<3xf32>, tensor<?x3xf32>, tensor<4x3xf16>, tensor<2x4x3xf32>
+}
