@@ -28,13 +28,21 @@ packages=(
   # ONNX, protobuf, command line, tests.
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libcli11-dev libgtest-dev libgmock-dev
+  # The .kiln artifact schema (flatc and the header-only library); oneDNN for the CPU runtime's
+  # library calls (convolution and matmul).
+  flatbuffers-compiler libflatbuffers-dev libdnnl-dev
   # Fuzzing the loaders (clang's libFuzzer runtime).
   clang-14 libclang-rt-14-dev
   # Test-time helpers: numpy references, ONNX model construction.
   python3 python3-numpy python3-onnx
 )
 if [[ $with_models == 1 ]]; then
-  packages+=(python3-torch python3-torchvision nodejs npm libdnnl-dev)
+  packages+=(python3-torch python3-torchvision nodejs)
+  # Debian's npm package conflicts with a nodejs that bundles npm (nodesource); ask for it only
+  # when no npm command exists.
+  if ! command -v npm >/dev/null 2>&1; then
+    packages+=(npm)
+  fi
 fi
 
 sudo_cmd=()
