@@ -12,11 +12,14 @@
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
@@ -43,12 +46,22 @@ Value floatOrInt(OpBuilder &b, Location loc, ValueRange args) {
   return IntOp::create(b, loc, args);
 }
 
+/// The float, signed or unsigned integer op, as `op`'s element type asks.
+template <typename FloatOp, typename SignedOp, typename UnsignedOp>
+Value bySignedness(Operation *op, OpBuilder &b, Location loc, ValueRange args) {
+  if (hasUnsignedElements(op))
+    return UnsignedOp::create(b, loc, args);
+  return floatOrInt<FloatOp, SignedOp>(b, loc, args);
+}
+
 template <typename MathOp>
 Value unaryMath(OpBuilder &b, Location loc, ValueRange args) {
   return MathOp::create(b, loc, args[0]);
 }
 
-Value scalarOf(AbsOp, OpBuilder &b, Location loc, ValueRange args) {
+Value scalarOf(AbsOp op, OpBuilder &b, Location loc, ValueRange args) {
+  if (hasUnsignedElements(op))
+    return args[0];
   return floatOrInt<math::AbsFOp, math::AbsIOp>(b, loc, args);
 }
 Value scalarOf(AtanOp, OpBuilder &b, Location loc, ValueRange args) {
@@ -97,11 +110,14 @@ Value scalarOf(SigmoidOp, OpBuilder &b, Location loc, ValueRange args) {
   Value one = scalarConstant(b, loc, type, 1);
   return arith::DivFOp::create(b, loc, one, arith::AddFOp::create(b, loc, one, exp));
 }
-Value scalarOf(SignOp, OpBuilder &b, Location loc, ValueRange args) {
+Value scalarOf(SignOp op, OpBuilder &b, Location loc, ValueRange args) {
   Value x = args[0];
   Type type = x.getType();
   Value zero = scalarConstant(b, loc, type, 0);
   Value one = scalarConstant(b, loc, type, 1);
+  if (hasUnsignedElements(op))
+    return arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero), one, zero);
   Value minusOne = scalarConstant(b, loc, type, -1);
   Value positive, negative;
   if (isFloat(type)) {
@@ -145,20 +161,20 @@ Value scalarOf(SubOp, OpBuilder &b, Location loc, ValueRange args) {
 Value scalarOf(MulOp, OpBuilder &b, Location loc, ValueRange args) {
   return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, args);
 }
-Value scalarOf(DivOp, OpBuilder &b, Location loc, ValueRange args) {
-  return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, args);
+Value scalarOf(DivOp op, OpBuilder &b, Location loc, ValueRange args) {
+  return bySignedness<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(op, b, loc, args);
 }
-Value scalarOf(MaxOp, OpBuilder &b, Location loc, ValueRange args) {
-  return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, args);
+Value scalarOf(MaxOp op, OpBuilder &b, Location loc, ValueRange args) {
+  return bySignedness<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(op, b, loc, args);
 }
-Value scalarOf(MinOp, OpBuilder &b, Location loc, ValueRange args) {
-  return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, args);
+Value scalarOf(MinOp op, OpBuilder &b, Location loc, ValueRange args) {
+  return bySignedness<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(op, b, loc, args);
 }
 Value scalarOf(PowOp, OpBuilder &b, Location loc, ValueRange args) {
   return floatOrInt<math::PowFOp, math::IPowIOp>(b, loc, args);
 }
-Value scalarOf(RemOp, OpBuilder &b, Location loc, ValueRange args) {
-  return floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, args);
+Value scalarOf(RemOp op, OpBuilder &b, Location loc, ValueRange args) {
+  return bySignedness<arith::RemFOp, arith::RemSIOp, arith::RemUIOp>(op, b, loc, args);
 }
 Value scalarOf(AndOp, OpBuilder &b, Location loc, ValueRange args) {
   return arith::AndIOp::create(b, loc, args);
@@ -188,23 +204,26 @@ Value scalarOf(CompareOp op, OpBuilder &b, Location loc, ValueRange args) {
     }
     return arith::CmpFOp::create(b, loc, predicate, args[0], args[1]);
   }
+  bool u = hasUnsignedElements(op);
   arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
   switch (direction) {
   case ComparisonDirection::eq: predicate = arith::CmpIPredicate::eq; break;
   case ComparisonDirection::ne: predicate = arith::CmpIPredicate::ne; break;
-  case ComparisonDirection::lt: predicate = arith::CmpIPredicate::slt; break;
-  case ComparisonDirection::le: predicate = arith::CmpIPredicate::sle; break;
-  case ComparisonDirection::gt: predicate = arith::CmpIPredicate::sgt; break;
-  case ComparisonDirection::ge: predicate = arith::CmpIPredicate::sge; break;
+  case ComparisonDirection::lt: predicate = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt; break;
+  case ComparisonDirection::le: predicate = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle; break;
+  case ComparisonDirection::gt: predicate = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt; break;
+  case ComparisonDirection::ge: predicate = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge; break;
   }
   return arith::CmpIOp::create(b, loc, predicate, args[0], args[1]);
 }
 
 Value scalarOf(CastOp op, OpBuilder &b, Location loc, ValueRange args) {
   Value x = args[0];
-  Type from = x.getType(), to = op.getTo();
+  Type from = x.getType(), to = getElementTypeOrSelf(signlessType(op.getResult()));
   if (from == to)
     return x;
+  // i1 and unsigned sources widen with zeros; unsigned results come from fptoui.
+  bool zeroExtends = from.isInteger(1) || isUnsigned(op.getInput().getType());
   auto fromFloat = llvm::dyn_cast<FloatType>(from);
   auto toFloat = llvm::dyn_cast<FloatType>(to);
   if (fromFloat && toFloat) {
@@ -220,15 +239,16 @@ Value scalarOf(CastOp op, OpBuilder &b, Location loc, ValueRange args) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
   }
   if (toFloat)
-    return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, loc, to, x))
-                             : Value(arith::SIToFPOp::create(b, loc, to, x));
+    return zeroExtends ? Value(arith::UIToFPOp::create(b, loc, to, x))
+                       : Value(arith::SIToFPOp::create(b, loc, to, x));
   if (fromFloat)
-    return arith::FPToSIOp::create(b, loc, to, x);
+    return isUnsigned(op.getTo()) ? Value(arith::FPToUIOp::create(b, loc, to, x))
+                                  : Value(arith::FPToSIOp::create(b, loc, to, x));
   unsigned fromWidth = from.getIntOrFloatBitWidth(), toWidth = to.getIntOrFloatBitWidth();
   if (fromWidth > toWidth)
     return arith::TruncIOp::create(b, loc, to, x);
-  return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, loc, to, x))
-                           : Value(arith::ExtSIOp::create(b, loc, to, x));
+  return zeroExtends ? Value(arith::ExtUIOp::create(b, loc, to, x))
+                     : Value(arith::ExtSIOp::create(b, loc, to, x));
 }
 
 //===----------------------------------------------------------------------===//
@@ -236,59 +256,92 @@ Value scalarOf(CastOp op, OpBuilder &b, Location loc, ValueRange args) {
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
-struct ElementwiseLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+struct ElementwiseLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
 
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (hasUnsignedElements(op))
-      return rewriter.notifyMatchFailure(op, "unsigned element types are not lowered yet");
-    auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
     Value result = buildElementwise(
-        rewriter, op.getLoc(), resultType, adaptor.getOperands(),
+        rewriter, op.getLoc(), signlessType(op->getResult(0)), adaptor.getOperands(),
         [&](OpBuilder &b, Location loc, ValueRange args) { return scalarOf(op, b, loc, args); });
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-struct ConstantLowering : OpConversionPattern<ConstantOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// The constant `value` with unsigned integer elements reinterpreted as signless ones.
+FailureOr<TypedAttr> signlessConstant(Attribute value) {
+  auto typed = llvm::dyn_cast<TypedAttr>(value);
+  if (!typed)
+    return failure();
+  if (!isUnsigned(typed.getType()))
+    return typed;
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return failure();
+  auto signless = llvm::cast<ShapedType>(SignlessTypeConverter().convertType(dense.getType()));
+  return TypedAttr(dense.bitcast(signless.getElementType()));
+}
+
+struct ConstantLowering : GraphLowering<ConstantOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(ConstantOp op, OpAdaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (hasUnsignedElements(op))
-      return rewriter.notifyMatchFailure(op, "unsigned element types are not lowered yet");
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, llvm::cast<TypedAttr>(op.getValue()));
+    FailureOr<TypedAttr> value = signlessConstant(op.getValue());
+    if (failed(value))
+      return rewriter.notifyMatchFailure(op, "unsigned elements held outside a dense attribute");
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, *value);
+    return success();
+  }
+};
+
+/// Upstream constants of unsigned tensors (as written around graph functions) become signless.
+struct SignlessArithConstant : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(arith::ConstantOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    FailureOr<TypedAttr> value = signlessConstant(op.getValue());
+    if (failed(value))
+      return failure();
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, *value);
+    return success();
+  }
+};
+
+/// tensor.cast of unsigned tensors: the same cast on the signless ones.
+struct SignlessTensorCast : OpConversionPattern<tensor::CastOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(tensor::CastOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, getTypeConverter()->convertType(op.getType()),
+                                                adaptor.getSource());
     return success();
   }
 };
 
 template <typename OpTy, Combiner kCombiner, bool kMean = false>
-struct ReductionLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+struct ReductionLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
 
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (hasUnsignedElements(op))
-      return rewriter.notifyMatchFailure(op, "unsigned element types are not lowered yet");
-    Location loc = op.getLoc();
-    Value input = adaptor.getInput();
-    ArrayRef<int64_t> axes = op.getAxes();
-    Value reduced = reduceInto(rewriter, loc, input, axes, kCombiner, kMean,
-                               llvm::cast<RankedTensorType>(op.getType()));
+    Value reduced = reduceInto(rewriter, op.getLoc(), adaptor.getInput(), op.getAxes(), kCombiner,
+                               kMean, signlessType(op.getResult()), hasUnsignedElements(op));
     rewriter.replaceOp(op, reduced);
     return success();
   }
 };
 
-struct TransposeLowering : OpConversionPattern<TransposeOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct TransposeLowering : GraphLowering<TransposeOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     SmallVector<Value> dynamicSizes;
     for (auto [d, source] : llvm::enumerate(op.getPermutation()))
       if (resultType.isDynamicDim(d))
@@ -304,12 +357,12 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
 
 /// Reshape and the shape-only ops that canonicalization turns into it.
 template <typename OpTy>
-struct ReshapeLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+struct ReshapeLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
 
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     if (llvm::count(resultType.getShape(), ShapedType::kDynamic) > 1)
       return rewriter.notifyMatchFailure(op, "more than one dynamic result dimension");
     rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), resultType));
@@ -318,8 +371,8 @@ struct ReshapeLowering : OpConversionPattern<OpTy> {
 };
 
 template <typename OpTy, bool kLog>
-struct SoftmaxLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+struct SoftmaxLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
 
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
@@ -360,13 +413,22 @@ struct ConvertGraphToLinalgPass
     : kiln::impl::ConvertGraphToLinalgPassBase<ConvertGraphToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    SignlessTypeConverter converter;
     RewritePatternSet patterns(context);
-    kiln::populateGraphToLinalgPatterns(patterns);
+    kiln::populateGraphToLinalgPatterns(converter, patterns);
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
-                           tensor::TensorDialect>();
+                           scf::SCFDialect, tensor::TensorDialect>();
+    // Unsigned integers leave the function: its signature, calls, returns and the constants and
+    // casts around graph functions become signless.
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp, arith::ConstantOp,
+                                 tensor::CastOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
     // Graph ops have no declared legality: the partial conversion lowers those it has patterns
-    // for and leaves the others (no lowering yet, unsigned elements) for later stages.
+    // for and leaves the others for later stages.
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }
@@ -374,7 +436,8 @@ struct ConvertGraphToLinalgPass
 
 } // namespace
 
-void kiln::populateGraphToLinalgPatterns(RewritePatternSet &patterns) {
+void kiln::populateGraphToLinalgPatterns(const TypeConverter &converter,
+                                         RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
   patterns.add<ElementwiseLowering<AbsOp>, ElementwiseLowering<AtanOp>,
                ElementwiseLowering<CeilOp>, ElementwiseLowering<CosOp>,
@@ -392,16 +455,24 @@ void kiln::populateGraphToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<PowOp>, ElementwiseLowering<RemOp>,
                ElementwiseLowering<AndOp>, ElementwiseLowering<OrOp>,
                ElementwiseLowering<XorOp>, ElementwiseLowering<CompareOp>,
-               ElementwiseLowering<SelectOp>, ElementwiseLowering<CastOp>>(context);
+               ElementwiseLowering<SelectOp>, ElementwiseLowering<CastOp>>(converter, context);
   patterns.add<ConstantLowering, TransposeLowering, ReshapeLowering<ReshapeOp>,
                ReshapeLowering<FlattenOp>, ReshapeLowering<SqueezeOp>,
-               ReshapeLowering<UnsqueezeOp>>(context);
+               ReshapeLowering<UnsqueezeOp>>(converter, context);
   patterns.add<ReductionLowering<ReduceSumOp, Combiner::Sum>,
                ReductionLowering<ReduceMeanOp, Combiner::Sum, /*kMean=*/true>,
                ReductionLowering<ReduceProdOp, Combiner::Prod>,
                ReductionLowering<ReduceMaxOp, Combiner::Max>,
-               ReductionLowering<ReduceMinOp, Combiner::Min>>(context);
-  patterns.add<SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>>(context);
-  populateDataMovementLowerings(patterns);
-  populateNeuralNetworkLowerings(patterns);
+               ReductionLowering<ReduceMinOp, Combiner::Min>>(converter, context);
+  patterns.add<SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>>(converter,
+                                                                                       context);
+  patterns.add<SignlessArithConstant, SignlessTensorCast>(converter, context);
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+  populateDataMovementLowerings(converter, patterns);
+  populateIndexingLowerings(converter, patterns);
+  populateNeuralNetworkLowerings(converter, patterns);
+  populateResizeLowerings(converter, patterns);
+  populateScanLowerings(converter, patterns);
 }

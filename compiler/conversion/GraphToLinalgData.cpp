@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -20,29 +21,12 @@ using namespace kiln::conversion;
 
 namespace {
 
-/// A linalg.generic over `resultType` with no inputs whose body computes, from the result
-/// indices, the input indices to read; the element there is the result.
-Value gatherByIndex(OpBuilder &b, Location loc, RankedTensorType resultType, Value input,
-                    ValueRange extraInputs, ArrayRef<AffineMap> extraMaps, Value init,
-                    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange indices,
-                                                    ValueRange extraElements)>
-                        indexFn) {
-  return buildGeneric(b, loc, resultType, extraInputs, extraMaps, init,
-                      [&](OpBuilder &nb, Location nl, ValueRange elements) -> Value {
-                        SmallVector<Value> indices;
-                        for (int64_t d = 0; d < resultType.getRank(); ++d)
-                          indices.push_back(linalg::IndexOp::create(nb, nl, d));
-                        SmallVector<Value> source = indexFn(nb, nl, indices, elements);
-                        return tensor::ExtractOp::create(nb, nl, input, source);
-                      });
-}
-
-struct ConcatLowering : OpConversionPattern<ConcatOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct ConcatLowering : GraphLowering<ConcatOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    auto concat = tensor::ConcatOp::create(rewriter, op.getLoc(), op.getType(),
+    auto concat = tensor::ConcatOp::create(rewriter, op.getLoc(), signlessType(op.getResult()),
                                            static_cast<int64_t>(op.getAxis()),
                                            adaptor.getInputs());
     rewriter.replaceOp(op, concat.getResult());
@@ -50,12 +34,12 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
   }
 };
 
-struct ExpandLowering : OpConversionPattern<ExpandOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct ExpandLowering : GraphLowering<ExpandOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    Value result = buildElementwise(rewriter, op.getLoc(), op.getType(),
+    Value result = buildElementwise(rewriter, op.getLoc(), signlessType(op.getResult()),
                                     ValueRange{adaptor.getInput()},
                                     [](OpBuilder &, Location, ValueRange args) { return args[0]; });
     rewriter.replaceOp(op, result);
@@ -63,37 +47,68 @@ struct ExpandLowering : OpConversionPattern<ExpandOp> {
   }
 };
 
-struct SliceLowering : OpConversionPattern<SliceOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct SliceLowering : GraphLowering<SliceOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType resultType = op.getType();
-    if (!resultType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic slice sizes are not lowered yet");
+    RankedTensorType resultType = signlessType(op.getResult());
     Location loc = op.getLoc();
-    ArrayRef<int64_t> starts = op.getStarts(), strides = op.getStrides();
-    if (llvm::all_of(strides, [](int64_t s) { return s > 0; })) {
-      SmallVector<OpFoldResult> offsets, sizes, steps;
-      for (int64_t d = 0; d < resultType.getRank(); ++d) {
+    Value input = adaptor.getInput();
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    ArrayRef<int64_t> starts = op.getStarts(), limits = op.getLimits(),
+                      strides = op.getStrides();
+    // A dynamic dimension's start and limit may lie past its run-time size (frontends cannot
+    // clamp them): clamp here, then count the steps.
+    SmallVector<OpFoldResult> offsets, sizes, steps;
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < resultType.getRank(); ++d) {
+      steps.push_back(rewriter.getIndexAttr(strides[d]));
+      if (!inputType.isDynamicDim(d) || strides[d] < 0) {
         offsets.push_back(rewriter.getIndexAttr(starts[d]));
-        sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(d)));
-        steps.push_back(rewriter.getIndexAttr(strides[d]));
+        int64_t span = strides[d] > 0 ? limits[d] - starts[d] : starts[d] - limits[d];
+        int64_t step = std::abs(strides[d]);
+        int64_t size = (span + step - 1) / step;
+        if (resultType.isDynamicDim(d)) {
+          Value value = arith::ConstantIndexOp::create(rewriter, loc, size);
+          sizes.push_back(value);
+          dynamicSizes.push_back(value);
+        } else {
+          sizes.push_back(rewriter.getIndexAttr(size));
+        }
+        continue;
       }
-      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, resultType, adaptor.getInput(),
-                                                          offsets, sizes, steps);
+      Value dim = tensor::DimOp::create(rewriter, loc, input, d);
+      Value start = arith::MinSIOp::create(
+          rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, starts[d]), dim);
+      Value limit = arith::MinSIOp::create(
+          rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, limits[d]), dim);
+      Value span = arith::SubIOp::create(rewriter, loc, limit, start);
+      Value size = arith::CeilDivSIOp::create(
+          rewriter, loc, span, arith::ConstantIndexOp::create(rewriter, loc, strides[d]));
+      offsets.push_back(start);
+      if (resultType.isDynamicDim(d)) {
+        sizes.push_back(size);
+        dynamicSizes.push_back(size);
+      } else {
+        sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(d)));
+      }
+    }
+    if (llvm::all_of(strides, [](int64_t s) { return s > 0; })) {
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, resultType, input, offsets, sizes,
+                                                          steps);
       return success();
     }
     // Negative strides: read input index start + i * stride.
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType());
-    Value result = gatherByIndex(
-        rewriter, loc, resultType, adaptor.getInput(), {}, {}, init,
+                                         resultType.getElementType(), dynamicSizes);
+    Value result = buildIndexedRead(
+        rewriter, loc, resultType, input, {}, {}, init,
         [&](OpBuilder &b, Location l, ValueRange indices, ValueRange) {
           SmallVector<Value> source;
           for (auto [d, index] : llvm::enumerate(indices)) {
             Value step = arith::ConstantIndexOp::create(b, l, strides[d]);
-            Value start = arith::ConstantIndexOp::create(b, l, starts[d]);
+            Value start = getValueOrCreateConstantIndexOp(b, l, offsets[d]);
             source.push_back(arith::AddIOp::create(
                 b, l, start, arith::MulIOp::create(b, l, index, step)));
           }
@@ -104,12 +119,12 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   }
 };
 
-struct PadLowering : OpConversionPattern<PadOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct PadLowering : GraphLowering<PadOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(PadOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     auto inputType = llvm::cast<RankedTensorType>(input.getType());
@@ -149,19 +164,26 @@ struct PadLowering : OpConversionPattern<PadOp> {
       rewriter.replaceOp(op, padded);
       return success();
     }
-    if (!resultType.hasStaticShape() || !inputType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "reflect and edge padding of dynamic shapes");
     // Reflect and edge: each result index maps to an input index inside the bounds.
     bool reflect = op.getMode() == PadMode::reflect;
+    SmallVector<Value> lasts, dynamicSizes;
+    for (int64_t d = 0; d < inputType.getRank(); ++d) {
+      Value dim = getValueOrCreateConstantIndexOp(rewriter, loc, dimSize(rewriter, loc, input, d));
+      lasts.push_back(
+          arith::SubIOp::create(rewriter, loc, dim, arith::ConstantIndexOp::create(rewriter, loc, 1)));
+      if (resultType.isDynamicDim(d))
+        dynamicSizes.push_back(arith::AddIOp::create(
+            rewriter, loc, dim, arith::ConstantIndexOp::create(rewriter, loc, low[d] + high[d])));
+    }
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType());
-    Value result = gatherByIndex(
+                                         resultType.getElementType(), dynamicSizes);
+    Value result = buildIndexedRead(
         rewriter, loc, resultType, input, {}, {}, init,
         [&](OpBuilder &b, Location l, ValueRange indices, ValueRange) {
           SmallVector<Value> source;
           for (auto [d, index] : llvm::enumerate(indices)) {
             Value zero = arith::ConstantIndexOp::create(b, l, 0);
-            Value last = arith::ConstantIndexOp::create(b, l, inputType.getDimSize(d) - 1);
+            Value last = lasts[d];
             Value shifted = arith::SubIOp::create(
                 b, l, index, arith::ConstantIndexOp::create(b, l, low[d]));
             if (reflect) {
@@ -185,13 +207,13 @@ struct PadLowering : OpConversionPattern<PadOp> {
   }
 };
 
-struct GatherLowering : OpConversionPattern<GatherOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct GatherLowering : GraphLowering<GatherOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(GatherOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     Value input = adaptor.getInput(), indices = adaptor.getIndices();
     auto indicesType = llvm::cast<RankedTensorType>(indices.getType());
     int64_t axis = static_cast<int64_t>(op.getAxis());
@@ -214,18 +236,12 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
     }
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
                                          resultType.getElementType(), dynamicSizes);
-    Value result = gatherByIndex(
+    Value result = buildIndexedRead(
         rewriter, loc, resultType, input, ValueRange{indices}, {indexMap}, init,
         [&](OpBuilder &b, Location l, ValueRange resultIndices, ValueRange elements) {
-          // A negative index counts from the end.
-          Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), elements[0]);
           Value size = tensor::DimOp::create(b, l, input, axis);
-          Value zero = arith::ConstantIndexOp::create(b, l, 0);
-          Value negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, zero);
-          Value wrapped = arith::SelectOp::create(b, l, negative,
-                                                  arith::AddIOp::create(b, l, index, size), index);
           SmallVector<Value> source(resultIndices.take_front(axis));
-          source.push_back(wrapped);
+          source.push_back(wrapIndex(b, l, elements[0], size));
           llvm::append_range(source, resultIndices.drop_front(axis + indexRank));
           return source;
         });
@@ -234,8 +250,8 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
   }
 };
 
-struct SplitLowering : OpConversionPattern<SplitOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct SplitLowering : GraphLowering<SplitOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(SplitOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
@@ -257,9 +273,8 @@ struct SplitLowering : OpConversionPattern<SplitOp> {
           sizes.push_back(rewriter.getIndexAttr(inputType.getDimSize(d)));
         steps.push_back(rewriter.getIndexAttr(1));
       }
-      pieces.push_back(tensor::ExtractSliceOp::create(
-          rewriter, loc, llvm::cast<RankedTensorType>(result.getType()), input, offsets, sizes,
-          steps));
+      pieces.push_back(tensor::ExtractSliceOp::create(rewriter, loc, signlessType(result), input,
+                                                      offsets, sizes, steps));
       offset += size;
     }
     rewriter.replaceOp(op, pieces);
@@ -269,7 +284,8 @@ struct SplitLowering : OpConversionPattern<SplitOp> {
 
 } // namespace
 
-void kiln::conversion::populateDataMovementLowerings(RewritePatternSet &patterns) {
+void kiln::conversion::populateDataMovementLowerings(const TypeConverter &converter,
+                                                     RewritePatternSet &patterns) {
   patterns.add<ConcatLowering, ExpandLowering, SliceLowering, PadLowering, GatherLowering,
-               SplitLowering>(patterns.getContext());
+               SplitLowering>(converter, patterns.getContext());
 }

@@ -28,7 +28,7 @@ namespace {
 /// `combiner` of the body's value into `init`.
 Value buildReduction(OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange inputs,
                      ArrayRef<AffineMap> maps, int64_t numLoops, Value init, Combiner combiner,
-                     ScalarFn body) {
+                     ScalarFn body, bool isUnsigned = false) {
   SmallVector<AffineMap> allMaps(maps);
   allMaps.push_back(AffineMap::getMultiDimIdentityMap(numLoops, b.getContext())
                         .getMajorSubMap(resultType.getRank()));
@@ -39,7 +39,8 @@ Value buildReduction(OpBuilder &b, Location loc, RankedTensorType resultType, Va
       b, loc, TypeRange{resultType}, inputs, ValueRange{init}, allMaps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value value = body(nb, nl, args.drop_back());
-        linalg::YieldOp::create(nb, nl, combine(nb, nl, combiner, args.back(), value));
+        linalg::YieldOp::create(nb, nl,
+                                combine(nb, nl, combiner, args.back(), value, isUnsigned));
       });
   return generic.getResult(0);
 }
@@ -47,10 +48,10 @@ Value buildReduction(OpBuilder &b, Location loc, RankedTensorType resultType, Va
 /// An accumulator of `type` filled with the identity of `combiner`; dynamic sizes come from
 /// `dynamicSizes`.
 Value filledInit(OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
-                 Combiner combiner) {
+                 Combiner combiner, bool isUnsigned = false) {
   Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
                                         dynamicSizes);
-  Value identity = combinerIdentity(b, loc, type.getElementType(), combiner);
+  Value identity = combinerIdentity(b, loc, type.getElementType(), combiner, isUnsigned);
   return linalg::FillOp::create(b, loc, identity, empty).getResult(0);
 }
 
@@ -64,15 +65,13 @@ Value productOf(OpBuilder &b, Location loc, ValueRange args) {
   return multiply(b, loc, args[0], args[1]);
 }
 
-struct MatmulLowering : OpConversionPattern<MatmulOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct MatmulLowering : GraphLowering<MatmulOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (hasUnsignedElements(op))
-      return rewriter.notifyMatchFailure(op, "unsigned element types are not lowered yet");
     Location loc = op.getLoc();
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     auto lhsType = llvm::cast<RankedTensorType>(lhs.getType());
     auto rhsType = llvm::cast<RankedTensorType>(rhs.getType());
@@ -141,15 +140,13 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
   }
 };
 
-struct GemmLowering : OpConversionPattern<GemmOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct GemmLowering : GraphLowering<GemmOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(GemmOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (hasUnsignedElements(op))
-      return rewriter.notifyMatchFailure(op, "unsigned element types are not lowered yet");
     Location loc = op.getLoc();
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     MLIRContext *context = rewriter.getContext();
     AffineExpr m = getAffineDimExpr(0, context), n = getAffineDimExpr(1, context),
                k = getAffineDimExpr(2, context);
@@ -208,8 +205,92 @@ bool staticButBatch(RankedTensorType type) {
   return llvm::all_of(type.getShape().drop_front(), [](int64_t d) { return d != ShapedType::kDynamic; });
 }
 
-struct ConvLowering : OpConversionPattern<ConvOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// Grouped N-d convolution of the already padded `padded` (`N x C x P1 ... Pn`, only N may be
+/// dynamic) with `filter` (`M x C/groups x K1 ... Kn`), plus `bias` (`M`) when non-null.
+Value buildGroupedConv(OpBuilder &b, Location loc, Value padded, Value filter,
+                       ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations, int64_t groups,
+                       RankedTensorType resultType, Value bias) {
+  auto paddedType = llvm::cast<RankedTensorType>(padded.getType());
+  auto filterType = llvm::cast<RankedTensorType>(filter.getType());
+  MLIRContext *context = b.getContext();
+  Type element = resultType.getElementType();
+  int64_t spatial = paddedType.getRank() - 2;
+  int64_t channelsPerGroup = filterType.getDimSize(1);
+  int64_t outPerGroup = filterType.getDimSize(0) / groups;
+
+  // Views with the group as its own dimension.
+  SmallVector<Value> batchSize;
+  SmallVector<OpFoldResult> groupedInputShape;
+  if (paddedType.isDynamicDim(0)) {
+    Value n = tensor::DimOp::create(b, loc, padded, 0);
+    batchSize.push_back(n);
+    groupedInputShape.push_back(n);
+  } else {
+    groupedInputShape.push_back(b.getIndexAttr(paddedType.getDimSize(0)));
+  }
+  SmallVector<int64_t> groupedInput{paddedType.getDimSize(0), groups, channelsPerGroup};
+  groupedInputShape.push_back(b.getIndexAttr(groups));
+  groupedInputShape.push_back(b.getIndexAttr(channelsPerGroup));
+  SmallVector<ReassociationIndices> inputGroups{{0}, {1, 2}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    groupedInput.push_back(paddedType.getDimSize(i + 2));
+    groupedInputShape.push_back(b.getIndexAttr(paddedType.getDimSize(i + 2)));
+    inputGroups.push_back({i + 3});
+  }
+  Value viewIn = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(groupedInput, element), padded, inputGroups,
+      groupedInputShape);
+  SmallVector<int64_t> groupedFilter{groups, outPerGroup, channelsPerGroup};
+  SmallVector<ReassociationIndices> filterGroups{{0, 1}, {2}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    groupedFilter.push_back(filterType.getDimSize(i + 2));
+    filterGroups.push_back({i + 3});
+  }
+  SmallVector<OpFoldResult> groupedFilterShape;
+  for (int64_t size : groupedFilter)
+    groupedFilterShape.push_back(b.getIndexAttr(size));
+  Value viewFilter = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(groupedFilter, element), filter, filterGroups,
+      groupedFilterShape);
+
+  // Loops: n, g, m, o1..oS (parallel), c, k1..kS (reduction).
+  int64_t numLoops = 3 + 2 * spatial + 1;
+  int64_t c = 3 + spatial;
+  SmallVector<AffineExpr> inExprs{getAffineDimExpr(0, context), getAffineDimExpr(1, context),
+                                  getAffineDimExpr(c, context)};
+  SmallVector<AffineExpr> filterExprs{getAffineDimExpr(1, context), getAffineDimExpr(2, context),
+                                      getAffineDimExpr(c, context)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    inExprs.push_back(windowExpr(context, 3 + i, c + 1 + i, strides[i], dilations[i]));
+    filterExprs.push_back(getAffineDimExpr(c + 1 + i, context));
+  }
+  SmallVector<int64_t> groupedOut{resultType.getDimSize(0), groups, outPerGroup};
+  llvm::append_range(groupedOut, resultType.getShape().drop_front(2));
+  auto groupedOutType = RankedTensorType::get(groupedOut, element);
+  Value init = filledInit(b, loc, groupedOutType, batchSize, Combiner::Sum);
+  Value conv = buildReduction(
+      b, loc, groupedOutType, ValueRange{viewIn, viewFilter},
+      {AffineMap::get(numLoops, 0, inExprs, context),
+       AffineMap::get(numLoops, 0, filterExprs, context)},
+      numLoops, init, Combiner::Sum, productOf);
+  SmallVector<ReassociationIndices> outGroups{{0}, {1, 2}};
+  for (int64_t i = 0; i < spatial; ++i)
+    outGroups.push_back({i + 3});
+  Value result = tensor::CollapseShapeOp::create(b, loc, resultType, conv, outGroups);
+  if (bias) {
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(resultType.getRank(), context);
+    AffineMap channel = AffineMap::get(resultType.getRank(), 0, getAffineDimExpr(1, context));
+    result = buildGeneric(b, loc, resultType, ValueRange{result, bias},
+                          {identity, channel}, emptyForResult(b, loc, resultType, {result}),
+                          [](OpBuilder &nb, Location l, ValueRange args) {
+                            return arith::AddFOp::create(nb, l, args[0], args[1]);
+                          });
+  }
+  return result;
+}
+
+struct ConvLowering : GraphLowering<ConvOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(ConvOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
@@ -221,108 +302,124 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     if (!staticButBatch(inputType) || !filterType.hasStaticShape() ||
         !staticButBatch(resultType))
       return rewriter.notifyMatchFailure(op, "only the batch dimension may be dynamic");
-    MLIRContext *context = rewriter.getContext();
     Type element = resultType.getElementType();
-    int64_t spatial = inputType.getRank() - 2;
-    int64_t groups = static_cast<int64_t>(op.getGroups());
-    int64_t channelsPerGroup = filterType.getDimSize(1);
-    int64_t outPerGroup = filterType.getDimSize(0) / groups;
-
     SmallVector<int64_t> low{0, 0}, high{0, 0};
     llvm::append_range(low, op.getPadLow());
     llvm::append_range(high, op.getPadHigh());
-    Value padded = padWith(rewriter, loc, input, low, high, scalarConstant(rewriter, loc, element, 0));
-    auto paddedType = llvm::cast<RankedTensorType>(padded.getType());
+    Value padded =
+        padWith(rewriter, loc, input, low, high, scalarConstant(rewriter, loc, element, 0));
+    rewriter.replaceOp(op, buildGroupedConv(rewriter, loc, padded, filter, op.getStrides(),
+                                            op.getDilations(),
+                                            static_cast<int64_t>(op.getGroups()), resultType,
+                                            adaptor.getBias()));
+    return success();
+  }
+};
 
-    // Views with the group as its own dimension.
+/// Transposed convolution as a convolution: the input spread out by the strides (zeros between
+/// elements) inside a border of dilation * (K - 1) zeros, cropped by the padding (output_padding
+/// extends the high side), correlated at stride 1 with the spatially flipped filter whose
+/// input and output channels swap within each group.
+struct ConvTransposeLowering : GraphLowering<ConvTransposeOp> {
+  using GraphLowering::GraphLowering;
+
+  LogicalResult matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput(), filter = adaptor.getFilter();
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    auto filterType = llvm::cast<RankedTensorType>(filter.getType());
+    RankedTensorType resultType = op.getType();
+    if (!staticButBatch(inputType) || !filterType.hasStaticShape() ||
+        !staticButBatch(resultType))
+      return rewriter.notifyMatchFailure(op, "only the batch dimension may be dynamic");
+    Type element = resultType.getElementType();
+    int64_t spatial = inputType.getRank() - 2;
+    int64_t groups = static_cast<int64_t>(op.getGroups());
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                      padLow = op.getPadLow(), outputPadding = op.getOutputPadding();
+    int64_t channels = inputType.getDimSize(1);
+    int64_t inPerGroup = filterType.getDimSize(0) / groups;
+    int64_t outPerGroup = filterType.getDimSize(1);
+
+    // The spread input: x[i] lands at border + i * stride of a zero tensor.
+    SmallVector<int64_t> spreadShape{inputType.getDimSize(0), channels};
+    SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)},
+        sizes{dimSize(rewriter, loc, input, 0), rewriter.getIndexAttr(channels)},
+        steps{rewriter.getIndexAttr(1), rewriter.getIndexAttr(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t border = dilations[i] * (filterType.getDimSize(i + 2) - 1);
+      spreadShape.push_back((inputType.getDimSize(i + 2) - 1) * strides[i] + 1 + 2 * border +
+                            outputPadding[i]);
+      offsets.push_back(rewriter.getIndexAttr(border));
+      sizes.push_back(rewriter.getIndexAttr(inputType.getDimSize(i + 2)));
+      steps.push_back(rewriter.getIndexAttr(strides[i]));
+    }
+    auto spreadType = RankedTensorType::get(spreadShape, element);
     SmallVector<Value> batchSize;
-    SmallVector<OpFoldResult> groupedInputShape;
-    if (inputType.isDynamicDim(0)) {
-      Value n = tensor::DimOp::create(rewriter, loc, input, 0);
-      batchSize.push_back(n);
-      groupedInputShape.push_back(n);
-    } else {
-      groupedInputShape.push_back(rewriter.getIndexAttr(inputType.getDimSize(0)));
-    }
-    SmallVector<int64_t> groupedInput{inputType.getDimSize(0), groups, channelsPerGroup};
-    groupedInputShape.push_back(rewriter.getIndexAttr(groups));
-    groupedInputShape.push_back(rewriter.getIndexAttr(channelsPerGroup));
-    SmallVector<ReassociationIndices> inputGroups{{0}, {1, 2}};
+    if (inputType.isDynamicDim(0))
+      batchSize.push_back(tensor::DimOp::create(rewriter, loc, input, 0));
+    Value zeros = filledInit(rewriter, loc, spreadType, batchSize, Combiner::Sum);
+    Value spread =
+        tensor::InsertSliceOp::create(rewriter, loc, input, zeros, offsets, sizes, steps);
+    // Padding crops the full result: drop pad_low leading positions, keep what the result needs.
+    SmallVector<OpFoldResult> cropOffsets{rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)},
+        cropSizes{dimSize(rewriter, loc, input, 0), rewriter.getIndexAttr(channels)},
+        cropSteps(inputType.getRank(), rewriter.getIndexAttr(1));
+    SmallVector<int64_t> croppedShape{inputType.getDimSize(0), channels};
     for (int64_t i = 0; i < spatial; ++i) {
-      groupedInput.push_back(paddedType.getDimSize(i + 2));
-      groupedInputShape.push_back(rewriter.getIndexAttr(paddedType.getDimSize(i + 2)));
-      inputGroups.push_back({i + 3});
+      int64_t size = resultType.getDimSize(i + 2) +
+                     dilations[i] * (filterType.getDimSize(i + 2) - 1);
+      cropOffsets.push_back(rewriter.getIndexAttr(padLow[i]));
+      cropSizes.push_back(rewriter.getIndexAttr(size));
+      croppedShape.push_back(size);
     }
-    Value viewIn = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get(groupedInput, element), padded, inputGroups,
-        groupedInputShape);
-    SmallVector<int64_t> groupedFilter{groups, outPerGroup, channelsPerGroup};
-    SmallVector<ReassociationIndices> filterGroups{{0, 1}, {2}};
-    for (int64_t i = 0; i < spatial; ++i) {
-      groupedFilter.push_back(filterType.getDimSize(i + 2));
-      filterGroups.push_back({i + 3});
-    }
-    SmallVector<OpFoldResult> groupedFilterShape;
-    for (int64_t size : groupedFilter)
-      groupedFilterShape.push_back(rewriter.getIndexAttr(size));
-    Value viewFilter = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get(groupedFilter, element), filter, filterGroups,
-        groupedFilterShape);
-
-    // Loops: n, g, m, o1..oS (parallel), c, k1..kS (reduction).
-    int64_t numLoops = 3 + 2 * spatial + 1;
-    int64_t c = 3 + spatial;
-    SmallVector<AffineExpr> inExprs{getAffineDimExpr(0, context), getAffineDimExpr(1, context),
-                                    getAffineDimExpr(c, context)};
-    SmallVector<AffineExpr> filterExprs{getAffineDimExpr(1, context), getAffineDimExpr(2, context),
-                                        getAffineDimExpr(c, context)};
-    for (int64_t i = 0; i < spatial; ++i) {
-      inExprs.push_back(windowExpr(context, 3 + i, c + 1 + i, op.getStrides()[i],
-                                   op.getDilations()[i]));
-      filterExprs.push_back(getAffineDimExpr(c + 1 + i, context));
-    }
-    SmallVector<int64_t> groupedOut{resultType.getDimSize(0), groups, outPerGroup};
-    llvm::append_range(groupedOut, resultType.getShape().drop_front(2));
-    auto groupedOutType = RankedTensorType::get(groupedOut, element);
-    Value init = filledInit(rewriter, loc, groupedOutType, batchSize, Combiner::Sum);
-    Value conv = buildReduction(
-        rewriter, loc, groupedOutType, ValueRange{viewIn, viewFilter},
-        {AffineMap::get(numLoops, 0, inExprs, context),
-         AffineMap::get(numLoops, 0, filterExprs, context)},
-        numLoops, init, Combiner::Sum, productOf);
-    SmallVector<ReassociationIndices> outGroups{{0}, {1, 2}};
-    for (int64_t i = 0; i < spatial; ++i)
-      outGroups.push_back({i + 3});
-    Value result = tensor::CollapseShapeOp::create(rewriter, loc, resultType, conv, outGroups);
-    if (Value bias = adaptor.getBias()) {
-      AffineMap identity = AffineMap::getMultiDimIdentityMap(resultType.getRank(), context);
-      AffineMap channel = AffineMap::get(resultType.getRank(), 0, getAffineDimExpr(1, context));
-      result = buildGeneric(rewriter, loc, resultType, ValueRange{result, bias},
-                            {identity, channel}, emptyForResult(rewriter, loc, resultType, {result}),
-                            [](OpBuilder &b, Location l, ValueRange args) {
-                              return arith::AddFOp::create(b, l, args[0], args[1]);
-                            });
-    }
-    rewriter.replaceOp(op, result);
+    Value cropped = tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get(croppedShape, element), spread, cropOffsets,
+        cropSizes, cropSteps);
+    // The filter as a convolution's: [groups * M/groups, C/groups, K...], flipped spatially.
+    SmallVector<int64_t> convFilterShape{groups * outPerGroup, inPerGroup};
+    llvm::append_range(convFilterShape, filterType.getShape().drop_front(2));
+    auto convFilterType = RankedTensorType::get(convFilterShape, element);
+    Value convFilter = buildIndexedRead(
+        rewriter, loc, convFilterType, filter, {}, {},
+        tensor::EmptyOp::create(rewriter, loc, convFilterShape, element),
+        [&](OpBuilder &b, Location l, ValueRange at, ValueRange) {
+          Value perGroup = arith::ConstantIndexOp::create(b, l, outPerGroup);
+          Value group = arith::DivUIOp::create(b, l, at[0], perGroup);
+          Value channel = arith::AddIOp::create(
+              b, l,
+              arith::MulIOp::create(b, l, group,
+                                    arith::ConstantIndexOp::create(b, l, inPerGroup)),
+              at[1]);
+          SmallVector<Value> source{channel, arith::RemUIOp::create(b, l, at[0], perGroup)};
+          for (int64_t i = 0; i < spatial; ++i)
+            source.push_back(arith::SubIOp::create(
+                b, l, arith::ConstantIndexOp::create(b, l, filterType.getDimSize(i + 2) - 1),
+                at[i + 2]));
+          return source;
+        });
+    SmallVector<int64_t> ones(spatial, 1);
+    rewriter.replaceOp(op, buildGroupedConv(rewriter, loc, cropped, convFilter, ones, dilations,
+                                            groups, resultType, adaptor.getBias()));
     return success();
   }
 };
 
 /// Max and average pooling over windows of the spatial dimensions.
 template <typename OpTy, Combiner kCombiner>
-struct WindowPoolLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+struct WindowPoolLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
 
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (hasUnsignedElements(op))
-      return rewriter.notifyMatchFailure(op, "unsigned element types are not lowered yet");
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     auto inputType = llvm::cast<RankedTensorType>(input.getType());
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     if (!staticButBatch(inputType) || !staticButBatch(resultType))
       return rewriter.notifyMatchFailure(op, "only the batch dimension may be dynamic");
+    bool isUnsigned = hasUnsignedElements(op);
     MLIRContext *context = rewriter.getContext();
     Type element = resultType.getElementType();
     int64_t spatial = inputType.getRank() - 2;
@@ -339,7 +436,7 @@ struct WindowPoolLowering : OpConversionPattern<OpTy> {
       low.push_back(padLow[i]);
       high.push_back(padHigh[i] + extra.back());
     }
-    Value identity = combinerIdentity(rewriter, loc, element, kCombiner);
+    Value identity = combinerIdentity(rewriter, loc, element, kCombiner, isUnsigned);
     Value padded = padWith(rewriter, loc, input, low, high, identity);
 
     // Loops: n, c, o1..oS (parallel), k1..kS (reduction).
@@ -350,7 +447,7 @@ struct WindowPoolLowering : OpConversionPattern<OpTy> {
     SmallVector<Value> batchSize;
     if (resultType.isDynamicDim(0))
       batchSize.push_back(tensor::DimOp::create(rewriter, loc, input, 0));
-    Value init = filledInit(rewriter, loc, resultType, batchSize, kCombiner);
+    Value init = filledInit(rewriter, loc, resultType, batchSize, kCombiner, isUnsigned);
     // The window's shape is carried by an empty tensor read through the kernel loops.
     Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
     SmallVector<AffineExpr> windowExprs;
@@ -360,7 +457,8 @@ struct WindowPoolLowering : OpConversionPattern<OpTy> {
         rewriter, loc, resultType, ValueRange{padded, window},
         {AffineMap::get(numLoops, 0, inExprs, context),
          AffineMap::get(numLoops, 0, windowExprs, context)},
-        numLoops, init, kCombiner, [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+        numLoops, init, kCombiner, [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+        isUnsigned);
     if constexpr (std::is_same_v<OpTy, AvgPoolOp>) {
       // Divide by the number of elements each window covers: a sum pool of ones over the
       // spatial shape, with the explicit padding counted only under count_include_pad.
@@ -403,24 +501,23 @@ struct WindowPoolLowering : OpConversionPattern<OpTy> {
 };
 
 template <typename OpTy, Combiner kCombiner, bool kMean>
-struct GlobalPoolLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+struct GlobalPoolLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
 
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (hasUnsignedElements(op))
-      return rewriter.notifyMatchFailure(op, "unsigned element types are not lowered yet");
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
-    RankedTensorType resultType = op.getType();
+    RankedTensorType resultType = signlessType(op.getResult());
     SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, resultType.getRank()));
-    rewriter.replaceOp(op, reduceInto(rewriter, loc, input, axes, kCombiner, kMean, resultType));
+    rewriter.replaceOp(op, reduceInto(rewriter, loc, input, axes, kCombiner, kMean, resultType,
+                                      hasUnsignedElements(op)));
     return success();
   }
 };
 
-struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct BatchNormLowering : GraphLowering<BatchNormOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(BatchNormOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
@@ -459,8 +556,8 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
   }
 };
 
-struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct LayerNormLowering : GraphLowering<LayerNormOp> {
+  using GraphLowering::GraphLowering;
 
   LogicalResult matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
@@ -523,11 +620,12 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
 
 } // namespace
 
-void kiln::conversion::populateNeuralNetworkLowerings(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, GemmLowering, ConvLowering,
+void kiln::conversion::populateNeuralNetworkLowerings(const TypeConverter &converter,
+                                                       RewritePatternSet &patterns) {
+  patterns.add<MatmulLowering, GemmLowering, ConvLowering, ConvTransposeLowering,
                WindowPoolLowering<MaxPoolOp, Combiner::Max>,
                WindowPoolLowering<AvgPoolOp, Combiner::Sum>,
                GlobalPoolLowering<GlobalMaxPoolOp, Combiner::Max, false>,
                GlobalPoolLowering<GlobalAvgPoolOp, Combiner::Sum, true>, BatchNormLowering,
-               LayerNormLowering>(patterns.getContext());
+               LayerNormLowering>(converter, patterns.getContext());
 }

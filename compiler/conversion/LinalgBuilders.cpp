@@ -13,13 +13,34 @@ namespace kiln::conversion {
 
 bool isFloat(Type type) { return llvm::isa<FloatType>(getElementTypeOrSelf(type)); }
 
+bool isUnsigned(Type type) {
+  auto integer = llvm::dyn_cast<IntegerType>(getElementTypeOrSelf(type));
+  return integer && integer.isUnsigned();
+}
+
 bool hasUnsignedElements(Operation *op) {
-  auto isUnsigned = [](Type type) {
-    auto integer = llvm::dyn_cast<IntegerType>(getElementTypeOrSelf(type));
-    return integer && integer.isUnsigned();
-  };
-  return llvm::any_of(op->getOperandTypes(), isUnsigned) ||
-         llvm::any_of(op->getResultTypes(), isUnsigned);
+  auto unsignedType = [](Type type) { return isUnsigned(type); };
+  return llvm::any_of(op->getOperandTypes(), unsignedType) ||
+         llvm::any_of(op->getResultTypes(), unsignedType);
+}
+
+/// `type` with an unsigned integer element type replaced by the signless one.
+static Type toSignless(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (!isUnsigned(element))
+    return type;
+  auto signless = IntegerType::get(type.getContext(), element.getIntOrFloatBitWidth());
+  if (auto shaped = llvm::dyn_cast<ShapedType>(type))
+    return shaped.clone(signless);
+  return signless;
+}
+
+SignlessTypeConverter::SignlessTypeConverter() {
+  addConversion([](Type type) { return toSignless(type); });
+}
+
+RankedTensorType signlessType(Value value) {
+  return llvm::cast<RankedTensorType>(toSignless(value.getType()));
 }
 
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
@@ -87,7 +108,61 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   return buildGeneric(b, loc, resultType, operands, maps, init, fn);
 }
 
-Value combinerIdentity(OpBuilder &b, Location loc, Type type, Combiner combiner) {
+Value buildIndexedRead(
+    OpBuilder &b, Location loc, RankedTensorType resultType, Value input, ValueRange extraInputs,
+    ArrayRef<AffineMap> extraMaps, Value init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)> indexFn) {
+  return buildGeneric(b, loc, resultType, extraInputs, extraMaps, init,
+                      [&](OpBuilder &nb, Location nl, ValueRange elements) -> Value {
+                        SmallVector<Value> indices;
+                        for (int64_t d = 0; d < resultType.getRank(); ++d)
+                          indices.push_back(linalg::IndexOp::create(nb, nl, d));
+                        SmallVector<Value> source = indexFn(nb, nl, indices, elements);
+                        return tensor::ExtractOp::create(nb, nl, input, source);
+                      });
+}
+
+Value wrapIndex(OpBuilder &b, Location loc, Value index, Value size) {
+  if (!index.getType().isIndex())
+    index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  return arith::SelectOp::create(b, loc, negative, arith::AddIOp::create(b, loc, index, size),
+                                 index);
+}
+
+OpFoldResult dimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  auto type = llvm::cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return b.getIndexAttr(type.getDimSize(dim));
+  return tensor::DimOp::create(b, loc, tensor, dim).getResult();
+}
+
+Value emptyWithSizes(OpBuilder &b, Location loc, RankedTensorType type,
+                     ArrayRef<std::pair<Value, int64_t>> sources) {
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamicSizes.push_back(tensor::DimOp::create(b, loc, sources[d].first, sources[d].second));
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(), dynamicSizes);
+}
+
+Value greaterThan(OpBuilder &b, Location loc, Value lhs, Value rhs, bool isUnsigned) {
+  if (isFloat(lhs.getType()))
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lhs, rhs);
+  return arith::CmpIOp::create(b, loc,
+                               isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt,
+                               lhs, rhs);
+}
+
+Value equalTo(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (isFloat(lhs.getType()))
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lhs, rhs);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
+}
+
+Value combinerIdentity(OpBuilder &b, Location loc, Type type, Combiner combiner,
+                       bool isUnsigned) {
   switch (combiner) {
   case Combiner::Sum:
     return scalarConstant(b, loc, type, 0);
@@ -100,14 +175,17 @@ Value combinerIdentity(OpBuilder &b, Location loc, Type type, Combiner combiner)
       return arith::ConstantOp::create(
           b, loc, FloatAttr::get(floatType, APFloat::getInf(floatType.getFloatSemantics(), max)));
     unsigned width = type.getIntOrFloatBitWidth();
-    APInt bound = max ? APInt::getSignedMinValue(width) : APInt::getSignedMaxValue(width);
+    APInt bound = isUnsigned
+                      ? (max ? APInt::getMinValue(width) : APInt::getMaxValue(width))
+                      : (max ? APInt::getSignedMinValue(width) : APInt::getSignedMaxValue(width));
     return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, bound));
   }
   }
   llvm_unreachable("unknown combiner");
 }
 
-Value combine(OpBuilder &b, Location loc, Combiner combiner, Value lhs, Value rhs) {
+Value combine(OpBuilder &b, Location loc, Combiner combiner, Value lhs, Value rhs,
+              bool isUnsigned) {
   bool fp = isFloat(lhs.getType());
   switch (combiner) {
   case Combiner::Sum:
@@ -117,17 +195,21 @@ Value combine(OpBuilder &b, Location loc, Combiner combiner, Value lhs, Value rh
     return fp ? Value(arith::MulFOp::create(b, loc, lhs, rhs))
               : Value(arith::MulIOp::create(b, loc, lhs, rhs));
   case Combiner::Max:
-    return fp ? Value(arith::MaximumFOp::create(b, loc, lhs, rhs))
-              : Value(arith::MaxSIOp::create(b, loc, lhs, rhs));
+    if (fp)
+      return arith::MaximumFOp::create(b, loc, lhs, rhs);
+    return isUnsigned ? Value(arith::MaxUIOp::create(b, loc, lhs, rhs))
+                      : Value(arith::MaxSIOp::create(b, loc, lhs, rhs));
   case Combiner::Min:
-    return fp ? Value(arith::MinimumFOp::create(b, loc, lhs, rhs))
-              : Value(arith::MinSIOp::create(b, loc, lhs, rhs));
+    if (fp)
+      return arith::MinimumFOp::create(b, loc, lhs, rhs);
+    return isUnsigned ? Value(arith::MinUIOp::create(b, loc, lhs, rhs))
+                      : Value(arith::MinSIOp::create(b, loc, lhs, rhs));
   }
   llvm_unreachable("unknown combiner");
 }
 
 Value reduceAlong(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
-                  Combiner combiner) {
+                  Combiner combiner, bool isUnsigned) {
   auto type = llvm::cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
@@ -140,13 +222,13 @@ Value reduceAlong(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axe
   }
   Type element = type.getElementType();
   Value empty = tensor::EmptyOp::create(b, loc, shape, element, dynamicSizes);
-  Value identity = combinerIdentity(b, loc, element, combiner);
+  Value identity = combinerIdentity(b, loc, element, combiner, isUnsigned);
   Value init = linalg::FillOp::create(b, loc, identity, empty).getResult(0);
   auto reduce = linalg::ReduceOp::create(
       b, loc, ValueRange{input}, ValueRange{init}, axes,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        linalg::YieldOp::create(nested, nestedLoc,
-                                combine(nested, nestedLoc, combiner, args[0], args[1]));
+        linalg::YieldOp::create(
+            nested, nestedLoc, combine(nested, nestedLoc, combiner, args[0], args[1], isUnsigned));
       });
   return reduce.getResult(0);
 }
@@ -250,8 +332,8 @@ Value expandReducedDims(OpBuilder &b, Location loc, Value reduced, RankedTensorT
 }
 
 Value reduceInto(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
-                 Combiner combiner, bool mean, RankedTensorType resultType) {
-  Value reduced = reduceAlong(b, loc, input, axes, combiner);
+                 Combiner combiner, bool mean, RankedTensorType resultType, bool isUnsigned) {
+  Value reduced = reduceAlong(b, loc, input, axes, combiner, isUnsigned);
   if (mean) {
     auto reducedType = llvm::cast<RankedTensorType>(reduced.getType());
     Value count = countAlong(b, loc, input, axes, reducedType.getElementType());

@@ -7,9 +7,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln {
 
@@ -19,8 +21,10 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "compiler/conversion/Passes.h.inc"
 
-/// Adds the patterns lowering graph ops to linalg, tensor, arith and math on tensors.
-void populateGraphToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// Adds the patterns lowering graph ops to linalg, tensor, arith, math and scf on tensors, with
+/// unsigned integer types converted to signless ones by `converter`.
+void populateGraphToLinalgPatterns(const mlir::TypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

@@ -16,7 +16,14 @@ def ConvertGraphToLinalgPass : Pass<"kiln-convert-graph-to-linalg", "mlir::func:
     CUDA code generators: elementwise ops (with NumPy broadcasting) become `linalg.generic` with
     `arith`/`math` bodies, reductions `linalg.reduce`, transposes `linalg.transpose`, reshapes
     `tensor.collapse_shape`/`tensor.expand_shape`, softmax its max/exp/sum/divide sequence, and
-    constants `arith.constant`. A dynamic dimension is assumed not to broadcast at run time.
+    constants `arith.constant`; gathers read with `tensor.extract` inside `linalg.generic`, and
+    the ops that carry state along an axis (scatters applied in order, cumsum, top-k) are
+    `scf.for` loops over tensors. A dynamic dimension is assumed not to broadcast at run time.
+
+    Unsigned integer element types become signless ones of the same width (the function's
+    signature, calls, returns and unsigned constants included), with the unsigned arith ops
+    (`divui`, `remui`, `maxui`, `minui`, `cmpi ult`, `uitofp`, `extui`) where the signedness
+    matters.
 
     Ops without a lowering yet stay in place (the pass is a partial conversion), so later stages
     can send them to library calls.
@@ -25,6 +32,7 @@ def ConvertGraphToLinalgPass : Pass<"kiln-convert-graph-to-linalg", "mlir::func:
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -80,12 +80,159 @@ func.func @matmul(%a: tensor<1x2x3xf32>, %b: tensor<5x3x4xf32>) -> tensor<5x2x4x
 
 // -----
 
-// Tests that ops without a lowering yet, and unsigned element types, stay for later stages.
+// Tests that an op whose shapes the lowering does not handle (a convolution over dynamic
+// spatial dimensions) stays for later stages while the ops around it lower.
 // CHECK-LABEL: func.func @not_lowered
-// CHECK: graph.top_k
-// CHECK: graph.add {{.*}} tensor<4xui8>
-func.func @not_lowered(%x: tensor<2x8xf32>, %u: tensor<4xui8>) -> (tensor<2x3xf32>, tensor<4xui8>) {
-  %0:2 = graph.top_k %x {axis = 1 : i64, k = 3 : i64} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
-  %1 = graph.add %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
-  return %0#0, %1 : tensor<2x3xf32>, tensor<4xui8>
+// CHECK: graph.conv
+// CHECK: linalg.generic
+func.func @not_lowered(%x: tensor<1x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x?x?xf32> {
+  %0 = graph.conv %x, %w {dilations = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x3x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x?x?xf32>
+  %1 = graph.tanh %0 : tensor<1x4x?x?xf32>
+  return %1 : tensor<1x4x?x?xf32>
+}
+
+// -----
+
+// Tests that unsigned elements become signless ones with unsigned arith ops, the function's
+// signature included.
+// CHECK-LABEL: func.func @unsigned_ops
+// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xi8>) -> (tensor<4xi8>, tensor<4xi1>, tensor<4xf32>, tensor<i8>)
+// CHECK: arith.divui
+// CHECK: arith.cmpi ult
+// CHECK: arith.uitofp
+// CHECK: linalg.reduce
+// CHECK: arith.maxui
+// CHECK-NOT: ui8
+func.func @unsigned_ops(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<ui8>) {
+  %0 = graph.div %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = graph.compare lt, %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %2 = graph.cast %a : tensor<4xui8> to f32
+  %3 = graph.reduce_max %a {axes = array<i64: 0>} : (tensor<4xui8>) -> tensor<ui8>
+  return %0, %1, %2, %3 : tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<ui8>
+}
+
+// -----
+
+// Tests that gather_elements reads the input inside a generic over the indices, with the index
+// wrapped when negative.
+// CHECK-LABEL: func.func @gather_elements
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}} : tensor<3x2xi64>) outs(%{{.+}} : tensor<3x2xf32>)
+// CHECK: arith.cmpi slt
+// CHECK: tensor.extract
+func.func @gather_elements(%x: tensor<3x4xf32>, %i: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  %0 = graph.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x4xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// Tests that gather_nd reads each index vector's components from the indices in the body.
+// CHECK-LABEL: func.func @gather_nd
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x6xf32>)
+// CHECK-COUNT-3: tensor.extract
+func.func @gather_nd(%x: tensor<4x5x6xf32>, %i: tensor<2x2xi64>) -> tensor<2x6xf32> {
+  %0 = graph.gather_nd %x, %i : (tensor<4x5x6xf32>, tensor<2x2xi64>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+// Tests that scatter_elements applies its updates in order through a loop nest over the indices
+// carrying the result, combining with the element already there.
+// CHECK-LABEL: func.func @scatter_elements_add
+// CHECK-SAME: (%[[X:.+]]: tensor<3x3xf32>
+// CHECK: scf.for {{.+}} iter_args(%[[OUTER:.+]] = %[[X]])
+// CHECK: scf.for {{.+}} iter_args(%[[INNER:.+]] = %[[OUTER]])
+// CHECK: %[[OLD:.+]] = tensor.extract %[[INNER]]
+// CHECK: %[[NEW:.+]] = arith.addf %[[OLD]]
+// CHECK: tensor.insert %[[NEW]] into %[[INNER]]
+func.func @scatter_elements_add(%x: tensor<3x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) -> tensor<3x3xf32> {
+  %0 = graph.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = #graph<scatter_reduction add>} : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+// Tests that scatter_nd without a reduction overwrites: no read of the current element.
+// CHECK-LABEL: func.func @scatter_nd
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: arith.addf
+// CHECK: tensor.insert
+func.func @scatter_nd(%x: tensor<4x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) -> tensor<4x4xf32> {
+  %0 = graph.scatter_nd %x, %i, %u : (tensor<4x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// Tests that arg_max reduces the axis into a (value, index) pair and keeps the axis as size 1.
+// CHECK-LABEL: func.func @arg_max
+// CHECK: %[[R:.+]]:2 = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xi64>)
+// CHECK: linalg.index 1
+// CHECK: arith.cmpf ogt
+// CHECK: tensor.expand_shape %[[R]]#1
+func.func @arg_max(%x: tensor<8x10xf32>) -> tensor<8x1xi64> {
+  %0 = graph.arg_max %x {axis = 1 : i64, keepdims = true} : (tensor<8x10xf32>) -> tensor<8x1xi64>
+  return %0 : tensor<8x1xi64>
+}
+
+// -----
+
+// Tests that cumsum walks the axis with a loop carrying the result and the running sum.
+// CHECK-LABEL: func.func @cumsum
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: tensor.extract_slice {{.+}} : tensor<2x5xf32> to tensor<2xf32>
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice
+func.func @cumsum(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %0 = graph.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests that top_k loops over its k picks, each a reduction of the axis to a (value, index) pair.
+// CHECK-LABEL: func.func @top_k
+// CHECK: %[[K:.+]] = arith.constant 3 : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[K]]
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xi64>)
+// CHECK-COUNT-2: tensor.insert_slice
+func.func @top_k(%x: tensor<8x100xf32>) -> (tensor<8x3xf32>, tensor<8x3xi64>) {
+  %v, %i = graph.top_k %x {axis = 1 : i64, k = 3 : i64} : (tensor<8x100xf32>) -> (tensor<8x3xf32>, tensor<8x3xi64>)
+  return %v, %i : tensor<8x3xf32>, tensor<8x3xi64>
+}
+
+// -----
+
+// Tests that linear resize of two dimensions reads four taps, and the unchanged ones none.
+// CHECK-LABEL: func.func @resize_linear
+// CHECK: linalg.generic
+// CHECK-COUNT-4: tensor.extract
+// CHECK-NOT: tensor.extract
+// CHECK: linalg.yield
+func.func @resize_linear(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
+  %0 = graph.resize %x {mode = #graph<resize_mode linear>, scales = array<f32: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64: 1, 3, 8, 8>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// Tests that conv_transpose spreads the input by its strides into zeros and convolves it with
+// the flipped filter at stride 1.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 2, 2] [1, 16, 8, 8] [1, 1, 2, 2] : tensor<1x16x8x8xf32> into tensor<1x16x20x20xf32>
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 1, 1] [1, 16, 18, 18] [1, 1, 1, 1]
+// CHECK: linalg.generic
+// CHECK: arith.subi
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+func.func @conv_transpose(%x: tensor<1x16x8x8xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = graph.conv_transpose %x, %w {dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf32>, tensor<16x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
 }

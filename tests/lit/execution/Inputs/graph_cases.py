@@ -1,8 +1,11 @@
 """Execution cases for the graph dialect's CPU lowering, checked against NumPy.
 
-  graph_cases.py generate OUT_DIR   writes OUT_DIR/cases.mlir (one function per case and a main
-                                    that calls each on seeded inputs and prints the result) and
-                                    OUT_DIR/expected.json (NumPy's results, in the same order)
+  graph_cases.py generate OUT_DIR [GROUP]
+                                    writes OUT_DIR/cases.mlir (one function per case of GROUP,
+                                    `core` by default, and a main that calls each on seeded inputs
+                                    and prints the result) and OUT_DIR/expected.json (NumPy's
+                                    results, in the same order); groups: core, unsigned, indexing,
+                                    scan, resize, conv_transpose
   graph_cases.py check EXPECTED OUT compares the printed results with NumPy's and prints
                                     'N passed, M failed'; exits non-zero on any failure
 
@@ -16,7 +19,9 @@ import sys
 
 import numpy as np
 
-from numpy_reference import reference_conv, reference_pool
+from numpy_reference import (reference_conv, reference_conv_transpose, reference_gather_nd,
+                             reference_pool, reference_resize, reference_scatter_elements,
+                             reference_scatter_nd, reference_top_k)
 
 RNG = np.random.default_rng(20261122)
 
@@ -34,7 +39,7 @@ def ints(shape, low=-9, high=10):
 
 
 def mlir_type(array, dims=None):
-    element = {np.float32: "f32", np.int32: "i32", np.int64: "i64",
+    element = {np.float32: "f32", np.int32: "i32", np.int64: "i64", np.uint8: "ui8",
                np.bool_: "i1"}[array.dtype.type]
     shape = dims if dims is not None else list(array.shape)
     return "tensor<" + "".join(f"{'?' if d is None else d}x" for d in shape) + element + ">"
@@ -329,11 +334,296 @@ def neural_network_cases():
     return out
 
 
-def generate(out_dir):
+def unsigned_cases():
+    """ui8 at the function boundary and in the ops whose result depends on signedness."""
+    a = RNG.integers(1, 256, (2, 5)).astype(np.uint8)
+    b = RNG.integers(1, 256, (2, 5)).astype(np.uint8)
+    a[0, :3], b[0, :3] = [200, 7, 255], [3, 130, 128]  # above 127: wrong as signed
+    t = "tensor<2x5xui8>"
+    out = [
+        Case("ui8_div_rem", [a, b],
+             f"%d = graph.div %a0, %a1 : ({t}, {t}) -> {t}\n"
+             f"  %m = graph.rem %a0, %a1 : ({t}, {t}) -> {t}\n"
+             f"  %df = graph.cast %d : {t} to f32\n"
+             f"  %mf = graph.cast %m : {t} to f32\n"
+             "  %k = graph.constant dense<1000.0> : tensor<f32>\n"
+             "  %s = graph.mul %df, %k : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>\n"
+             "  %r = graph.add %s, %mf : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>",
+             "tensor<2x5xf32>", lambda x, y: (x // y).astype(np.float32) * 1000 + x % y),
+        Case("ui8_max_min_compare_select_wrapping_add", [a, b],
+             f"%x = graph.max %a0, %a1 : ({t}, {t}) -> {t}\n"
+             f"  %n = graph.min %a0, %a1 : ({t}, {t}) -> {t}\n"
+             f"  %c = graph.compare gt, %a0, %a1 : ({t}, {t}) -> tensor<2x5xi1>\n"
+             f"  %d = graph.sub %x, %n : ({t}, {t}) -> {t}\n"
+             f"  %w = graph.add %a0, %a1 : ({t}, {t}) -> {t}\n"
+             f"  %s = graph.select %c, %d, %w : (tensor<2x5xi1>, {t}, {t}) -> {t}\n"
+             f"  %r = graph.cast %s : {t} to f32",
+             "tensor<2x5xf32>",
+             lambda x, y: np.where(x > y, np.maximum(x, y) - np.minimum(x, y),
+                                   x + y).astype(np.float32)),
+        Case("ui8_casts_zero_extend", [a, positive((2, 5)) * 60],
+             f"%w = graph.cast %a0 : {t} to i32\n"
+             "  %wf = graph.cast %w : tensor<2x5xi32> to f32\n"
+             f"  %u = graph.cast %a1 : tensor<2x5xf32> to ui8\n"
+             f"  %uf = graph.cast %u : {t} to f32\n"
+             "  %k = graph.constant dense<1000.0> : tensor<f32>\n"
+             "  %s = graph.mul %wf, %k : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>\n"
+             "  %r = graph.add %s, %uf : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>",
+             "tensor<2x5xf32>",
+             lambda x, f: x.astype(np.float32) * 1000 + np.trunc(f)),
+        Case("ui8_reduce_max_min", [a],
+             f"%x = graph.reduce_max %a0 {{axes = array<i64: 1>}} : ({t}) -> tensor<2xui8>\n"
+             f"  %n = graph.reduce_min %a0 {{axes = array<i64: 1>}} : ({t}) -> tensor<2xui8>\n"
+             "  %c = graph.concat %x, %n {axis = 0 : i64} : (tensor<2xui8>, tensor<2xui8>) -> tensor<4xui8>\n"
+             "  %r = graph.cast %c : tensor<4xui8> to f32",
+             "tensor<4xf32>",
+             lambda x: np.concatenate([x.max(1), x.min(1)]).astype(np.float32)),
+        Case("ui8_constant_sign_abs", [a],
+             "%k = graph.constant dense<[0, 1, 128, 255, 9]> : tensor<5xui8>\n"
+             f"  %m = graph.mul %a0, %k : ({t}, tensor<5xui8>) -> {t}\n"
+             f"  %s = graph.sign %m : {t}\n"
+             f"  %b = graph.abs %m : {t}\n"
+             f"  %sum = graph.add %s, %b : ({t}, {t}) -> {t}\n"
+             f"  %r = graph.cast %sum : {t} to f32",
+             "tensor<2x5xf32>",
+             lambda x: (np.sign(x * np.array([0, 1, 128, 255, 9], np.uint8)) +
+                        x * np.array([0, 1, 128, 255, 9], np.uint8)).astype(np.float32)),
+    ]
+    return out
+
+
+def indexing_cases():
+    """Gathers and scatters by index tensors, negative indices and duplicates included."""
+    x = normal((3, 4))
+    idx = RNG.integers(-4, 4, (3, 5)).astype(np.int64)
+    x3 = normal((4, 2, 3))
+    idx3 = RNG.integers(-4, 4, (2, 2, 3)).astype(np.int32)
+    out = [
+        Case("gather_elements_axis1", [x, idx],
+             "%r = graph.gather_elements %a0, %a1 {axis = 1 : i64} : (tensor<3x4xf32>, tensor<3x5xi64>) -> tensor<3x5xf32>",
+             "tensor<3x5xf32>", lambda a, i: np.take_along_axis(a, i % 4, axis=1)),
+        Case("gather_elements_axis0_i32_dynamic", [x3, idx3],
+             "%r = graph.gather_elements %a0, %a1 {axis = 0 : i64} : (tensor<?x2x3xf32>, tensor<?x2x3xi32>) -> tensor<?x2x3xf32>",
+             "tensor<?x2x3xf32>", lambda a, i: np.take_along_axis(a, i % 4, axis=0),
+             dynamic=[[None, 2, 3], [None, 2, 3]]),
+    ]
+    g = normal((2, 3, 4))
+    nd = np.array([[1, -1], [0, 2], [-2, 0]], np.int64)
+    out.append(Case("gather_nd_k2", [g, nd],
+                    "%r = graph.gather_nd %a0, %a1 : (tensor<2x3x4xf32>, tensor<3x2xi64>) -> tensor<3x4xf32>",
+                    "tensor<3x4xf32>", lambda a, i: reference_gather_nd(a, i, 0)))
+    nb = np.array([[[2], [-1]], [[0], [1]]], np.int64)
+    out.append(Case("gather_nd_batch_dims", [g, nb],
+                    "%r = graph.gather_nd %a0, %a1 {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x2x1xi64>) -> tensor<2x2x4xf32>",
+                    "tensor<2x2x4xf32>", lambda a, i: reference_gather_nd(a, i, 1)))
+    data = normal((3, 4))
+    sidx = np.array([[1, -1, 2, 0], [1, 2, -3, 0]], np.int64)  # duplicates down each column
+    upd = normal((2, 4))
+    for mode in ("none", "add", "mul", "max", "min"):
+        out.append(Case(f"scatter_elements_axis0_{mode}", [data, sidx, upd],
+                        f"%r = graph.scatter_elements %a0, %a1, %a2 {{axis = 0 : i64, reduction = #graph<scatter_reduction {mode}>}} : (tensor<3x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<3x4xf32>",
+                        "tensor<3x4xf32>",
+                        lambda a, i, u, mode=mode: reference_scatter_elements(a, i, u, 0, mode)))
+    sidx1 = np.array([[3, -1, 0], [2, 2, 1], [0, 1, -4]], np.int32)
+    upd1 = normal((3, 3))
+    out.append(Case("scatter_elements_axis1_i32_add", [data, sidx1, upd1],
+                    "%r = graph.scatter_elements %a0, %a1, %a2 {axis = 1 : i64, reduction = #graph<scatter_reduction add>} : (tensor<3x4xf32>, tensor<3x3xi32>, tensor<3x3xf32>) -> tensor<3x4xf32>",
+                    "tensor<3x4xf32>",
+                    lambda a, i, u: reference_scatter_elements(a, i, u, 1, "add")))
+    nd_data = normal((4, 3, 2))
+    nd_idx = np.array([[1], [-1], [1]], np.int64)
+    nd_upd = normal((3, 3, 2))
+    for mode in ("none", "add", "mul", "max", "min"):
+        out.append(Case(f"scatter_nd_slices_{mode}", [nd_data, nd_idx, nd_upd],
+                        f"%r = graph.scatter_nd %a0, %a1, %a2 {{reduction = #graph<scatter_reduction {mode}>}} : (tensor<4x3x2xf32>, tensor<3x1xi64>, tensor<3x3x2xf32>) -> tensor<4x3x2xf32>",
+                        "tensor<4x3x2xf32>",
+                        lambda a, i, u, mode=mode: reference_scatter_nd(a, i, u, mode)))
+    nd_idx2 = np.array([[0, 2], [-1, 0], [0, 2]], np.int64)
+    nd_upd2 = normal((3, 2))
+    out.append(Case("scatter_nd_elements_k2_add", [nd_data, nd_idx2, nd_upd2],
+                    "%r = graph.scatter_nd %a0, %a1, %a2 {reduction = #graph<scatter_reduction add>} : (tensor<4x3x2xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<4x3x2xf32>",
+                    "tensor<4x3x2xf32>", lambda a, i, u: reference_scatter_nd(a, i, u, "add")))
+    # Dynamic slice sizes: the limit is unbounded and clamps to the run-time size.
+    dyn = normal((5, 4))
+    out.append(Case("slice_dynamic_unbounded_limit", [dyn],
+                    "%r = graph.slice %a0 {starts = array<i64: 1, 1>, limits = array<i64: 9223372036854775807, 4>, strides = array<i64: 2, 2>} : (tensor<?x4xf32>) -> tensor<?x2xf32>",
+                    "tensor<?x2xf32>", lambda a: a[1::2, 1:4:2], dynamic=[[None, 4]]))
+    out.append(Case("pad_reflect_dynamic", [dyn],
+                    "%r = graph.pad reflect %a0 low [2, 1] high [1, 3] : (tensor<?x4xf32>) -> tensor<?x8xf32>",
+                    "tensor<?x8xf32>", lambda a: np.pad(a, [(2, 1), (1, 3)], mode="reflect"),
+                    dynamic=[[None, 4]]))
+    out.append(Case("pad_edge_dynamic", [dyn],
+                    "%r = graph.pad edge %a0 low [1, 0] high [2, 2] : (tensor<?x?xf32>) -> tensor<?x?xf32>",
+                    "tensor<?x?xf32>", lambda a: np.pad(a, [(1, 2), (0, 2)], mode="edge"),
+                    dynamic=[[None, None]]))
+    return out
+
+
+def scan_cases():
+    """Arg max / min, cumsum and top-k, with ties (small integer values) where order matters."""
+    ties = RNG.integers(0, 3, (3, 5)).astype(np.float32)
+    ties3 = RNG.integers(-2, 2, (4, 3, 2)).astype(np.float32)
+
+    def last_index(fn, a, axis):
+        return a.shape[axis] - 1 - fn(np.flip(a, axis), axis=axis)
+
+    out = [
+        Case("arg_max_first_of_ties", [ties],
+             "%i = graph.arg_max %a0 {axis = 1 : i64} : (tensor<3x5xf32>) -> tensor<3xi64>\n"
+             "  %r = graph.cast %i : tensor<3xi64> to f32",
+             "tensor<3xf32>", lambda a: np.argmax(a, axis=1)),
+        Case("arg_max_last_of_ties_keepdims", [ties3],
+             "%i = graph.arg_max %a0 {axis = 0 : i64, keepdims = true, select_last_index = true} : (tensor<4x3x2xf32>) -> tensor<1x3x2xi64>\n"
+             "  %r = graph.cast %i : tensor<1x3x2xi64> to f32",
+             "tensor<1x3x2xf32>", lambda a: last_index(np.argmax, a, 0)[None]),
+        Case("arg_min_first_of_ties_dynamic", [ties3],
+             "%i = graph.arg_min %a0 {axis = 1 : i64} : (tensor<?x3x2xf32>) -> tensor<?x2xi64>\n"
+             "  %r = graph.cast %i : tensor<?x2xi64> to f32",
+             "tensor<?x2xf32>", lambda a: np.argmin(a, axis=1), dynamic=[[None, 3, 2]]),
+        Case("arg_min_last_of_ties_i32", [ties.astype(np.int32)],
+             "%i = graph.arg_min %a0 {axis = 1 : i64, keepdims = true, select_last_index = true} : (tensor<3x5xi32>) -> tensor<3x1xi64>\n"
+             "  %r = graph.cast %i : tensor<3x1xi64> to f32",
+             "tensor<3x1xf32>", lambda a: last_index(np.argmin, a, 1)[:, None]),
+    ]
+    u = RNG.integers(0, 256, (2, 6)).astype(np.uint8)
+    u[0, :2] = [250, 3]
+    out.append(Case("arg_max_ui8", [u],
+                    "%i = graph.arg_max %a0 {axis = 1 : i64} : (tensor<2x6xui8>) -> tensor<2xi64>\n"
+                    "  %r = graph.cast %i : tensor<2xi64> to f32",
+                    "tensor<2xf32>", lambda a: np.argmax(a, axis=1)))
+
+    def cumsum(a, axis, exclusive, reverse):
+        y = np.flip(a, axis) if reverse else a
+        c = np.cumsum(y, axis=axis, dtype=np.float64)
+        if exclusive:
+            c = np.concatenate([np.zeros_like(np.take(c, [0], axis)),
+                                np.delete(c, -1, axis)], axis)
+        return np.flip(c, axis) if reverse else c
+
+    x = normal((3, 4))
+    for exclusive in (False, True):
+        for reverse in (False, True):
+            out.append(Case(f"cumsum_exclusive_{str(exclusive).lower()}_reverse_{str(reverse).lower()}",
+                            [x],
+                            f"%r = graph.cumsum %a0 {{axis = 1 : i64, exclusive = {str(exclusive).lower()}, reverse = {str(reverse).lower()}}} : tensor<3x4xf32>",
+                            "tensor<3x4xf32>",
+                            lambda a, e=exclusive, r=reverse: cumsum(a, 1, e, r)))
+    xi = ints((4, 2, 3))
+    out.append(Case("cumsum_i32_axis0_dynamic_reverse", [xi],
+                    "%c = graph.cumsum %a0 {axis = 0 : i64, reverse = true} : tensor<?x2x3xi32>\n"
+                    "  %r = graph.cast %c : tensor<?x2x3xi32> to f32",
+                    "tensor<?x2x3xf32>", lambda a: cumsum(a, 0, False, True),
+                    dynamic=[[None, 2, 3]]))
+    tk = RNG.integers(0, 4, (3, 6)).astype(np.float32)
+    out.append(Case("top_k_largest_ties_lower_index_first", [tk],
+                    "%v, %i = graph.top_k %a0 {axis = 1 : i64, k = 4 : i64} : (tensor<3x6xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)\n"
+                    "  %if = graph.cast %i : tensor<3x4xi64> to f32\n"
+                    "  %r = graph.concat %v, %if {axis = 1 : i64} : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x8xf32>",
+                    "tensor<3x8xf32>",
+                    lambda a: np.concatenate(reference_top_k(a, 4, 1, True), axis=1)))
+    tk3 = RNG.integers(-3, 3, (5, 2, 3)).astype(np.float32)
+    out.append(Case("top_k_smallest_axis0_dynamic", [tk3],
+                    "%v, %i = graph.top_k %a0 {axis = 0 : i64, k = 3 : i64, largest = false} : (tensor<5x?x3xf32>) -> (tensor<3x?x3xf32>, tensor<3x?x3xi64>)\n"
+                    "  %if = graph.cast %i : tensor<3x?x3xi64> to f32\n"
+                    "  %r = graph.concat %v, %if {axis = 2 : i64} : (tensor<3x?x3xf32>, tensor<3x?x3xf32>) -> tensor<3x?x6xf32>",
+                    "tensor<3x?x6xf32>",
+                    lambda a: np.concatenate(reference_top_k(a, 3, 0, False), axis=2),
+                    dynamic=[[5, None, 3]]))
+    uk = RNG.integers(0, 256, (2, 5)).astype(np.uint8)
+    uk[0, :3] = [255, 128, 7]
+    out.append(Case("top_k_ui8", [uk],
+                    "%v, %i = graph.top_k %a0 {axis = 1 : i64, k = 2 : i64} : (tensor<2x5xui8>) -> (tensor<2x2xui8>, tensor<2x2xi64>)\n"
+                    "  %vf = graph.cast %v : tensor<2x2xui8> to f32\n"
+                    "  %if = graph.cast %i : tensor<2x2xi64> to f32\n"
+                    "  %r = graph.concat %vf, %if {axis = 1 : i64} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>",
+                    "tensor<2x4xf32>",
+                    lambda a: np.concatenate(reference_top_k(a, 2, 1, True), axis=1)))
+    return out
+
+
+def resize_cases():
+    """Resize in every mode and coordinate transform, up and down."""
+    out = []
+    small = normal((1, 2, 3, 4))
+    large = normal((1, 2, 5, 6))
+    specs = [
+        # name, input, sizes, scales, mode, transform, rounding, cubic a, exclude outside
+        ("nearest_asymmetric_floor", small, (1, 2, 6, 8), (1, 1, 2, 2), "nearest", "asymmetric",
+         "floor", -0.75, False),
+        ("nearest_half_pixel_prefer_ceil_down", large, (1, 2, 3, 4), (1, 1, 0.6, 4 / 6),
+         "nearest", "half_pixel", "round_prefer_ceil", -0.75, False),
+        ("nearest_align_corners_prefer_floor", small, (1, 2, 5, 7), (1, 1, 5 / 3, 7 / 4),
+         "nearest", "align_corners", "round_prefer_floor", -0.75, False),
+        ("nearest_pytorch_half_pixel_ceil", small, (1, 2, 4, 3), (1, 1, 4 / 3, 0.75), "nearest",
+         "pytorch_half_pixel", "ceil", -0.75, False),
+        ("linear_half_pixel_up", small, (1, 2, 5, 7), (1, 1, 5 / 3, 7 / 4), "linear",
+         "half_pixel", "round_prefer_floor", -0.75, False),
+        ("linear_align_corners_down", large, (1, 2, 3, 4), (1, 1, 0.6, 4 / 6), "linear",
+         "align_corners", "round_prefer_floor", -0.75, False),
+        ("linear_asymmetric", small, (1, 2, 6, 6), (1, 1, 2, 1.5), "linear", "asymmetric",
+         "round_prefer_floor", -0.75, False),
+        ("linear_pytorch_half_pixel_to_one", small, (1, 2, 1, 7), (1, 1, 1 / 3, 7 / 4), "linear",
+         "pytorch_half_pixel", "round_prefer_floor", -0.75, False),
+        ("linear_half_pixel_symmetric", small, (1, 2, 5, 7), (1, 1, 1.7, 1.8), "linear",
+         "half_pixel_symmetric", "round_prefer_floor", -0.75, False),
+        ("cubic_half_pixel", small, (1, 2, 6, 7), (1, 1, 2, 7 / 4), "cubic", "half_pixel",
+         "round_prefer_floor", -0.75, False),
+        ("cubic_align_corners_exclude_outside", large, (1, 2, 4, 9), (1, 1, 0.8, 1.5), "cubic",
+         "align_corners", "round_prefer_floor", -0.5, True),
+        ("cubic_asymmetric_exclude_outside", small, (1, 2, 6, 5), (1, 1, 2, 1.25), "cubic",
+         "asymmetric", "round_prefer_floor", -0.75, True),
+    ]
+    for name, x, sizes, scales, mode, transform, rounding, a, exclude in specs:
+        tin, tout = mlir_type(x), mlir_type(np.zeros(sizes, np.float32))
+        scale_text = ", ".join(repr(float(np.float32(s))) for s in scales)
+        out.append(Case(
+            f"resize_{name}", [x],
+            f"%r = graph.resize %a0 {{sizes = array<i64: {', '.join(map(str, sizes))}>, "
+            f"scales = array<f32: {scale_text}>, mode = #graph<resize_mode {mode}>, "
+            f"coordinate_transform = #graph<coordinate_transform {transform}>, "
+            f"nearest_rounding = #graph<nearest_rounding {rounding}>, cubic_coeff_a = {a} : f32, "
+            f"exclude_outside = {str(exclude).lower()}}} : ({tin}) -> {tout}",
+            tout,
+            lambda v, sizes=sizes, scales=scales, mode=mode, transform=transform,
+            rounding=rounding, a=a, exclude=exclude: reference_resize(
+                v, sizes, [np.float32(s) for s in scales], mode, transform, rounding, a,
+                exclude)))
+    return out
+
+
+def conv_transpose_cases():
+    """Transposed convolution with strides, output padding, padding, dilation, groups and bias."""
+    out = []
+    x, w, b = normal((2, 4, 5, 5)), normal((4, 3, 3, 3)), normal((3,))
+    out.append(Case("conv_transpose_stride2_output_padding_bias", [x, w, b],
+                    "%r = graph.conv_transpose %a0, %a1, %a2 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<2x3x10x10xf32>",
+                    "tensor<2x3x10x10xf32>",
+                    lambda p, q, c: reference_conv_transpose(p, q, c, (2, 2), (1, 1), (1, 1), (1, 1),
+                                                             (1, 1), 1)))
+    x, w = normal((1, 4, 4, 3)), normal((4, 2, 3, 2))
+    out.append(Case("conv_transpose_groups_dilation_asymmetric_pads", [x, w],
+                    "%r = graph.conv_transpose %a0, %a1 {strides = array<i64: 3, 2>, dilations = array<i64: 2, 1>, pad_low = array<i64: 0, 1>, pad_high = array<i64: 2, 0>, output_padding = array<i64: 1, 0>, groups = 2 : i64} : (tensor<1x4x4x3xf32>, tensor<4x2x3x2xf32>) -> tensor<1x4x13x5xf32>",
+                    "tensor<1x4x13x5xf32>",
+                    lambda p, q: reference_conv_transpose(p, q, None, (3, 2), (2, 1), (0, 1), (2, 0),
+                                                          (1, 0), 2)))
+    x, w = normal((2, 3, 6)), normal((3, 2, 4))
+    out.append(Case("conv_transpose_1d_dynamic_batch", [x, w],
+                    "%r = graph.conv_transpose %a0, %a1 {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 1>, pad_high = array<i64: 2>, output_padding = array<i64: 0>} : (tensor<?x3x6xf32>, tensor<3x2x4xf32>) -> tensor<?x2x11xf32>",
+                    "tensor<?x2x11xf32>",
+                    lambda p, q: reference_conv_transpose(p, q, None, (2,), (1,), (1,), (2,), (0,), 1),
+                    dynamic=[[None, 3, 6], None]))
+    return out
+
+
+GROUPS = {"core": cases, "unsigned": unsigned_cases, "indexing": indexing_cases,
+          "scan": scan_cases, "resize": resize_cases, "conv_transpose": conv_transpose_cases}
+
+
+def generate(out_dir, group="core"):
     import os
     os.makedirs(out_dir, exist_ok=True)
     functions, calls, expected = [], [], []
-    for index, case in enumerate(cases()):
+    for index, case in enumerate(GROUPS[group]()):
         params = ", ".join(f"%a{i}: {mlir_type(x, d)}" for i, (x, d) in
                            enumerate(zip(case.inputs, case.dynamic)))
         functions.append(f"func.func @{case.name}({params}) -> {case.result_type} {{\n"
@@ -394,6 +684,6 @@ def check(expected_path, output_path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "generate":
-        generate(sys.argv[2])
+        generate(*sys.argv[2:4])
     else:
         sys.exit(check(sys.argv[2], sys.argv[3]))

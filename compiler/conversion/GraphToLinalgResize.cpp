@@ -1,0 +1,240 @@
+//===- GraphToLinalgResize.cpp - Lower resize to an interpolating generic ---===//
+//
+// Resize becomes one linalg.generic over the result. For each dimension whose size or scale
+// changes, the body maps the output index to an input coordinate (the coordinate transform),
+// turns it into taps (one for nearest, two for linear, four for cubic), each an input index
+// clamped to the edge and a weight; the result is the weighted sum over the product of the
+// dimensions' taps, read with tensor.extract. Coordinates and weights are computed in f32 (f64
+// for f64 tensors), as ONNX's reference does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/conversion/LinalgBuilders.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace kiln::graph;
+using namespace kiln::conversion;
+
+namespace {
+
+/// One input index of an interpolation and its weight.
+struct Tap {
+  Value index;
+  Value weight;
+};
+
+/// Scalar arithmetic on the coordinate type, to keep the formulas readable.
+struct CoordinateMath {
+  OpBuilder &b;
+  Location loc;
+  FloatType type;
+
+  Value constant(double value) const { return scalarConstant(b, loc, type, value); }
+  Value add(Value x, Value y) const { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) const { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) const { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) const { return arith::DivFOp::create(b, loc, x, y); }
+  Value floor(Value x) const { return math::FloorOp::create(b, loc, x); }
+  Value ceil(Value x) const { return math::CeilOp::create(b, loc, x); }
+  Value fromIndex(Value index) const {
+    Value asInteger = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    return arith::SIToFPOp::create(b, loc, type, asInteger);
+  }
+  Value toIndex(Value x) const {
+    Value asInteger = arith::FPToSIOp::create(b, loc, b.getI64Type(), x);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), asInteger);
+  }
+  Value select(Value condition, Value x, Value y) const {
+    return arith::SelectOp::create(b, loc, condition, x, y);
+  }
+  Value clampIndex(Value index, Value size) const {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value last = arith::SubIOp::create(b, loc, size, arith::ConstantIndexOp::create(b, loc, 1));
+    return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
+  }
+};
+
+/// The input coordinate of output index `x` (as a float) along a dimension resized from
+/// `inSize` to `outSize` elements with `scale`.
+Value inputCoordinate(const CoordinateMath &m, CoordinateTransform transform, Value x,
+                      Value inSize, int64_t outSize, double scale) {
+  Value half = m.constant(0.5);
+  Value halfPixel = m.sub(m.div(m.add(x, half), m.constant(scale)), half);
+  switch (transform) {
+  case CoordinateTransform::half_pixel:
+    return halfPixel;
+  case CoordinateTransform::pytorch_half_pixel:
+    return outSize > 1 ? halfPixel : m.constant(0);
+  case CoordinateTransform::align_corners:
+    if (outSize == 1)
+      return m.constant(0);
+    return m.div(m.mul(x, m.sub(inSize, m.constant(1))), m.constant(outSize - 1));
+  case CoordinateTransform::asymmetric:
+    return m.div(x, m.constant(scale));
+  case CoordinateTransform::half_pixel_symmetric: {
+    // The output's centre stays on the input's centre even when the size was rounded.
+    Value adjustment = m.div(m.constant(outSize), m.mul(m.constant(scale), inSize));
+    Value offset = m.mul(m.div(inSize, m.constant(2)), m.sub(m.constant(1), adjustment));
+    return m.add(offset, halfPixel);
+  }
+  }
+  llvm_unreachable("unknown coordinate transform");
+}
+
+/// The cubic convolution weights of the taps at offsets -1, 0, 1 and 2 from floor(coordinate),
+/// for the fraction `t` and coefficient `a`.
+SmallVector<Value> cubicWeights(const CoordinateMath &m, Value t, double a) {
+  Value ca = m.constant(a);
+  // |s| in [1, 2): ((a|s| - 5a)|s| + 8a)|s| - 4a; |s| < 1: ((a + 2)|s| - (a + 3))|s|^2 + 1.
+  auto outer = [&](Value s) {
+    Value inner = m.sub(m.mul(ca, s), m.constant(5 * a));
+    return m.sub(m.mul(m.add(m.mul(inner, s), m.constant(8 * a)), s), m.constant(4 * a));
+  };
+  auto near = [&](Value s) {
+    Value inner = m.sub(m.mul(m.constant(a + 2), s), m.constant(a + 3));
+    return m.add(m.mul(m.mul(inner, s), s), m.constant(1));
+  };
+  Value one = m.constant(1);
+  return {outer(m.add(t, one)), near(t), near(m.sub(one, t)), outer(m.sub(m.constant(2), t))};
+}
+
+/// The taps of one resized dimension of `sizeIndex` input elements for output index `index`.
+SmallVector<Tap> tapsOf(const CoordinateMath &m, ResizeOp op, Value index, Value sizeIndex,
+                        int64_t outSize, double scale) {
+  Value x = m.fromIndex(index);
+  Value inSize = m.fromIndex(sizeIndex);
+  Value coordinate =
+      inputCoordinate(m, op.getCoordinateTransform(), x, inSize, outSize, scale);
+  switch (op.getMode()) {
+  case ResizeMode::nearest: {
+    Value rounded;
+    switch (op.getNearestRounding()) {
+    case NearestRounding::round_prefer_floor:
+      rounded = m.ceil(m.sub(coordinate, m.constant(0.5)));
+      break;
+    case NearestRounding::round_prefer_ceil:
+      rounded = m.floor(m.add(coordinate, m.constant(0.5)));
+      break;
+    case NearestRounding::floor:
+      rounded = m.floor(coordinate);
+      break;
+    case NearestRounding::ceil:
+      rounded = m.ceil(coordinate);
+      break;
+    }
+    return {{m.clampIndex(m.toIndex(rounded), sizeIndex), m.constant(1)}};
+  }
+  case ResizeMode::linear:
+  case ResizeMode::cubic:
+    break;
+  }
+  Value base = m.floor(coordinate);
+  Value fraction = m.sub(coordinate, base);
+  Value baseIndex = m.toIndex(base);
+  bool linear = op.getMode() == ResizeMode::linear;
+  SmallVector<Value> weights =
+      linear ? SmallVector<Value>{m.sub(m.constant(1), fraction), fraction}
+             : cubicWeights(m, fraction, op.getCubicCoeffA().convertToDouble());
+  int64_t firstOffset = linear ? 0 : -1;
+  SmallVector<Tap> taps;
+  Value total = m.constant(0);
+  for (auto [i, weight] : llvm::enumerate(weights)) {
+    Value unclamped = arith::AddIOp::create(
+        m.b, m.loc, baseIndex,
+        arith::ConstantIndexOp::create(m.b, m.loc, firstOffset + static_cast<int64_t>(i)));
+    if (!linear && op.getExcludeOutside()) {
+      // Taps outside the input weigh nothing; the others are renormalized below.
+      Value zero = arith::ConstantIndexOp::create(m.b, m.loc, 0);
+      Value inside = arith::AndIOp::create(
+          m.b, m.loc,
+          arith::CmpIOp::create(m.b, m.loc, arith::CmpIPredicate::sge, unclamped, zero),
+          arith::CmpIOp::create(m.b, m.loc, arith::CmpIPredicate::slt, unclamped, sizeIndex));
+      weight = m.select(inside, weight, m.constant(0));
+      total = m.add(total, weight);
+    }
+    taps.push_back({m.clampIndex(unclamped, sizeIndex), weight});
+  }
+  if (!linear && op.getExcludeOutside())
+    for (Tap &tap : taps)
+      tap.weight = m.div(tap.weight, total);
+  return taps;
+}
+
+struct ResizeLowering : GraphLowering<ResizeOp> {
+  using GraphLowering::GraphLowering;
+
+  LogicalResult matchAndRewrite(ResizeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    RankedTensorType resultType = op.getType();
+    if (!resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "resize to a dynamic size");
+    ArrayRef<float> scales = op.getScales();
+    Type element = resultType.getElementType();
+    auto coordinateType = element.isF64() ? rewriter.getF64Type() : rewriter.getF32Type();
+    // Dimensions that keep their size at scale 1 map every index to itself.
+    SmallVector<int64_t> resized;
+    for (int64_t d = 0; d < resultType.getRank(); ++d)
+      if (inputType.getDimSize(d) != resultType.getDimSize(d) || scales[d] != 1.0f)
+        resized.push_back(d);
+    SmallVector<Value> inSizes;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      inSizes.push_back(getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                        dimSize(rewriter, loc, input, d)));
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), element);
+    Value result = buildGeneric(
+        rewriter, loc, resultType, {}, {}, init,
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          CoordinateMath m{b, l, coordinateType};
+          SmallVector<Value> position;
+          for (int64_t d = 0; d < resultType.getRank(); ++d)
+            position.push_back(linalg::IndexOp::create(b, l, d));
+          SmallVector<SmallVector<Tap>> taps;
+          for (int64_t d : resized)
+            taps.push_back(tapsOf(m, op, position[d], inSizes[d], resultType.getDimSize(d),
+                                  static_cast<double>(scales[d])));
+          // The weighted sum over every combination of the resized dimensions' taps.
+          Value sum = m.constant(0);
+          SmallVector<size_t> choice(taps.size(), 0);
+          while (true) {
+            SmallVector<Value> source(position);
+            Value weight = m.constant(1);
+            for (auto [i, d] : llvm::enumerate(resized)) {
+              source[d] = taps[i][choice[i]].index;
+              weight = m.mul(weight, taps[i][choice[i]].weight);
+            }
+            Value value = tensor::ExtractOp::create(b, l, input, source);
+            if (value.getType() != coordinateType)
+              value = arith::ExtFOp::create(b, l, coordinateType, value);
+            sum = m.add(sum, m.mul(weight, value));
+            size_t i = 0;
+            while (i < choice.size() && ++choice[i] == taps[i].size())
+              choice[i++] = 0;
+            if (i == choice.size())
+              break;
+          }
+          if (element != coordinateType)
+            return arith::TruncFOp::create(b, l, element, sum);
+          return sum;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::conversion::populateResizeLowerings(const TypeConverter &converter,
+                                               RewritePatternSet &patterns) {
+  patterns.add<ResizeLowering>(converter, patterns.getContext());
+}
