@@ -158,6 +158,10 @@ INSTANTIATE_TEST_SUITE_P(
                    {"linear", "add", "linear"}, {0.5f / 2.0f, 0.0f, 2.0f, 0.0f}, {{4, 1}}, true},
         MatmulCase{"GemmAlphaFullAddend", {4, 8}, {8, 5}, false, false, false,
                    {"linear", "add"}, {1.5f, 0.0f}, {{4, 5}}, true},
+        MatmulCase{"LinearThenLastAxisAdd", {4, 8}, {8, 5}, false, false, false,
+                   {"linear", "add"}, {1.5f, 0.0f}, {{5}}, true},
+        MatmulCase{"BatchedReluThenLastAxisAddThenScalarAdd", {2, 4, 8}, {8, 5}, false, false,
+                   false, {"relu", "add", "add"}, {}, {{5}, {}}, false},
         MatmulCase{"ResidualAddThenClip", {2, 16, 32}, {32, 64}, false, false, true,
                    {"add", "clip"}, {-0.5f, 2.0f}, {{2, 16, 64}}, true}),
     [](const ::testing::TestParamInfo<MatmulCase>& info) { return info.param.name; });
