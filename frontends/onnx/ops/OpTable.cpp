@@ -419,6 +419,7 @@ const OpTable &defaultOpTable() {
     registerNNExtraOps(t);
     registerIndexingOps(t);
     registerExtraOps(t);
+    registerRecurrentOps(t);
     return t;
   }();
   return table;

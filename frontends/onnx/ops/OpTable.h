@@ -305,6 +305,7 @@ void registerMathOps(OpTable &table);
 void registerNNExtraOps(OpTable &table);
 void registerIndexingOps(OpTable &table);
 void registerExtraOps(OpTable &table);
+void registerRecurrentOps(OpTable &table);
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by the translators
