@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <thread>
 
 #include "tests/runtime/onednn/onednn_test_util.h"
@@ -31,6 +32,9 @@ struct ConvCase {
   std::vector<std::vector<int64_t>> addends;  // the dims of each "add" operand
   bool constant_weights = false;
 };
+
+/// Names the case in failure messages.
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<int64_t> outputDims(const ConvCase& c) {
   std::vector<int64_t> dims{c.src[0], c.weights[0]};

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <limits>
+#include <ostream>
 
 #include "tests/runtime/onednn/onednn_test_util.h"
 
@@ -29,6 +30,9 @@ struct MatmulCase {
   std::vector<std::vector<int64_t>> addends;
   bool constant_b = false;
 };
+
+/// Names the case in failure messages.
+void PrintTo(const MatmulCase& c, std::ostream* os) { *os << c.name; }
 
 /// Pads `dims` with leading 1s to `rank`.
 std::vector<int64_t> padRank(std::vector<int64_t> dims, size_t rank) {
