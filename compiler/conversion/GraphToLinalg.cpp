@@ -204,15 +204,17 @@ Value scalarOf(CompareOp op, OpBuilder &b, Location loc, ValueRange args) {
     }
     return arith::CmpFOp::create(b, loc, predicate, args[0], args[1]);
   }
+  // Unsigned operands compare with the unsigned predicates.
+  using P = arith::CmpIPredicate;
   bool u = hasUnsignedElements(op);
-  arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
+  P predicate = P::eq;
   switch (direction) {
-  case ComparisonDirection::eq: predicate = arith::CmpIPredicate::eq; break;
-  case ComparisonDirection::ne: predicate = arith::CmpIPredicate::ne; break;
-  case ComparisonDirection::lt: predicate = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt; break;
-  case ComparisonDirection::le: predicate = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle; break;
-  case ComparisonDirection::gt: predicate = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt; break;
-  case ComparisonDirection::ge: predicate = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge; break;
+  case ComparisonDirection::eq: predicate = P::eq; break;
+  case ComparisonDirection::ne: predicate = P::ne; break;
+  case ComparisonDirection::lt: predicate = u ? P::ult : P::slt; break;
+  case ComparisonDirection::le: predicate = u ? P::ule : P::sle; break;
+  case ComparisonDirection::gt: predicate = u ? P::ugt : P::sgt; break;
+  case ComparisonDirection::ge: predicate = u ? P::uge : P::sge; break;
   }
   return arith::CmpIOp::create(b, loc, predicate, args[0], args[1]);
 }

@@ -169,8 +169,8 @@ struct PadLowering : GraphLowering<PadOp> {
     SmallVector<Value> lasts, dynamicSizes;
     for (int64_t d = 0; d < inputType.getRank(); ++d) {
       Value dim = getValueOrCreateConstantIndexOp(rewriter, loc, dimSize(rewriter, loc, input, d));
-      lasts.push_back(
-          arith::SubIOp::create(rewriter, loc, dim, arith::ConstantIndexOp::create(rewriter, loc, 1)));
+      lasts.push_back(arith::SubIOp::create(rewriter, loc, dim,
+                                            arith::ConstantIndexOp::create(rewriter, loc, 1)));
       if (resultType.isDynamicDim(d))
         dynamicSizes.push_back(arith::AddIOp::create(
             rewriter, loc, dim, arith::ConstantIndexOp::create(rewriter, loc, low[d] + high[d])));

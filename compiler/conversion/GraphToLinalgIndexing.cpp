@@ -113,13 +113,13 @@ struct GatherElementsLowering : GraphLowering<GatherElementsOp> {
     Value init = emptyWithSizes(rewriter, loc, resultType, sizes);
     Value axisSize = tensor::DimOp::create(rewriter, loc, input, axis);
     AffineMap identity = rewriter.getMultiDimIdentityMap(resultType.getRank());
-    Value result = buildIndexedRead(
-        rewriter, loc, resultType, input, ValueRange{indices}, {identity}, init,
-        [&](OpBuilder &b, Location l, ValueRange positions, ValueRange elements) {
-          SmallVector<Value> source(positions);
-          source[axis] = wrapIndex(b, l, elements[0], axisSize);
-          return source;
-        });
+    Value result =
+        buildIndexedRead(rewriter, loc, resultType, input, ValueRange{indices}, {identity}, init,
+                         [&](OpBuilder &b, Location l, ValueRange positions, ValueRange elements) {
+                           SmallVector<Value> source(positions);
+                           source[axis] = wrapIndex(b, l, elements[0], axisSize);
+                           return source;
+                         });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -171,16 +171,16 @@ struct ScatterElementsLowering : GraphLowering<ScatterElementsOp> {
           updates = adaptor.getUpdates();
     int64_t axis = static_cast<int64_t>(op.getAxis());
     Value axisSize = tensor::DimOp::create(rewriter, loc, input, axis);
-    Value result = scatterInOrder(
-        rewriter, loc, input, indices, op.getReduction(), hasUnsignedElements(op),
-        [&](OpBuilder &b, Location l, ValueRange positions) {
-          ScatterStep step;
-          step.destination.assign(positions.begin(), positions.end());
-          Value index = tensor::ExtractOp::create(b, l, indices, positions);
-          step.destination[axis] = wrapIndex(b, l, index, axisSize);
-          step.update = tensor::ExtractOp::create(b, l, updates, positions);
-          return step;
-        });
+    Value result =
+        scatterInOrder(rewriter, loc, input, indices, op.getReduction(), hasUnsignedElements(op),
+                       [&](OpBuilder &b, Location l, ValueRange positions) {
+                         ScatterStep step;
+                         step.destination.assign(positions.begin(), positions.end());
+                         Value index = tensor::ExtractOp::create(b, l, indices, positions);
+                         step.destination[axis] = wrapIndex(b, l, index, axisSize);
+                         step.update = tensor::ExtractOp::create(b, l, updates, positions);
+                         return step;
+                       });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -202,16 +202,16 @@ struct ScatterNdLowering : GraphLowering<ScatterNdOp> {
     SmallVector<Value> inputSizes = dimValues(rewriter, loc, input);
     // One step per element of `updates`: the index vector picks the first k input dimensions,
     // the trailing positions walk the slice.
-    Value result = scatterInOrder(
-        rewriter, loc, input, updates, op.getReduction(), hasUnsignedElements(op),
-        [&](OpBuilder &b, Location l, ValueRange at) {
-          ScatterStep step;
-          step.destination =
-              readIndexVector(b, l, indices, at.take_front(positions), k, inputSizes, 0);
-          llvm::append_range(step.destination, at.drop_front(positions));
-          step.update = tensor::ExtractOp::create(b, l, updates, at);
-          return step;
-        });
+    Value result =
+        scatterInOrder(rewriter, loc, input, updates, op.getReduction(), hasUnsignedElements(op),
+                       [&](OpBuilder &b, Location l, ValueRange at) {
+                         ScatterStep step;
+                         step.destination = readIndexVector(b, l, indices, at.take_front(positions),
+                                                            k, inputSizes, 0);
+                         llvm::append_range(step.destination, at.drop_front(positions));
+                         step.update = tensor::ExtractOp::create(b, l, updates, at);
+                         return step;
+                       });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -221,6 +221,7 @@ struct ScatterNdLowering : GraphLowering<ScatterNdOp> {
 
 void kiln::conversion::populateIndexingLowerings(const TypeConverter &converter,
                                                  RewritePatternSet &patterns) {
-  patterns.add<GatherElementsLowering, GatherNdLowering, ScatterElementsLowering,
-               ScatterNdLowering>(converter, patterns.getContext());
+  patterns
+      .add<GatherElementsLowering, GatherNdLowering, ScatterElementsLowering, ScatterNdLowering>(
+          converter, patterns.getContext());
 }

@@ -202,7 +202,8 @@ AffineExpr windowExpr(MLIRContext *context, int64_t outputDim, int64_t kernelDim
 
 /// True when every dimension of `type` but the batch (dimension 0) is static.
 bool staticButBatch(RankedTensorType type) {
-  return llvm::all_of(type.getShape().drop_front(), [](int64_t d) { return d != ShapedType::kDynamic; });
+  return llvm::all_of(type.getShape().drop_front(),
+                      [](int64_t d) { return d != ShapedType::kDynamic; });
 }
 
 /// Grouped N-d convolution of the already padded `padded` (`N x C x P1 ... Pn`, only N may be
@@ -589,17 +590,17 @@ struct LayerNormLowering : GraphLowering<LayerNormOp> {
                                      });
     Value squareSum = reduceAlong(rewriter, loc, squares, axes, Combiner::Sum);
     double epsilon = op.getEpsilon().convertToDouble();
-    Value inverse = buildElementwise(
-        rewriter, loc, rowType, ValueRange{squareSum}, [&](OpBuilder &b, Location l, ValueRange args) {
-          Value variance = divideByCount(b, l, args);
-          Value eps = scalarConstant(b, l, element, epsilon);
-          return math::RsqrtOp::create(b, l, arith::AddFOp::create(b, l, variance, eps));
-        });
+    Value inverse = buildElementwise(rewriter, loc, rowType, ValueRange{squareSum},
+                                     [&](OpBuilder &b, Location l, ValueRange args) {
+                                       Value variance = divideByCount(b, l, args);
+                                       Value eps = scalarConstant(b, l, element, epsilon);
+                                       return math::RsqrtOp::create(
+                                           b, l, arith::AddFOp::create(b, l, variance, eps));
+                                     });
     SmallVector<Value> operands{centered, inverse, adaptor.getScale()};
-    SmallVector<AffineMap> maps{identity, rows,
-                                broadcastMap(context,
-                                             llvm::cast<RankedTensorType>(adaptor.getScale().getType()),
-                                             type)};
+    SmallVector<AffineMap> maps{
+        identity, rows,
+        broadcastMap(context, llvm::cast<RankedTensorType>(adaptor.getScale().getType()), type)};
     if (Value bias = adaptor.getBias()) {
       operands.push_back(bias);
       maps.push_back(broadcastMap(context, llvm::cast<RankedTensorType>(bias.getType()), type));

@@ -64,8 +64,8 @@ struct CoordinateMath {
 
 /// The input coordinate of output index `x` (as a float) along a dimension resized from
 /// `inSize` to `outSize` elements with `scale`.
-Value inputCoordinate(const CoordinateMath &m, CoordinateTransform transform, Value x,
-                      Value inSize, int64_t outSize, double scale) {
+Value inputCoordinate(const CoordinateMath &m, CoordinateTransform transform, Value x, Value inSize,
+                      int64_t outSize, double scale) {
   Value half = m.constant(0.5);
   Value halfPixel = m.sub(m.div(m.add(x, half), m.constant(scale)), half);
   switch (transform) {
@@ -111,8 +111,7 @@ SmallVector<Tap> tapsOf(const CoordinateMath &m, ResizeOp op, Value index, Value
                         int64_t outSize, double scale) {
   Value x = m.fromIndex(index);
   Value inSize = m.fromIndex(sizeIndex);
-  Value coordinate =
-      inputCoordinate(m, op.getCoordinateTransform(), x, inSize, outSize, scale);
+  Value coordinate = inputCoordinate(m, op.getCoordinateTransform(), x, inSize, outSize, scale);
   switch (op.getMode()) {
   case ResizeMode::nearest: {
     Value rounded;
@@ -154,8 +153,7 @@ SmallVector<Tap> tapsOf(const CoordinateMath &m, ResizeOp op, Value index, Value
       // Taps outside the input weigh nothing; the others are renormalized below.
       Value zero = arith::ConstantIndexOp::create(m.b, m.loc, 0);
       Value inside = arith::AndIOp::create(
-          m.b, m.loc,
-          arith::CmpIOp::create(m.b, m.loc, arith::CmpIPredicate::sge, unclamped, zero),
+          m.b, m.loc, arith::CmpIOp::create(m.b, m.loc, arith::CmpIPredicate::sge, unclamped, zero),
           arith::CmpIOp::create(m.b, m.loc, arith::CmpIPredicate::slt, unclamped, sizeIndex));
       weight = m.select(inside, weight, m.constant(0));
       total = m.add(total, weight);
@@ -189,44 +187,45 @@ struct ResizeLowering : GraphLowering<ResizeOp> {
         resized.push_back(d);
     SmallVector<Value> inSizes;
     for (int64_t d = 0; d < inputType.getRank(); ++d)
-      inSizes.push_back(getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                        dimSize(rewriter, loc, input, d)));
+      inSizes.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, dimSize(rewriter, loc, input, d)));
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), element);
-    Value result = buildGeneric(
-        rewriter, loc, resultType, {}, {}, init,
-        [&](OpBuilder &b, Location l, ValueRange) -> Value {
-          CoordinateMath m{b, l, coordinateType};
-          SmallVector<Value> position;
-          for (int64_t d = 0; d < resultType.getRank(); ++d)
-            position.push_back(linalg::IndexOp::create(b, l, d));
-          SmallVector<SmallVector<Tap>> taps;
-          for (int64_t d : resized)
-            taps.push_back(tapsOf(m, op, position[d], inSizes[d], resultType.getDimSize(d),
-                                  static_cast<double>(scales[d])));
-          // The weighted sum over every combination of the resized dimensions' taps.
-          Value sum = m.constant(0);
-          SmallVector<size_t> choice(taps.size(), 0);
-          while (true) {
-            SmallVector<Value> source(position);
-            Value weight = m.constant(1);
-            for (auto [i, d] : llvm::enumerate(resized)) {
-              source[d] = taps[i][choice[i]].index;
-              weight = m.mul(weight, taps[i][choice[i]].weight);
-            }
-            Value value = tensor::ExtractOp::create(b, l, input, source);
-            if (value.getType() != coordinateType)
-              value = arith::ExtFOp::create(b, l, coordinateType, value);
-            sum = m.add(sum, m.mul(weight, value));
-            size_t i = 0;
-            while (i < choice.size() && ++choice[i] == taps[i].size())
-              choice[i++] = 0;
-            if (i == choice.size())
-              break;
-          }
-          if (element != coordinateType)
-            return arith::TruncFOp::create(b, l, element, sum);
-          return sum;
-        });
+    Value result = buildGeneric(rewriter, loc, resultType, {}, {}, init,
+                                [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                                  CoordinateMath m{b, l, coordinateType};
+                                  SmallVector<Value> position;
+                                  for (int64_t d = 0; d < resultType.getRank(); ++d)
+                                    position.push_back(linalg::IndexOp::create(b, l, d));
+                                  SmallVector<SmallVector<Tap>> taps;
+                                  for (int64_t d : resized)
+                                    taps.push_back(tapsOf(m, op, position[d], inSizes[d],
+                                                          resultType.getDimSize(d),
+                                                          static_cast<double>(scales[d])));
+                                  // The weighted sum over every combination of the resized
+                                  // dimensions' taps.
+                                  Value sum = m.constant(0);
+                                  SmallVector<size_t> choice(taps.size(), 0);
+                                  while (true) {
+                                    SmallVector<Value> source(position);
+                                    Value weight = m.constant(1);
+                                    for (auto [i, d] : llvm::enumerate(resized)) {
+                                      source[d] = taps[i][choice[i]].index;
+                                      weight = m.mul(weight, taps[i][choice[i]].weight);
+                                    }
+                                    Value value = tensor::ExtractOp::create(b, l, input, source);
+                                    if (value.getType() != coordinateType)
+                                      value = arith::ExtFOp::create(b, l, coordinateType, value);
+                                    sum = m.add(sum, m.mul(weight, value));
+                                    size_t i = 0;
+                                    while (i < choice.size() && ++choice[i] == taps[i].size())
+                                      choice[i++] = 0;
+                                    if (i == choice.size())
+                                      break;
+                                  }
+                                  if (element != coordinateType)
+                                    return arith::TruncFOp::create(b, l, element, sum);
+                                  return sum;
+                                });
     rewriter.replaceOp(op, result);
     return success();
   }

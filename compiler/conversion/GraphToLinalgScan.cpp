@@ -43,15 +43,14 @@ struct SelectionOrder {
     Value earlier = arith::CmpIOp::create(
         b, loc, lastIndexFirst ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, index,
         otherIndex);
-    return arith::OrIOp::create(b, loc, better,
-                                arith::AndIOp::create(b, loc, tie, earlier));
+    return arith::OrIOp::create(b, loc, better, arith::AndIOp::create(b, loc, tie, earlier));
   }
 
   /// The (value, index) every element ranks before or ties with: the worst value and an index
   /// that loses every tie.
   std::pair<Value, Value> worst(OpBuilder &b, Location loc, Type element) const {
-    Value value = combinerIdentity(b, loc, element, largest ? Combiner::Max : Combiner::Min,
-                                   isUnsigned);
+    Value value =
+        combinerIdentity(b, loc, element, largest ? Combiner::Max : Combiner::Min, isUnsigned);
     int64_t index = lastIndexFirst ? -1 : std::numeric_limits<int64_t>::max();
     return {value, arith::ConstantIntOp::create(b, loc, b.getI64Type(), index)};
   }
@@ -72,8 +71,8 @@ Value filledRows(OpBuilder &b, Location loc, RankedTensorType type, Value input,
   for (int64_t d = 0; d < inputType.getRank(); ++d)
     if (d != axis && inputType.isDynamicDim(d))
       dynamicSizes.push_back(tensor::DimOp::create(b, loc, input, d));
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
-                                        dynamicSizes);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(), dynamicSizes);
   return linalg::FillOp::create(b, loc, value, empty).getResult(0);
 }
 
@@ -106,8 +105,7 @@ selectAlong(OpBuilder &b, Location loc, Value input, int64_t axis, SelectionOrde
         Value take = order.ranksBefore(nb, nl, value, index, bestValue, bestIndex);
         if (eligible)
           take = arith::AndIOp::create(
-              nb, nl, take,
-              eligible(nb, nl, value, index, args.drop_front().drop_back(2)));
+              nb, nl, take, eligible(nb, nl, value, index, args.drop_front().drop_back(2)));
         linalg::YieldOp::create(
             nb, nl,
             ValueRange{arith::SelectOp::create(nb, nl, take, value, bestValue),
@@ -116,8 +114,7 @@ selectAlong(OpBuilder &b, Location loc, Value input, int64_t axis, SelectionOrde
   return {generic.getResult(0), generic.getResult(1)};
 }
 
-template <typename OpTy, bool kLargest>
-struct ArgReduceLowering : GraphLowering<OpTy> {
+template <typename OpTy, bool kLargest> struct ArgReduceLowering : GraphLowering<OpTy> {
   using GraphLowering<OpTy>::GraphLowering;
 
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
@@ -125,8 +122,7 @@ struct ArgReduceLowering : GraphLowering<OpTy> {
     Location loc = op.getLoc();
     int64_t axis = static_cast<int64_t>(op.getAxis());
     SelectionOrder order{kLargest, op.getSelectLastIndex(), hasUnsignedElements(op)};
-    Value indices =
-        selectAlong(rewriter, loc, adaptor.getInput(), axis, order, {}, nullptr).second;
+    Value indices = selectAlong(rewriter, loc, adaptor.getInput(), axis, order, {}, nullptr).second;
     RankedTensorType resultType = op.getType();
     if (op.getKeepdims())
       indices = expandReducedDims(rewriter, loc, indices, resultType, {axis});
@@ -148,8 +144,7 @@ Value sliceAt(OpBuilder &b, Location loc, Value tensor, int64_t axis, Value posi
 }
 
 /// `dest` with the slice at `position` along `axis` replaced by `slice` (which lacks the axis).
-Value insertAt(OpBuilder &b, Location loc, Value slice, Value dest, int64_t axis,
-               Value position) {
+Value insertAt(OpBuilder &b, Location loc, Value slice, Value dest, int64_t axis, Value position) {
   auto type = llvm::cast<RankedTensorType>(dest.getType());
   SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
       strides(type.getRank(), b.getIndexAttr(1));
@@ -237,8 +232,8 @@ struct TopKLowering : GraphLowering<TopKOp> {
         [&](OpBuilder &b, Location l, Value pick, ValueRange carried) {
           // Pick j takes the best element ranked after pick j - 1 (any element for pick 0).
           Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, pick, lower);
-          Value previous = arith::MaxSIOp::create(
-              b, l, arith::SubIOp::create(b, l, pick, one), lower);
+          Value previous =
+              arith::MaxSIOp::create(b, l, arith::SubIOp::create(b, l, pick, one), lower);
           Value previousValues = sliceAt(b, l, carried[0], axis, previous);
           Value previousIndices = sliceAt(b, l, carried[1], axis, previous);
           auto [bestValues, bestIndices] = selectAlong(

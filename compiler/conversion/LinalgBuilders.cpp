@@ -46,8 +46,7 @@ RankedTensorType signlessType(Value value) {
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   if (auto floatType = llvm::dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(b, loc, FloatAttr::get(floatType, value));
-  return arith::ConstantOp::create(b, loc,
-                                   IntegerAttr::get(type, static_cast<int64_t>(value)));
+  return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, static_cast<int64_t>(value)));
 }
 
 Value emptyForResult(OpBuilder &b, Location loc, RankedTensorType type, ValueRange operands) {
@@ -98,8 +97,8 @@ Value buildGeneric(OpBuilder &b, Location loc, RankedTensorType resultType, Valu
   return generic.getResult(0);
 }
 
-Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
-                       ValueRange operands, ScalarFn fn) {
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange operands,
+                       ScalarFn fn) {
   SmallVector<AffineMap> maps;
   for (Value operand : operands)
     maps.push_back(
@@ -150,9 +149,8 @@ Value emptyWithSizes(OpBuilder &b, Location loc, RankedTensorType type,
 Value greaterThan(OpBuilder &b, Location loc, Value lhs, Value rhs, bool isUnsigned) {
   if (isFloat(lhs.getType()))
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lhs, rhs);
-  return arith::CmpIOp::create(b, loc,
-                               isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt,
-                               lhs, rhs);
+  return arith::CmpIOp::create(
+      b, loc, isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt, lhs, rhs);
 }
 
 Value equalTo(OpBuilder &b, Location loc, Value lhs, Value rhs) {
@@ -161,8 +159,7 @@ Value equalTo(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
 }
 
-Value combinerIdentity(OpBuilder &b, Location loc, Type type, Combiner combiner,
-                       bool isUnsigned) {
+Value combinerIdentity(OpBuilder &b, Location loc, Type type, Combiner combiner, bool isUnsigned) {
   switch (combiner) {
   case Combiner::Sum:
     return scalarConstant(b, loc, type, 0);
@@ -227,8 +224,8 @@ Value reduceAlong(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axe
   auto reduce = linalg::ReduceOp::create(
       b, loc, ValueRange{input}, ValueRange{init}, axes,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        linalg::YieldOp::create(
-            nested, nestedLoc, combine(nested, nestedLoc, combiner, args[0], args[1], isUnsigned));
+        linalg::YieldOp::create(nested, nestedLoc,
+                                combine(nested, nestedLoc, combiner, args[0], args[1], isUnsigned));
       });
   return reduce.getResult(0);
 }
@@ -331,8 +328,8 @@ Value expandReducedDims(OpBuilder &b, Location loc, Value reduced, RankedTensorT
   return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, groups, outputShape);
 }
 
-Value reduceInto(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
-                 Combiner combiner, bool mean, RankedTensorType resultType, bool isUnsigned) {
+Value reduceInto(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, Combiner combiner,
+                 bool mean, RankedTensorType resultType, bool isUnsigned) {
   Value reduced = reduceAlong(b, loc, input, axes, combiner, isUnsigned);
   if (mean) {
     auto reducedType = llvm::cast<RankedTensorType>(reduced.getType());

@@ -40,8 +40,7 @@ public:
 mlir::RankedTensorType signlessType(mlir::Value value);
 
 /// Base of the lowering patterns: an OpConversionPattern that knows the signless conversion.
-template <typename OpTy>
-struct GraphLowering : mlir::OpConversionPattern<OpTy> {
+template <typename OpTy> struct GraphLowering : mlir::OpConversionPattern<OpTy> {
   GraphLowering(const mlir::TypeConverter &converter, mlir::MLIRContext *context)
       : mlir::OpConversionPattern<OpTy>(converter, context) {}
 };
@@ -84,12 +83,10 @@ mlir::Value buildIndexedRead(
         indexFn);
 
 /// The integer `index` (any width) as an `index` value, a negative one counted back from `size`.
-mlir::Value wrapIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value index,
-                      mlir::Value size);
+mlir::Value wrapIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value index, mlir::Value size);
 
 /// The size of dimension `dim` of `tensor` as an OpFoldResult (an attribute when static).
-mlir::OpFoldResult dimSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
-                           int64_t dim);
+mlir::OpFoldResult dimSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor, int64_t dim);
 
 /// An uninitialized tensor of `type` whose dynamic dimension d has the size of dimension
 /// `sources[d].second` of `sources[d].first`.
@@ -156,8 +153,7 @@ void populateResizeLowerings(const mlir::TypeConverter &converter,
                              mlir::RewritePatternSet &patterns);
 /// Adds the lowerings of the ops that walk an axis in order: arg max / min, cumsum and top-k
 /// (GraphToLinalgScan.cpp).
-void populateScanLowerings(const mlir::TypeConverter &converter,
-                           mlir::RewritePatternSet &patterns);
+void populateScanLowerings(const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 
 } // namespace kiln::conversion
 
