@@ -25,6 +25,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -156,8 +157,11 @@ TestOutcome finishOutcome(const RunningTest &test, int waitStatus, double timeou
   auto failure = [&](const std::string &reason) {
     return TestOutcome{TestStatus::Fail, stage, reason, reason};
   };
-  if (test.timedOut)
-    return failure("timeout: no result within " + std::to_string(int(timeoutSeconds)) + " s");
+  if (test.timedOut) {
+    std::ostringstream text;
+    text << "timeout: no result within " << timeoutSeconds << " s";
+    return failure(text.str());
+  }
   size_t result = test.received.rfind("result ");
   if (WIFEXITED(waitStatus) && WEXITSTATUS(waitStatus) == 0 && result != std::string::npos &&
       (result == 0 || test.received[result - 1] == '\n')) {
