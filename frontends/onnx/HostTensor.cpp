@@ -42,10 +42,10 @@ std::optional<kiln_element_type_t> hostElementType(int32_t dataType) {
 kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTensor) {
   std::optional<kiln_element_type_t> type = hostElementType(view.dataType);
   if (!type) {
-    std::string message = "tensor '" + view.name + "' has ONNX element type " +
-                          (view.elementType ? view.elementType->name
-                                            : std::to_string(view.dataType)) +
-                          ", which the runtime has no host tensor type for";
+    std::string message =
+        "tensor '" + view.name + "' has ONNX element type " +
+        (view.elementType ? view.elementType->name : std::to_string(view.dataType)) +
+        ", which the runtime has no host tensor type for";
     return kiln_status_create(KILN_STATUS_UNIMPLEMENTED, message.c_str());
   }
   return kiln_tensor_create_copy(*type, view.dims.size(), view.dims.data(), view.data,
@@ -55,8 +55,7 @@ kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTenso
 kiln_status_t *readHostTensorFile(const std::string &path, kiln_tensor_t **outTensor) {
   std::error_code error;
   if (!std::filesystem::exists(path, error))
-    return kiln_status_create(KILN_STATUS_NOT_FOUND,
-                              (path + ": no such tensor file").c_str());
+    return kiln_status_create(KILN_STATUS_NOT_FOUND, (path + ": no such tensor file").c_str());
   DiagnosticSink sink(path);
   std::optional<ResolvedTensor> tensor = readTensorFile(path, sink);
   if (!tensor) {

@@ -224,7 +224,7 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   if (kiln_status_t *status = kiln_session_create(artifact, &sessionOptions, &session))
     return fail("run", "creating the session: " + takeMessage(status));
   std::unique_ptr<kiln_session_t, void (*)(kiln_session_t *)> sessionOwner(session,
-                                                                          kiln_session_release);
+                                                                           kiln_session_release);
 
   std::vector<TensorPtr> inputs;
   std::vector<const kiln_tensor_t *> inputPointers;
@@ -245,9 +245,8 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   }
   size_t outputCount = kiln_artifact_output_count(artifact);
   std::vector<kiln_tensor_t *> rawOutputs(outputCount, nullptr);
-  if (kiln_status_t *status = kiln_session_run(session, inputPointers.size(),
-                                               inputPointers.data(), outputCount,
-                                               rawOutputs.data()))
+  if (kiln_status_t *status = kiln_session_run(session, inputPointers.size(), inputPointers.data(),
+                                               outputCount, rawOutputs.data()))
     return fail("run", takeMessage(status));
   std::vector<TensorPtr> outputs;
   for (kiln_tensor_t *output : rawOutputs)

@@ -147,13 +147,13 @@ std::string formatTensorType(const kiln_tensor_t *tensor) {
 }
 
 std::optional<std::string> compareTensors(const kiln_tensor_t *actual,
-                                          const kiln_tensor_t *expected,
-                                          const std::string &what, const Tolerance &tolerance) {
+                                          const kiln_tensor_t *expected, const std::string &what,
+                                          const Tolerance &tolerance) {
   kiln_element_type_t type = kiln_tensor_element_type(expected);
-  bool sameShape = kiln_tensor_rank(actual) == kiln_tensor_rank(expected) &&
-                   std::equal(kiln_tensor_dims(actual),
-                              kiln_tensor_dims(actual) + kiln_tensor_rank(actual),
-                              kiln_tensor_dims(expected));
+  bool sameShape =
+      kiln_tensor_rank(actual) == kiln_tensor_rank(expected) &&
+      std::equal(kiln_tensor_dims(actual), kiln_tensor_dims(actual) + kiln_tensor_rank(actual),
+                 kiln_tensor_dims(expected));
   if (kiln_tensor_element_type(actual) != type || !sameShape)
     return what + " is " + formatTensorType(actual) + ", expected " + formatTensorType(expected);
 

@@ -27,8 +27,8 @@ struct Tolerance {
 /// names `what` (e.g. "output 'y'") and says how they differ: the element types, the shapes, or
 /// the number of mismatching elements and the worst one (its index, both values).
 std::optional<std::string> compareTensors(const kiln_tensor_t *actual,
-                                          const kiln_tensor_t *expected,
-                                          const std::string &what, const Tolerance &tolerance);
+                                          const kiln_tensor_t *expected, const std::string &what,
+                                          const Tolerance &tolerance);
 
 /// Formats a tensor's type as "f32[2,3]".
 std::string formatTensorType(const kiln_tensor_t *tensor);

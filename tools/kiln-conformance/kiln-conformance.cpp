@@ -108,9 +108,10 @@ void writeAll(int fd, const std::string &text) {
     setrlimit(RLIMIT_AS, &limit);
   }
   std::string directory = (std::filesystem::path(settings.dataDirectory) / name).string();
-  TestOutcome outcome = kiln::conformance::runNodeTest(
-      directory, settings.test,
-      [fd](const std::string &stage) { writeAll(fd, "stage " + stage + "\n"); });
+  TestOutcome outcome =
+      kiln::conformance::runNodeTest(directory, settings.test, [fd](const std::string &stage) {
+        writeAll(fd, "stage " + stage + "\n");
+      });
   nlohmann::json result = {{"status", testStatusName(outcome.status)},
                            {"stage", outcome.stage},
                            {"reason", outcome.reason},
@@ -143,8 +144,8 @@ std::string lastStage(const std::string &received) {
   while ((position = received.find("stage ", position)) != std::string::npos) {
     if (position == 0 || received[position - 1] == '\n') {
       size_t end = received.find('\n', position);
-      stage = received.substr(position + 6, end == std::string::npos ? std::string::npos
-                                                                       : end - position - 6);
+      stage = received.substr(position + 6,
+                              end == std::string::npos ? std::string::npos : end - position - 6);
     }
     position += 6;
   }
@@ -248,8 +249,7 @@ void writeJson(const Settings &settings, const std::vector<TestRecord> &records,
   std::ofstream out(settings.jsonPath);
   out << report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (!out)
-    std::fprintf(stderr, "kiln-conformance: error: cannot write '%s'\n",
-                 settings.jsonPath.c_str());
+    std::fprintf(stderr, "kiln-conformance: error: cannot write '%s'\n", settings.jsonPath.c_str());
 }
 
 int runAll(const Settings &settings, const std::vector<std::string> &names) {
@@ -340,8 +340,8 @@ int runAll(const Settings &settings, const std::vector<std::string> &names) {
         else if (count == 0 || errno != EINTR)
           ended = true;
       }
-      if (!ended && std::chrono::duration<double>(now - test.started).count() >
-                        settings.timeoutSeconds) {
+      if (!ended &&
+          std::chrono::duration<double>(now - test.started).count() > settings.timeoutSeconds) {
         ::kill(test.pid, SIGKILL);
         test.timedOut = true;
         ended = true;

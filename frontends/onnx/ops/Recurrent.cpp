@@ -82,9 +82,9 @@ Value RecurrentBuilder::sliceAxis(Value value, int64_t axis, int64_t start, int6
       strides(type.getRank(), 1);
   starts[axis] = start;
   limits[axis] = end;
-  return d_.op<SliceOp>({value}, {ctx_.namedArray("starts", starts),
-                                  ctx_.namedArray("limits", limits),
-                                  ctx_.namedArray("strides", strides)});
+  return d_.op<SliceOp>({value},
+                        {ctx_.namedArray("starts", starts), ctx_.namedArray("limits", limits),
+                         ctx_.namedArray("strides", strides)});
 }
 
 Value RecurrentBuilder::gateWeights(Value matrix, int64_t gate, int64_t gates) {
@@ -203,8 +203,8 @@ LogicalResult RecurrentBuilder::translate() {
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     return ctx_.emitError() << "unknown direction '" << direction << "'";
   if ((direction == "bidirectional") != (directions == 2))
-    return ctx_.emitError() << "direction '" << direction << "' does not match W's "
-                            << directions << " directions";
+    return ctx_.emitError() << "direction '" << direction << "' does not match W's " << directions
+                            << " directions";
   if (const onnx::AttributeProto *clip = ctx_.attribute("clip"))
     clip_ = clip->f();
   if (cell_ == Cell::LSTM && ctx_.intAttr("input_forget", 0) != 0)
@@ -305,8 +305,8 @@ LogicalResult RecurrentBuilder::translate() {
           if (rbh)
             candidate = d_.add(candidate, rbh);
         }
-        Value ht = apply(fns[1], clipped(d_.add(sliceAxis(xw, 1, 2 * hidden_, 3 * hidden_),
-                                                  candidate)));
+        Value ht =
+            apply(fns[1], clipped(d_.add(sliceAxis(xw, 1, 2 * hidden_, 3 * hidden_), candidate)));
         // H = (1 - z) * ht + z * H
         h = d_.add(d_.mul(d_.sub(d_.scalar(z, 1), z), ht), d_.mul(z, h));
       } else {
@@ -358,8 +358,7 @@ LogicalResult RecurrentBuilder::translate() {
   return success();
 }
 
-template <Cell cell>
-LogicalResult translateRecurrent(NodeContext &ctx) {
+template <Cell cell> LogicalResult translateRecurrent(NodeContext &ctx) {
   return RecurrentBuilder(ctx, cell).translate();
 }
 

@@ -162,8 +162,7 @@ TEST(TestDataSet, NamesFilesAfterGraphInputsAndOutputs) {
   bits.add_int32_data(0x3f80); // bfloat16 1.0
   bits.add_int32_data(0x4000); // bfloat16 2.0
   writeFile(dir.file("set/input_0.pb"), bits.SerializeAsString());
-  writeFile(dir.file("set/output_0.pb"),
-            testing::floatTensor("", {2}, {3, 4}).SerializeAsString());
+  writeFile(dir.file("set/output_0.pb"), testing::floatTensor("", {2}, {3, 4}).SerializeAsString());
   DiagnosticSink sink("model.onnx");
   std::optional<TestDataSet> set = readTestDataSet(dir.file("set"), graph, sink);
   ASSERT_TRUE(set.has_value());

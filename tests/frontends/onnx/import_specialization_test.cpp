@@ -52,8 +52,8 @@ frontend::LoadedModel reshapeModel() {
   node->add_input("shape");
   node->add_output("y");
   std::string bytes = model.SerializeAsString();
-  frontend::LoadResult loaded = frontend::loadOnnxModelFromBuffer(bytes.data(), bytes.size(),
-                                                                  "reshape.onnx");
+  frontend::LoadResult loaded =
+      frontend::loadOnnxModelFromBuffer(bytes.data(), bytes.size(), "reshape.onnx");
   EXPECT_TRUE(loaded.succeeded()) << loaded.formatDiagnostics();
   return std::move(*loaded.model);
 }
@@ -139,8 +139,7 @@ TEST(ImportSpecialization, RefusesMissingAndContradictingValues) {
   unknown.inputValues["z"] = floatTensor({1});
   EXPECT_TRUE(mlir::failed(frontend::importOnnxModel(context, model, unknown)));
   ASSERT_FALSE(errors.empty());
-  EXPECT_NE(errors.front().find("'z', which is not an input"), std::string::npos)
-      << errors.front();
+  EXPECT_NE(errors.front().find("'z', which is not an input"), std::string::npos) << errors.front();
 }
 
 } // namespace
