@@ -96,8 +96,9 @@ def run_command(command: list, log: list, timeout: int = COMMAND_TIMEOUT_S) -> d
 
 def kiln_capabilities(kiln: Path) -> tuple:
     """Whether `kiln compile` and `kiln bench` exist; the reason when they do not."""
+    shown = kiln.relative_to(REPO) if kiln.is_relative_to(REPO) else kiln
     if not kiln.is_file():
-        return False, f"no kiln executable at {kiln}"
+        return False, f"no kiln executable at {shown}"
     listing = subprocess.run([str(kiln), "--help"], capture_output=True, text=True).stdout
     subcommands = set()
     if "Subcommands:" in listing:
@@ -106,7 +107,7 @@ def kiln_capabilities(kiln: Path) -> tuple:
                 subcommands.add(line.split()[0])
     for needed in ("compile", "bench"):
         if needed not in subcommands:
-            return False, f"`kiln {needed}` is not available in {kiln}"
+            return False, f"`kiln {needed}` is not available in {shown}"
     return True, None
 
 

@@ -56,13 +56,18 @@ def plot(results: dict, path: Path) -> None:
             heights.append(p50)
             low.append(p50 - min(rounds))
             high.append(max(rounds) - p50)
+        if not heights:
+            axes.bar([], [], width, label=f"{LABELS[runtime]} (missing)", color="white",
+                     edgecolor=COLORS[runtime], hatch="//")
+            continue
         axes.bar(positions, heights, width, yerr=[low, high], capsize=3,
                  label=LABELS[runtime], color=COLORS[runtime])
         for x, height in zip(positions, heights):
-            axes.annotate(f"{height:.0f}", (x, height), ha="center", va="bottom", fontsize=7,
+            axes.annotate(f"{height:.1f}" if height < 10 else f"{height:.0f}", (x, height), ha="center", va="bottom", fontsize=7,
                           xytext=(0, 2), textcoords="offset points")
     axes.set_xticks(range(len(models)), [MODEL_LABELS.get(m, m) for m in models])
     axes.set_yscale("log")
+    axes.set_ylim(bottom=1)
     axes.set_ylabel("median latency, ms (log scale; bars: spread of round medians)")
     machine = results["machine"]
     commit = (results.get("commit") or "unknown")[:10]
@@ -92,7 +97,9 @@ def table(results: dict, results_path: Path, plot_path: Path) -> str:
         f"{_fmt(_mib(machine.get('memory_bytes')) / 1024 if machine.get('memory_bytes') else None)}"
         f" GiB, {machine['os']}), commit `{commit[:12]}`{' (with local changes)' if results.get('dirty') else ''}; "
         f"batch {settings['batch']}, {settings['rounds']} alternating rounds of "
-        f"{settings['warmup']} warm-up + {settings['iterations']} timed runs, "
+        f"{settings['warmup']} warm-up + {settings['iterations']} timed runs"
+        + (f" (a peer stops timing after {settings['peer_max_seconds']:g} s, after 3 runs at least)"
+           if settings.get("peer_max_seconds") else "") + ", "
         f"{settings['threads'] or 'default'} threads for the peers. "
         f"Raw figures: [`{_shown(results_path)}`]({_link(results_path)}).",
         "",
@@ -111,7 +118,7 @@ def table(results: dict, results_path: Path, plot_path: Path) -> str:
             f"| {_fmt(ratios.get('kiln_over_ort'), 2)} | {_fmt(ratios.get('kiln_over_torch'), 2)} "
             f"| {_fmt(ort.get('compile_s'), 2)} | {memory} |")
         for runtime, e in (("kiln", kiln), ("ort", ort), ("torch", torch)):
-            if e.get("error"):
+            if e.get("error") and e["error"] != results.get("kiln_missing"):
                 reason = e["error"].strip().splitlines()
                 notes.append(f"- {MODEL_LABELS.get(model, model)}, {LABELS[runtime]}: "
                              f"{reason[0][:300] if reason else 'failed'}")
