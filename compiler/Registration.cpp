@@ -2,7 +2,9 @@
 
 #include "compiler/Registration.h"
 
+#include "compiler/codegen/Passes.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/librarycalls/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphDialect.h"
@@ -27,8 +29,10 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
 void registerAllPasses() {
   // Kiln's pipelines are built from upstream passes by name; kiln-opt can run any of them.
   mlir::registerAllPasses();
+  registerCodegenPasses();
   registerGraphConversionPasses();
   registerGraphTransformsPasses();
+  registerLibraryCallsPasses();
   registerPipelines();
 }
 

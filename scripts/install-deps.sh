@@ -27,7 +27,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools zlib1g-dev libzstd-dev
   # ONNX, protobuf, command line, tests.
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
-  libcli11-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   # The .kiln artifact schema (flatc and the header-only library); oneDNN for the CPU runtime's
   # library calls (convolution and matmul).
   flatbuffers-compiler libflatbuffers-dev libdnnl-dev
@@ -37,7 +37,7 @@ packages=(
   python3 python3-numpy python3-onnx
 )
 if [[ $with_models == 1 ]]; then
-  packages+=(python3-torch python3-torchvision nodejs)
+  packages+=(python3-torch python3-torchvision python3-matplotlib nodejs)
   # Debian's npm package conflicts with a nodejs that bundles npm (nodesource); ask for it only
   # when no npm command exists.
   if ! command -v npm >/dev/null 2>&1; then

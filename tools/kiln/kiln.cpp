@@ -2,10 +2,13 @@
 //
 // `kiln check MODEL.mlir` parses a graph-dialect program, verifies it, binds and propagates shapes,
 // and prints its signature and op counts. `kiln import MODEL.onnx` translates an ONNX model into a
-// graph-dialect program. Later subcommands (compile, run, bench, inspect) join here.
+// graph-dialect program. `kiln compile`, `run`, `inspect` and `bench` (Commands.h) compile models
+// into .kiln artifacts and execute them.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Commands.h"
+#include "Program.h"
 #include "compiler/Registration.h"
 #include "compiler/transforms/Passes.h"
 #include "frontends/onnx/Importer.h"
@@ -31,10 +34,8 @@
 
 namespace {
 
-/// Exit codes: 0 success, 1 the model is invalid or a step failed, 2 bad command line (including
-/// a model file that does not exist).
-constexpr int kExitInvalidModel = 1;
-constexpr int kExitUsage = 2;
+using kiln::cli::kExitUsage;
+constexpr int kExitInvalidModel = kiln::cli::kExitFailure;
 
 std::string describeType(mlir::Type type) {
   std::string text;
@@ -223,6 +224,69 @@ int main(int argc, char **argv) {
   import->add_flag("--locations", locations,
                    "Print op locations (the ONNX node and operator each op comes from)");
 
+  kiln::cli::CompileCommand compile;
+  CLI::App *compileApp = app.add_subcommand(
+      "compile", "Compile a model (.onnx or .mlir) ahead of time into a .kiln artifact");
+  compileApp->add_option("model", compile.model, "ONNX model or graph program")
+      ->required()
+      ->check(CLI::ExistingFile);
+  compileApp->add_option("-o,--output", compile.output, "The artifact to write (.kiln)")->required();
+  compileApp->add_option("--target", compile.target, "Device to compile for: cpu or cuda")
+      ->capture_default_str();
+  compileApp->add_option("--shape", compile.shapes,
+                         "Bind an input's shape, NAME=1x3x224x224 (dynamic dims must be bound)");
+  compileApp->add_flag("--report", compile.report,
+                       "Print the kernels, library calls and memory plan of the program");
+  compileApp->add_option("--dump-ir", compile.dumpIrDirectory,
+                         "Write the IR after each stage into this directory");
+  compileApp->add_flag("--force", compile.force, "Overwrite the output file if it exists");
+  compileApp->add_flag("-q,--quiet", compile.quiet, "Print no progress");
+
+  kiln::cli::RunCommand run;
+  CLI::App *runApp = app.add_subcommand(
+      "run", "Run a model: a .kiln artifact, or an .onnx/.mlir model compiled just in time");
+  runApp->add_option("model", run.model, "Artifact, ONNX model or graph program")
+      ->required()
+      ->check(CLI::ExistingFile);
+  runApp->add_option("--device", run.device, "Device to run on")->capture_default_str();
+  runApp->add_option("--input", run.inputs,
+                     "An input, NAME=@FILE.npy or NAME=@FILE.pb (ONNX TensorProto); with none, "
+                     "seeded random inputs");
+  runApp->add_option("--shape", run.shapes, "Bind an input's shape, NAME=1x3x224x224");
+  runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");
+  runApp->add_option("--threads", run.threads, "Worker threads (0: one per core)");
+  runApp->add_option("--seed", run.seed, "Seed of the random inputs")->capture_default_str();
+  runApp->add_flag("--summary", run.summary, "Print the outputs' summary with --output-dir too");
+  runApp->add_flag("--force", run.force, "Overwrite output files that exist");
+
+  kiln::cli::InspectCommand inspect;
+  CLI::App *inspectApp = app.add_subcommand(
+      "inspect", "Print an artifact's signature, code objects, steps and memory plan");
+  inspectApp->add_option("artifact", inspect.artifact, "A .kiln artifact")
+      ->required()
+      ->check(CLI::ExistingFile);
+  inspectApp->add_flag("-v,--verbose", inspect.verbose,
+                       "Also list every kernel symbol and each step's buffer bindings");
+
+  kiln::cli::BenchCommand bench;
+  CLI::App *benchApp = app.add_subcommand(
+      "bench", "Measure a model's latency, throughput and memory on random inputs");
+  benchApp->add_option("model", bench.model, "Artifact, ONNX model or graph program")
+      ->required()
+      ->check(CLI::ExistingFile);
+  benchApp->add_option("--device", bench.device, "Device to run on")->capture_default_str();
+  benchApp->add_option("--shape", bench.shapes, "Bind an input's shape, NAME=1x3x224x224");
+  benchApp->add_option("--batch", bench.batch,
+                       "Bind every dynamic leading (batch) dimension to N");
+  benchApp->add_option("--warmup", bench.warmup, "Untimed runs first")->capture_default_str();
+  benchApp->add_option("--iterations", bench.iterations, "Timed runs")->capture_default_str();
+  benchApp->add_option("--max-seconds", bench.maxSeconds,
+                       "Stop timing after this long (at least 3 runs; 0: no limit)");
+  benchApp->add_option("--threads", bench.threads, "Worker threads (0: one per core)");
+  benchApp->add_option("--seed", bench.seed, "Seed of the random inputs")->capture_default_str();
+  benchApp->add_option("--json", bench.json, "Write the figures to this JSON file");
+  benchApp->add_flag("--force", bench.force, "Overwrite the JSON file if it exists");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -234,5 +298,13 @@ int main(int argc, char **argv) {
   if (import->parsed())
     return runImport(importPath, outputPath, importShapes, force, locations,
                      resourceThreshold);
+  if (compileApp->parsed())
+    return kiln::cli::runCompile(compile);
+  if (runApp->parsed())
+    return kiln::cli::runRun(run);
+  if (inspectApp->parsed())
+    return kiln::cli::runInspect(inspect);
+  if (benchApp->parsed())
+    return kiln::cli::runBench(bench);
   return kExitUsage;
 }

@@ -1,0 +1,33 @@
+//===- CpuObject.h - Host object code for lowered kernels -------*- C++ -*-===//
+//
+// Translates a module of LLVM-dialect kernels into LLVM IR, optimizes it for the host CPU, emits
+// an object file and links it into a position-independent shared object: the CPU code object of
+// a .kiln artifact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_CODEGEN_CPUOBJECT_H
+#define KILN_COMPILER_CODEGEN_CPUOBJECT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace kiln {
+
+struct CpuObject {
+  /// The ELF shared object's bytes.
+  std::string sharedObject;
+  /// What it was compiled for: "<triple>:<cpu>", e.g. "x86_64-pc-linux-gnu:znver3".
+  std::string target;
+};
+
+/// Compiles `module` (LLVM dialect) for the host CPU at -O3. The shared object is linked with
+/// the system C compiler driver (`cc`, or $KILN_LINKER) against libm. Errors are emitted on the
+/// module.
+mlir::FailureOr<CpuObject> emitCpuSharedObject(mlir::ModuleOp module);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_CODEGEN_CPUOBJECT_H

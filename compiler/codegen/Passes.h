@@ -1,0 +1,36 @@
+//===- Passes.h - Kernel-group formation and code generation ----*- C++ -*-===//
+
+#ifndef KILN_COMPILER_CODEGEN_PASSES_H
+#define KILN_COMPILER_CODEGEN_PASSES_H
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "compiler/codegen/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/codegen/Passes.h.inc"
+
+/// The unit attribute marking a dispatch function, and the attributes it carries.
+inline constexpr llvm::StringLiteral kDispatchAttr = "kiln.dispatch";
+inline constexpr llvm::StringLiteral kDescriptionAttr = "kiln.description";
+inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count";
+/// On a library function declaration: the library call's name (e.g. "onednn.convolution").
+inline constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
+
+/// Returns true for ops of the entry function that only reinterpret their operand's bytes
+/// (reshapes and casts of contiguous tensors): they are views, not steps.
+bool isViewOp(mlir::Operation *op);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_CODEGEN_PASSES_H

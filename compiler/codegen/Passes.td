@@ -1,0 +1,86 @@
+//===- Passes.td - Kernel-group formation and code generation --------------===//
+
+#ifndef KILN_COMPILER_CODEGEN_PASSES_TD
+#define KILN_COMPILER_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Kernel groups (fusion IR)
+//===----------------------------------------------------------------------===//
+
+def FormDispatchesPass : Pass<"kiln-form-dispatches", "mlir::ModuleOp"> {
+  let summary = "Outlines each kernel group of the entry function into a dispatch function";
+  let description = [{
+    Runs on linalg/tensor IR after elementwise fusion. Every root op of the entry function (a
+    linalg op, a pad, a concat, a loop nest, ...) becomes a private function marked
+    `kiln.dispatch` and is replaced by a call to it. Cheap producers (`tensor.empty`,
+    `linalg.fill` of a constant, scalar and small constants) are cloned into each group that uses
+    them; a chain of `tensor.insert_slice` ops into one destination joins its consumer's group.
+    Reshapes, casts, large constants and library calls stay in the entry function: they are
+    views, constant buffers and library-call steps of the program. Each dispatch gets a
+    `kiln.description` naming the model nodes it computes (from the ops' locations).
+
+    ```mlir
+    %0 = call @dispatch_0(%arg0, %cst) : (tensor<1x64xf32>, tensor<64xf32>) -> tensor<1x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"main\"",
+           "The function whose ops are grouped">,
+    Option<"inlineConstantLimit", "inline-constant-limit", "int64_t", /*default=*/"16",
+           "Tensor constants with at most this many elements (or splats) are cloned into "
+           "kernels; larger ones are passed as constant buffers">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
+  let summary = "Puts dispatch functions in destination-passing style and tiles them into workgroups";
+  let description = [{
+    For each `kiln.dispatch` function: every result becomes a trailing output argument
+    (`bufferization.writable`) that the result is materialized into, with the root's
+    `tensor.empty` destination replaced by that argument so no copy is needed. Then the root op
+    (the producer of the single result) is tiled along its outer parallel loops with
+    `scf.forall` and its producers fused into the tile; the number of tiles becomes the
+    function's `kiln.workgroup_count`. Kernels too small to split, with several results or a
+    root that cannot be tiled get one workgroup.
+  }];
+  let options = [
+    Option<"targetWorkgroups", "target-workgroups", "int64_t", /*default=*/"64",
+           "How many workgroups to aim for when splitting a kernel">,
+    Option<"minElementsPerWorkgroup", "min-elements-per-workgroup", "int64_t",
+           /*default=*/"4096",
+           "Kernels whose iteration space is smaller than this are not split">,
+  ];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def DistributeWorkgroupsPass : Pass<"kiln-distribute-workgroups", "mlir::ModuleOp"> {
+  let summary = "Turns each bufferized dispatch's workgroup loop into its workgroup-id parameter";
+  let description = [{
+    After bufferization, a `kiln.dispatch` function whose only top-level memory effect is one
+    `scf.forall` gets a trailing `index` argument, the workgroup id, and the loop's body runs
+    for that one iteration (the id is delinearized over the loop's bounds). A dispatch with
+    other top-level writes (a copy the bufferizer inserted, for instance) cannot be split
+    safely: its loops run sequentially and its `kiln.workgroup_count` becomes 1.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect", "::mlir::scf::SCFDialect"];
+}
+
+def ExportCpuDispatchAbiPass : Pass<"kiln-export-cpu-dispatch-abi", "mlir::ModuleOp"> {
+  let summary = "Wraps lowered dispatch functions in Kiln's CPU kernel calling convention";
+  let description = [{
+    Runs on the LLVM dialect after bare-pointer lowering. For each dispatch function
+    `@dispatch_N(ptr, ..., ptr, i64)` it adds an exported
+    `@kiln_dispatch_N(ptr %bindings, i64 %workgroup)` that loads the binding addresses and calls
+    it (runtime/include/kiln/kernel_abi.h); the dispatch itself becomes internal.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // KILN_COMPILER_CODEGEN_PASSES_TD

@@ -1,0 +1,165 @@
+//===- TileDispatches.cpp - Destination passing and workgroup tiling ---------===//
+//
+// Prepares each dispatch function for bufferization into Kiln's kernel convention: results
+// become output arguments written in place, and the root op is tiled into independent
+// workgroups with scf.forall (later mapped to the workgroup id).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_TILEDISPATCHESPASS
+#include "compiler/codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Returns the destination `value` was initialized from when it is a fresh tensor (`tensor.empty`
+/// or a fill of one), so the kernel may write straight into its output argument instead.
+Operation *freshDestination(Value value) {
+  Operation *producer = value.getDefiningOp();
+  if (!producer)
+    return nullptr;
+  if (isa<tensor::EmptyOp>(producer))
+    return producer;
+  if (auto fill = dyn_cast<linalg::FillOp>(producer))
+    if (fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+      return producer;
+  return nullptr;
+}
+
+/// Rewrites `function` to take one writable output argument per result and to materialize each
+/// result into it. Where a result's producer writes into a fresh tensor, it writes into the
+/// output argument directly.
+void convertToDestinationPassing(func::FuncOp function) {
+  auto returnOp = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  OpBuilder builder(returnOp);
+  MLIRContext *context = function.getContext();
+  unsigned firstOutput = function.getNumArguments();
+  SmallVector<Value> materialized;
+  for (auto [i, result] : llvm::enumerate(returnOp.getOperands())) {
+    auto type = cast<RankedTensorType>(result.getType());
+    function.insertArgument(firstOutput + i, type,
+                            DictionaryAttr::get(context, {NamedAttribute(
+                                                             StringAttr::get(context,
+                                                                             "bufferization.writable"),
+                                                             BoolAttr::get(context, true))}),
+                            function.getLoc());
+    Value output = function.getArgument(firstOutput + i);
+    if (auto dps = result.getDefiningOp<DestinationStyleOpInterface>()) {
+      OpOperand *init = dps.getTiedOpOperand(cast<OpResult>(result));
+      if (Operation *fresh = freshDestination(init->get())) {
+        OpBuilder local(dps);
+        if (auto fill = dyn_cast<linalg::FillOp>(fresh)) {
+          auto newFill = linalg::FillOp::create(local, fill.getLoc(), fill.getInputs()[0], output);
+          init->set(newFill.getResult(0));
+        } else {
+          init->set(output);
+        }
+      }
+    }
+    materialized.push_back(bufferization::MaterializeInDestinationOp::create(
+                               builder, returnOp.getLoc(), result, output)
+                               .getResult());
+  }
+  returnOp->setOperands(materialized);
+}
+
+struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
+  using Base::Base;
+
+  /// Chooses tile sizes for the outer parallel loops of `op`, aiming at `targetWorkgroups`
+  /// tiles; returns an empty vector when the op should not be split.
+  SmallVector<int64_t> chooseTileSizes(TilingInterface op) {
+    OpBuilder builder(op);
+    SmallVector<Range> domain = op.getIterationDomain(builder);
+    SmallVector<utils::IteratorType> iterators = op.getLoopIteratorTypes();
+    SmallVector<int64_t> extents;
+    int64_t work = 1;
+    for (Range range : domain) {
+      std::optional<int64_t> offset = getConstantIntValue(range.offset);
+      std::optional<int64_t> size = getConstantIntValue(range.size);
+      std::optional<int64_t> stride = getConstantIntValue(range.stride);
+      if (!offset || !size || !stride || *offset != 0 || *stride != 1)
+        return {};
+      extents.push_back(*size);
+      work *= std::max<int64_t>(*size, 1);
+    }
+    if (work < minElementsPerWorkgroup)
+      return {};
+    SmallVector<int64_t> sizes(extents.size(), 0);
+    int64_t tiles = 1;
+    for (auto [dim, iterator] : llvm::enumerate(iterators)) {
+      if (tiles >= targetWorkgroups)
+        break;
+      if (iterator != utils::IteratorType::parallel || extents[dim] <= 1)
+        continue;
+      int64_t wanted = llvm::divideCeil(targetWorkgroups, tiles);
+      int64_t chunks = std::min(extents[dim], wanted);
+      int64_t size = llvm::divideCeil(extents[dim], chunks);
+      // The innermost loop keeps whole vectors of work in each tile.
+      if (dim + 1 == extents.size())
+        size = std::min<int64_t>(extents[dim], static_cast<int64_t>(llvm::alignTo(size, 64)));
+      sizes[dim] = size;
+      tiles *= llvm::divideCeil(extents[dim], size);
+    }
+    if (tiles <= 1)
+      return {};
+    return sizes;
+  }
+
+  LogicalResult tile(func::FuncOp function) {
+    auto returnOp = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    if (returnOp.getNumOperands() != 1)
+      return success();
+    auto materialize =
+        returnOp.getOperand(0).getDefiningOp<bufferization::MaterializeInDestinationOp>();
+    if (!materialize)
+      return success();
+    auto root = materialize.getSource().getDefiningOp<TilingInterface>();
+    if (!root || root->getNumResults() != 1)
+      return success();
+    SmallVector<int64_t> sizes = chooseTileSizes(root);
+    if (sizes.empty())
+      return success();
+
+    IRRewriter rewriter(function.getContext());
+    rewriter.setInsertionPoint(root);
+    scf::SCFTilingOptions tiling;
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    tiling.setTileSizes(getAsIndexOpFoldResult(function.getContext(), sizes));
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    FailureOr<scf::SCFTileAndFuseResult> tiled =
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+    if (failed(tiled))
+      return success(); // Stays one workgroup.
+    for (OpResult result : root->getResults())
+      if (Value replacement = tiled->replacements.lookup(result))
+        rewriter.replaceAllUsesWith(result, replacement);
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      if (!function->hasAttr(kDispatchAttr) || function.isExternal())
+        continue;
+      convertToDestinationPassing(function);
+      if (failed(tile(function)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,273 @@
+//===- Compile.cpp - Compiling a graph program into a .kiln artifact ----------===//
+//
+// The stages, each a pass pipeline over the module:
+//   graph      bind shapes, canonicalize, select library calls
+//   linalg     lower to linalg/tensor, fuse elementwise producers into their consumers
+//   kernels    outline kernel groups (dispatch functions) from the entry function
+//   codegen    per kernel: destination passing, workgroup tiling, bufferization, lowering to
+//              LLVM, the dispatch entry points; then host object code in a shared object
+//   artifact   buffers, the static memory plan, steps, constants → .kiln bytes
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/driver/Compile.h"
+
+#include "compiler/Registration.h"
+#include "compiler/artifact/ArtifactWriter.h"
+#include "compiler/codegen/CpuObject.h"
+#include "compiler/codegen/Passes.h"
+#include "compiler/conversion/Passes.h"
+#include "compiler/librarycalls/Passes.h"
+#include "compiler/transforms/Passes.h"
+#include "dialects/graph/GraphDialect.h"
+
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+namespace kiln {
+
+using namespace mlir;
+
+namespace {
+
+class Compilation {
+public:
+  Compilation(ModuleOp module, const CompileOptions &options)
+      : module_(module), options_(options), context_(module.getContext()) {}
+
+  FailureOr<std::string> run();
+
+private:
+  LogicalResult runPipeline(Operation *op, StringRef stage,
+                            llvm::function_ref<void(OpPassManager &)> build);
+  void dump(Operation *op, StringRef stage);
+  FailureOr<func::FuncOp> findEntry();
+  LogicalResult checkLowered(func::FuncOp entry);
+  OwningOpRef<ModuleOp> splitKernels();
+  FailureOr<KernelTable> compileKernels(ModuleOp kernels);
+
+  ModuleOp module_;
+  const CompileOptions &options_;
+  MLIRContext *context_;
+  int dumpIndex_ = 0;
+};
+
+void addTextual(OpPassManager &pm, StringRef pipeline) {
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + pipeline);
+}
+
+void Compilation::dump(Operation *op, StringRef stage) {
+  if (options_.dumpIrDirectory.empty())
+    return;
+  llvm::sys::fs::create_directories(options_.dumpIrDirectory);
+  SmallString<128> path(options_.dumpIrDirectory);
+  llvm::sys::path::append(path, llvm::formatv("{0:02}-{1}.mlir", dumpIndex_++, stage).str());
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error);
+  if (!error)
+    op->print(os);
+}
+
+LogicalResult Compilation::runPipeline(Operation *op, StringRef stage,
+                                       llvm::function_ref<void(OpPassManager &)> build) {
+  if (options_.onStage)
+    options_.onStage(stage);
+  PassManager pm(context_, op->getName().getStringRef());
+  build(pm);
+  if (failed(pm.run(op)))
+    return failure();
+  dump(op, stage);
+  return success();
+}
+
+FailureOr<func::FuncOp> Compilation::findEntry() {
+  if (auto main = module_.lookupSymbol<func::FuncOp>("main"))
+    if (!main.isExternal())
+      return main;
+  func::FuncOp entry;
+  for (auto function : module_.getOps<func::FuncOp>()) {
+    if (function.isExternal() || function.isPrivate())
+      continue;
+    if (entry)
+      return module_.emitError("the module has several public functions and none is @main");
+    entry = function;
+  }
+  if (!entry)
+    return module_.emitError("the module has no function to compile");
+  return entry;
+}
+
+/// Every graph op must have been lowered or turned into a library call by now.
+LogicalResult Compilation::checkLowered(func::FuncOp entry) {
+  bool ok = true;
+  Dialect *graph = context_->getLoadedDialect<graph::GraphDialect>();
+  entry.walk([&](Operation *op) {
+    if (op->getDialect() == graph) {
+      op->emitError() << "'" << op->getName() << "' has no CPU code generation yet";
+      ok = false;
+    }
+  });
+  return success(ok);
+}
+
+/// Moves the dispatch functions into a module of their own, leaving declarations behind.
+OwningOpRef<ModuleOp> Compilation::splitKernels() {
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(module_.getLoc());
+  OpBuilder builder(kernels->getBodyRegion());
+  for (auto function : llvm::make_early_inc_range(module_.getOps<func::FuncOp>())) {
+    if (!function->hasAttr(kDispatchAttr) || function.isExternal())
+      continue;
+    builder.clone(*function);
+    function.getBody().getBlocks().clear();
+    function.setPrivate();
+  }
+  return kernels;
+}
+
+/// Rewrites memref.copy into a linalg copy so that it lowers to loops instead of a call into
+/// MLIR's runner library, which kernels do not link.
+void lowerMemRefCopies(ModuleOp kernels) {
+  SmallVector<memref::CopyOp> copies;
+  kernels.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder builder(copy);
+    linalg::makeMemRefCopyOp(builder, copy.getLoc(), copy.getSource(), copy.getTarget());
+    copy.erase();
+  }
+}
+
+FailureOr<KernelTable> Compilation::compileKernels(ModuleOp kernels) {
+  if (failed(runPipeline(kernels, "tile", [](OpPassManager &pm) {
+        pm.addPass(createTileDispatchesPass());
+        addTextual(pm, "canonicalize,cse");
+      })))
+    return failure();
+  if (failed(runPipeline(kernels, "bufferize", [](OpPassManager &pm) {
+        addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
+                       "function-boundary-type-conversion=identity-layout-map},"
+                       "drop-equivalent-buffer-results,canonicalize,cse,"
+                       "buffer-deallocation-pipeline,canonicalize");
+        pm.addPass(createDistributeWorkgroupsPass());
+      })))
+    return failure();
+
+  KernelTable table;
+  CodeObjectImage image;
+  image.format = 0;
+  for (auto function : kernels.getOps<func::FuncOp>()) {
+    KernelTable::Entry entry;
+    entry.codeObject = 0;
+    entry.kernel = image.kernels.size();
+    if (auto count = function->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr))
+      entry.workgroupCount = count.getInt();
+    image.kernels.push_back(("kiln_" + function.getSymName()).str());
+    table.dispatches[function.getSymName()] = entry;
+  }
+
+  lowerMemRefCopies(kernels);
+  if (failed(runPipeline(kernels, "llvm", [](OpPassManager &pm) {
+        addTextual(pm, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
+                       "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+                       "convert-math-to-llvm,convert-math-to-libm,"
+                       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+                       "convert-arith-to-llvm,convert-cf-to-llvm,convert-index-to-llvm,"
+                       "convert-ub-to-llvm,reconcile-unrealized-casts");
+        pm.addPass(createExportCpuDispatchAbiPass());
+      })))
+    return failure();
+
+  if (options_.onStage)
+    options_.onStage("object");
+  FailureOr<CpuObject> object = emitCpuSharedObject(kernels);
+  if (failed(object))
+    return failure();
+  image.target = object->target;
+  image.data = std::move(object->sharedObject);
+  table.codeObjects.push_back(std::move(image));
+  return table;
+}
+
+FailureOr<std::string> Compilation::run() {
+  if (options_.device != "cpu")
+    return module_.emitError() << "device '" << options_.device
+                               << "' cannot be compiled for yet; use --target cpu";
+  FailureOr<func::FuncOp> entry = findEntry();
+  if (failed(entry))
+    return failure();
+  std::string entryName = entry->getSymName().str();
+  dump(module_, "input");
+
+  if (failed(runPipeline(module_, "graph", [&](OpPassManager &pm) {
+        RefineShapesPassOptions refine;
+        refine.bindings.assign(options_.shapeBindings.begin(), options_.shapeBindings.end());
+        pm.addNestedPass<func::FuncOp>(createRefineShapesPass(refine));
+        pm.addPass(createCanonicalizerPass());
+        // Convolutions and matmuls become oneDNN calls, with their epilogues as post-ops.
+        pm.addPass(createSelectCpuLibraryCallsPass());
+      })))
+    return failure();
+  for (auto [i, type] : llvm::enumerate(entry->getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape()) {
+      auto name = entry->getArgAttrOfType<StringAttr>(i, "kiln.name");
+      return entry->emitError() << "input '" << (name ? name.getValue() : StringRef("?"))
+                                << "' has type " << type
+                                << "; bind its dynamic dimensions with --shape NAME=DIMS";
+    }
+  }
+
+  // The lowering makes unsigned element types signless; the signature keeps the declared ones.
+  ArtifactInfo info;
+  info.inputTypes.assign(entry->getArgumentTypes().begin(), entry->getArgumentTypes().end());
+  info.outputTypes.assign(entry->getResultTypes().begin(), entry->getResultTypes().end());
+
+  if (failed(runPipeline(module_, "linalg", [&](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createConvertGraphToLinalgPass());
+      })))
+    return failure();
+  if (failed(checkLowered(*entry)))
+    return failure();
+  if (failed(runPipeline(module_, "kernels", [&](OpPassManager &pm) {
+        addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse");
+        FormDispatchesPassOptions form;
+        form.entryName = entryName;
+        pm.addPass(createFormDispatchesPass(form));
+        addTextual(pm, "canonicalize,cse");
+      })))
+    return failure();
+
+  OwningOpRef<ModuleOp> kernels = splitKernels();
+  FailureOr<KernelTable> table = compileKernels(*kernels);
+  if (failed(table))
+    return failure();
+
+  if (options_.onStage)
+    options_.onStage("artifact");
+  info.device = options_.device;
+  info.source = options_.sourceName;
+  info.producer = "kiln " KILN_VERSION_STRING;
+  return writeArtifact(*entry, *table, info, options_.report);
+}
+
+} // namespace
+
+FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options) {
+  // The stages name upstream passes in textual pipelines, which needs them registered.
+  static std::once_flag registered;
+  std::call_once(registered, [] { registerAllPasses(); });
+  return Compilation(module, options).run();
+}
+
+} // namespace kiln

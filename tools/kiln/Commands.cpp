@@ -1,0 +1,463 @@
+//===- Commands.cpp - kiln compile, run, inspect and bench ------------------===//
+
+#include "Commands.h"
+
+#include "Program.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+
+namespace kiln::cli {
+namespace {
+
+bool refuseOverwrite(const std::string &path, bool force) {
+  if (force || !llvm::sys::fs::exists(path))
+    return false;
+  printError(path + " already exists; pass --force to overwrite it");
+  return true;
+}
+
+bool writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!file.good()) {
+    printError("cannot write " + path);
+    return false;
+  }
+  return true;
+}
+
+std::string humanBytes(uint64_t bytes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (bytes >= (1u << 20))
+    os << llvm::format("%.2f MiB", bytes / double(1u << 20));
+  else if (bytes >= 1024)
+    os << llvm::format("%.1f KiB", bytes / 1024.0);
+  else
+    os << bytes << " B";
+  return text;
+}
+
+/// An output's file name: the tensor name with characters unsafe in a path replaced by '_'.
+std::string fileNameFor(const std::string &name) {
+  std::string safe = name.empty() ? "output" : name;
+  for (char &c : safe)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      c = '_';
+  if (safe == "." || safe == "..")
+    safe = "_";
+  return safe + ".npy";
+}
+
+/// Element i of a tensor as a double (for the summary of `kiln run`).
+double elementAt(const Tensor &tensor, size_t i) {
+  const void *data = tensor.data();
+  switch (tensor.elementType()) {
+  case KILN_ELEMENT_TYPE_F32:
+    return static_cast<const float *>(data)[i];
+  case KILN_ELEMENT_TYPE_F64:
+    return static_cast<const double *>(data)[i];
+  case KILN_ELEMENT_TYPE_I64:
+    return double(static_cast<const int64_t *>(data)[i]);
+  case KILN_ELEMENT_TYPE_I32:
+    return static_cast<const int32_t *>(data)[i];
+  case KILN_ELEMENT_TYPE_I16:
+    return static_cast<const int16_t *>(data)[i];
+  case KILN_ELEMENT_TYPE_I8:
+    return static_cast<const int8_t *>(data)[i];
+  case KILN_ELEMENT_TYPE_U8:
+  case KILN_ELEMENT_TYPE_BOOL:
+    return static_cast<const uint8_t *>(data)[i];
+  case KILN_ELEMENT_TYPE_F16: {
+    uint16_t half = static_cast<const uint16_t *>(data)[i];
+    int exponent = (half >> 10) & 0x1f;
+    double magnitude = exponent == 0    ? std::ldexp(half & 0x3ff, -24)
+                       : exponent == 31 ? ((half & 0x3ff) ? std::nan("") : INFINITY)
+                                        : std::ldexp(0x400 | (half & 0x3ff), exponent - 25);
+    return (half & 0x8000) ? -magnitude : magnitude;
+  }
+  case KILN_ELEMENT_TYPE_BF16: {
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(data)[i]) << 16;
+    float value;
+    std::memcpy(&value, &bits, 4);
+    return value;
+  }
+  default:
+    return std::nan("");
+  }
+}
+
+void printSummary(const std::string &name, const Tensor &tensor) {
+  llvm::outs() << "  " << name << ": " << describeTensor(tensor);
+  size_t count = tensor.elementCount();
+  kiln_element_type_t type = tensor.elementType();
+  if (count == 0 || type == KILN_ELEMENT_TYPE_F8E4M3FN || type == KILN_ELEMENT_TYPE_F8E5M2) {
+    llvm::outs() << "\n";
+    return;
+  }
+  double low = INFINITY, high = -INFINITY, sum = 0;
+  size_t nans = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double value = elementAt(tensor, i);
+    if (std::isnan(value)) {
+      ++nans;
+      continue;
+    }
+    low = std::min(low, value);
+    high = std::max(high, value);
+    sum += value;
+  }
+  llvm::outs() << llvm::format("  min %.6g  max %.6g  mean %.6g", low, high,
+                               sum / double(std::max<size_t>(1, count - nans)));
+  if (nans)
+    llvm::outs() << "  (" << nans << " NaN)";
+  llvm::outs() << "  [";
+  for (size_t i = 0; i < std::min<size_t>(count, 6); ++i)
+    llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", elementAt(tensor, i));
+  llvm::outs() << (count > 6 ? ", ...]\n" : "]\n");
+}
+
+/// The process's peak resident set (VmHWM), or 0 when /proc does not say.
+uint64_t peakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+const char *stepKindName(kiln_step_kind_t kind) {
+  switch (kind) {
+  case KILN_STEP_KIND_DISPATCH:
+    return "dispatch";
+  case KILN_STEP_KIND_LIBRARY_CALL:
+    return "library";
+  case KILN_STEP_KIND_COPY:
+    return "copy";
+  }
+  return "?";
+}
+
+const char *bufferKindName(kiln_buffer_kind_t kind) {
+  switch (kind) {
+  case KILN_BUFFER_KIND_ARENA:
+    return "arena";
+  case KILN_BUFFER_KIND_CONSTANT:
+    return "const";
+  case KILN_BUFFER_KIND_INPUT:
+    return "input";
+  case KILN_BUFFER_KIND_OUTPUT:
+    return "output";
+  }
+  return "?";
+}
+
+std::optional<Session> createSession(const Artifact &artifact, uint32_t threads) {
+  SessionOptions options;
+  options.numThreads = threads;
+  Result<Session> session = Session::create(artifact, options);
+  if (!session.ok()) {
+    printError(session.status().message());
+    return std::nullopt;
+  }
+  return std::move(session.value());
+}
+
+std::vector<const Tensor *> pointers(const std::vector<Tensor> &tensors) {
+  std::vector<const Tensor *> result;
+  for (const Tensor &tensor : tensors)
+    result.push_back(&tensor);
+  return result;
+}
+
+} // namespace
+
+int runCompile(const CompileCommand &command) {
+  if (command.target != "cpu" && command.target != "cuda") {
+    printError("--target '" + command.target + "' is not one of cpu, cuda");
+    return kExitUsage;
+  }
+  if (refuseOverwrite(command.output, command.force))
+    return kExitUsage;
+  CompileSettings settings;
+  settings.device = command.target;
+  settings.shapes = command.shapes;
+  settings.dumpIrDirectory = command.dumpIrDirectory;
+  settings.report = command.report;
+  settings.progress = !command.quiet;
+  auto start = std::chrono::steady_clock::now();
+  std::optional<std::string> bytes = compileModel(command.model, settings);
+  if (!bytes)
+    return kExitFailure;
+  if (!writeFile(command.output, *bytes))
+    return kExitFailure;
+  if (!command.quiet)
+    llvm::errs() << llvm::format(
+        "kiln: wrote %s (%s) in %.2f s\n", command.output.c_str(), humanBytes(bytes->size()).c_str(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+int runRun(const RunCommand &command) {
+  std::optional<std::vector<InputFile>> files = parseInputArguments(command.inputs);
+  if (!files)
+    return kExitUsage;
+  std::optional<std::map<std::string, Tensor>> given = readInputFiles(*files);
+  if (!given)
+    return kExitUsage;
+  if (command.device != "cpu") {
+    printError("--device '" + command.device + "' cannot run yet; use --device cpu");
+    return kExitUsage;
+  }
+  CompileSettings settings;
+  settings.shapes = command.shapes;
+  for (const auto &[name, tensor] : *given)
+    settings.inputShapes[name] = tensor.dims();
+  std::optional<Artifact> artifact = loadModel(command.model, settings);
+  if (!artifact)
+    return kExitFailure;
+  // With no --input at all, every input is random; otherwise arrangeInputs names a missing one.
+  bool randomized = given->empty() && artifact->inputCount() > 0;
+  std::optional<std::vector<Tensor>> inputs =
+      arrangeInputs(*artifact, std::move(*given), randomized, command.seed);
+  if (!inputs)
+    return kExitUsage;
+  std::optional<Session> session = createSession(*artifact, command.threads);
+  if (!session)
+    return kExitFailure;
+  Result<std::vector<Tensor>> outputs = session->run(pointers(*inputs));
+  if (!outputs.ok()) {
+    printError(command.model + ": " + outputs.status().message());
+    return kExitFailure;
+  }
+
+  if (!command.outputDir.empty()) {
+    if (std::error_code error = llvm::sys::fs::create_directories(command.outputDir)) {
+      printError("cannot create " + command.outputDir + ": " + error.message());
+      return kExitFailure;
+    }
+  }
+  bool summary = command.outputDir.empty() || randomized || command.summary;
+  if (summary && randomized)
+    llvm::outs() << "inputs (random, seed " << command.seed << "):\n";
+  for (size_t i = 0; summary && randomized && i < inputs->size(); ++i)
+    printSummary(artifact->input(i).value().name, (*inputs)[i]);
+  if (summary)
+    llvm::outs() << "outputs:\n";
+  for (size_t i = 0; i < outputs.value().size(); ++i) {
+    std::string name = artifact->output(i).value().name;
+    const Tensor &tensor = outputs.value()[i];
+    if (summary)
+      printSummary(name, tensor);
+    if (command.outputDir.empty())
+      continue;
+    llvm::SmallString<256> path(command.outputDir);
+    llvm::sys::path::append(path, fileNameFor(name));
+    Status written = tensor.writeNpy(std::string(path), command.force);
+    if (!written.ok()) {
+      printError(written.message() +
+                 (llvm::sys::fs::exists(path) && !command.force ? " (pass --force to overwrite)"
+                                                                 : ""));
+      return kExitFailure;
+    }
+  }
+  return 0;
+}
+
+int runInspect(const InspectCommand &command) {
+  Result<Artifact> loaded = Artifact::loadFile(command.artifact);
+  if (!loaded.ok()) {
+    printError(loaded.status().message());
+    return kExitFailure;
+  }
+  const Artifact &artifact = loaded.value();
+  llvm::raw_ostream &os = llvm::outs();
+  os << command.artifact << ": kiln artifact, format " << artifact.formatVersion() << "\n";
+  os << "  device:   " << artifact.device() << "\n";
+  os << "  producer: " << artifact.producer() << "\n";
+  os << "  source:   " << artifact.source() << "\n";
+  os << "inputs:\n";
+  for (size_t i = 0; i < artifact.inputCount(); ++i) {
+    TensorSignature signature = artifact.input(i).value();
+    os << "  " << signature.name << ": " << describeSignature(signature) << "\n";
+  }
+  os << "outputs:\n";
+  for (size_t i = 0; i < artifact.outputCount(); ++i) {
+    TensorSignature signature = artifact.output(i).value();
+    os << "  " << signature.name << ": " << describeSignature(signature) << "\n";
+  }
+  os << "code objects:\n";
+  for (size_t i = 0; i < artifact.codeObjectCount(); ++i) {
+    kiln_code_object_info_t info = artifact.codeObject(i).value();
+    const char *format = info.format == KILN_CODE_FORMAT_ELF_SHARED_OBJECT ? "ELF shared object"
+                         : info.format == KILN_CODE_FORMAT_CUBIN           ? "cubin"
+                                                                           : "PTX";
+    os << "  #" << i << " " << info.target << ", " << format << ", " << humanBytes(info.byte_size)
+       << ", " << info.kernel_count << " kernels\n";
+    if (command.verbose)
+      for (size_t k = 0; k < info.kernel_count; ++k)
+        os << "      " << info.kernel_names[k] << "\n";
+  }
+  size_t dispatches = 0, libraryCalls = 0, copies = 0;
+  os << "steps:\n";
+  for (size_t i = 0; i < artifact.stepCount(); ++i) {
+    kiln_step_info_t step = artifact.step(i).value();
+    dispatches += step.kind == KILN_STEP_KIND_DISPATCH;
+    libraryCalls += step.kind == KILN_STEP_KIND_LIBRARY_CALL;
+    copies += step.kind == KILN_STEP_KIND_COPY;
+    os << llvm::format("  %3zu %-8s ", i, stepKindName(step.kind)) << (step.name ? step.name : "");
+    if (step.kind == KILN_STEP_KIND_DISPATCH) {
+      os << "  workgroups ";
+      for (size_t d = 0; d < step.workgroup_rank; ++d)
+        os << (d ? "x" : "") << step.workgroup_count[d];
+    }
+    if (step.description && *step.description)
+      os << "  (" << step.description << ")";
+    os << "\n";
+    if (!command.verbose)
+      continue;
+    for (size_t b = 0; b < step.binding_count; ++b) {
+      const kiln_binding_info_t &binding = step.bindings[b];
+      os << "        " << bufferKindName(binding.buffer_kind) << " #" << binding.buffer_index
+         << " +" << binding.offset << " " << kiln_element_type_name(binding.element_type) << "[";
+      for (size_t d = 0; d < binding.rank; ++d)
+        os << (d ? "x" : "") << binding.dims[d];
+      os << "] " << humanBytes(binding.size) << "\n";
+    }
+  }
+  os << "  " << artifact.stepCount() << " steps: " << dispatches << " generated kernels, "
+     << libraryCalls << " library calls, " << copies << " copies\n";
+  os << "memory:\n";
+  uint64_t arena = artifact.arenaSize(), naive = artifact.naiveIntermediateSize();
+  os << "  arena:         " << humanBytes(arena) << " (" << arena << " bytes)\n";
+  os << "  naive sum:     " << humanBytes(naive) << " (" << naive << " bytes) of intermediates";
+  if (naive)
+    os << llvm::format(", the plan uses %.1f%%", 100.0 * double(arena) / double(naive));
+  os << "\n";
+  os << "  constants:     " << humanBytes(artifact.constantsSize()) << "\n";
+  os << "  run peak:      " << humanBytes(artifact.runPeakMemory())
+     << " (arena + outputs of one run)\n";
+  return 0;
+}
+
+int runBench(const BenchCommand &command) {
+  if (command.device != "cpu") {
+    printError("--device '" + command.device + "' cannot run yet; use --device cpu");
+    return kExitUsage;
+  }
+  if (command.iterations < 1) {
+    printError("--iterations must be at least 1");
+    return kExitUsage;
+  }
+  if (!command.json.empty() && refuseOverwrite(command.json, command.force))
+    return kExitUsage;
+  CompileSettings settings;
+  settings.shapes = command.shapes;
+  settings.batch = command.batch;
+  double compileSeconds = 0;
+  std::optional<Artifact> artifact = loadModel(command.model, settings, &compileSeconds);
+  if (!artifact)
+    return kExitFailure;
+  std::optional<std::vector<Tensor>> inputs =
+      arrangeInputs(*artifact, {}, /*randomizeMissing=*/true, command.seed);
+  if (!inputs)
+    return kExitUsage;
+  std::optional<Session> session = createSession(*artifact, command.threads);
+  if (!session)
+    return kExitFailure;
+  std::vector<const Tensor *> feeds = pointers(*inputs);
+
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
+  };
+  auto begin = Clock::now();
+  for (int i = 0; i < command.warmup; ++i) {
+    Result<std::vector<Tensor>> outputs = session->run(feeds);
+    if (!outputs.ok()) {
+      printError(command.model + ": " + outputs.status().message());
+      return kExitFailure;
+    }
+    if (command.maxSeconds > 0 && seconds(begin) > command.maxSeconds / 2)
+      break;
+  }
+  std::vector<double> samples;
+  begin = Clock::now();
+  for (int i = 0; i < command.iterations; ++i) {
+    auto start = Clock::now();
+    Result<std::vector<Tensor>> outputs = session->run(feeds);
+    double ms = seconds(start) * 1e3;
+    if (!outputs.ok()) {
+      printError(command.model + ": " + outputs.status().message());
+      return kExitFailure;
+    }
+    samples.push_back(ms);
+    if (command.maxSeconds > 0 && samples.size() >= 3 && seconds(begin) > command.maxSeconds)
+      break;
+  }
+
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  auto percentile = [&](double q) {
+    // Nearest rank.
+    size_t rank = static_cast<size_t>(std::ceil(q / 100.0 * double(sorted.size())));
+    return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+  };
+  double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(sorted.size());
+  int64_t batch = 1;
+  if (artifact->inputCount() > 0) {
+    TensorSignature first = artifact->input(0).value();
+    if (!first.dims.empty() && first.dims[0] > 0)
+      batch = first.dims[0];
+  }
+  Result<kiln_session_statistics_t> statistics = session->statistics();
+  nlohmann::json result = {
+      {"model", command.model},
+      {"device", command.device},
+      {"compile_s", compileSeconds},
+      {"batch", batch},
+      {"threads", statistics.ok() ? statistics.value().num_threads : 0},
+      {"warmup", command.warmup},
+      {"iterations", samples.size()},
+      {"latency_ms",
+       {{"p50", percentile(50)},
+        {"p90", percentile(90)},
+        {"p99", percentile(99)},
+        {"min", sorted.front()},
+        {"max", sorted.back()},
+        {"mean", mean}}},
+      {"throughput_per_s", double(batch) * 1000.0 / percentile(50)},
+      {"peak_memory_bytes", peakResidentBytes()},
+      {"planned_memory_bytes",
+       {{"arena", artifact->arenaSize()},
+        {"naive_intermediates", artifact->naiveIntermediateSize()},
+        {"constants", artifact->constantsSize()},
+        {"run_peak", artifact->runPeakMemory()}}},
+      {"samples_ms", samples},
+  };
+  llvm::outs() << llvm::format("%s on %s: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f/s over %zu "
+                               "runs (compile %.2f s, peak RSS %s)\n",
+                               command.model.c_str(), command.device.c_str(), percentile(50),
+                               percentile(90), percentile(99), double(batch) * 1000.0 / percentile(50),
+                               samples.size(), compileSeconds,
+                               humanBytes(peakResidentBytes()).c_str());
+  if (!command.json.empty() && !writeFile(command.json, result.dump(2) + "\n"))
+    return kExitFailure;
+  return 0;
+}
+
+} // namespace kiln::cli

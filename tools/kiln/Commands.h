@@ -1,0 +1,70 @@
+//===- Commands.h - kiln compile, run, inspect and bench --------*- C++ -*-===//
+//
+// The subcommands that compile and execute models. Each returns the process's exit code
+// (Program.h): 0 success, 1 a failed step, 2 a usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TOOLS_KILN_COMMANDS_H
+#define KILN_TOOLS_KILN_COMMANDS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+/// `kiln compile MODEL -o OUT.kiln --target cpu`.
+struct CompileCommand {
+  std::string model;
+  std::string output;
+  std::string target = "cpu";
+  std::vector<std::string> shapes;
+  std::string dumpIrDirectory;
+  bool report = false;
+  bool force = false;
+  bool quiet = false;
+};
+
+/// `kiln run MODEL [--input NAME=@FILE]... [--output-dir DIR]`.
+struct RunCommand {
+  std::string model;
+  std::string device = "cpu";
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  std::string outputDir;
+  uint32_t threads = 0;
+  uint64_t seed = 0;
+  bool summary = false;
+  bool force = false;
+};
+
+/// `kiln inspect OUT.kiln`.
+struct InspectCommand {
+  std::string artifact;
+  bool verbose = false;
+};
+
+/// `kiln bench MODEL --device cpu --iterations N --json FILE`.
+struct BenchCommand {
+  std::string model;
+  std::string device = "cpu";
+  std::vector<std::string> shapes;
+  int64_t batch = 0;
+  int warmup = 3;
+  int iterations = 20;
+  double maxSeconds = 0;
+  uint32_t threads = 0;
+  uint64_t seed = 0;
+  std::string json;
+  bool force = false;
+};
+
+int runCompile(const CompileCommand &command);
+int runRun(const RunCommand &command);
+int runInspect(const InspectCommand &command);
+int runBench(const BenchCommand &command);
+
+} // namespace kiln::cli
+
+#endif // KILN_TOOLS_KILN_COMMANDS_H

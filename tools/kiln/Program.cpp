@@ -1,0 +1,452 @@
+//===- Program.cpp - Models as the kiln CLI reads them ---------------------===//
+
+#include "Program.h"
+
+#include "compiler/Registration.h"
+#include "compiler/driver/Compile.h"
+#include "frontends/onnx/HostTensor.h"
+#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/ModelLoader.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+namespace kiln::cli {
+namespace {
+
+std::string joinDims(const std::vector<int64_t> &dims) {
+  std::string text;
+  for (size_t i = 0; i < dims.size(); ++i)
+    text += (i ? "x" : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  return text;
+}
+
+bool hasSuffix(const std::string &text, const char *suffix) {
+  return llvm::StringRef(text).ends_with_insensitive(suffix);
+}
+
+/// The entry function, as compileToArtifact picks it: @main, or the only public function.
+mlir::func::FuncOp findEntry(mlir::ModuleOp module) {
+  if (auto main = module.lookupSymbol<mlir::func::FuncOp>("main"))
+    if (!main.isExternal())
+      return main;
+  mlir::func::FuncOp entry;
+  for (auto function : module.getOps<mlir::func::FuncOp>()) {
+    if (function.isExternal() || function.isPrivate())
+      continue;
+    if (entry)
+      return {};
+    entry = function;
+  }
+  return entry;
+}
+
+/// The bindings for the entry's dynamic inputs: from the shapes of the given input values, else
+/// the batch size for a dynamic leading dimension. Unknown names are reported.
+std::optional<std::vector<std::string>> bindingsFor(mlir::func::FuncOp entry,
+                                                    const std::string &path,
+                                                    const CompileSettings &settings) {
+  std::vector<std::string> bindings = settings.shapes;
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    auto nameAttr = entry.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
+    std::string name = nameAttr ? nameAttr.getValue().str() : std::to_string(i);
+    names.push_back(name);
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(entry.getArgumentTypes()[i]);
+    if (!type || type.hasStaticShape())
+      continue;
+    bool boundByFlag = llvm::any_of(settings.shapes, [&](const std::string &binding) {
+      return llvm::StringRef(binding).starts_with(name + "=");
+    });
+    if (boundByFlag)
+      continue;
+    auto given = settings.inputShapes.find(name);
+    if (given != settings.inputShapes.end()) {
+      if (static_cast<int64_t>(given->second.size()) != type.getRank()) {
+        std::string expected;
+        llvm::raw_string_ostream os(expected);
+        os << type;
+        printError("input '" + name + "' has rank " + std::to_string(given->second.size()) +
+                   " but the model expects " + expected);
+        return std::nullopt;
+      }
+      bindings.push_back(name + "=" + joinDims(given->second));
+    } else if (settings.batch > 0 && type.getRank() > 0 && type.isDynamicDim(0)) {
+      std::vector<int64_t> dims(type.getShape().begin(), type.getShape().end());
+      dims[0] = settings.batch;
+      for (int64_t &dim : dims)
+        dim = mlir::ShapedType::isDynamic(dim) ? -1 : dim;
+      bindings.push_back(name + "=" + joinDims(dims));
+    }
+  }
+  for (const auto &[name, dims] : settings.inputShapes) {
+    (void)dims;
+    if (!llvm::is_contained(names, name)) {
+      printError(path + " has no input named '" + name + "'; its inputs are: " +
+                 llvm::join(names, ", "));
+      return std::nullopt;
+    }
+  }
+  return bindings;
+}
+
+std::string severityName(mlir::DiagnosticSeverity severity) {
+  switch (severity) {
+  case mlir::DiagnosticSeverity::Error:
+    return "error";
+  case mlir::DiagnosticSeverity::Warning:
+    return "warning";
+  default:
+    return "note";
+  }
+}
+
+} // namespace
+
+void printError(const std::string &message) {
+  llvm::errs() << "kiln: error: " << message << "\n";
+}
+
+std::optional<ModelKind> modelKind(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    printError("cannot read " + path);
+    return std::nullopt;
+  }
+  char header[8] = {};
+  file.read(header, sizeof(header));
+  if (file.gcount() == 8 && std::memcmp(header + 4, "KILN", 4) == 0)
+    return ModelKind::Artifact;
+  if (hasSuffix(path, ".kiln"))
+    return ModelKind::Artifact; // The loader says what is wrong with it.
+  if (hasSuffix(path, ".onnx"))
+    return ModelKind::Onnx;
+  if (hasSuffix(path, ".mlir"))
+    return ModelKind::Mlir;
+  printError(path + ": not a model kiln reads (.onnx, .mlir or a .kiln artifact)");
+  return std::nullopt;
+}
+
+std::optional<std::string> compileModel(const std::string &path,
+                                        const CompileSettings &settings) {
+  std::optional<ModelKind> kind = modelKind(path);
+  if (!kind)
+    return std::nullopt;
+  if (*kind == ModelKind::Artifact) {
+    printError(path + " is already a compiled artifact");
+    return std::nullopt;
+  }
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  // A diagnostic names the op and its location; the whole function after it would bury that.
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  // A graph program's diagnostics quote its source line; an ONNX model's name the node.
+  std::optional<mlir::SourceMgrDiagnosticHandler> sourceDiagnostics;
+  if (*kind == ModelKind::Mlir) {
+    sourceDiagnostics.emplace(sourceMgr, &context);
+  } else {
+    context.getDiagEngine().registerHandler([&](mlir::Diagnostic &diagnostic) {
+      llvm::errs() << path << ": " << severityName(diagnostic.getSeverity()) << ": ";
+      if (!llvm::isa<mlir::UnknownLoc>(diagnostic.getLocation()))
+        llvm::errs() << diagnostic.getLocation() << ": ";
+      llvm::errs() << diagnostic.str() << "\n";
+      for (const mlir::Diagnostic &note : diagnostic.getNotes())
+        llvm::errs() << path << ": note: " << note.str() << "\n";
+      return mlir::success();
+    });
+  }
+
+  auto stage = [&](llvm::StringRef name) {
+    if (settings.progress)
+      llvm::errs() << "kiln: " << path << ": " << name << "\n";
+  };
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (*kind == ModelKind::Onnx) {
+    stage("load");
+    onnx_frontend::LoadResult loaded = onnx_frontend::loadOnnxModel(path);
+    if (!loaded.diagnostics.empty())
+      llvm::errs() << loaded.formatDiagnostics();
+    if (!loaded.succeeded()) {
+      printError(path + ": not a valid ONNX model");
+      return std::nullopt;
+    }
+    stage("import");
+    onnx_frontend::ImportOptions options;
+    options.modelName = path;
+    options.resourceThresholdBytes = 1024;
+    for (const std::string &binding : settings.shapes) {
+      size_t equals = binding.rfind('=');
+      std::vector<int64_t> dims;
+      llvm::SmallVector<llvm::StringRef> parts;
+      bool valid = equals != std::string::npos && equals > 0 && equals + 1 < binding.size();
+      if (valid)
+        llvm::StringRef(binding).drop_front(equals + 1).split(parts, 'x');
+      for (llvm::StringRef part : parts) {
+        int64_t dim = 0;
+        if (part == "?")
+          dim = -1;
+        else if (part.getAsInteger(10, dim) || dim < 0)
+          valid = false;
+        dims.push_back(dim);
+      }
+      if (!valid) {
+        printError("--shape '" + binding +
+                   "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
+        return std::nullopt;
+      }
+      options.inputShapes[binding.substr(0, equals)] = dims;
+    }
+    auto imported = onnx_frontend::importOnnxModel(context, *loaded.model, options);
+    if (mlir::failed(imported)) {
+      printError(path + ": import failed");
+      return std::nullopt;
+    }
+    module = std::move(*imported);
+  } else {
+    stage("parse");
+    module = mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, mlir::ParserConfig(&context));
+    if (!module) {
+      printError(path + ": not a valid graph program");
+      return std::nullopt;
+    }
+  }
+
+  mlir::func::FuncOp entry = findEntry(*module);
+  if (!entry) {
+    printError(path + ": no entry function (@main, or a single public function)");
+    return std::nullopt;
+  }
+  std::optional<std::vector<std::string>> bindings = bindingsFor(entry, path, settings);
+  if (!bindings)
+    return std::nullopt;
+
+  CompileOptions options;
+  options.device = settings.device;
+  options.sourceName = path;
+  options.dumpIrDirectory = settings.dumpIrDirectory;
+  // An ONNX model's --shape bindings were applied by the import.
+  options.shapeBindings = *bindings;
+  if (*kind == ModelKind::Onnx)
+    options.shapeBindings.erase(options.shapeBindings.begin(),
+                                options.shapeBindings.begin() + settings.shapes.size());
+  options.onStage = stage;
+  if (settings.report)
+    options.report = &llvm::outs();
+  mlir::FailureOr<std::string> bytes = compileToArtifact(*module, options);
+  if (mlir::failed(bytes)) {
+    printError(path + ": compilation failed");
+    return std::nullopt;
+  }
+  return std::move(*bytes);
+}
+
+std::optional<Artifact> loadModel(const std::string &path, const CompileSettings &settings,
+                                  double *compileSeconds) {
+  std::optional<ModelKind> kind = modelKind(path);
+  if (!kind)
+    return std::nullopt;
+  if (compileSeconds)
+    *compileSeconds = 0;
+  if (*kind == ModelKind::Artifact) {
+    Result<Artifact> artifact = Artifact::loadFile(path);
+    if (!artifact.ok()) {
+      printError(artifact.status().message());
+      return std::nullopt;
+    }
+    return std::move(artifact.value());
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::optional<std::string> bytes = compileModel(path, settings);
+  if (!bytes)
+    return std::nullopt;
+  if (compileSeconds)
+    *compileSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Result<Artifact> artifact = Artifact::loadMemory(bytes->data(), bytes->size(), path);
+  if (!artifact.ok()) {
+    printError(artifact.status().message());
+    return std::nullopt;
+  }
+  return std::move(artifact.value());
+}
+
+std::optional<std::vector<InputFile>> parseInputArguments(const std::vector<std::string> &args) {
+  std::vector<InputFile> inputs;
+  for (const std::string &arg : args) {
+    size_t at = arg.find("=@");
+    if (at == std::string::npos || at == 0 || at + 2 == arg.size()) {
+      printError("--input '" + arg + "' is not NAME=@FILE.npy or NAME=@FILE.pb");
+      return std::nullopt;
+    }
+    std::string name = arg.substr(0, at);
+    if (llvm::any_of(inputs, [&](const InputFile &input) { return input.name == name; })) {
+      printError("--input '" + name + "' is given twice");
+      return std::nullopt;
+    }
+    inputs.push_back({name, arg.substr(at + 2)});
+  }
+  return inputs;
+}
+
+std::optional<std::map<std::string, Tensor>>
+readInputFiles(const std::vector<InputFile> &inputs) {
+  std::map<std::string, Tensor> tensors;
+  for (const InputFile &input : inputs) {
+    Tensor tensor;
+    if (hasSuffix(input.path, ".pb")) {
+      kiln_tensor_t *handle = nullptr;
+      Status status = Status::fromC(onnx_frontend::readHostTensorFile(input.path, &handle));
+      if (!status.ok()) {
+        printError("input '" + input.name + "': " + status.message());
+        return std::nullopt;
+      }
+      tensor.reset(handle);
+    } else if (hasSuffix(input.path, ".npy")) {
+      Result<Tensor> read = Tensor::readNpy(input.path);
+      if (!read.ok()) {
+        printError("input '" + input.name + "': " + read.status().message());
+        return std::nullopt;
+      }
+      tensor = std::move(read.value());
+    } else {
+      printError("input '" + input.name + "': " + input.path +
+                 " is neither a .npy file nor a .pb TensorProto");
+      return std::nullopt;
+    }
+    tensors.emplace(input.name, std::move(tensor));
+  }
+  return tensors;
+}
+
+std::string describeSignature(const TensorSignature &signature) {
+  std::string text = std::string(kiln_element_type_name(signature.elementType)) + "[";
+  for (size_t i = 0; i < signature.dims.size(); ++i) {
+    text += i ? "x" : "";
+    bool symbolic = i < signature.dimSymbols.size() && !signature.dimSymbols[i].empty();
+    text += symbolic ? signature.dimSymbols[i] + "=" + std::to_string(signature.dims[i])
+                     : std::to_string(signature.dims[i]);
+  }
+  return text + "]";
+}
+
+std::string describeTensor(const Tensor &tensor) {
+  return std::string(kiln_element_type_name(tensor.elementType())) + "[" +
+         joinDims(tensor.dims()) + "]";
+}
+
+Tensor randomTensor(const TensorSignature &signature, uint64_t seed) {
+  Tensor tensor = Tensor::create(signature.elementType, signature.dims).value();
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  size_t count = tensor.elementCount();
+  auto *bytes = static_cast<uint8_t *>(tensor.data());
+  auto fill = [&](auto *data, auto make) {
+    for (size_t i = 0; i < count; ++i)
+      data[i] = make();
+  };
+  switch (signature.elementType) {
+  case KILN_ELEMENT_TYPE_F32:
+    fill(reinterpret_cast<float *>(bytes), [&] { return uniform(engine); });
+    break;
+  case KILN_ELEMENT_TYPE_F64:
+    fill(reinterpret_cast<double *>(bytes), [&] { return double(uniform(engine)); });
+    break;
+  case KILN_ELEMENT_TYPE_F16:
+  case KILN_ELEMENT_TYPE_BF16:
+    fill(reinterpret_cast<uint16_t *>(bytes), [&]() -> uint16_t {
+      float value = uniform(engine);
+      uint32_t bits;
+      std::memcpy(&bits, &value, 4);
+      if (signature.elementType == KILN_ELEMENT_TYPE_BF16)
+        return uint16_t(bits >> 16);
+      // |value| < 1: normal halves and zero, rounded toward zero.
+      uint32_t sign = (bits >> 16) & 0x8000;
+      int exponent = int((bits >> 23) & 0xff) - 127 + 15;
+      if (exponent <= 0)
+        return uint16_t(sign);
+      return uint16_t(sign | (uint32_t(exponent) << 10) | ((bits >> 13) & 0x3ff));
+    });
+    break;
+  case KILN_ELEMENT_TYPE_F8E4M3FN:
+    fill(bytes, [&]() -> uint8_t {
+      return uint8_t((engine() & 0x80) | ((4 + engine() % 4) << 3) | (engine() & 7));
+    });
+    break;
+  case KILN_ELEMENT_TYPE_F8E5M2:
+    fill(bytes, [&]() -> uint8_t {
+      return uint8_t((engine() & 0x80) | ((12 + engine() % 4) << 2) | (engine() & 3));
+    });
+    break;
+  case KILN_ELEMENT_TYPE_I64:
+    fill(reinterpret_cast<int64_t *>(bytes), [&] { return int64_t(engine() % 4); });
+    break;
+  case KILN_ELEMENT_TYPE_I32:
+    fill(reinterpret_cast<int32_t *>(bytes), [&] { return int32_t(engine() % 4); });
+    break;
+  case KILN_ELEMENT_TYPE_I16:
+    fill(reinterpret_cast<int16_t *>(bytes), [&] { return int16_t(engine() % 4); });
+    break;
+  case KILN_ELEMENT_TYPE_I8:
+  case KILN_ELEMENT_TYPE_U8:
+    fill(bytes, [&] { return uint8_t(engine() % 4); });
+    break;
+  case KILN_ELEMENT_TYPE_BOOL:
+    fill(bytes, [&] { return uint8_t(engine() & 1); });
+    break;
+  }
+  return tensor;
+}
+
+std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
+                                                 std::map<std::string, Tensor> given,
+                                                 bool randomizeMissing, uint64_t seed) {
+  std::vector<Tensor> inputs;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < artifact.inputCount(); ++i) {
+    TensorSignature signature = artifact.input(i).value();
+    names.push_back(signature.name);
+    auto found = given.find(signature.name);
+    if (found == given.end()) {
+      if (!randomizeMissing) {
+        printError("input '" + signature.name + "' has no value; expected " +
+                   describeSignature(signature) + " (--input " + signature.name +
+                   "=@FILE.npy)");
+        return std::nullopt;
+      }
+      inputs.push_back(randomTensor(signature, seed + i));
+      continue;
+    }
+    Tensor &tensor = found->second;
+    if (tensor.elementType() != signature.elementType || tensor.dims() != signature.dims) {
+      printError("input '" + signature.name + "' is " + describeTensor(tensor) +
+                 " but the model expects " + describeSignature(signature));
+      return std::nullopt;
+    }
+    inputs.push_back(std::move(tensor));
+    given.erase(found);
+  }
+  if (!given.empty()) {
+    printError("the model has no input named '" + given.begin()->first + "'; its inputs are: " +
+               (names.empty() ? std::string("(none)") : llvm::join(names, ", ")));
+    return std::nullopt;
+  }
+  return inputs;
+}
+
+} // namespace kiln::cli

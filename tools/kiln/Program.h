@@ -1,0 +1,88 @@
+//===- Program.h - Models as the kiln CLI reads them ------------*- C++ -*-===//
+//
+// What `kiln compile`, `run` and `bench` share: reading a model (.onnx, a graph program in .mlir,
+// or a compiled .kiln artifact), compiling it for a device, and making or reading input tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TOOLS_KILN_PROGRAM_H
+#define KILN_TOOLS_KILN_PROGRAM_H
+
+#include "kiln/runtime.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+/// Exit codes: 0 success, 1 the model is invalid or a step failed, 2 bad command line (including
+/// a file that does not exist or an input that does not fit the model).
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+/// How a model file is read: by its contents for artifacts (the "KILN" identifier), else by its
+/// extension.
+enum class ModelKind { Onnx, Mlir, Artifact };
+
+/// The kind of `path`, or nullopt (with a message) for a file kiln cannot read.
+std::optional<ModelKind> modelKind(const std::string &path);
+
+struct CompileSettings {
+  std::string device = "cpu";
+  /// `--shape NAME=DIMS` bindings; '?' keeps a dimension dynamic.
+  std::vector<std::string> shapes;
+  /// Shapes taken from the inputs a run is given, for the dimensions still dynamic.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Binds the leading dimension of every input whose leading dimension is dynamic (0: none).
+  int64_t batch = 0;
+  std::string dumpIrDirectory;
+  bool report = false;
+  /// Prints each stage as it starts.
+  bool progress = false;
+};
+
+/// Compiles the model at `path` (.onnx or .mlir) into the bytes of an artifact. Diagnostics go to
+/// stderr, prefixed with the file; returns nullopt after any error.
+std::optional<std::string> compileModel(const std::string &path, const CompileSettings &settings);
+
+/// Loads `path` as an artifact: read from disk for a .kiln file, else compiled just in time.
+/// `compileSeconds` receives the compile time (0 for a .kiln file).
+std::optional<Artifact> loadModel(const std::string &path, const CompileSettings &settings,
+                                  double *compileSeconds = nullptr);
+
+/// One `--input NAME=@FILE` argument.
+struct InputFile {
+  std::string name;
+  std::string path;
+};
+
+/// Parses `NAME=@FILE.npy` / `NAME=@FILE.pb` arguments; reports the first malformed one.
+std::optional<std::vector<InputFile>> parseInputArguments(const std::vector<std::string> &args);
+
+/// Reads each input file (.npy or an ONNX TensorProto .pb) into a tensor.
+std::optional<std::map<std::string, Tensor>> readInputFiles(const std::vector<InputFile> &inputs);
+
+/// Orders `given` by the artifact's inputs, checking that every input has a value and every value
+/// names an input; a missing, unknown, mis-shaped or mis-typed input is reported by name with what
+/// the artifact expects. Inputs not in `given` are made from `seed` when `randomizeMissing`.
+std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
+                                                 std::map<std::string, Tensor> given,
+                                                 bool randomizeMissing, uint64_t seed);
+
+/// A seeded pseudo-random tensor for `signature`: floats uniform in [-1, 1), integers in [0, 4),
+/// booleans 0 or 1.
+Tensor randomTensor(const TensorSignature &signature, uint64_t seed);
+
+/// "f32[1x3x224x224]", with a symbolic dimension's name in place of its size when it has one.
+std::string describeSignature(const TensorSignature &signature);
+std::string describeTensor(const Tensor &tensor);
+
+/// Prints `message` as "kiln: error: MESSAGE".
+void printError(const std::string &message);
+
+} // namespace kiln::cli
+
+#endif // KILN_TOOLS_KILN_PROGRAM_H
