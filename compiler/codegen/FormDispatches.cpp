@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -62,6 +63,12 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
   /// Whether `op` is cloned into every group that uses it instead of becoming a binding.
   bool isCloneable(Operation *op) const {
     if (isa<tensor::EmptyOp>(op))
+      return true;
+    // Scalars (an element read from a tensor, index arithmetic) are computed inside each kernel
+    // that needs them: a binding holds a tensor.
+    if (op->getNumRegions() == 0 && op->getNumResults() > 0 && isPure(op) &&
+        llvm::none_of(op->getResultTypes(), [](Type type) { return isa<ShapedType>(type); }) &&
+        llvm::none_of(op->getOperands(), [](Value value) { return isa<BaseMemRefType>(value.getType()); }))
       return true;
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto type = dyn_cast<RankedTensorType>(constant.getType());

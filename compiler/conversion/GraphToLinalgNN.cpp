@@ -570,7 +570,9 @@ struct LayerNormLowering : GraphLowering<LayerNormOp> {
     SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(axis, type.getRank()));
     MLIRContext *context = rewriter.getContext();
     AffineMap identity = AffineMap::getMultiDimIdentityMap(type.getRank(), context);
-    AffineMap rows = identity.getMajorSubMap(axis);
+    // getMajorSubMap(0) is the null map; normalizing over every axis reads a rank-0 row.
+    AffineMap rows =
+        axis == 0 ? AffineMap::get(type.getRank(), 0, context) : identity.getMajorSubMap(axis);
     Value count = countAlong(rewriter, loc, x, axes, element);
     auto divideByCount = [&](OpBuilder &b, Location l, ValueRange args) -> Value {
       return arith::DivFOp::create(b, l, args[0], count);

@@ -180,7 +180,7 @@ FailureOr<KernelTable> Compilation::compileKernels(ModuleOp kernels) {
   if (failed(runPipeline(kernels, "llvm", [](OpPassManager &pm) {
         addTextual(pm, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
                        "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-                       "convert-math-to-llvm,convert-math-to-libm,"
+                       "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
                        "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
                        "convert-arith-to-llvm,convert-cf-to-llvm,convert-index-to-llvm,"
                        "convert-ub-to-llvm,reconcile-unrealized-casts");

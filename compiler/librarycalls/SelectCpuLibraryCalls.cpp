@@ -16,6 +16,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -160,6 +161,27 @@ void appendBound(CallPlan &plan, bool isMax, float bound) {
   plan.postOpArgs.append({-kInfinity, bound});
 }
 
+/// Whether every eltwise post-op of one kind has the same parameters. oneDNN 2.6 keeps one
+/// injector per eltwise algorithm in a fused kernel, so a second post-op of a kind would run with
+/// the first one's parameters.
+bool eltwiseParametersAgree(const CallPlan &plan) {
+  llvm::StringMap<std::pair<float, float>> seen;
+  size_t next = 0;
+  for (StringRef kind : plan.postOps) {
+    if (kind == "add")
+      continue;
+    std::pair<float, float> args{0.0f, 0.0f};
+    if (kind != "relu") {
+      args = {plan.postOpArgs[next], plan.postOpArgs[next + 1]};
+      next += 2;
+    }
+    auto [it, inserted] = seen.try_emplace(kind, args);
+    if (!inserted && it->second != args)
+      return false;
+  }
+  return true;
+}
+
 /// Adds `addend` to the epilogue: as the bias when it is the first epilogue step of a call
 /// without one, as a shift when it is a splat constant, otherwise as an `add` post-op. Fails
 /// when oneDNN cannot broadcast it.
@@ -182,7 +204,10 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
     if (std::optional<float> shift = splatConstant(addend)) {
       plan.postOps.push_back("linear");
       plan.postOpArgs.append({1.0f, *shift});
-      return success();
+      if (eltwiseParametersAgree(plan))
+        return success();
+      plan.postOps.pop_back();
+      plan.postOpArgs.pop_back_n(2);
     }
   }
   plan.postOps.push_back("add");
@@ -193,6 +218,7 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
 /// Absorbs the chain of single-use max / min / add ops that follow the anchor.
 void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
   while (plan.result.hasOneUse()) {
+    CallPlan before = plan;
     Operation *user = *plan.result.getUsers().begin();
     if (user->getBlock() != plan.anchor->getBlock() || !isa<graph::MaxOp, graph::MinOp,
                                                              graph::AddOp>(user))
@@ -212,6 +238,10 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
       if (!bound)
         break;
       appendBound(plan, isa<graph::MaxOp>(user), *bound);
+    }
+    if (!eltwiseParametersAgree(plan)) {
+      plan = std::move(before);
+      break;
     }
     plan.fused.push_back(user);
     plan.result = user->getResult(0);
@@ -280,20 +310,22 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm) {
     }
     return plan;
   }
-  if (beta != 1.0f) {
-    plan.postOps.push_back("linear");
-    plan.postOpArgs.append({alpha / beta, 0.0f});
-  } else if (alpha != 1.0f) {
+  if (alpha != 1.0f) {
     plan.postOps.push_back("linear");
     plan.postOpArgs.append({alpha, 0.0f});
   }
   builder.setInsertionPoint(gemm);
+  if (beta != 1.0f) {
+    // beta * c is computed before the call: oneDNN 2.6 applies the parameters of the first
+    // eltwise post-op to every later one when a binary post-op sits between them.
+    auto cType = cast<RankedTensorType>(c.getType());
+    auto scalarType = RankedTensorType::get({}, cType.getElementType());
+    Value factor = graph::ConstantOp::create(
+        builder, gemm.getLoc(), cast<ElementsAttr>(DenseElementsAttr::get(scalarType, beta)));
+    c = graph::MulOp::create(builder, gemm.getLoc(), cType, c, factor);
+  }
   if (failed(appendAddend(builder, plan, c)))
     return failure();
-  if (beta != 1.0f) {
-    plan.postOps.push_back("linear");
-    plan.postOpArgs.append({beta, 0.0f});
-  }
   return plan;
 }
 
