@@ -80,15 +80,33 @@ func.func @gemm_bias(%x: tensor<4x16xf32>, %m: tensor<16x16xf32>, %w: tensor<32x
 
 // -----
 
-// Tests that gemm's alpha and beta become linear post-ops around the add of c, so that
-// alpha * AB + beta * c = beta * ((alpha / beta) * AB + c).
+// Tests that gemm's alpha becomes a linear post-op and beta * c is computed before the call and
+// added by a binary post-op (oneDNN 2.6 would run a second linear post-op with the first one's
+// parameters).
 // CHECK-LABEL: func.func @gemm_alpha_beta
 // CHECK-SAME: (%[[A:.+]]: tensor<3x5xf32>, %[[B:.+]]: tensor<6x3xf32>, %[[C:.+]]: tensor<5x1xf32>)
-// CHECK: call @onednn.matmul_0(%[[A]], %[[B]], %[[C]])
-// CHECK-SAME: post_op_args = array<f32: 2.500000e-01, 0.000000e+00, 2.000000e+00, 0.000000e+00>, post_ops = ["linear", "add", "linear"], trans_a = true, trans_b = true
+// CHECK: %[[BETA:.+]] = graph.constant dense<2.000000e+00> : tensor<f32>
+// CHECK: %[[SCALED:.+]] = graph.mul %[[C]], %[[BETA]]
+// CHECK: call @onednn.matmul_0(%[[A]], %[[B]], %[[SCALED]])
+// CHECK-SAME: post_op_args = array<f32: 5.000000e-01, 0.000000e+00>, post_ops = ["linear", "add"], trans_a = true, trans_b = true
 func.func @gemm_alpha_beta(%a: tensor<3x5xf32>, %b: tensor<6x3xf32>, %c: tensor<5x1xf32>) -> tensor<5x6xf32> {
   %0 = graph.gemm %a, %b, %c {trans_a = true, trans_b = true, alpha = 0.5 : f32, beta = 2.0 : f32} : (tensor<3x5xf32>, tensor<6x3xf32>, tensor<5x1xf32>) -> tensor<5x6xf32>
   return %0 : tensor<5x6xf32>
+}
+
+// -----
+
+// Tests that a scalar added after gemm's alpha is a binary add, not a second linear post-op with
+// other parameters.
+// CHECK-LABEL: func.func @linear_twice
+// CHECK: %[[SHIFT:.+]] = graph.constant dense<3.000000e+00>
+// CHECK: call @onednn.matmul_0(%{{.+}}, %{{.+}}, %{{.+}}, %[[SHIFT]])
+// CHECK-SAME: post_op_args = array<f32: 2.000000e+00, 0.000000e+00>, post_ops = ["linear", "add", "add"]
+func.func @linear_twice(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %shift = graph.constant dense<3.0> : tensor<f32>
+  %0 = graph.gemm %a, %b, %c {alpha = 2.0 : f32} : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = graph.add %0, %shift : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
 }
 
 // -----
