@@ -165,7 +165,7 @@ dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims) {
 }
 
 Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
-                     const std::vector<int64_t>& dst, Epilogue* out) {
+                     const std::vector<int64_t>& dst, Epilogue* out, bool allow_sum) {
   std::vector<std::string> kinds = call.strings("post_ops");
   std::vector<float> args = call.floats("post_op_args");
   size_t next_arg = 0;
@@ -207,9 +207,15 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
           return call.invalid("the operand of 'add' post-op " + std::to_string(i) + " (" +
                               dimsToString(dims) + ") does not broadcast to the result (" +
                               dimsToString(dst) + ")");
-      dnnl::memory::desc desc = plainDesc(broadcast);
-      epilogue.addends.emplace_back(epilogue.ops.len(), desc);
-      epilogue.ops.append_binary(dnnl::algorithm::binary_add, desc);
+      if (allow_sum && epilogue.sum_extra < 0 && dims == dst) {
+        epilogue.sum_extra = static_cast<int>(next_extra);
+        epilogue.ops.append_sum(1.0f);
+      } else {
+        dnnl::memory::desc desc = plainDesc(broadcast);
+        epilogue.addends.emplace_back(epilogue.ops.len(), desc);
+        epilogue.addend_extras.push_back(static_cast<int>(next_extra));
+        epilogue.ops.append_binary(dnnl::algorithm::binary_add, desc);
+      }
       ++next_extra;
     }
   }

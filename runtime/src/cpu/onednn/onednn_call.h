@@ -72,14 +72,23 @@ class CallView {
 /// destination's rank.
 struct Epilogue {
   dnnl::post_ops ops;
-  /// Per "add" post-op: its index in `ops` and its binary operand's memory descriptor.
+  /// Per "add" post-op done as a binary post-op: its index in `ops` and its operand's memory
+  /// descriptor, in the order of `extra`.
   std::vector<std::pair<int, dnnl::memory::desc>> addends;
+  /// Which entry of `extra` each of `addends` reads.
+  std::vector<int> addend_extras;
+  /// The entry of `extra` done as a sum post-op (accumulated into the destination, which must
+  /// hold it before the primitive runs), or -1.
+  int sum_extra = -1;
 };
 
 /// Reads post_ops / post_op_args. `extra` are the bindings that feed the "add" post-ops (their
-/// count must equal the number of "add" entries); `dst` the destination's dims.
+/// count must equal the number of "add" entries); `dst` the destination's dims. With `allow_sum`,
+/// the first "add" whose operand has the destination's dims becomes a sum post-op: the fast
+/// convolution implementations of oneDNN 2.6 take sums but fall back to a slow one for binary
+/// post-ops.
 Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
-                     const std::vector<int64_t>& dst, Epilogue* out);
+                     const std::vector<int64_t>& dst, Epilogue* out, bool allow_sum = false);
 
 /// The number of "add" entries of post_ops (how many extra bindings the call has).
 int countAddPostOps(const CallView& call);

@@ -3,15 +3,19 @@
 // A forward-inference oneDNN convolution over plain NCHW (NCW, NCDHW) caller buffers. Constant
 // weights are reordered once, at load time, into the layout the primitive chose (format_tag::any).
 //
-// Activation layout: for kernels larger than 1x1 the primitive also chooses the source and
-// destination layouts, and each run reorders the source in and the destination out; for 1x1
-// kernels both stay plain. Measured with oneDNN 2.6 on AVX-512, 2 threads, batch 1 (best of 60):
-// the ResNet-50 3x3 convolutions 64x56x56 -> 64 take 0.62 ms blocked (reorders included) against
-// 1.08 ms plain, 256x14x14 -> 256 0.52 ms against 0.91 ms; the 1x1 convolutions 256x56x56 -> 64
-// take 0.30 ms plain against 0.42 ms blocked, 1024x14x14 -> 256 0.28 ms against 0.34 ms.
+// Activation layout: the primitive chooses the source and destination layouts (blocked on
+// AVX-512), and each run reorders the source in and the destination out through buffers the
+// kernel keeps between runs. Measured with oneDNN 2.6 on AVX-512, 2 threads, batch 1, ResNet-50:
+// plain-layout 1x1 convolutions run the gemm-based implementation, which takes 5.5 ms for
+// 256x14x14 -> 1024 with a residual add against under 1 ms blocked.
+//
+// A residual add of the destination's shape is a sum post-op (the destination starts as the
+// addend): the blocked implementations take it, while a binary post-op sends them to the slow one.
 //
 //===----------------------------------------------------------------------===//
 
+#include <cstring>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -28,40 +32,86 @@ using onednn::CallView;
 class ConvolutionKernel : public LibraryCallKernel {
  public:
   Status run(void* const* buffers) const override {
-    return onednn::runOnStream(label, [&](dnnl::stream& stream) {
+    std::unique_ptr<Workspace> workspace = acquireWorkspace();
+    Status status = onednn::runOnStream(label, [&](dnnl::stream& stream) {
       std::unordered_map<int, dnnl::memory> args;
-      dnnl::memory src_user = onednn::wrap(src_plain, buffers[0]);
-      dnnl::memory src = src_user;
+      dnnl::memory src = onednn::wrap(src_plain, buffers[0]);
       if (src_reorder) {
-        src = dnnl::memory(pd.src_desc(), onednn::cpuEngine());
-        src_reorder->execute(stream, src_user, src);
+        src_reorder->execute(stream, src, workspace->src);
+        src = workspace->src;
       }
       args.emplace(DNNL_ARG_SRC, src);
       args.emplace(DNNL_ARG_WEIGHTS,
                    constant_weights ? packed_weights : onednn::wrap(pd.weights_desc(), buffers[1]));
       if (has_bias) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, buffers[2]));
-      int next = has_bias ? 3 : 2;
-      for (const auto& addend : addends)
-        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend.first) | DNNL_ARG_SRC_1,
-                     onednn::wrap(addend.second, buffers[next++]));
-      dnnl::memory dst_user = onednn::wrap(dst_plain, buffers[next]);
-      dnnl::memory dst = dst_reorder ? dnnl::memory(pd.dst_desc(), onednn::cpuEngine()) : dst_user;
+      for (size_t i = 0; i < addends.size(); ++i)
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addends[i].first) | DNNL_ARG_SRC_1,
+                     onednn::wrap(addends[i].second, buffers[addend_bindings[i]]));
+      dnnl::memory dst_user = onednn::wrap(dst_plain, buffers[dst_binding]);
+      dnnl::memory dst = dst_reorder ? workspace->dst : dst_user;
+      // A sum post-op accumulates into the destination: it starts as the addend.
+      if (sum_binding >= 0) {
+        if (dst_reorder) {
+          dnnl::memory addend = onednn::wrap(dst_plain, buffers[sum_binding]);
+          sum_reorder->execute(stream, addend, dst);
+        }
+        else if (buffers[sum_binding] != buffers[dst_binding])
+          std::memcpy(buffers[dst_binding], buffers[sum_binding], dst_plain.get_size());
+      }
       args.emplace(DNNL_ARG_DST, dst);
-      onednn::addScratchpad(pd.scratchpad_desc(), &args);
+      if (workspace->scratchpad) args.emplace(DNNL_ARG_SCRATCHPAD, workspace->scratchpad);
       primitive.execute(stream, args);
       if (dst_reorder) dst_reorder->execute(stream, dst, dst_user);
     });
+    releaseWorkspace(std::move(workspace));
+    return status;
   }
 
   std::string label;
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
   dnnl::memory::desc src_plain, dst_plain, bias_desc;
-  std::unique_ptr<dnnl::reorder> src_reorder, dst_reorder;
+  std::unique_ptr<dnnl::reorder> src_reorder, dst_reorder, sum_reorder;
   bool has_bias = false;
   bool constant_weights = false;
   dnnl::memory packed_weights;
   std::vector<std::pair<int, dnnl::memory::desc>> addends;
+  /// The binding each of `addends` reads, the sum post-op's addend (-1: none) and dst.
+  std::vector<int> addend_bindings;
+  int sum_binding = -1;
+  int dst_binding = 0;
+
+ private:
+  /// The blocked source and destination and the scratchpad of one run. Runs on several threads
+  /// take one each; they are kept for later runs, so a run allocates nothing once warm.
+  struct Workspace {
+    dnnl::memory src, dst, scratchpad;
+  };
+
+  std::unique_ptr<Workspace> acquireWorkspace() const {
+    {
+      std::lock_guard<std::mutex> lock(workspaces_mutex_);
+      if (!free_workspaces_.empty()) {
+        std::unique_ptr<Workspace> workspace = std::move(free_workspaces_.back());
+        free_workspaces_.pop_back();
+        return workspace;
+      }
+    }
+    auto workspace = std::make_unique<Workspace>();
+    if (src_reorder) workspace->src = dnnl::memory(pd.src_desc(), onednn::cpuEngine());
+    if (dst_reorder) workspace->dst = dnnl::memory(pd.dst_desc(), onednn::cpuEngine());
+    if (pd.scratchpad_desc().get_size() != 0)
+      workspace->scratchpad = dnnl::memory(pd.scratchpad_desc(), onednn::cpuEngine());
+    return workspace;
+  }
+
+  void releaseWorkspace(std::unique_ptr<Workspace> workspace) const {
+    std::lock_guard<std::mutex> lock(workspaces_mutex_);
+    free_workspaces_.push_back(std::move(workspace));
+  }
+
+  mutable std::mutex workspaces_mutex_;
+  mutable std::vector<std::unique_ptr<Workspace>> free_workspaces_;
 };
 
 dnnl::memory::desc anyDesc(const std::vector<int64_t>& dims) {
@@ -119,7 +169,6 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
                         std::to_string(features) + " x ...; got batch " +
                         std::to_string(dst.dims[0]) + " and " + std::to_string(dst.dims[1]) +
                         " channels");
-  bool unit_kernel = true;
   for (int i = 0; i < spatial; ++i) {
     if (strides[i] < 1 || dilations[i] < 1 || pads_begin[i] < 0 || pads_end[i] < 0)
       return call.invalid("spatial dimension " + std::to_string(i) +
@@ -131,7 +180,6 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
       return call.invalid("spatial dimension " + std::to_string(i) + " of dst is " +
                           std::to_string(dst.dims[2 + i]) + "; the window gives " +
                           std::to_string(expected));
-    if (weights.dims[2 + i] != 1) unit_kernel = false;
   }
   bool has_bias = bias_count == 1;
   if (has_bias && bindings[2].dims != std::vector<int64_t>{features})
@@ -139,12 +187,19 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
 
   onednn::Epilogue epilogue;
   std::vector<BindingInfo> extra(bindings.begin() + 2 + bias_count, bindings.end() - 1);
-  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue)).ok()) return status;
+  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue, /*allow_sum=*/true))
+           .ok())
+    return status;
 
   auto kernel = std::make_unique<ConvolutionKernel>();
   kernel->label = call.label();
   kernel->has_bias = has_bias;
   kernel->addends = epilogue.addends;
+  int first_extra = 2 + bias_count;
+  for (int extra_index : epilogue.addend_extras)
+    kernel->addend_bindings.push_back(first_extra + extra_index);
+  if (epilogue.sum_extra >= 0) kernel->sum_binding = first_extra + epilogue.sum_extra;
+  kernel->dst_binding = static_cast<int>(bindings.size()) - 1;
   kernel->constant_weights = weights.kind == kiln::artifact::BufferKind::Constant;
   kernel->src_plain = onednn::plainDesc(src.dims);
   kernel->dst_plain = onednn::plainDesc(dst.dims);
@@ -185,7 +240,7 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   // Larger kernels prefer oneDNN's blocked activations (see the file header); keep the plain
   // layout when that choice has no optimized implementation.
   bool blocked = false;
-  if (!unit_kernel) {
+  {
     try {
       kernel->pd = makeDesc(true);
       blocked = std::string(kernel->pd.impl_info_str()).rfind("ref", 0) != 0;
@@ -203,9 +258,13 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
     if (kernel->pd.src_desc() != kernel->src_plain)
       kernel->src_reorder = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
           onednn::cpuEngine(), kernel->src_plain, onednn::cpuEngine(), kernel->pd.src_desc()));
-    if (kernel->pd.dst_desc() != kernel->dst_plain)
+    if (kernel->pd.dst_desc() != kernel->dst_plain) {
       kernel->dst_reorder = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
           onednn::cpuEngine(), kernel->pd.dst_desc(), onednn::cpuEngine(), kernel->dst_plain));
+      if (kernel->sum_binding >= 0)
+        kernel->sum_reorder = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
+            onednn::cpuEngine(), kernel->dst_plain, onednn::cpuEngine(), kernel->pd.dst_desc()));
+    }
   });
   if (!status.ok()) return status;
   if (kernel->constant_weights) {
