@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Sets up Kiln on a fresh Debian 12 machine and runs its main job, as far as it goes today, on the
-# example models shipped in examples/:
-#   1. the graph program examples/tiny_cnn.mlir: parse, verify, bind the batch, propagate shapes;
-#   2. the ONNX model written by examples/tiny_cnn_onnx.py: import with the batch bound, check it;
-#   3. compile the imported program: to LLVM for the CPU, and to cubins (ptxas) for sm_90 when the
-#      CUDA toolkit is installed.
+# Sets up Kiln on a fresh Debian 12 machine and runs its main job on the example models shipped in
+# examples/:
+#   1. write the ONNX model of examples/tiny_cnn_onnx.py (a small CNN, seeded weights);
+#   2. compile it ahead of time for the CPU into a .kiln artifact and print the artifact's
+#      signature, steps (generated kernels and oneDNN calls) and memory plan;
+#   3. run the artifact on a seeded input written as .npy, writing its output as .npy, and check it
+#      against a NumPy evaluation of the same ONNX graph (examples/reference.py);
+#   4. measure it (kiln bench);
+#   5. run the graph-dialect program examples/tiny_cnn.mlir just in time;
+#   6. compile-check the CUDA path: the imported program through NVVM to sm_90 cubins (ptxas), when
+#      the CUDA toolkit is installed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -13,24 +18,40 @@ build="${BUILD_DIR:-$root/build}"
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 fi
+echo "== building kiln (log: $build/build-kiln.log)"
 ninja -C "$build" kiln kiln-opt > "$build/build-kiln.log" 2>&1 ||
   { tail -n 60 "$build/build-kiln.log"; exit 1; }
 kiln="$build/bin/kiln"
 out="$build/examples"
 mkdir -p "$out"
 
-echo "== 1. graph program: examples/tiny_cnn.mlir"
-"$kiln" check "$root/examples/tiny_cnn.mlir" --shape image=4x3x32x32
-
-echo "== 2. ONNX model: examples/tiny_cnn_onnx.py -> $out/tiny_cnn.onnx"
+echo "== 1. ONNX model: examples/tiny_cnn_onnx.py -> $out/tiny_cnn.onnx"
 /usr/bin/python3 "$root/examples/tiny_cnn_onnx.py" "$out/tiny_cnn.onnx"
-"$kiln" import "$out/tiny_cnn.onnx" --shape image=1x3x32x32 -o "$out/tiny_cnn.mlir" --force
-"$kiln" check "$out/tiny_cnn.mlir"
 
-echo "== 3. compile"
-"$build/bin/kiln-opt" --kiln-cpu-pipeline "$out/tiny_cnn.mlir" -o "$out/tiny_cnn.cpu.mlir"
-echo "cpu: $(grep -c 'llvm.func @' "$out/tiny_cnn.cpu.mlir") LLVM functions in $out/tiny_cnn.cpu.mlir"
+echo "== 2. kiln compile (batch 4) -> $out/tiny_cnn.kiln"
+"$kiln" compile "$out/tiny_cnn.onnx" --shape image=4x3x32x32 -o "$out/tiny_cnn.kiln" --force
+"$kiln" inspect "$out/tiny_cnn.kiln"
+
+echo "== 3. kiln run on a seeded input, checked against NumPy"
+/usr/bin/python3 - "$out/image.npy" <<'EOF'
+import sys
+import numpy as np
+np.save(sys.argv[1], np.random.default_rng(7).standard_normal((4, 3, 32, 32)).astype(np.float32))
+EOF
+"$kiln" run "$out/tiny_cnn.kiln" --input image=@"$out/image.npy" --output-dir "$out/outputs" \
+  --force --summary
+/usr/bin/python3 "$root/examples/reference.py" "$out/tiny_cnn.onnx" "$out/image.npy" \
+  "$out/outputs/probs.npy"
+
+echo "== 4. kiln bench"
+"$kiln" bench "$out/tiny_cnn.kiln" --iterations 200 --json "$out/tiny_cnn.bench.json" --force
+
+echo "== 5. kiln run examples/tiny_cnn.mlir (compiled just in time, random input)"
+"$kiln" run "$root/examples/tiny_cnn.mlir" --shape image=2x3x32x32
+
 if [[ -x /usr/local/cuda/bin/ptxas ]]; then
+  echo "== 6. CUDA compile check: the imported program to sm_90 cubins"
+  "$kiln" import "$out/tiny_cnn.onnx" --shape image=1x3x32x32 -o "$out/tiny_cnn.mlir" --force
   "$build/bin/kiln-opt" --kiln-cuda-pipeline="chip=sm_90" "$out/tiny_cnn.mlir" \
     -o "$out/tiny_cnn.sm_90.mlir"
   echo "cuda: $(grep -c 'gpu.binary @' "$out/tiny_cnn.sm_90.mlir") kernels assembled for sm_90" \

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test suite: installs the dependencies (idempotent), configures a
+# Sets up, builds and runs every test suite: installs the dependencies (idempotent; with the model
+# dependencies, PyTorch for the model tests and ONNX Runtime for benchmarks), configures a
 # Release build with Ninja (and ccache when present) in build/, builds it, and runs ctest, which
 # runs the GoogleTest suites and the lit suite and prints the counts.
 #
@@ -8,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" --models
 
 start=$(date +%s)
 if [[ ! -f "$build/build.ninja" ]]; then
