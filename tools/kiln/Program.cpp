@@ -416,11 +416,24 @@ Tensor randomTensor(const TensorSignature &signature, uint64_t seed) {
 std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
                                                  std::map<std::string, Tensor> given,
                                                  bool randomizeMissing, uint64_t seed) {
-  std::vector<Tensor> inputs;
+  std::vector<TensorSignature> signatures;
   std::vector<std::string> names;
   for (size_t i = 0; i < artifact.inputCount(); ++i) {
-    TensorSignature signature = artifact.input(i).value();
-    names.push_back(signature.name);
+    signatures.push_back(artifact.input(i).value());
+    names.push_back(signatures.back().name);
+  }
+  // A misspelt name is the likelier mistake than a missing input: report it first.
+  for (const auto &[name, tensor] : given) {
+    (void)tensor;
+    if (!llvm::is_contained(names, name)) {
+      printError("the model has no input named '" + name + "'; its inputs are: " +
+                 (names.empty() ? std::string("(none)") : llvm::join(names, ", ")));
+      return std::nullopt;
+    }
+  }
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < signatures.size(); ++i) {
+    const TensorSignature &signature = signatures[i];
     auto found = given.find(signature.name);
     if (found == given.end()) {
       if (!randomizeMissing) {
@@ -439,12 +452,6 @@ std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
       return std::nullopt;
     }
     inputs.push_back(std::move(tensor));
-    given.erase(found);
-  }
-  if (!given.empty()) {
-    printError("the model has no input named '" + given.begin()->first + "'; its inputs are: " +
-               (names.empty() ? std::string("(none)") : llvm::join(names, ", ")));
-    return std::nullopt;
   }
   return inputs;
 }
