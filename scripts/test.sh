@@ -2,7 +2,8 @@
 # Sets up, builds and runs every test suite: installs the dependencies (idempotent; with the model
 # dependencies, PyTorch for the model tests and ONNX Runtime for benchmarks), configures a
 # Release build with Ninja (and ccache when present) in build/, builds it, and runs ctest, which
-# runs the GoogleTest suites and the lit suite and prints the counts.
+# runs the GoogleTest suites and the lit suite and prints the counts; then builds the runtime alone
+# and serves a compiled artifact with it.
 #
 #   scripts/test.sh [BUILD_DIR]
 set -euo pipefail
@@ -28,3 +29,20 @@ if command -v ccache >/dev/null; then
 fi
 
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+
+# A runtime-only build (no MLIR, LLVM or protobuf) loads and serves an artifact the compiler wrote:
+# the tiny CNN compiled by the ctest examples.serve.CompileTinyCnn, 8 threads x 50 requests.
+runtime_build="$build/runtime-only"
+if [[ ! -f "$runtime_build/build.ninja" ]]; then
+  cmake -G Ninja -S "$root" -B "$runtime_build" -DCMAKE_BUILD_TYPE=Release \
+    -DKILN_BUILD_COMPILER=OFF -DKILN_BUILD_TESTS=OFF > "$runtime_build.log" 2>&1 ||
+    { tail -n 40 "$runtime_build.log"; exit 1; }
+fi
+ninja -C "$runtime_build" kiln-serve-example >> "$runtime_build.log" 2>&1 ||
+  { tail -n 40 "$runtime_build.log"; exit 1; }
+if ldd "$runtime_build/examples/serve/kiln-serve-example" | grep -Eq "libLLVM|libMLIR|libprotobuf"; then
+  echo "test.sh: the runtime-only build links compiler libraries" >&2
+  exit 1
+fi
+"$runtime_build/examples/serve/kiln-serve-example" "$build/examples/serve/tiny_cnn.kiln" \
+  --threads 8 --requests 400 --pool-threads 2 | tail -n 2
