@@ -320,8 +320,12 @@ LogicalResult ProgramBuilder::build() {
     lifetimes.push_back({buffer.size, buffer.firstStep, buffer.lastStep});
   }
   plan_ = planArena(lifetimes, kAlignment);
-  for (auto [i, id] : llvm::enumerate(arenaBuffers))
+  // An arena buffer's index names its value (artifact.fbs), so the runtime can tell values that
+  // share a range apart.
+  for (auto [i, id] : llvm::enumerate(arenaBuffers)) {
     buffers_[id].offset = plan_.offsets[i];
+    buffers_[id].index = i;
+  }
   return success();
 }
 

@@ -8,6 +8,7 @@
 
 #include "compiler/codegen/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -31,9 +32,22 @@ struct ExportCpuDispatchAbiPass : impl::ExportCpuDispatchAbiPassBase<ExportCpuDi
     for (auto function : module.getOps<LLVM::LLVMFuncOp>())
       if (function->hasAttr(kDispatchAttr) && !function.isExternal())
         dispatches.push_back(function);
+    // A dispatch the LLVM lowering left behind (it does so for a kernel over a zero-sized
+    // tensor) would otherwise surface as an untranslatable func.func much later.
+    for (auto function : module.getOps<func::FuncOp>())
+      if (function->hasAttr(kDispatchAttr) && !function.isExternal()) {
+        function.emitError("a dispatch was not lowered to the LLVM dialect (does it compute a "
+                           "zero-sized tensor?)");
+        return signalPassFailure();
+      }
 
     for (LLVM::LLVMFuncOp dispatch : dispatches) {
       LLVM::LLVMFunctionType type = dispatch.getFunctionType();
+      if (type.getNumParams() == 0) {
+        dispatch.emitError("a lowered dispatch must take the workgroup id last and return "
+                           "nothing");
+        return signalPassFailure();
+      }
       unsigned bindingCount = type.getNumParams() - 1;
       for (unsigned i = 0; i < bindingCount; ++i)
         if (type.getParamType(i) != pointer) {

@@ -119,7 +119,18 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
     llvm::DenseSet<Operation *> absorbed;
     int dispatchIndex = 0;
     for (Operation *root : llvm::reverse(ops)) {
-      if (absorbed.contains(root) || staysInProgram(root))
+      if (absorbed.contains(root))
+        continue;
+      // Users come before producers in this walk, so a cloneable op every consumer copied is
+      // dead by now; erasing it at once lets its own producers see their true uses.
+      if (isCloneable(root) && root->use_empty()) {
+        root->erase();
+        continue;
+      }
+      // A fill that some program step (the return, a library call, a view) still reads computes
+      // a buffer of its own.
+      bool liveFill = isa<linalg::FillOp>(root);
+      if (!liveFill && staysInProgram(root))
         continue;
       if (failed(outline(root, absorbed, symbols, entry, dispatchIndex++)))
         return signalPassFailure();

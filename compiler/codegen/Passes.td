@@ -39,12 +39,13 @@ def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
   let summary = "Puts dispatch functions in destination-passing style and tiles them into workgroups";
   let description = [{
     For each `kiln.dispatch` function: every result becomes a trailing output argument
-    (`bufferization.writable`) that the result is materialized into, with the root's
-    `tensor.empty` destination replaced by that argument so no copy is needed. Then the root op
-    (the producer of the single result) is tiled along its outer parallel loops with
-    `scf.forall` and its producers fused into the tile; the number of tiles becomes the
-    function's `kiln.workgroup_count`. Kernels too small to split, with several results or a
-    root that cannot be tiled get one workgroup.
+    (`bufferization.writable = true`) that the result is materialized into, with the root's
+    fresh destination (a `tensor.empty`, a reshape of one, or a fill of either) replaced by that
+    argument so no copy is needed; inputs are marked `bufferization.writable = false`, so a root
+    that updates an input (a scatter) works on a copy. Then the root op (the producer of the
+    single result) is tiled along its outer parallel loops with `scf.forall` and its producers
+    fused into the tile; kiln-distribute-workgroups turns the tiles into workgroups. Kernels too
+    small to split, with several results or a root that cannot be tiled stay whole.
   }];
   let options = [
     Option<"targetWorkgroups", "target-workgroups", "int64_t", /*default=*/"64",

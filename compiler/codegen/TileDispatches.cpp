@@ -24,16 +24,29 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// Returns the destination `value` was initialized from when it is a fresh tensor (`tensor.empty`
-/// or a fill of one), so the kernel may write straight into its output argument instead.
+/// Whether `value` holds nothing yet: a `tensor.empty`, or a reshape of one.
+bool isFreshTensor(Value value) {
+  Operation *producer = value.getDefiningOp();
+  if (!producer)
+    return false;
+  if (isa<tensor::EmptyOp>(producer))
+    return true;
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(producer))
+    return isFreshTensor(producer->getOperand(0));
+  return false;
+}
+
+/// Returns the destination `value` was initialized from when it is a fresh tensor (see
+/// isFreshTensor) or a fill of one, so the kernel may write straight into its output argument
+/// instead.
 Operation *freshDestination(Value value) {
   Operation *producer = value.getDefiningOp();
   if (!producer)
     return nullptr;
-  if (isa<tensor::EmptyOp>(producer))
+  if (isFreshTensor(value))
     return producer;
   if (auto fill = dyn_cast<linalg::FillOp>(producer))
-    if (fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    if (isFreshTensor(fill.getOutputs()[0]))
       return producer;
   return nullptr;
 }
@@ -46,6 +59,10 @@ void convertToDestinationPassing(func::FuncOp function) {
   OpBuilder builder(returnOp);
   MLIRContext *context = function.getContext();
   unsigned firstOutput = function.getNumArguments();
+  // Inputs are read-only: a root whose destination is an input (a scatter into its data operand)
+  // must copy it rather than update the caller's buffer in place.
+  for (unsigned i = 0; i < firstOutput; ++i)
+    function.setArgAttr(i, "bufferization.writable", BoolAttr::get(context, false));
   SmallVector<Value> materialized;
   for (auto [i, result] : llvm::enumerate(returnOp.getOperands())) {
     auto type = cast<RankedTensorType>(result.getType());

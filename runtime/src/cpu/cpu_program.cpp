@@ -2,6 +2,7 @@
 
 #include "runtime/src/cpu/cpu_program.h"
 
+#include <unordered_map>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -134,7 +135,55 @@ Status CpuProgram::prepare() {
     resolved.binding_count = bindings_.size() - resolved.first_binding;
     steps_.push_back(resolved);
   }
+  negotiateLayouts();
   return Status();
+}
+
+void CpuProgram::negotiateLayouts() {
+  // Every step's accesses to each arena value (a BufferRef index names one value; views of it
+  // share the index). A value qualifies when one library call writes it first and only library
+  // calls that accept the writer's native layout read it.
+  struct Access {
+    size_t step;
+    size_t binding;
+  };
+  struct Value {
+    std::vector<Access> accesses;
+    uint64_t size = UINT64_MAX;
+    bool qualifies = true;
+  };
+  std::unordered_map<uint32_t, Value> values;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& step = steps_[i];
+    for (size_t b = 0; b < step.binding_count; ++b) {
+      const ResolvedBinding& binding = bindings_[step.first_binding + b];
+      if (binding.kind != fb::BufferKind::Arena) continue;
+      Value& value = values[binding.index];
+      value.accesses.push_back({i, b});
+      if (step.kind != StepKind::kLibraryCall) value.qualifies = false;
+    }
+  }
+  for (auto& [index, value] : values) {
+    (void)index;
+    if (!value.qualifies || value.accesses.size() < 2) continue;
+    const Access& first = value.accesses.front();
+    LibraryCallKernel* writer = steps_[first.step].library_call;
+    if (!writer->writes(first.binding)) continue;
+    std::shared_ptr<const ActivationLayout> layout = writer->nativeLayout(first.binding);
+    if (!layout) continue;
+    uint64_t size = artifact_->steps()[first.step].bindings[first.binding].size;
+    if (layout->byteSize() > size) continue;
+    bool all_accept = true;
+    for (size_t a = 1; a < value.accesses.size() && all_accept; ++a) {
+      const Access& access = value.accesses[a];
+      LibraryCallKernel* reader = steps_[access.step].library_call;
+      all_accept = !reader->writes(access.binding) && reader->accepts(access.binding, *layout);
+    }
+    if (!all_accept) continue;
+    for (const Access& access : value.accesses)
+      steps_[access.step].library_call->useLayout(access.binding, *layout);
+    ++native_layout_values_;
+  }
 }
 
 Status CpuProgram::checkInputs(size_t input_count, const kiln_tensor_t* const* inputs) const {

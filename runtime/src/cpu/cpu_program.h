@@ -71,7 +71,7 @@ class CpuProgram {
     size_t binding_count = 0;
     kiln_cpu_dispatch_fn kernel = nullptr;
     uint64_t workgroups = 1;
-    const LibraryCallKernel* library_call = nullptr;
+    LibraryCallKernel* library_call = nullptr;
     /// The bytes a copy moves.
     uint64_t copy_size = 0;
   };
@@ -90,6 +90,9 @@ class CpuProgram {
   CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads);
 
   Status prepare();
+  /// Lets values passed from one library call to others stay in the calls' own layout
+  /// (LibraryCallKernel's layout negotiation).
+  void negotiateLayouts();
   void addBinding(const kiln::artifact::Binding& binding);
   Status checkInputs(size_t input_count, const kiln_tensor_t* const* inputs) const;
   Result<std::unique_ptr<RunContext>> acquireContext();
@@ -101,6 +104,8 @@ class CpuProgram {
   ThreadPool pool_;
   std::vector<std::unique_ptr<ElfCodeObject>> code_objects_;
   std::vector<std::unique_ptr<LibraryCallKernel>> library_calls_;
+  /// How many arena values stay in a library's own layout between calls.
+  size_t native_layout_values_ = 0;
   std::vector<ResolvedBinding> bindings_;
   std::vector<Step> steps_;
 

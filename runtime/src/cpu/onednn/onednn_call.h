@@ -10,10 +10,12 @@
 #define KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_CALL_H_
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -66,6 +68,23 @@ class CallView {
   std::unordered_map<std::string, std::vector<int64_t>> ints_;
   std::unordered_map<std::string, std::vector<float>> floats_;
   std::unordered_map<std::string, std::vector<std::string>> strings_;
+};
+
+/// A oneDNN memory layout passed between calls (LibraryCallKernel::nativeLayout).
+class Layout : public ActivationLayout {
+ public:
+  explicit Layout(dnnl::memory::desc desc) : desc_(std::move(desc)) {}
+  const char* library() const override { return kLibrary; }
+  uint64_t byteSize() const override { return desc_.get_size(); }
+  /// The descriptor of a oneDNN layout, or null for another library's.
+  static const dnnl::memory::desc* descOf(const ActivationLayout& layout) {
+    if (std::strcmp(layout.library(), kLibrary) != 0) return nullptr;
+    return &static_cast<const Layout&>(layout).desc_;
+  }
+
+ private:
+  static constexpr const char* kLibrary = "onednn";
+  dnnl::memory::desc desc_;
 };
 
 /// The epilogue of a call: oneDNN post-ops plus the dims of each "add" operand, broadcast to the

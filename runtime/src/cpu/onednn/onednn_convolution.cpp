@@ -35,8 +35,8 @@ class ConvolutionKernel : public LibraryCallKernel {
     std::unique_ptr<Workspace> workspace = acquireWorkspace();
     Status status = onednn::runOnStream(label, [&](dnnl::stream& stream) {
       std::unordered_map<int, dnnl::memory> args;
-      dnnl::memory src = onednn::wrap(src_plain, buffers[0]);
-      if (src_reorder) {
+      dnnl::memory src = onednn::wrap(src_blocked ? pd.src_desc() : src_plain, buffers[0]);
+      if (src_reorder && !src_blocked) {
         src_reorder->execute(stream, src, workspace->src);
         src = workspace->src;
       }
@@ -47,24 +47,54 @@ class ConvolutionKernel : public LibraryCallKernel {
       for (size_t i = 0; i < addends.size(); ++i)
         args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addends[i].first) | DNNL_ARG_SRC_1,
                      onednn::wrap(addends[i].second, buffers[addend_bindings[i]]));
-      dnnl::memory dst_user = onednn::wrap(dst_plain, buffers[dst_binding]);
-      dnnl::memory dst = dst_reorder ? workspace->dst : dst_user;
-      // A sum post-op accumulates into the destination: it starts as the addend.
+      dnnl::memory dst_user =
+          onednn::wrap(dst_blocked ? pd.dst_desc() : dst_plain, buffers[dst_binding]);
+      bool convert_dst = dst_reorder && !dst_blocked;
+      dnnl::memory dst = convert_dst ? workspace->dst : dst_user;
+      // A sum post-op accumulates into the destination: it starts as the addend, converted to
+      // the destination's layout unless it already is in it.
       if (sum_binding >= 0) {
-        if (dst_reorder) {
+        bool same_layout = sum_blocked == static_cast<bool>(dst_reorder);
+        void* target = dst.get_data_handle();
+        if (!same_layout) {
           dnnl::memory addend = onednn::wrap(dst_plain, buffers[sum_binding]);
           sum_reorder->execute(stream, addend, dst);
+        } else if (buffers[sum_binding] != target) {
+          std::memcpy(target, buffers[sum_binding], dst.get_desc().get_size());
         }
-        else if (buffers[sum_binding] != buffers[dst_binding])
-          std::memcpy(buffers[dst_binding], buffers[sum_binding], dst_plain.get_size());
       }
       args.emplace(DNNL_ARG_DST, dst);
       if (workspace->scratchpad) args.emplace(DNNL_ARG_SCRATCHPAD, workspace->scratchpad);
       primitive.execute(stream, args);
-      if (dst_reorder) dst_reorder->execute(stream, dst, dst_user);
+      if (convert_dst) dst_reorder->execute(stream, dst, dst_user);
     });
     releaseWorkspace(std::move(workspace));
     return status;
+  }
+
+  bool writes(size_t binding) const override {
+    return static_cast<int>(binding) == dst_binding;
+  }
+
+  std::shared_ptr<const ActivationLayout> nativeLayout(size_t binding) const override {
+    if (static_cast<int>(binding) != dst_binding || !dst_reorder) return nullptr;
+    return std::make_shared<onednn::Layout>(pd.dst_desc());
+  }
+
+  bool accepts(size_t binding, const ActivationLayout& layout) const override {
+    const dnnl::memory::desc* desc = onednn::Layout::descOf(layout);
+    if (!desc) return false;
+    if (binding == 0) return src_reorder && *desc == pd.src_desc();
+    if (static_cast<int>(binding) == sum_binding) return dst_reorder && *desc == pd.dst_desc();
+    if (static_cast<int>(binding) == dst_binding) return dst_reorder && *desc == pd.dst_desc();
+    return false;
+  }
+
+  void useLayout(size_t binding, const ActivationLayout& layout) override {
+    (void)layout;
+    if (binding == 0) src_blocked = true;
+    if (static_cast<int>(binding) == sum_binding) sum_blocked = true;
+    if (static_cast<int>(binding) == dst_binding) dst_blocked = true;
   }
 
   std::string label;
@@ -80,6 +110,9 @@ class ConvolutionKernel : public LibraryCallKernel {
   std::vector<int> addend_bindings;
   int sum_binding = -1;
   int dst_binding = 0;
+  /// Negotiated layouts (LibraryCallKernel::useLayout): the source, the sum post-op's addend and
+  /// the destination are in the primitive's blocked layouts rather than plain.
+  bool src_blocked = false, sum_blocked = false, dst_blocked = false;
 
  private:
   /// The blocked source and destination and the scratchpad of one run. Runs on several threads

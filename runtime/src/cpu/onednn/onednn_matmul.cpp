@@ -38,7 +38,10 @@ class MatmulKernel : public LibraryCallKernel {
     });
   }
 
+  bool writes(size_t binding) const override { return binding == dst_binding; }
+
   std::string label;
+  size_t dst_binding = 0;
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
   dnnl::memory::desc a_desc, b_desc, bias_desc, dst_desc;
@@ -116,6 +119,7 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
 
   auto kernel = std::make_unique<MatmulKernel>();
   kernel->label = call.label();
+  kernel->dst_binding = call.bindings().size() - 1;
   kernel->has_bias = has_bias;
   kernel->addends = epilogue.addends;
   kernel->constant_b = b.kind == kiln::artifact::BufferKind::Constant;

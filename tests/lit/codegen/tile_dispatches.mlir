@@ -1,0 +1,196 @@
+// RUN: kiln-opt --split-input-file --kiln-tile-dispatches %s | FileCheck %s
+// RUN: kiln-opt --split-input-file --kiln-tile-dispatches="target-workgroups=4 min-elements-per-workgroup=16" %s | FileCheck %s --check-prefix=OPT
+
+// The inputs are kernel modules as the compiler splits them off: dispatch functions alone, their
+// callers left behind. Input arguments are matched loosely ({{.*}} after their types): only the
+// output arguments' attributes are checked.
+
+// Tests that an elementwise dispatch takes its result as a trailing writable output argument
+// that the generic writes instead of its tensor.empty, and that its 8192 iterations are split
+// into 64 workgroups along the outer parallel loops (2 x 16 x 2 tiles of 1x1x8x16) by an
+// scf.forall over the output, whose result is materialized into the output. A declaration marked
+// kiln.dispatch and functions without the attribute are left alone. With a target of 4
+// workgroups, 2 x 2 tiles of 1x8x16x16.
+// CHECK-LABEL: func.func private @dispatch_0
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x16x16x16xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<2x16x16x16xf32> {bufferization.writable = true}) -> tensor<2x16x16x16xf32>
+// CHECK-SAME: attributes {kiln.description = "linalg.generic", kiln.dispatch}
+// CHECK: %[[LOOP:.+]] = scf.forall (%[[I:.+]], %[[J:.+]], %[[K:.+]]) = (0, 0, 0) to (2, 16, 16) step (1, 1, 8) shared_outs(%[[ACC:.+]] = %[[OUT]]) -> (tensor<2x16x16x16xf32>)
+// CHECK: %[[IN:.+]] = tensor.extract_slice %[[X]][%[[I]], %[[J]], %[[K]], 0] [1, 1, 8, 16] [1, 1, 1, 1]
+// CHECK: %[[DEST:.+]] = tensor.extract_slice %[[ACC]][%[[I]], %[[J]], %[[K]], 0] [1, 1, 8, 16] [1, 1, 1, 1]
+// CHECK: %[[TILE:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[IN]] : tensor<1x1x8x16xf32>) outs(%[[DEST]] : tensor<1x1x8x16xf32>)
+// CHECK: arith.maximumf
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[TILE]] into %[[ACC]][%[[I]], %[[J]], %[[K]], 0] [1, 1, 8, 16] [1, 1, 1, 1]
+// CHECK: %[[R:.+]] = bufferization.materialize_in_destination %[[LOOP]] in %[[OUT]]
+// CHECK-NEXT: return %[[R]]
+// CHECK-LABEL: func.func private @dispatch_1(tensor<4xf32>) -> tensor<4xf32> attributes {kiln.dispatch}
+// CHECK-LABEL: func.func @helper(%{{[a-z0-9]+}}: tensor<4xf32>) -> tensor<4xf32>
+// OPT-LABEL: func.func private @dispatch_0
+// OPT: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (2, 16) step (1, 8)
+// OPT: linalg.generic
+// OPT-SAME: outs(%{{.+}} : tensor<1x8x16x16xf32>)
+module @elementwise {
+  func.func private @dispatch_0(%x: tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32> attributes {kiln.description = "linalg.generic", kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<2x16x16x16xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<2x16x16x16xf32>) outs(%e : tensor<2x16x16x16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %1 = arith.maximumf %in, %zero : f32
+      linalg.yield %1 : f32
+    } -> tensor<2x16x16x16xf32>
+    return %0 : tensor<2x16x16x16xf32>
+  }
+  func.func private @dispatch_1(tensor<4xf32>) -> tensor<4xf32> attributes {kiln.dispatch}
+  func.func @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Tests that a reduction initialized by a fill of tensor.empty fills the output argument
+// instead, and is split along its parallel dimension only (64 rows, one per workgroup), the fill
+// fused into each tile so each workgroup initializes its own rows.
+// CHECK-LABEL: func.func private @reduce_rows
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<64x128xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<64xf32> {bufferization.writable = true}) -> tensor<64xf32>
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[LOOP:.+]] = scf.forall (%[[I:.+]]) in (64) shared_outs(%[[ACC:.+]] = %[[OUT]]) -> (tensor<64xf32>)
+// CHECK: %[[IN:.+]] = tensor.extract_slice %[[X]][%[[I]], 0] [1, 128] [1, 1]
+// CHECK: %[[DEST:.+]] = tensor.extract_slice %[[ACC]][%[[I]]] [1] [1]
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[DEST]] : tensor<1xf32>)
+// CHECK: %[[TILE:.+]] = linalg.reduce ins(%[[IN]] : tensor<1x128xf32>) outs(%[[INIT]] : tensor<1xf32>) dimensions = [1]
+// CHECK: tensor.parallel_insert_slice %[[TILE]] into %[[ACC]][%[[I]]] [1] [1]
+// CHECK: bufferization.materialize_in_destination %[[LOOP]] in %[[OUT]]
+module @reduction {
+  func.func private @reduce_rows(%x: tensor<64x128xf32>) -> tensor<64xf32> attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<64xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+    %sum = linalg.reduce ins(%x : tensor<64x128xf32>) outs(%init : tensor<64xf32>) dimensions = [1]
+      (%in: f32, %acc: f32) {
+        %0 = arith.addf %in, %acc : f32
+        linalg.yield %0 : f32
+      }
+    return %sum : tensor<64xf32>
+  }
+}
+
+// -----
+
+// Tests that tiles of the innermost loop are whole multiples of 64 elements: 5000 elements over
+// 64 workgroups would be 79 each, rounded up to 128 (40 tiles, the last one partial); with a
+// target of 4 workgroups, 1250 rounded up to 1280.
+// CHECK-LABEL: func.func private @exp_1d
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<5000xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<5000xf32> {bufferization.writable = true})
+// CHECK: scf.forall (%[[I:.+]]) = (0) to (5000) step (128) shared_outs(%[[ACC:.+]] = %[[OUT]])
+// CHECK: %[[SIZE:.+]] = affine.min #{{.+}}(%[[I]])
+// CHECK: tensor.extract_slice %[[X]][%[[I]]] [%[[SIZE]]] [1] : tensor<5000xf32> to tensor<?xf32>
+// CHECK: math.exp
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[ACC]][%[[I]]] [%[[SIZE]]] [1]
+// OPT-LABEL: func.func private @exp_1d
+// OPT: scf.forall (%{{.+}}) = (0) to (5000) step (1280)
+module @innermost {
+  func.func private @exp_1d(%x: tensor<5000xf32>) -> tensor<5000xf32> attributes {kiln.dispatch} {
+    %e = tensor.empty() : tensor<5000xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<5000xf32>) outs(%e : tensor<5000xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %1 = math.exp %in : f32
+      linalg.yield %1 : f32
+    } -> tensor<5000xf32>
+    return %0 : tensor<5000xf32>
+  }
+}
+
+// -----
+
+// Tests that a kernel with fewer iterations than min-elements-per-workgroup (4096 by default)
+// is not split: the generic writes the whole output argument. With a minimum of 16 and a target
+// of 4 workgroups, its 20 iterations become 2 tiles, one per row.
+// CHECK-LABEL: func.func private @small
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x10xf32>{{.*}}, %[[M:[a-z0-9]+]]: tensor<2xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<2x10xf32> {bufferization.writable = true}) -> tensor<2x10xf32>
+// CHECK-NOT: scf.forall
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[M]] : tensor<2x10xf32>, tensor<2xf32>) outs(%[[OUT]] : tensor<2x10xf32>)
+// CHECK-NOT: scf.forall
+// CHECK: %[[D:.+]] = bufferization.materialize_in_destination %[[R]] in %[[OUT]]
+// CHECK-NEXT: return %[[D]]
+// OPT-LABEL: func.func private @small
+// OPT: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (2, 10) step (1, 10)
+// OPT: linalg.generic
+// OPT-SAME: outs(%{{.+}} : tensor<1x10xf32>)
+module @small {
+  func.func private @small(%x: tensor<2x10xf32>, %m: tensor<2xf32>) -> tensor<2x10xf32> attributes {kiln.dispatch} {
+    %e = tensor.empty() : tensor<2x10xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m : tensor<2x10xf32>, tensor<2xf32>) outs(%e : tensor<2x10xf32>) {
+    ^bb0(%in: f32, %max: f32, %out: f32):
+      %1 = arith.subf %in, %max : f32
+      linalg.yield %1 : f32
+    } -> tensor<2x10xf32>
+    return %0 : tensor<2x10xf32>
+  }
+}
+
+// -----
+
+// Tests that each result of a kernel with two results gets its own output argument, written
+// directly by the generic, and that such a kernel is not split.
+// CHECK-LABEL: func.func private @two_results
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<64x128xf32>{{.*}}, %[[OUT0:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true}, %[[OUT1:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true}) -> (tensor<64x128xf32>, tensor<64x128xf32>)
+// CHECK-NOT: scf.forall
+// CHECK: %[[R:.+]]:2 = linalg.generic
+// CHECK-SAME: ins(%[[X]] : tensor<64x128xf32>) outs(%[[OUT0]], %[[OUT1]] : tensor<64x128xf32>, tensor<64x128xf32>)
+// CHECK: %[[D0:.+]] = bufferization.materialize_in_destination %[[R]]#0 in %[[OUT0]]
+// CHECK-NEXT: %[[D1:.+]] = bufferization.materialize_in_destination %[[R]]#1 in %[[OUT1]]
+// CHECK-NEXT: return %[[D0]], %[[D1]]
+module @two_results {
+  func.func private @two_results(%x: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x128xf32>) attributes {kiln.dispatch} {
+    %e = tensor.empty() : tensor<64x128xf32>
+    %0:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x128xf32>) outs(%e, %e : tensor<64x128xf32>, tensor<64x128xf32>) {
+    ^bb0(%in: f32, %o0: f32, %o1: f32):
+      %1 = math.exp %in : f32
+      %2 = math.log %in : f32
+      linalg.yield %1, %2 : f32, f32
+    } -> (tensor<64x128xf32>, tensor<64x128xf32>)
+    return %0#0, %0#1 : tensor<64x128xf32>, tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// Tests that a root without a tiling (tensor.concat) stays whole, its result materialized into
+// the output argument.
+// CHECK-LABEL: func.func private @concat
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<64x64xf32>{{.*}}, %[[B:[a-z0-9]+]]: tensor<64x64xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true})
+// CHECK-NOT: scf.forall
+// CHECK: %[[C:.+]] = tensor.concat dim(1) %[[A]], %[[B]]
+// CHECK-NEXT: %[[D:.+]] = bufferization.materialize_in_destination %[[C]] in %[[OUT]]
+// CHECK-NEXT: return %[[D]]
+module @concat {
+  func.func private @concat(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x128xf32> attributes {kiln.dispatch} {
+    %0 = tensor.concat dim(1) %a, %b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x128xf32>
+    return %0 : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// Tests that a root that is not in destination-passing style (tensor.pad) is still split into
+// workgroups, row by row, and its result materialized into the output argument.
+// CHECK-LABEL: func.func private @pad
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<62x126xf32>{{.*}}, %[[V:[a-z0-9]+]]: tensor<f32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true})
+// CHECK: %[[LOOP:.+]] = scf.forall (%{{.+}}) in (64)
+// CHECK: tensor.pad
+// CHECK: tensor.parallel_insert_slice %{{.+}} : tensor<1x128xf32> into tensor<64x128xf32>
+// CHECK: %[[D:.+]] = bufferization.materialize_in_destination %[[LOOP]] in %[[OUT]]
+// CHECK-NEXT: return %[[D]]
+module @pad {
+  func.func private @pad(%x: tensor<62x126xf32>, %v: tensor<f32>) -> tensor<64x128xf32> attributes {kiln.dispatch} {
+    %s = tensor.extract %v[] : tensor<f32>
+    %0 = tensor.pad %x low[1, 1] high[1, 1] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %s : f32
+    } : tensor<62x126xf32> to tensor<64x128xf32>
+    return %0 : tensor<64x128xf32>
+  }
+}
