@@ -22,10 +22,12 @@
 #include "dialects/graph/GraphDialect.h"
 
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -138,6 +140,16 @@ OwningOpRef<ModuleOp> Compilation::splitKernels() {
 
 /// Rewrites memref.copy into a linalg copy so that it lowers to loops instead of a call into
 /// MLIR's runner library, which kernels do not link.
+/// Replaces transcendental math ops on f32 (exp, log, tanh, erf, ...) with MLIR's polynomial
+/// approximations: plain arithmetic the LLVM vectorizer turns into vector code, where the libm
+/// calls they would otherwise become keep every loop scalar. The approximations stay within a
+/// few ulp of libm.
+LogicalResult approximateMath(ModuleOp kernels) {
+  RewritePatternSet patterns(kernels.getContext());
+  populateMathPolynomialApproximationPatterns(patterns);
+  return applyPatternsGreedily(kernels, std::move(patterns));
+}
+
 void lowerMemRefCopies(ModuleOp kernels) {
   SmallVector<memref::CopyOp> copies;
   kernels.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
@@ -177,6 +189,8 @@ FailureOr<KernelTable> Compilation::compileKernels(ModuleOp kernels) {
   }
 
   lowerMemRefCopies(kernels);
+  if (failed(approximateMath(kernels)))
+    return kernels.emitError("the approximation of math functions did not converge");
   if (failed(runPipeline(kernels, "llvm", [](OpPassManager &pm) {
         addTextual(pm, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
                        "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
