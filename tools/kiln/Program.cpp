@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -172,9 +173,14 @@ std::optional<std::string> compileModel(const std::string &path,
     });
   }
 
+  // Each stage is printed as it starts, with the seconds the compilation has taken so far.
+  auto started = std::chrono::steady_clock::now();
   auto stage = [&](llvm::StringRef name) {
-    if (settings.progress)
-      llvm::errs() << "kiln: " << path << ": " << name << "\n";
+    if (!settings.progress)
+      return;
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    llvm::errs() << llvm::format("kiln: %s: [%6.2f s] ", path.c_str(), seconds) << name << "\n";
   };
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (*kind == ModelKind::Onnx) {
