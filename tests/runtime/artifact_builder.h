@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,11 @@ struct StepSpec {
   std::vector<BindingSpec> bindings;
   /// The library call's name, or the dispatch's description.
   std::string name;
+  /// A library call's parameters (LibraryCall.int_params, float_params, string_params); left out
+  /// of the artifact when empty.
+  std::map<std::string, std::vector<int64_t>> int_params;
+  std::map<std::string, std::vector<float>> float_params;
+  std::map<std::string, std::vector<std::string>> string_params;
 };
 
 struct SignatureSpec {
@@ -194,7 +200,31 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
         break;
       case fb::StepKind::LibraryCall: {
         auto name = fbb.CreateString(step.name);
-        kind = fb::CreateLibraryCall(fbb, name, bindings(step.bindings)).Union();
+        auto call_bindings = bindings(step.bindings);
+        flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::IntParam>>> ints;
+        flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FloatParam>>> floats;
+        flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::StringParam>>> strings;
+        if (!step.int_params.empty()) {
+          std::vector<flatbuffers::Offset<fb::IntParam>> list;
+          for (const auto& [key, values] : step.int_params)
+            list.push_back(fb::CreateIntParamDirect(fbb, key.c_str(), &values));
+          ints = fbb.CreateVector(list);
+        }
+        if (!step.float_params.empty()) {
+          std::vector<flatbuffers::Offset<fb::FloatParam>> list;
+          for (const auto& [key, values] : step.float_params)
+            list.push_back(fb::CreateFloatParamDirect(fbb, key.c_str(), &values));
+          floats = fbb.CreateVector(list);
+        }
+        if (!step.string_params.empty()) {
+          std::vector<flatbuffers::Offset<fb::StringParam>> list;
+          for (const auto& [key, values] : step.string_params) {
+            auto texts = fbb.CreateVectorOfStrings(values);
+            list.push_back(fb::CreateStringParam(fbb, fbb.CreateString(key), texts));
+          }
+          strings = fbb.CreateVector(list);
+        }
+        kind = fb::CreateLibraryCall(fbb, name, call_bindings, ints, floats, strings).Union();
         break;
       }
       case fb::StepKind::Copy: {
