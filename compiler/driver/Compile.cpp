@@ -54,7 +54,6 @@ private:
   LogicalResult runPipeline(Operation *op, StringRef stage,
                             llvm::function_ref<void(OpPassManager &)> build);
   void dump(Operation *op, StringRef stage);
-  FailureOr<func::FuncOp> findEntry();
   LogicalResult checkLowered(func::FuncOp entry);
   OwningOpRef<ModuleOp> splitKernels();
   FailureOr<KernelTable> compileKernels(ModuleOp kernels);
@@ -92,23 +91,6 @@ LogicalResult Compilation::runPipeline(Operation *op, StringRef stage,
     return failure();
   dump(op, stage);
   return success();
-}
-
-FailureOr<func::FuncOp> Compilation::findEntry() {
-  if (auto main = module_.lookupSymbol<func::FuncOp>("main"))
-    if (!main.isExternal())
-      return main;
-  func::FuncOp entry;
-  for (auto function : module_.getOps<func::FuncOp>()) {
-    if (function.isExternal() || function.isPrivate())
-      continue;
-    if (entry)
-      return module_.emitError("the module has several public functions and none is @main");
-    entry = function;
-  }
-  if (!entry)
-    return module_.emitError("the module has no function to compile");
-  return entry;
 }
 
 /// Every graph op must have been lowered or turned into a library call by now.
@@ -217,7 +199,7 @@ FailureOr<std::string> Compilation::run() {
   if (options_.device != "cpu")
     return module_.emitError() << "device '" << options_.device
                                << "' cannot be compiled for yet; use --target cpu";
-  FailureOr<func::FuncOp> entry = findEntry();
+  FailureOr<func::FuncOp> entry = findEntryFunction(module_);
   if (failed(entry))
     return failure();
   std::string entryName = entry->getSymName().str();
@@ -276,6 +258,23 @@ FailureOr<std::string> Compilation::run() {
 }
 
 } // namespace
+
+FailureOr<func::FuncOp> findEntryFunction(ModuleOp module) {
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    if (!main.isExternal())
+      return main;
+  func::FuncOp entry;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    if (function.isExternal() || function.isPrivate())
+      continue;
+    if (entry)
+      return module.emitError("the module has several public functions and none is @main");
+    entry = function;
+  }
+  if (!entry)
+    return module.emitError("the module has no function to compile");
+  return entry;
+}
 
 FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options) {
   // The stages name upstream passes in textual pipelines, which needs them registered.

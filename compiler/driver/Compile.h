@@ -9,6 +9,7 @@
 #ifndef KILN_COMPILER_DRIVER_COMPILE_H_
 #define KILN_COMPILER_DRIVER_COMPILE_H_
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -35,6 +36,10 @@ struct CompileOptions {
   /// holds, and the memory plan.
   llvm::raw_ostream *report = nullptr;
 };
+
+/// The function compileToArtifact compiles: `@main`, or the module's only public function.
+/// Emits an error on the module and fails when there is none, or several and no `@main`.
+mlir::FailureOr<mlir::func::FuncOp> findEntryFunction(mlir::ModuleOp module);
 
 /// Compiles the module's entry function (`@main`, or its only public function) into the bytes of
 /// a .kiln artifact. Errors are emitted as diagnostics on the module's context (naming the op and

@@ -39,22 +39,6 @@ bool hasSuffix(const std::string &text, const char *suffix) {
   return llvm::StringRef(text).ends_with_insensitive(suffix);
 }
 
-/// The entry function, as compileToArtifact picks it: @main, or the only public function.
-mlir::func::FuncOp findEntry(mlir::ModuleOp module) {
-  if (auto main = module.lookupSymbol<mlir::func::FuncOp>("main"))
-    if (!main.isExternal())
-      return main;
-  mlir::func::FuncOp entry;
-  for (auto function : module.getOps<mlir::func::FuncOp>()) {
-    if (function.isExternal() || function.isPrivate())
-      continue;
-    if (entry)
-      return {};
-    entry = function;
-  }
-  return entry;
-}
-
 /// The bindings for the entry's dynamic inputs: from the shapes of the given input values, else
 /// the batch size for a dynamic leading dimension. Unknown names are reported.
 std::optional<std::vector<std::string>> bindingsFor(mlir::func::FuncOp entry,
@@ -119,6 +103,37 @@ std::string severityName(mlir::DiagnosticSeverity severity) {
 
 void printError(const std::string &message) {
   llvm::errs() << "kiln: error: " << message << "\n";
+}
+
+bool parseShapeBindings(const std::vector<std::string> &bindings,
+                        std::map<std::string, std::vector<int64_t>> &shapes) {
+  for (const std::string &binding : bindings) {
+    size_t equals = binding.rfind('=');
+    bool valid = equals != std::string::npos && equals > 0 && equals + 1 < binding.size();
+    std::vector<int64_t> dims;
+    if (valid) {
+      llvm::SmallVector<llvm::StringRef> parts;
+      llvm::StringRef(binding).drop_front(equals + 1).split(parts, 'x');
+      for (llvm::StringRef part : parts) {
+        int64_t dim = 0;
+        if (part == "?") {
+          dims.push_back(-1);
+        } else if (part.getAsInteger(10, dim) || dim < 0) {
+          valid = false;
+          break;
+        } else {
+          dims.push_back(dim);
+        }
+      }
+    }
+    if (!valid) {
+      printError("--shape '" + binding +
+                 "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
+      return false;
+    }
+    shapes[binding.substr(0, equals)] = std::move(dims);
+  }
+  return true;
 }
 
 std::optional<ModelKind> modelKind(const std::string &path) {
@@ -196,28 +211,8 @@ std::optional<std::string> compileModel(const std::string &path,
     onnx_frontend::ImportOptions options;
     options.modelName = path;
     options.resourceThresholdBytes = 1024;
-    for (const std::string &binding : settings.shapes) {
-      size_t equals = binding.rfind('=');
-      std::vector<int64_t> dims;
-      llvm::SmallVector<llvm::StringRef> parts;
-      bool valid = equals != std::string::npos && equals > 0 && equals + 1 < binding.size();
-      if (valid)
-        llvm::StringRef(binding).drop_front(equals + 1).split(parts, 'x');
-      for (llvm::StringRef part : parts) {
-        int64_t dim = 0;
-        if (part == "?")
-          dim = -1;
-        else if (part.getAsInteger(10, dim) || dim < 0)
-          valid = false;
-        dims.push_back(dim);
-      }
-      if (!valid) {
-        printError("--shape '" + binding +
-                   "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
-        return std::nullopt;
-      }
-      options.inputShapes[binding.substr(0, equals)] = dims;
-    }
+    if (!parseShapeBindings(settings.shapes, options.inputShapes))
+      return std::nullopt;
     auto imported = onnx_frontend::importOnnxModel(context, *loaded.model, options);
     if (mlir::failed(imported)) {
       printError(path + ": import failed");
@@ -233,12 +228,12 @@ std::optional<std::string> compileModel(const std::string &path,
     }
   }
 
-  mlir::func::FuncOp entry = findEntry(*module);
-  if (!entry) {
-    printError(path + ": no entry function (@main, or a single public function)");
+  mlir::FailureOr<mlir::func::FuncOp> entry = findEntryFunction(*module);
+  if (mlir::failed(entry)) {
+    printError(path + ": compilation failed");
     return std::nullopt;
   }
-  std::optional<std::vector<std::string>> bindings = bindingsFor(entry, path, settings);
+  std::optional<std::vector<std::string>> bindings = bindingsFor(*entry, path, settings);
   if (!bindings)
     return std::nullopt;
 

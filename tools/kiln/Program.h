@@ -83,6 +83,11 @@ std::string describeTensor(const Tensor &tensor);
 /// Prints `message` as "kiln: error: MESSAGE".
 void printError(const std::string &message);
 
+/// Parses `--shape` bindings "NAME=1x3x224x224" ('?' leaves a dimension dynamic, -1) into
+/// `shapes`; reports the first malformed one and returns false.
+bool parseShapeBindings(const std::vector<std::string> &bindings,
+                        std::map<std::string, std::vector<int64_t>> &shapes);
+
 } // namespace kiln::cli
 
 #endif // KILN_TOOLS_KILN_PROGRAM_H

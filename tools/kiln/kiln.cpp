@@ -97,46 +97,13 @@ int runCheck(const std::string &modelPath, const std::vector<std::string> &shape
   return 0;
 }
 
-/// Parses `--shape` bindings "NAME=1x3x224x224" ('?' leaves a dimension dynamic) into `shapes`;
-/// reports the first malformed one and returns false.
-bool parseShapeBindings(const std::vector<std::string> &bindings,
-                        std::map<std::string, std::vector<int64_t>> &shapes) {
-  for (const std::string &binding : bindings) {
-    size_t equals = binding.rfind('=');
-    bool valid = equals != std::string::npos && equals > 0 && equals + 1 < binding.size();
-    std::vector<int64_t> dims;
-    if (valid) {
-      llvm::SmallVector<llvm::StringRef> parts;
-      llvm::StringRef(binding).drop_front(equals + 1).split(parts, 'x');
-      for (llvm::StringRef part : parts) {
-        int64_t dim = 0;
-        if (part == "?") {
-          dims.push_back(-1);
-        } else if (part.getAsInteger(10, dim) || dim < 0) {
-          valid = false;
-          break;
-        } else {
-          dims.push_back(dim);
-        }
-      }
-    }
-    if (!valid) {
-      llvm::errs() << "kiln: error: --shape '" << binding
-                   << "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)\n";
-      return false;
-    }
-    shapes[binding.substr(0, equals)] = std::move(dims);
-  }
-  return true;
-}
-
 int runImport(const std::string &modelPath, const std::string &outputPath,
               const std::vector<std::string> &shapes, bool force, bool locations,
               uint64_t resourceThreshold) {
   kiln::onnx_frontend::ImportOptions options;
   options.modelName = modelPath;
   options.resourceThresholdBytes = resourceThreshold;
-  if (!parseShapeBindings(shapes, options.inputShapes))
+  if (!kiln::cli::parseShapeBindings(shapes, options.inputShapes))
     return kExitUsage;
   if (!outputPath.empty() && !force && llvm::sys::fs::exists(outputPath)) {
     llvm::errs() << "kiln: error: " << outputPath
