@@ -353,6 +353,20 @@ std::string ProgramBuilder::serialize(const ArtifactInfo &info) {
   for (const PendingStep &step : steps_) {
     switch (step.kind) {
     case PendingStep::Dispatch: {
+      if (info.device == "cuda") {
+        // One step per kernel; on one stream they run in order.
+        for (const KernelTable::CudaLaunch &launch : step.kernel->cudaLaunches) {
+          uint64_t blocks = llvm::divideCeil(launch.workItems, launch.blockSize);
+          std::vector<uint32_t> count{
+              static_cast<uint32_t>(std::min<uint64_t>(blocks, UINT32_MAX)), 1, 1};
+          auto cuda = art::CreateCudaLaunch(fbb, launch.blockSize, launch.workItems);
+          auto dispatch = art::CreateDispatch(fbb, 0, launch.kernel, fbb.CreateVector(count),
+                                              bindings(step.bindings),
+                                              fbb.CreateString(step.description), cuda);
+          steps.push_back(art::CreateStep(fbb, art::StepKind::Dispatch, dispatch.Union()));
+        }
+        break;
+      }
       std::vector<uint32_t> count{static_cast<uint32_t>(step.kernel->workgroupCount), 1, 1};
       auto dispatch = art::CreateDispatch(fbb, step.kernel->codeObject, step.kernel->kernel,
                                           fbb.CreateVector(count), bindings(step.bindings),
@@ -480,6 +494,14 @@ void ProgramBuilder::report(llvm::raw_ostream &os) const {
     os << llvm::format("  %3zu ", i);
     switch (step.kind) {
     case PendingStep::Dispatch:
+      if (!step.kernel->cudaLaunches.empty()) {
+        os << "kernel  " << step.name << " (" << step.kernel->cudaLaunches.size()
+           << (step.kernel->cudaLaunches.size() == 1 ? " launch" : " launches");
+        for (const KernelTable::CudaLaunch &launch : step.kernel->cudaLaunches)
+          os << ", " << launch.workItems << " items";
+        os << "): " << step.description << "\n";
+        break;
+      }
       os << "kernel  " << step.name << " x" << step.kernel->workgroupCount << ": "
          << step.description << "\n";
       break;

@@ -32,10 +32,20 @@ struct CodeObjectImage {
 
 struct KernelTable {
   std::vector<CodeObjectImage> codeObjects;
+  /// One CUDA kernel launch (artifact.fbs CudaLaunch).
+  struct CudaLaunch {
+    unsigned kernel = 0;
+    int64_t blockSize = 256;
+    int64_t workItems = 1;
+  };
   struct Entry {
     unsigned codeObject = 0;
     unsigned kernel = 0;
     int64_t workgroupCount = 1;
+    /// CUDA: the kernels that compute the dispatch, launched in order with its bindings (a
+    /// dispatch that writes nothing has none). Empty for the CPU, where `kernel` runs over
+    /// `workgroupCount` workgroups.
+    std::vector<CudaLaunch> cudaLaunches;
   };
   /// Dispatch function name → its code object, kernel and workgroup count.
   llvm::StringMap<Entry> dispatches;

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -26,6 +28,9 @@ inline constexpr llvm::StringLiteral kDescriptionAttr = "kiln.description";
 inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count";
 /// On a library function declaration: the library call's name (e.g. "onednn.convolution").
 inline constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
+inline constexpr llvm::StringLiteral kCudaLaunchesAttr = "kiln.cuda_launches";
+/// The gpu.module holding every generated CUDA kernel.
+inline constexpr llvm::StringLiteral kCudaKernelModule = "kiln_kernels";
 
 /// Returns true for ops of the entry function that only reinterpret their operand's bytes
 /// (reshapes and casts of contiguous tensors): they are views, not steps.

@@ -53,6 +53,8 @@ def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
     Option<"minElementsPerWorkgroup", "min-elements-per-workgroup", "int64_t",
            /*default=*/"4096",
            "Kernels whose iteration space is smaller than this are not split">,
+    Option<"tile", "tile", "bool", /*default=*/"true",
+           "Tile into workgroups (the CPU); CUDA kernels are distributed over threads instead">,
   ];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",
@@ -71,6 +73,40 @@ def DistributeWorkgroupsPass : Pass<"kiln-distribute-workgroups", "mlir::ModuleO
     safely: its loops run sequentially and its `kiln.workgroup_count` becomes 1.
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect", "::mlir::scf::SCFDialect"];
+}
+
+def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp"> {
+  let summary = "Turns each bufferized dispatch function into grid-stride CUDA kernels";
+  let description = [{
+    Runs after bufferization and `convert-linalg-to-parallel-loops`. Each top-level op of a
+    `kiln.dispatch` function that writes memory is one phase; phases run one after another, so
+    each becomes its own `gpu.func` kernel in the module's `gpu.module @kiln_kernels`
+    (launched in order on one stream). A phase that is an `scf.parallel` with static bounds is
+    flattened over its iteration space: thread `blockIdx.x * blockDim.x + threadIdx.x` strides by
+    `gridDim.x * blockDim.x` over the `work_items` points, so the grid may have any size and the
+    runtime sizes it for the device it runs on. When the innermost loop's trip count is a
+    multiple of the vector width and the body only loads, computes and stores along it
+    contiguously, each thread handles neighbouring points with vector loads and stores of
+    `vector-bytes` bytes (4 f32 or 8 f16 per access). Any other phase (a loop nest without parallel loops)
+    runs on a single thread. Views, constants and index arithmetic the phases read are cloned
+    into every kernel that needs them.
+
+    Every kernel takes the dispatch's memref arguments, in order, as bare pointers. The
+    function's `kiln.cuda_launches` lists its kernels as `[name, block size, work items]`; its
+    body is left empty.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the generated kernels">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
+           "Bytes each vector access of a vectorizable kernel moves (0: never vectorize)">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect",
+  ];
 }
 
 def ExportCpuDispatchAbiPass : Pass<"kiln-export-cpu-dispatch-abi", "mlir::ModuleOp"> {

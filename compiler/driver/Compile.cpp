@@ -21,6 +21,8 @@
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphDialect.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -36,6 +38,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <mutex>
+
+#ifndef KILN_DEFAULT_LIBDEVICE
+#define KILN_DEFAULT_LIBDEVICE ""
+#endif
 
 namespace kiln {
 
@@ -57,6 +63,9 @@ private:
   LogicalResult checkLowered(func::FuncOp entry);
   OwningOpRef<ModuleOp> splitKernels();
   FailureOr<KernelTable> compileKernels(ModuleOp kernels);
+  FailureOr<KernelTable> compileCudaKernels(ModuleOp kernels);
+  FailureOr<CodeObjectImage> serializeCudaKernels(ModuleOp kernels, ArrayRef<std::string> archs,
+                                                  bool ptx);
 
   ModuleOp module_;
   const CompileOptions &options_;
@@ -99,7 +108,7 @@ LogicalResult Compilation::checkLowered(func::FuncOp entry) {
   Dialect *graph = context_->getLoadedDialect<graph::GraphDialect>();
   entry.walk([&](Operation *op) {
     if (op->getDialect() == graph) {
-      op->emitError() << "'" << op->getName() << "' has no CPU code generation yet";
+      op->emitError() << "'" << op->getName() << "' has no code generation yet";
       ok = false;
     }
   });
@@ -195,10 +204,128 @@ FailureOr<KernelTable> Compilation::compileKernels(ModuleOp kernels) {
   return table;
 }
 
+/// The PTX ISA version an architecture needs at least (as an NVVM target feature).
+std::string ptxFeatures(StringRef arch) {
+  unsigned number = 0;
+  arch.drop_front(3).getAsInteger(10, number);
+  if (number >= 100)
+    return "+ptx88";
+  if (number >= 90)
+    return "+ptx80";
+  return "+ptx70";
+}
+
+FailureOr<CodeObjectImage> Compilation::serializeCudaKernels(ModuleOp kernels,
+                                                             ArrayRef<std::string> archs,
+                                                             bool ptx) {
+  std::string libdevice =
+      options_.libdevice.empty() ? std::string(KILN_DEFAULT_LIBDEVICE) : options_.libdevice;
+  std::string stage = ptx ? "ptx" : "cubin";
+  if (failed(runPipeline(kernels, stage, [&](OpPassManager &pm) {
+        for (const std::string &arch : archs) {
+          std::string target = "nvvm-attach-target{module=" + kCudaKernelModule.str() +
+                               " chip=" + arch + " features=" + ptxFeatures(arch) + " O=3";
+          if (!libdevice.empty())
+            target += " l=" + libdevice;
+          addTextual(pm, target + "}");
+        }
+        addTextual(pm, std::string("gpu-module-to-binary{format=") + (ptx ? "isa" : "bin") + "}");
+      })))
+    return failure();
+  auto binary = kernels.lookupSymbol<gpu::BinaryOp>(kCudaKernelModule);
+  if (!binary)
+    return kernels.emitError("the CUDA kernels were not serialized");
+  CodeObjectImage image;
+  image.format = ptx ? 2 : 1;
+  for (Attribute attribute : binary.getObjects()) {
+    auto object = cast<gpu::ObjectAttr>(attribute);
+    auto target = cast<NVVM::NVVMTargetAttr>(object.getTarget());
+    image.target = target.getChip().str();
+    image.data = object.getObject().getValue().str();
+  }
+  return image;
+}
+
+FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
+  if (failed(runPipeline(kernels, "destinations", [](OpPassManager &pm) {
+        TileDispatchesPassOptions tile;
+        tile.tile = false;
+        pm.addPass(createTileDispatchesPass(tile));
+        addTextual(pm, "canonicalize,cse");
+      })))
+    return failure();
+  if (failed(runPipeline(kernels, "bufferize", [](OpPassManager &pm) {
+        addTextual(pm, "one-shot-bufferize{bufferize-function-boundaries "
+                       "function-boundary-type-conversion=identity-layout-map},"
+                       "drop-equivalent-buffer-results,canonicalize,cse");
+      })))
+    return failure();
+  lowerMemRefCopies(kernels);
+  if (failed(runPipeline(kernels, "gpu", [](OpPassManager &pm) {
+        addTextual(pm, "func.func(convert-linalg-to-parallel-loops),canonicalize,cse");
+        pm.addPass(createOutlineCudaKernelsPass());
+        addTextual(pm, "lower-affine,convert-scf-to-cf,canonicalize,cse,"
+                       "gpu.module(convert-vector-to-llvm,convert-gpu-to-nvvm{"
+                       "use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
+                       "reconcile-unrealized-casts)");
+      })))
+    return failure();
+
+  // The kernels in launch order; every code object lists them alike.
+  KernelTable table;
+  std::vector<std::string> names;
+  for (auto function : kernels.getOps<func::FuncOp>()) {
+    auto launches = function->getAttrOfType<ArrayAttr>(kCudaLaunchesAttr);
+    if (!launches)
+      continue;
+    KernelTable::Entry entry;
+    for (Attribute launch : launches) {
+      auto fields = cast<ArrayAttr>(launch);
+      KernelTable::CudaLaunch cuda;
+      cuda.kernel = names.size();
+      names.push_back(cast<StringAttr>(fields[0]).getValue().str());
+      cuda.blockSize = cast<IntegerAttr>(fields[1]).getInt();
+      cuda.workItems = cast<IntegerAttr>(fields[2]).getInt();
+      entry.cudaLaunches.push_back(cuda);
+    }
+    table.dispatches[function.getSymName()] = entry;
+  }
+
+  // PTX for the newest architecture is the fallback; it is serialized from a copy because
+  // serializing replaces the kernel module.
+  OwningOpRef<ModuleOp> ptxCopy = cast<ModuleOp>(kernels->clone());
+  for (const std::string &arch : options_.gpuArchs) {
+    OwningOpRef<ModuleOp> copy = cast<ModuleOp>(kernels->clone());
+    FailureOr<CodeObjectImage> cubin = serializeCudaKernels(*copy, {arch}, /*ptx=*/false);
+    if (failed(cubin))
+      return failure();
+    cubin->kernels = names;
+    table.codeObjects.push_back(std::move(*cubin));
+  }
+  FailureOr<CodeObjectImage> ptx =
+      serializeCudaKernels(*ptxCopy, {options_.gpuArchs.back()}, /*ptx=*/true);
+  if (failed(ptx))
+    return failure();
+  ptx->kernels = names;
+  table.codeObjects.push_back(std::move(*ptx));
+  return table;
+}
+
 FailureOr<std::string> Compilation::run() {
-  if (options_.device != "cpu")
-    return module_.emitError() << "device '" << options_.device
-                               << "' cannot be compiled for yet; use --target cpu";
+  if (options_.device != "cpu" && options_.device != "cuda")
+    return module_.emitError() << "unknown device '" << options_.device
+                               << "'; use --target cpu or cuda";
+  if (options_.device == "cuda") {
+    if (options_.gpuArchs.empty())
+      return module_.emitError("no GPU architecture to compile for (--gpu-arch)");
+    for (const std::string &arch : options_.gpuArchs) {
+      unsigned number = 0;
+      if (!StringRef(arch).starts_with("sm_") || StringRef(arch).drop_front(3).getAsInteger(10, number) ||
+          number < 50)
+        return module_.emitError() << "GPU architecture '" << arch
+                                   << "' is not of the form sm_NN (sm_50 or newer), e.g. sm_90";
+    }
+  }
   FailureOr<func::FuncOp> entry = findEntryFunction(module_);
   if (failed(entry))
     return failure();
@@ -210,8 +337,12 @@ FailureOr<std::string> Compilation::run() {
         refine.bindings.assign(options_.shapeBindings.begin(), options_.shapeBindings.end());
         pm.addNestedPass<func::FuncOp>(createRefineShapesPass(refine));
         pm.addPass(createCanonicalizerPass());
-        // Convolutions and matmuls become oneDNN calls, with their epilogues as post-ops.
-        pm.addPass(createSelectCpuLibraryCallsPass());
+        // Convolutions and matmuls become library calls (oneDNN, or cuDNN and cuBLASLt), with
+        // their epilogues fused.
+        if (options_.device == "cuda")
+          pm.addPass(createSelectCudaLibraryCallsPass());
+        else
+          pm.addPass(createSelectCpuLibraryCallsPass());
       })))
     return failure();
   for (auto [i, type] : llvm::enumerate(entry->getArgumentTypes())) {
@@ -245,7 +376,8 @@ FailureOr<std::string> Compilation::run() {
     return failure();
 
   OwningOpRef<ModuleOp> kernels = splitKernels();
-  FailureOr<KernelTable> table = compileKernels(*kernels);
+  FailureOr<KernelTable> table = options_.device == "cuda" ? compileCudaKernels(*kernels)
+                                                            : compileKernels(*kernels);
   if (failed(table))
     return failure();
 

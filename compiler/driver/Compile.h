@@ -24,6 +24,11 @@ namespace kiln {
 struct CompileOptions {
   /// "cpu" (the host) or "cuda".
   std::string device = "cpu";
+  /// CUDA: the architectures to assemble cubins for ("sm_80", "sm_90", ...); the newest one's
+  /// PTX also goes into the artifact, for GPUs none of the cubins fits.
+  std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
+  /// CUDA: libdevice bitcode linked into kernels for math functions; empty for the toolkit's.
+  std::string libdevice;
   /// Shape bindings for dynamic inputs, "NAME=1x3x224x224" (as `kiln-refine-shapes`).
   std::vector<std::string> shapeBindings;
   /// When not empty, the IR after each stage is written here as NN-stage.mlir.

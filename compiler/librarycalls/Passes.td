@@ -46,4 +46,26 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// CUDA library calls
+//===----------------------------------------------------------------------===//
+
+def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::ModuleOp"> {
+  let summary = "Replaces convolutions and matrix products with cuDNN and cuBLASLt calls and their epilogues";
+  let description = [{
+    The CUDA counterpart of `kiln-select-cpu-library-calls`, with the same operands, attributes
+    and parameter encoding (runtime/src/cuda/cuda_library_call.h): `graph.conv` becomes
+    "cudnn.convolution", `graph.matmul` and `graph.gemm` "cublaslt.matmul". Operands may be f32,
+    f16 or bf16 (all of one type).
+
+    Only the epilogues the libraries fuse are taken, in this order: a bias (channel axis for
+    convolutions, last axis for matrix products), for matrix products a leading `linear(alpha, 0)`
+    (cuBLASLt's alpha; never together with a bias, which the library adds after the scaling), at
+    most one `add` of a tensor of the result's shape (cuBLASLt's C with beta 1, cuDNN's pointwise
+    add), and a final `relu`. Clips, shifts and broadcast adds stay graph ops and are fused into
+    generated kernels.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
+}
+
 #endif // KILN_COMPILER_LIBRARYCALLS_PASSES_TD

@@ -150,6 +150,43 @@ const NamedTensor *findTensor(const std::vector<NamedTensor> &tensors, const std
   return nullptr;
 }
 
+#if KILN_CONFORMANCE_HAVE_DRIVER
+/// What a compiled artifact lacks: for CUDA, a cubin (an ELF image from ptxas) for each of
+/// `options.gpuArchs` and the PTX fallback; for the CPU, its shared object. Empty when complete.
+std::string missingCodeObjects(const kiln_artifact_t *artifact, const CompileOptions &options) {
+  std::vector<std::string> wanted;
+  if (options.device == "cuda") {
+    for (const std::string &arch : options.gpuArchs)
+      wanted.push_back(arch + "/cubin");
+    wanted.push_back(options.gpuArchs.back() + "/ptx");
+  } else {
+    wanted.push_back("elf");
+  }
+  std::string missing;
+  for (const std::string &want : wanted) {
+    bool found = false;
+    for (size_t i = 0; i < kiln_artifact_code_object_count(artifact) && !found; ++i) {
+      kiln_code_object_info_t info{};
+      info.struct_size = sizeof(info);
+      if (kiln_status_t *status = kiln_artifact_code_object_info(artifact, i, &info)) {
+        kiln_status_release(status);
+        continue;
+      }
+      std::string format = info.format == KILN_CODE_FORMAT_CUBIN ? "cubin"
+                           : info.format == KILN_CODE_FORMAT_PTX ? "ptx"
+                                                                 : "elf";
+      std::string name = format == "elf" ? "elf" : std::string(info.target) + "/" + format;
+      // ptxas wrote an ELF object, and PTX text names its target.
+      bool valid = info.byte_size > 4;
+      found = name == want && valid;
+    }
+    if (!found)
+      missing += (missing.empty() ? "the artifact lacks " : ", ") + want;
+  }
+  return missing;
+}
+#endif
+
 } // namespace
 
 TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &options,
@@ -196,10 +233,10 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
     return fail("import", errors.text("the import failed without a diagnostic"));
 
 #if KILN_CONFORMANCE_HAVE_DRIVER
-  // Compile for the CPU.
+  // Compile for the device.
   onStage("compile");
   CompileOptions compileOptions;
-  compileOptions.device = "cpu";
+  compileOptions.device = options.device;
   compileOptions.sourceName = modelPath;
   if (!options.dumpIrDirectory.empty())
     compileOptions.dumpIrDirectory =
@@ -216,9 +253,15 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
     return fail("run", "loading the artifact: " + takeMessage(status));
   std::unique_ptr<kiln_artifact_t, void (*)(kiln_artifact_t *)> artifactOwner(
       artifact, kiln_artifact_release);
+  if (options.compileOnly) {
+    if (std::string missing = missingCodeObjects(artifact, compileOptions); !missing.empty())
+      return fail("compile", missing);
+    return TestOutcome{TestStatus::Pass, "compiled", "", ""};
+  }
   kiln_session_options_t sessionOptions;
   kiln_session_options_initialize(&sessionOptions);
-  sessionOptions.device_kind = KILN_DEVICE_KIND_CPU;
+  sessionOptions.device_kind =
+      options.device == "cuda" ? KILN_DEVICE_KIND_CUDA : KILN_DEVICE_KIND_CPU;
   sessionOptions.num_threads = 1;
   kiln_session_t *session = nullptr;
   if (kiln_status_t *status = kiln_session_create(artifact, &sessionOptions, &session))

@@ -39,6 +39,11 @@ struct NodeTestOptions {
   Tolerance tolerance;
   /// When not empty, the IR after each compiler stage is written below it (one folder per test).
   std::string dumpIrDirectory;
+  /// "cpu" or "cuda": the target compiled for and the device the session runs on.
+  std::string device = "cpu";
+  /// Stop after compiling: the test passes when the artifact is complete (for CUDA, a cubin
+  /// ptxas assembled for every architecture and the PTX fallback) and loads.
+  bool compileOnly = false;
 };
 
 /// Runs the test in `directory` in this process. `onStage` is called as each stage starts, so a

@@ -400,6 +400,13 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--atol", settings.test.tolerance.absolute, "absolute tolerance")
       ->capture_default_str();
+  app.add_option("--device", settings.test.device,
+                 "compile for and run on this device: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_flag("--compile-only", settings.test.compileOnly,
+               "stop after compiling: a test passes when its artifact is complete and loads "
+               "(for cuda: a cubin from ptxas per architecture and the PTX fallback)");
   app.add_option("--dump-ir", settings.test.dumpIrDirectory,
                  "write each test's IR after every compiler stage below this directory");
   app.add_option("--min-passed", settings.minPassed,

@@ -1,9 +1,10 @@
-//===- SelectCpuLibraryCalls.cpp - Convolutions and matrix products to oneDNN -===//
+//===- SelectLibraryCalls.cpp - Convolutions and matrix products to vendor libraries -===//
 //
-// Replaces f32 graph.conv, graph.matmul and graph.gemm with calls of oneDNN library-call
-// declarations and fuses their single-use elementwise epilogues (ReLU, clip, bias and residual
-// adds) into the calls' post-ops. The parameter encoding is the runtime's
-// (runtime/src/cpu/onednn/onednn_kernels.h).
+// Replaces graph.conv, graph.matmul and graph.gemm with calls of library-call declarations
+// (oneDNN on the CPU, cuDNN and cuBLASLt on CUDA) and fuses their single-use elementwise
+// epilogues (ReLU, clip, bias and residual adds) into the calls' post-ops, as far as the target's
+// library fuses them. The parameter encoding is the runtime's
+// (runtime/src/cpu/onednn/onednn_kernels.h, runtime/src/cuda/cuda_library_call.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_SELECTCPULIBRARYCALLSPASS
+#define GEN_PASS_DEF_SELECTCUDALIBRARYCALLSPASS
 #include "compiler/librarycalls/Passes.h.inc"
 } // namespace kiln
 
@@ -35,8 +37,18 @@ namespace kiln {
 namespace {
 
 constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
-constexpr llvm::StringLiteral kConvolutionCall = "onednn.convolution";
-constexpr llvm::StringLiteral kMatmulCall = "onednn.matmul";
+
+struct CallPlan;
+
+/// The library a pass instance selects calls of, and what that library fuses.
+struct Target {
+  llvm::StringLiteral convolution;
+  llvm::StringLiteral matmul;
+  /// Whether f16 and bf16 operands are taken besides f32.
+  bool halfPrecision;
+  /// Whether the plan's epilogue is one the library fuses.
+  bool (*supports)(const CallPlan &plan);
+};
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
 /// How an addend broadcasts against a call's result, by the shapes oneDNN's binary post-ops
@@ -45,6 +57,7 @@ enum class Broadcast { None, Full, Scalar, BiasAxis, Rows };
 
 /// A library call being assembled from an anchor op and its epilogue.
 struct CallPlan {
+  const Target *target = nullptr;
   StringRef name;
   Operation *anchor = nullptr;
   /// The axis a bias broadcasts along: 1 (channels) for convolutions, the last for products.
@@ -60,14 +73,23 @@ struct CallPlan {
   Value result;
 };
 
-bool isStaticF32(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
-}
-
-bool hasStaticF32Types(Operation *op) {
-  return llvm::all_of(op->getOperandTypes(), isStaticF32) &&
-         llvm::all_of(op->getResultTypes(), isStaticF32);
+/// Whether every operand and result of `op` is a static tensor of one element type the target's
+/// library computes in.
+bool hasStaticLibraryTypes(Operation *op, const Target &target) {
+  Type element;
+  auto accepted = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return false;
+    Type candidate = tensor.getElementType();
+    if (!candidate.isF32() && !(target.halfPrecision && (candidate.isF16() || candidate.isBF16())))
+      return false;
+    if (!element)
+      element = candidate;
+    return candidate == element;
+  };
+  return llvm::all_of(op->getOperandTypes(), accepted) &&
+         llvm::all_of(op->getResultTypes(), accepted);
 }
 
 /// The value of `value` when it is a splat f32 graph.constant other than NaN.
@@ -187,7 +209,9 @@ bool eltwiseParametersAgree(const CallPlan &plan) {
 /// when oneDNN cannot broadcast it.
 LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   auto resultType = cast<RankedTensorType>(plan.result.getType());
-  if (!isStaticF32(addend.getType()))
+  auto addendType = dyn_cast<RankedTensorType>(addend.getType());
+  if (!addendType || !addendType.hasStaticShape() ||
+      addendType.getElementType() != resultType.getElementType())
     return failure();
   Broadcast broadcast =
       classifyAddend(cast<RankedTensorType>(addend.getType()), resultType, plan.biasAxis);
@@ -239,7 +263,7 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
         break;
       appendBound(plan, isa<graph::MaxOp>(user), *bound);
     }
-    if (!eltwiseParametersAgree(plan)) {
+    if (!plan.target->supports(plan)) {
       plan = std::move(before);
       break;
     }
@@ -249,13 +273,14 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
 }
 
 /// Plans a convolution call, or fails for one the runtime does not take.
-FailureOr<CallPlan> planConvolution(graph::ConvOp conv) {
+FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
   auto inputType = cast<RankedTensorType>(conv.getInput().getType());
-  if (!hasStaticF32Types(conv) || inputType.getRank() < 3 || inputType.getRank() > 5)
+  if (!hasStaticLibraryTypes(conv, target) || inputType.getRank() < 3 || inputType.getRank() > 5)
     return failure();
   Builder b(conv.getContext());
   CallPlan plan;
-  plan.name = kConvolutionCall;
+  plan.target = &target;
+  plan.name = target.convolution;
   plan.anchor = conv;
   plan.biasAxis = 1;
   plan.operands = {conv.getInput(), conv.getFilter()};
@@ -272,13 +297,14 @@ FailureOr<CallPlan> planConvolution(graph::ConvOp conv) {
   return plan;
 }
 
-FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul) {
+FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
-  if (!hasStaticF32Types(matmul) || lhs.getRank() < 2 || rhs.getRank() < 2)
+  if (!hasStaticLibraryTypes(matmul, target) || lhs.getRank() < 2 || rhs.getRank() < 2)
     return failure();
   CallPlan plan;
-  plan.name = kMatmulCall;
+  plan.target = &target;
+  plan.name = target.matmul;
   plan.anchor = matmul;
   plan.biasAxis = cast<RankedTensorType>(matmul.getType()).getRank() - 1;
   plan.operands = {matmul.getLhs(), matmul.getRhs()};
@@ -287,12 +313,13 @@ FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul) {
 }
 
 /// Gemm: `alpha * op(a) op(b) + beta * c` as a bias or post-ops (see the pass description).
-FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm) {
-  if (!hasStaticF32Types(gemm))
+FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Target &target) {
+  if (!hasStaticLibraryTypes(gemm, target))
     return failure();
   Builder b(gemm.getContext());
   CallPlan plan;
-  plan.name = kMatmulCall;
+  plan.target = &target;
+  plan.name = target.matmul;
   plan.anchor = gemm;
   plan.biasAxis = 1;
   plan.operands = {gemm.getA(), gemm.getB()};
@@ -308,6 +335,8 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm) {
       plan.postOps.push_back("linear");
       plan.postOpArgs.append({alpha, 0.0f});
     }
+    if (!target.supports(plan))
+      return failure();
     return plan;
   }
   if (alpha != 1.0f) {
@@ -315,26 +344,77 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm) {
     plan.postOpArgs.append({alpha, 0.0f});
   }
   builder.setInsertionPoint(gemm);
+  Operation *scaled = nullptr;
   if (beta != 1.0f) {
     // beta * c is computed before the call: oneDNN 2.6 applies the parameters of the first
-    // eltwise post-op to every later one when a binary post-op sits between them.
+    // eltwise post-op to every later one when a binary post-op sits between them, and cuBLASLt's
+    // own beta would leave a bias-shaped C out of its epilogue.
     auto cType = cast<RankedTensorType>(c.getType());
     auto scalarType = RankedTensorType::get({}, cType.getElementType());
     Value factor = graph::ConstantOp::create(
-        builder, gemm.getLoc(), cast<ElementsAttr>(DenseElementsAttr::get(scalarType, beta)));
-    c = graph::MulOp::create(builder, gemm.getLoc(), cType, c, factor);
+        builder, gemm.getLoc(),
+        cast<ElementsAttr>(DenseElementsAttr::get(
+            scalarType, ArrayRef<Attribute>{builder.getFloatAttr(cType.getElementType(), beta)})));
+    scaled = graph::MulOp::create(builder, gemm.getLoc(), cType, c, factor);
+    c = scaled->getResult(0);
   }
-  if (failed(appendAddend(builder, plan, c)))
+  if (failed(appendAddend(builder, plan, c)) || !target.supports(plan)) {
+    if (scaled) {
+      Operation *factor = scaled->getOperand(1).getDefiningOp();
+      scaled->erase();
+      factor->erase();
+    }
     return failure();
+  }
   return plan;
 }
 
-struct SelectCpuLibraryCallsPass
-    : impl::SelectCpuLibraryCallsPassBase<SelectCpuLibraryCallsPass> {
-  using SelectCpuLibraryCallsPassBase::SelectCpuLibraryCallsPassBase;
+/// What cuDNN and cuBLASLt fuse (runtime/src/cuda/cuda_library_call.h): for matrix products
+/// `[linear(alpha, 0)] [add FULL] [relu]` with a bias only without `linear`; for convolutions
+/// `[add FULL] [relu]`.
+bool cudaSupports(const CallPlan &plan) {
+  auto resultType = cast<RankedTensorType>(plan.result.getType());
+  bool matmul = plan.name == "cublaslt.matmul";
+  size_t next = 0, addends = 0;
+  enum { kStart, kLinear, kAdd, kActivation } stage = kStart;
+  for (StringRef kind : plan.postOps) {
+    if (kind == "linear") {
+      if (!matmul || stage != kStart || plan.hasBias || plan.postOpArgs[next + 1] != 0.0f)
+        return false;
+      next += 2;
+      stage = kLinear;
+    } else if (kind == "add") {
+      if (stage == kAdd || stage == kActivation)
+        return false;
+      auto addendType = cast<RankedTensorType>(plan.addends[addends++].getType());
+      if (classifyAddend(addendType, resultType, plan.biasAxis) != Broadcast::Full ||
+          addendType.getShape() != resultType.getShape())
+        return false;
+      stage = kAdd;
+    } else if (kind == "relu") {
+      if (stage == kActivation)
+        return false;
+      stage = kActivation;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
+bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
+
+constexpr Target kCpuTarget{"onednn.convolution", "onednn.matmul", /*halfPrecision=*/false,
+                            cpuSupports};
+constexpr Target kCudaTarget{"cudnn.convolution", "cublaslt.matmul", /*halfPrecision=*/true,
+                             cudaSupports};
+
+/// Selects the library calls of `target` in a module.
+class LibraryCallSelector {
+public:
+  explicit LibraryCallSelector(const Target &target) : target(target) {}
+
+  void run(ModuleOp module) {
     SymbolTable symbols(module);
     declarations.clear();
     // Declarations already present (a second run) are reused.
@@ -351,9 +431,9 @@ struct SelectCpuLibraryCallsPass
     for (Operation *anchor : anchors) {
       FailureOr<CallPlan> plan =
           llvm::TypeSwitch<Operation *, FailureOr<CallPlan>>(anchor)
-              .Case([](graph::ConvOp op) { return planConvolution(op); })
-              .Case([](graph::MatmulOp op) { return planMatmul(op); })
-              .Case([&](graph::GemmOp op) { return planGemm(builder, op); });
+              .Case([&](graph::ConvOp op) { return planConvolution(op, target); })
+              .Case([&](graph::MatmulOp op) { return planMatmul(op, target); })
+              .Case([&](graph::GemmOp op) { return planGemm(builder, op, target); });
       if (failed(plan))
         continue;
       fuseEpilogue(builder, *plan);
@@ -408,7 +488,18 @@ struct SelectCpuLibraryCallsPass
     plan.anchor->erase();
   }
 
+  const Target &target;
   llvm::DenseMap<std::pair<StringRef, Type>, func::FuncOp> declarations;
+};
+
+struct SelectCpuLibraryCallsPass
+    : impl::SelectCpuLibraryCallsPassBase<SelectCpuLibraryCallsPass> {
+  void runOnOperation() override { LibraryCallSelector(kCpuTarget).run(getOperation()); }
+};
+
+struct SelectCudaLibraryCallsPass
+    : impl::SelectCudaLibraryCallsPassBase<SelectCudaLibraryCallsPass> {
+  void runOnOperation() override { LibraryCallSelector(kCudaTarget).run(getOperation()); }
 };
 
 } // namespace

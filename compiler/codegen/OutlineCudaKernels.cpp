@@ -1,0 +1,403 @@
+//===- OutlineCudaKernels.cpp - Dispatch functions to grid-stride CUDA kernels ---===//
+//
+// After bufferization and convert-linalg-to-parallel-loops, a dispatch function is a sequence of
+// loop nests over its memref arguments. Each loop nest that writes memory becomes one gpu.func
+// in `gpu.module @kiln_kernels`: the points of an scf.parallel are spread over all threads of
+// a grid of any size (grid-stride loop), so the runtime picks the grid from the device's
+// multiprocessor count; contiguous elementwise nests move 16 bytes per access.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_OUTLINECUDAKERNELSPASS
+#include "compiler/codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Whether `op` may write memory (ops with unknown effects count as writing).
+bool writesMemory(Operation *op) {
+  if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))
+    return false;
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
+    if (effects.hasEffect<MemoryEffects::Write>())
+      return true;
+  if (!isa<MemoryEffectOpInterface>(op) && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+    return true;
+  if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
+    WalkResult nested = op->walk([&](Operation *inner) {
+      return inner != op && writesMemory(inner) ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    return nested.wasInterrupted();
+  }
+  return false;
+}
+
+/// A phase's flattened iteration space.
+struct IterationSpace {
+  SmallVector<int64_t> lower, steps, counts;
+  int64_t points = 1;
+};
+
+std::optional<IterationSpace> staticSpace(scf::ParallelOp loop) {
+  IterationSpace space;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return std::nullopt;
+    int64_t count = *u > *l ? llvm::divideCeil(*u - *l, *s) : 0;
+    space.lower.push_back(*l);
+    space.steps.push_back(*s);
+    space.counts.push_back(count);
+    space.points *= count;
+  }
+  return space;
+}
+
+/// Whether `type` is laid out row-major and contiguously with a static shape.
+bool isContiguous(MemRefType type) {
+  return type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// Decides whether a parallel loop's body can run `width` neighbouring points of its innermost
+/// loop per thread with vector accesses: the innermost loop starts at 0 with step 1 and a trip
+/// count `width` divides; its induction variable is used only as the last index of loads and
+/// stores of contiguous memrefs whose last dimension `width` divides; every other op is
+/// elementwise arithmetic without regions.
+bool isVectorizable(scf::ParallelOp loop, const IterationSpace &space, int64_t width) {
+  if (width <= 1 || space.counts.empty())
+    return false;
+  size_t inner = space.counts.size() - 1;
+  if (space.lower[inner] != 0 || space.steps[inner] != 1 || space.counts[inner] % width != 0)
+    return false;
+  Value iv = loop.getInductionVars()[inner];
+  // Values that vary along the innermost loop (become vectors).
+  llvm::DenseSet<Value> varying;
+  auto dependsOnIv = [&](ValueRange values) {
+    return llvm::any_of(values, [&](Value v) { return v == iv || varying.contains(v); });
+  };
+  auto lastIndexIsIv = [&](MemRefType type, ValueRange indices) {
+    if (!isContiguous(type) || type.getRank() == 0 || type.getShape().back() % width != 0)
+      return false;
+    if (indices.back() != iv)
+      return false;
+    return !dependsOnIv(indices.drop_back());
+  };
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return false;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (dependsOnIv(load.getIndices())) {
+        if (!lastIndexIsIv(load.getMemRefType(), load.getIndices()))
+          return false;
+        varying.insert(load.getResult());
+      }
+      continue;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      // A store that does not move along the loop would need every lane to agree.
+      if (!lastIndexIsIv(store.getMemRefType(), store.getIndices()))
+        return false;
+      continue;
+    }
+    if (!OpTrait::hasElementwiseMappableTraits(&op) ||
+        !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+      return false;
+    if (dependsOnIv(op.getOperands())) {
+      // The induction variable itself (an index computation) is not a vector of data.
+      if (llvm::is_contained(op.getOperands(), iv))
+        return false;
+      if (llvm::any_of(op.getResultTypes(), [](Type t) { return t.isIndex(); }))
+        return false;
+      for (Value result : op.getResults())
+        varying.insert(result);
+    }
+  }
+  return true;
+}
+
+class KernelBuilder {
+public:
+  KernelBuilder(gpu::GPUModuleOp module, ModuleOp parent, int64_t blockSize, int64_t vectorBytes)
+      : module_(module), parent_(parent), blockSize_(blockSize), vectorBytes_(vectorBytes) {}
+
+  /// Outlines every phase of `function` and records its launches; fails with a diagnostic.
+  LogicalResult outline(func::FuncOp function);
+
+private:
+  /// Clones into the kernel body the side-effect-free top-level ops `op` reads (views,
+  /// constants, index arithmetic), transitively.
+  LogicalResult cloneOperandsOf(Operation *op, OpBuilder &builder, IRMapping &mapping);
+  void copyGlobal(memref::GetGlobalOp getGlobal);
+  /// The vector form of the body of `loop` for `width` neighbouring points at `indices`.
+  void emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width, OpBuilder &builder,
+                      IRMapping &mapping);
+
+  gpu::GPUModuleOp module_;
+  ModuleOp parent_;
+  int64_t blockSize_;
+  int64_t vectorBytes_;
+};
+
+LogicalResult KernelBuilder::cloneOperandsOf(Operation *op, OpBuilder &builder,
+                                             IRMapping &mapping) {
+  llvm::SetVector<Value> used;
+  op->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      used.insert(operand);
+  });
+  for (Value value : used) {
+    if (mapping.contains(value))
+      continue;
+    Operation *producer = value.getDefiningOp();
+    if (!producer) {
+      // Block arguments of the function are mapped; those of nested regions are defined inside.
+      continue;
+    }
+    if (op->isAncestor(producer))
+      continue;
+    if (writesMemory(producer) || producer->getNumRegions() != 0)
+      return op->emitError("a kernel reads a value computed by another kernel phase: ")
+             << *producer;
+    if (failed(cloneOperandsOf(producer, builder, mapping)))
+      return failure();
+    if (auto getGlobal = dyn_cast<memref::GetGlobalOp>(producer))
+      copyGlobal(getGlobal);
+    if (isa<memref::AllocOp, memref::AllocaOp>(producer))
+      return producer->emitError("a CUDA kernel cannot allocate a temporary buffer");
+    builder.clone(*producer, mapping);
+  }
+  return success();
+}
+
+void KernelBuilder::copyGlobal(memref::GetGlobalOp getGlobal) {
+  SymbolTable kernels(module_);
+  if (kernels.lookup(getGlobal.getName()))
+    return;
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(parent_,
+                                                                       getGlobal.getNameAttr());
+  if (!global)
+    return;
+  OpBuilder builder = OpBuilder::atBlockBegin(module_.getBody());
+  builder.clone(*global);
+}
+
+void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width,
+                                   OpBuilder &builder, IRMapping &mapping) {
+  size_t inner = loop.getInductionVars().size() - 1;
+  Value iv = loop.getInductionVars()[inner];
+  for (auto [var, index] : llvm::zip(loop.getInductionVars(), indices))
+    mapping.map(var, index);
+  llvm::DenseMap<Value, Value> vectors; // Scalar value in the loop → its vector of `width` lanes.
+  auto vectorOf = [&](Value scalar) -> Value {
+    if (Value vector = vectors.lookup(scalar))
+      return vector;
+    // Uniform along the loop: the same value in every lane.
+    Value uniform = mapping.lookupOrDefault(scalar);
+    return vector::BroadcastOp::create(builder, scalar.getLoc(),
+                                       VectorType::get({width}, scalar.getType()), uniform);
+  };
+  auto isVarying = [&](ValueRange values) {
+    return llvm::any_of(values, [&](Value v) { return v == iv || vectors.count(v); });
+  };
+  auto alignment = [&](MemRefType type) {
+    return llvm::MaybeAlign(width * type.getElementTypeBitWidth() / 8);
+  };
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    Location loc = op.getLoc();
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (isVarying(load.getIndices())) {
+        SmallVector<Value> at;
+        for (Value index : load.getIndices())
+          at.push_back(mapping.lookupOrDefault(index));
+        auto type = VectorType::get({width}, load.getType());
+        vectors[load.getResult()] = vector::LoadOp::create(
+            builder, loc, type, mapping.lookupOrDefault(load.getMemRef()), at,
+            /*nontemporal=*/false, alignment(load.getMemRefType()));
+        continue;
+      }
+      builder.clone(op, mapping);
+      continue;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      SmallVector<Value> at;
+      for (Value index : store.getIndices())
+        at.push_back(mapping.lookupOrDefault(index));
+      vector::StoreOp::create(builder, loc, vectorOf(store.getValueToStore()),
+                              mapping.lookupOrDefault(store.getMemRef()), at,
+                              /*nontemporal=*/false, alignment(store.getMemRefType()));
+      continue;
+    }
+    if (!isVarying(op.getOperands())) {
+      builder.clone(op, mapping);
+      continue;
+    }
+    // Elementwise arithmetic: the same op on vectors.
+    OperationState state(loc, op.getName());
+    for (Value operand : op.getOperands())
+      state.addOperands(vectorOf(operand));
+    for (Type type : op.getResultTypes())
+      state.addTypes(VectorType::get({width}, type));
+    state.addAttributes(op.getAttrs());
+    Operation *vectorOp = builder.create(state);
+    for (auto [scalar, vector] : llvm::zip(op.getResults(), vectorOp->getResults()))
+      vectors[scalar] = vector;
+  }
+}
+
+LogicalResult KernelBuilder::outline(func::FuncOp function) {
+  MLIRContext *context = function.getContext();
+  Block &body = function.getBody().front();
+  SmallVector<Operation *> phases;
+  for (Operation &op : body.without_terminator())
+    if (writesMemory(&op))
+      phases.push_back(&op);
+
+  SmallVector<Attribute> launches;
+  SymbolTable kernels(module_);
+  for (auto [index, phase] : llvm::enumerate(phases)) {
+    std::string name = (function.getSymName() + "_" + llvm::Twine(index)).str();
+    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module_.getBody());
+    auto kernel = gpu::GPUFuncOp::create(
+        moduleBuilder, phase->getLoc(), name,
+        FunctionType::get(context, function.getArgumentTypes(), {}));
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(context));
+    kernels.insert(kernel);
+    Block &entry = kernel.getBody().front();
+    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+    IRMapping mapping;
+    for (auto [from, to] : llvm::zip(function.getArguments(), entry.getArguments()))
+      mapping.map(from, to);
+    if (failed(cloneOperandsOf(phase, builder, mapping)))
+      return failure();
+
+    Location loc = phase->getLoc();
+    auto indexConstant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(builder, loc, value);
+    };
+    Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+    Value block = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
+    Value blockDim = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x);
+    Value gridDim = gpu::GridDimOp::create(builder, loc, gpu::Dimension::x);
+    Value first = arith::AddIOp::create(builder, loc,
+                                        arith::MulIOp::create(builder, loc, block, blockDim),
+                                        thread);
+    Value stride = arith::MulIOp::create(builder, loc, gridDim, blockDim);
+
+    auto loop = dyn_cast<scf::ParallelOp>(phase);
+    std::optional<IterationSpace> space;
+    if (loop && loop.getNumResults() == 0)
+      space = staticSpace(loop);
+    int64_t workItems = 1;
+    int64_t blockSize = blockSize_;
+    if (space) {
+      // The widest element the body stores sets how many points one vector access holds.
+      int64_t storeBits = 0;
+      loop.getBody()->walk([&](memref::StoreOp store) {
+        storeBits = std::max<int64_t>(storeBits, store.getMemRefType().getElementTypeBitWidth());
+      });
+      int64_t width = storeBits > 0 && vectorBytes_ > 0 ? vectorBytes_ * 8 / storeBits : 1;
+      bool vectorize = isVectorizable(loop, *space, width);
+      if (!vectorize)
+        width = 1;
+      SmallVector<int64_t> counts(space->counts);
+      counts.back() /= width;
+      workItems = 1;
+      for (int64_t count : counts)
+        workItems *= count;
+      auto forLoop = scf::ForOp::create(builder, loc, first, indexConstant(workItems), stride);
+      OpBuilder inside = OpBuilder::atBlockBegin(forLoop.getBody());
+      // The point `i` stands for, outermost first (`width` points along the innermost loop).
+      SmallVector<Value> indices;
+      Value remaining = forLoop.getInductionVar();
+      SmallVector<Value> reversed;
+      for (int64_t d = counts.size() - 1; d >= 0; --d) {
+        Value extent = arith::ConstantIndexOp::create(inside, loc, counts[d]);
+        Value position = d == 0 ? remaining
+                                : arith::RemUIOp::create(inside, loc, remaining, extent).getResult();
+        if (d != 0)
+          remaining = arith::DivUIOp::create(inside, loc, remaining, extent);
+        int64_t scale = space->steps[d] * (d + 1 == static_cast<int64_t>(counts.size()) ? width : 1);
+        Value scaled = arith::MulIOp::create(inside, loc, position,
+                                             arith::ConstantIndexOp::create(inside, loc, scale));
+        reversed.push_back(arith::AddIOp::create(
+            inside, loc, scaled, arith::ConstantIndexOp::create(inside, loc, space->lower[d])));
+      }
+      indices.assign(reversed.rbegin(), reversed.rend());
+      inside.setInsertionPoint(forLoop.getBody()->getTerminator());
+      if (vectorize) {
+        emitVectorBody(loop, indices, width, inside, mapping);
+      } else {
+        for (auto [var, value] : llvm::zip(loop.getInductionVars(), indices))
+          mapping.map(var, value);
+        for (Operation &op : loop.getBody()->without_terminator())
+          inside.clone(op, mapping);
+      }
+      if (workItems < blockSize)
+        blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));
+    } else {
+      // No parallel loop to spread: one thread runs the phase.
+      Value zero = indexConstant(0);
+      Value isFirst = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, first, zero);
+      auto guard = scf::IfOp::create(builder, loc, isFirst, /*withElseRegion=*/false);
+      OpBuilder inside = OpBuilder::atBlockBegin(guard.thenBlock());
+      inside.setInsertionPoint(guard.thenBlock()->getTerminator());
+      inside.clone(*phase, mapping);
+      blockSize = 1;
+    }
+    gpu::ReturnOp::create(builder, loc);
+    Builder b(context);
+    launches.push_back(b.getArrayAttr({b.getStringAttr(name), b.getI64IntegerAttr(blockSize),
+                                       b.getI64IntegerAttr(workItems)}));
+  }
+  function->setAttr(kCudaLaunchesAttr, ArrayAttr::get(context, launches));
+  // The body now lives in the kernels; the function stays as the dispatch's record.
+  function.getBody().getBlocks().clear();
+  function.setPrivate();
+  return success();
+}
+
+struct OutlineCudaKernelsPass : impl::OutlineCudaKernelsPassBase<OutlineCudaKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = module.getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(context));
+    auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kCudaKernelModule);
+    if (!gpuModule) {
+      OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+      gpuModule = gpu::GPUModuleOp::create(builder, module.getLoc(), kCudaKernelModule);
+    }
+    KernelBuilder kernels(gpuModule, module, blockSize, vectorBytes);
+    for (auto function : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (!function->hasAttr(kDispatchAttr) || function.isExternal())
+        continue;
+      if (failed(kernels.outline(function)))
+        return signalPassFailure();
+    }
+    // Globals the kernels copied are no longer read on the host.
+    for (auto global : llvm::make_early_inc_range(module.getOps<memref::GlobalOp>()))
+      if (SymbolTable::symbolKnownUseEmpty(global, module))
+        global.erase();
+  }
+};
+
+} // namespace
+} // namespace kiln
