@@ -145,6 +145,8 @@ private:
   /// constants, index arithmetic), transitively.
   LogicalResult cloneOperandsOf(Operation *op, OpBuilder &builder, IRMapping &mapping);
   void copyGlobal(memref::GetGlobalOp getGlobal);
+  /// Copies into the kernel module the functions `op` calls (math helpers), transitively.
+  void copyCallees(Operation *op);
   /// The vector form of the body of `loop` for `width` neighbouring points at `indices`.
   void emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width, OpBuilder &builder,
                       IRMapping &mapping);
@@ -155,8 +157,25 @@ private:
   int64_t vectorBytes_;
 };
 
+void KernelBuilder::copyCallees(Operation *op) {
+  op->walk([&](func::CallOp call) {
+    SymbolTable kernels(module_);
+    if (kernels.lookup(call.getCallee()))
+      return;
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(parent_,
+                                                                     call.getCalleeAttr());
+    if (!callee || callee.isExternal())
+      return;
+    OpBuilder builder = OpBuilder::atBlockBegin(module_.getBody());
+    Operation *copy = builder.clone(*callee);
+    kernels.insert(copy);
+    copyCallees(copy);
+  });
+}
+
 LogicalResult KernelBuilder::cloneOperandsOf(Operation *op, OpBuilder &builder,
                                              IRMapping &mapping) {
+  copyCallees(op);
   llvm::SetVector<Value> used;
   op->walk([&](Operation *inner) {
     for (Value operand : inner->getOperands())
@@ -261,8 +280,37 @@ void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int
   }
 }
 
+/// Turns each temporary buffer of `function` into a trailing argument, the dispatch's scratch
+/// binding (kernels cannot allocate, and the arena plan gives the buffer a range that only lives
+/// during the dispatch); records their types in `kiln.cuda_scratch`.
+LogicalResult hoistTemporaries(func::FuncOp function) {
+  SmallVector<memref::AllocOp> allocs;
+  function.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  SmallVector<Attribute> types;
+  for (memref::AllocOp alloc : allocs) {
+    MemRefType type = alloc.getType();
+    if (alloc->getParentOp() != function || !isContiguous(type))
+      return alloc.emitError("a CUDA kernel needs a temporary buffer of type ")
+             << type << " that is not a statically shaped top-level allocation";
+    unsigned index = function.getNumArguments();
+    if (failed(function.insertArgument(index, type, {}, alloc.getLoc())))
+      return alloc.emitError("cannot turn the temporary buffer into a binding");
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(function.getArgument(index));
+    alloc.erase();
+    types.push_back(TypeAttr::get(type));
+  }
+  if (!types.empty())
+    function->setAttr(kCudaScratchAttr, ArrayAttr::get(function.getContext(), types));
+  return success();
+}
+
 LogicalResult KernelBuilder::outline(func::FuncOp function) {
   MLIRContext *context = function.getContext();
+  if (failed(hoistTemporaries(function)))
+    return failure();
   Block &body = function.getBody().front();
   SmallVector<Operation *> phases;
   for (Operation &op : body.without_terminator())
@@ -392,10 +440,13 @@ struct OutlineCudaKernelsPass : impl::OutlineCudaKernelsPassBase<OutlineCudaKern
       if (failed(kernels.outline(function)))
         return signalPassFailure();
     }
-    // Globals the kernels copied are no longer read on the host.
+    // Globals and helper functions the kernels copied are no longer used on the host.
     for (auto global : llvm::make_early_inc_range(module.getOps<memref::GlobalOp>()))
       if (SymbolTable::symbolKnownUseEmpty(global, module))
         global.erase();
+    for (auto function : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (!function->hasAttr(kDispatchAttr) && SymbolTable::symbolKnownUseEmpty(function, module))
+        function.erase();
   }
 };
 

@@ -29,6 +29,8 @@ inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count
 /// On a library function declaration: the library call's name (e.g. "onednn.convolution").
 inline constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
 inline constexpr llvm::StringLiteral kCudaLaunchesAttr = "kiln.cuda_launches";
+/// The memref types of the scratch bindings a CUDA dispatch takes after its outputs.
+inline constexpr llvm::StringLiteral kCudaScratchAttr = "kiln.cuda_scratch";
 /// The gpu.module holding every generated CUDA kernel.
 inline constexpr llvm::StringLiteral kCudaKernelModule = "kiln_kernels";
 

@@ -91,7 +91,10 @@ def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp">
     runs on a single thread. Views, constants and index arithmetic the phases read are cloned
     into every kernel that needs them.
 
-    Every kernel takes the dispatch's memref arguments, in order, as bare pointers. The
+    A temporary buffer the dispatch allocates becomes a trailing argument (a scratch binding,
+    listed in `kiln.cuda_scratch`), since kernels cannot allocate: the compiler gives the
+    dispatch's call a result for each, so the arena plan holds them. Every kernel takes the
+    dispatch's memref arguments, in order, as bare pointers. The
     function's `kiln.cuda_launches` lists its kernels as `[name, block size, work items]`; its
     body is left empty.
   }];

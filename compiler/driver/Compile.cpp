@@ -66,6 +66,10 @@ private:
   FailureOr<KernelTable> compileCudaKernels(ModuleOp kernels);
   FailureOr<CodeObjectImage> serializeCudaKernels(ModuleOp kernels, ArrayRef<std::string> archs,
                                                   bool ptx);
+  void addScratchResults(func::FuncOp entry);
+
+  /// CUDA: the scratch buffers (kiln.cuda_scratch) of each dispatch function, as tensor types.
+  llvm::StringMap<SmallVector<Type>> scratch_;
 
   ModuleOp module_;
   const CompileOptions &options_;
@@ -262,9 +266,12 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
     return failure();
   lowerMemRefCopies(kernels);
   if (failed(runPipeline(kernels, "gpu", [](OpPassManager &pm) {
-        addTextual(pm, "func.func(convert-linalg-to-parallel-loops),canonicalize,cse");
+        // Integer powers become calls of generated functions, which the kernels copy.
+        addTextual(pm, "func.func(convert-linalg-to-parallel-loops),convert-math-to-funcs,"
+                       "canonicalize,cse");
         pm.addPass(createOutlineCudaKernelsPass());
-        addTextual(pm, "lower-affine,convert-scf-to-cf,canonicalize,cse,"
+        addTextual(pm, "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+                       "canonicalize,cse,"
                        "gpu.module(convert-vector-to-llvm,convert-gpu-to-nvvm{"
                        "use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
                        "reconcile-unrealized-casts)");
@@ -275,6 +282,12 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
   KernelTable table;
   std::vector<std::string> names;
   for (auto function : kernels.getOps<func::FuncOp>()) {
+    if (auto scratch = function->getAttrOfType<ArrayAttr>(kCudaScratchAttr))
+      for (Attribute type : scratch) {
+        auto memref = cast<MemRefType>(cast<TypeAttr>(type).getValue());
+        scratch_[function.getSymName()].push_back(
+            RankedTensorType::get(memref.getShape(), memref.getElementType()));
+      }
     auto launches = function->getAttrOfType<ArrayAttr>(kCudaLaunchesAttr);
     if (!launches)
       continue;
@@ -309,6 +322,32 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
   ptx->kernels = names;
   table.codeObjects.push_back(std::move(*ptx));
   return table;
+}
+
+/// Gives each call of a dispatch with scratch buffers one more (unused) result per buffer, after
+/// its own, so the memory plan reserves them for the duration of the call; the kernels take them
+/// as bindings after the outputs.
+void Compilation::addScratchResults(func::FuncOp entry) {
+  SmallVector<func::CallOp> calls;
+  entry.walk([&](func::CallOp call) {
+    if (scratch_.count(call.getCallee()))
+      calls.push_back(call);
+  });
+  for (func::CallOp call : calls) {
+    const SmallVector<Type> &extra = scratch_[call.getCallee()];
+    SmallVector<Type> results(call.getResultTypes());
+    results.append(extra.begin(), extra.end());
+    OpBuilder builder(call);
+    auto replacement = func::CallOp::create(builder, call.getLoc(), call.getCalleeAttr(), results,
+                                            call.getOperands());
+    replacement->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+    for (auto [from, to] : llvm::zip(call.getResults(), replacement.getResults()))
+      from.replaceAllUsesWith(to);
+    if (auto callee = module_.lookupSymbol<func::FuncOp>(call.getCalleeAttr()))
+      callee.setFunctionType(
+          FunctionType::get(context_, callee.getArgumentTypes(), results));
+    call.erase();
+  }
 }
 
 FailureOr<std::string> Compilation::run() {
@@ -380,6 +419,7 @@ FailureOr<std::string> Compilation::run() {
                                                             : compileKernels(*kernels);
   if (failed(table))
     return failure();
+  addScratchResults(*entry);
 
   if (options_.onStage)
     options_.onStage("artifact");
