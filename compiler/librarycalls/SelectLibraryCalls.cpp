@@ -217,7 +217,11 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
       classifyAddend(cast<RankedTensorType>(addend.getType()), resultType, plan.biasAxis);
   if (broadcast == Broadcast::None)
     return failure();
-  if (broadcast == Broadcast::BiasAxis && !plan.hasBias && plan.postOps.empty()) {
+  // A rank-1 addend along the bias axis is a bias even where it also covers the whole result
+  // (a gemm's C of shape N with M = 1).
+  bool biasShaped = addendType.getRank() == 1 && plan.biasAxis == resultType.getRank() - 1 &&
+                    addendType.getDimSize(0) == resultType.getDimSize(plan.biasAxis);
+  if ((broadcast == Broadcast::BiasAxis || biasShaped) && !plan.hasBias && plan.postOps.empty()) {
     if (Value bias = asBias(builder, addend, resultType.getDimSize(plan.biasAxis))) {
       plan.operands.push_back(bias);
       plan.hasBias = true;

@@ -1,0 +1,174 @@
+// RUN: kiln-opt --split-input-file --verify-diagnostics --kiln-outline-cuda-kernels %s | FileCheck %s
+
+// The inputs are bufferized dispatch functions after convert-linalg-to-parallel-loops.
+
+// Tests that an elementwise nest whose innermost loop runs along contiguous rows is one
+// grid-stride kernel over 64 x 256 / 4 points, each thread moving 16-byte vectors: loads along
+// the row become vector.load, the bias (indexed by the innermost loop only) too, arithmetic and
+// math act on vector<4xf32>, and the store is a vector.store; every access is 16-byte aligned.
+// The function keeps its signature, loses its body and lists its launch.
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK: func.func private @dispatch_0(memref<64x256xf32>, memref<256xf32>, memref<64x256xf32>)
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["dispatch_0_0", 256, 4096]]
+// CHECK: gpu.module @kiln_kernels
+// CHECK: gpu.func @dispatch_0_0(%[[X:.+]]: memref<64x256xf32>, %[[B:.+]]: memref<256xf32>, %[[OUT:.+]]: memref<64x256xf32>) kernel
+// CHECK-DAG: %[[TID:.+]] = gpu.thread_id x
+// CHECK-DAG: %[[BID:.+]] = gpu.block_id x
+// CHECK-DAG: %[[BDIM:.+]] = gpu.block_dim x
+// CHECK-DAG: %[[GDIM:.+]] = gpu.grid_dim x
+// CHECK: %[[BASE:.+]] = arith.muli %[[BID]], %[[BDIM]]
+// CHECK: %[[FIRST:.+]] = arith.addi %[[BASE]], %[[TID]]
+// CHECK: %[[STRIDE:.+]] = arith.muli %[[GDIM]], %[[BDIM]]
+// CHECK: %[[N:.+]] = arith.constant 4096 : index
+// CHECK: scf.for %[[I:.+]] = %[[FIRST]] to %[[N]] step %[[STRIDE]]
+// CHECK: %[[V:.+]] = vector.load %[[X]][%{{.+}}, %[[COL:.+]]] {alignment = 16 : i64} : memref<64x256xf32>, vector<4xf32>
+// CHECK: %[[W:.+]] = vector.load %[[B]][%[[COL]]] {alignment = 16 : i64} : memref<256xf32>, vector<4xf32>
+// CHECK: %[[S:.+]] = arith.addf %[[V]], %[[W]] : vector<4xf32>
+// CHECK: %[[T:.+]] = math.tanh %[[S]] : vector<4xf32>
+// CHECK: vector.store %[[T]], %[[OUT]][%{{.+}}, %[[COL]]] {alignment = 16 : i64}
+// CHECK: gpu.return
+func.func private @dispatch_0(%x: memref<64x256xf32>, %b: memref<256xf32>, %out: memref<64x256xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c256) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<64x256xf32>
+    %w = memref.load %b[%j] : memref<256xf32>
+    %s = arith.addf %v, %w : f32
+    %t = math.tanh %s : f32
+    memref.store %t, %out[%i, %j] : memref<64x256xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Tests that f16 data moves 8 elements (16 bytes) per access, and that a per-row value (uniform
+// along the innermost loop) is loaded as a scalar and broadcast.
+// CHECK-LABEL: func.func private @dispatch_half
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["dispatch_half_0", 256, 512]]
+// CHECK: gpu.func @dispatch_half_0
+// CHECK: %[[ROW:.+]] = memref.load %{{.+}}[%{{.+}}] : memref<32xf16>
+// CHECK: %[[V:.+]] = vector.load %{{.+}} {alignment = 16 : i64} : memref<32x128xf16>, vector<8xf16>
+// CHECK: %[[SPLAT:.+]] = vector.broadcast %[[ROW]] : f16 to vector<8xf16>
+// CHECK: arith.mulf %[[V]], %[[SPLAT]] : vector<8xf16>
+func.func private @dispatch_half(%x: memref<32x128xf16>, %scale: memref<32xf16>, %out: memref<32x128xf16>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c32, %c128) step (%c1, %c1) {
+    %s = memref.load %scale[%i] : memref<32xf16>
+    %v = memref.load %x[%i, %j] : memref<32x128xf16>
+    %p = arith.mulf %v, %s : f16
+    memref.store %p, %out[%i, %j] : memref<32x128xf16>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Tests that a row reduction is two kernels launched in order (the init, then one thread per
+// row looping over the reduced dimension), that a row of 5 elements is not vectorized, and that a
+// small kernel gets a block of whole warps no larger than its work.
+// CHECK-LABEL: func.func private @dispatch_reduce
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["dispatch_reduce_0", 32, 6], ["dispatch_reduce_1", 32, 6]]
+// CHECK: gpu.func @dispatch_reduce_0
+// CHECK: scf.for
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<6xf32>
+// CHECK: gpu.func @dispatch_reduce_1
+// CHECK: scf.for %[[P:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step
+// CHECK: memref.load %{{.+}} : memref<6x5xf32>
+// CHECK-NOT: vector
+// CHECK: gpu.return
+func.func private @dispatch_reduce(%x: memref<6x5xf32>, %out: memref<6xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c6) step (%c1) {
+    memref.store %zero, %out[%i] : memref<6xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c6) step (%c1) {
+    scf.for %j = %c0 to %c5 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<6x5xf32>
+      %a = memref.load %out[%i] : memref<6xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %out[%i] : memref<6xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Tests that a loop nest without parallel loops (a full reduction) runs on one thread of a
+// one-thread block, guarded by the global thread index.
+// CHECK-LABEL: func.func private @dispatch_scalar
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["dispatch_scalar_0", 1, 1]]
+// CHECK: gpu.func @dispatch_scalar_0
+// CHECK: %[[FIRST:.+]] = arith.addi
+// CHECK: %[[IS0:.+]] = arith.cmpi eq, %[[FIRST]], %{{.+}} : index
+// CHECK: scf.if %[[IS0]]
+// CHECK: scf.for
+func.func private @dispatch_scalar(%x: memref<16xf32>, %out: memref<f32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  scf.for %j = %c0 to %c16 step %c1 {
+    %v = memref.load %x[%j] : memref<16xf32>
+    %a = memref.load %out[] : memref<f32>
+    %s = arith.addf %a, %v : f32
+    memref.store %s, %out[] : memref<f32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a temporary buffer becomes a trailing scratch argument of the function and of every
+// kernel (listed in kiln.cuda_scratch), that the phase writing it and the phase reading it are
+// separate kernels, and that a view of an argument is cloned into the kernel that reads it.
+// CHECK-LABEL: func.func private @dispatch_pad
+// CHECK-SAME: (memref<4x4xf32>, memref<2x6x6xf32>, memref<6x6xf32>)
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["dispatch_pad_0", 64, 36], ["dispatch_pad_1", 32, 16], ["dispatch_pad_2", 96, 72]]
+// CHECK-SAME: kiln.cuda_scratch = [memref<6x6xf32>]
+// CHECK: gpu.func @dispatch_pad_0(%{{.+}}: memref<4x4xf32>, %{{.+}}: memref<2x6x6xf32>, %[[TMP:.+]]: memref<6x6xf32>) kernel
+// CHECK: memref.store %{{.+}}, %[[TMP]]
+// CHECK: gpu.func @dispatch_pad_1(%[[X:.+]]: memref<4x4xf32>, %{{.+}}: memref<2x6x6xf32>, %[[TMP1:.+]]: memref<6x6xf32>) kernel
+// CHECK: %[[INNER:.+]] = memref.subview %[[TMP1]][1, 1] [4, 4] [1, 1]
+// CHECK: memref.store %{{.+}}, %[[INNER]]
+// CHECK: gpu.func @dispatch_pad_2
+func.func private @dispatch_pad(%x: memref<4x4xf32>, %out: memref<2x6x6xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<6x6xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c6, %c6) step (%c1, %c1) {
+    memref.store %zero, %tmp[%i, %j] : memref<6x6xf32>
+    scf.reduce
+  }
+  %inner = memref.subview %tmp[1, 1] [4, 4] [1, 1] : memref<6x6xf32> to memref<4x4xf32, strided<[6, 1], offset: 7>>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c4) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<4x4xf32>
+    memref.store %v, %inner[%i, %j] : memref<4x4xf32, strided<[6, 1], offset: 7>>
+    scf.reduce
+  }
+  scf.parallel (%k, %i, %j) = (%c0, %c0, %c0) to (%c2, %c6, %c6) step (%c1, %c1, %c1) {
+    %v = memref.load %tmp[%i, %j] : memref<6x6xf32>
+    memref.store %v, %out[%k, %i, %j] : memref<2x6x6xf32>
+    scf.reduce
+  }
+  memref.dealloc %tmp : memref<6x6xf32>
+  return
+}
