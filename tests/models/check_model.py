@@ -2,13 +2,18 @@
 """Runs a real model through Kiln and compares every output with PyTorch's, element by element.
 
     /usr/bin/python3 tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
-        [--cache DIR] [--rtol R] [--atol A] [--keep DIR]
+        [--device cpu|cuda] [--compile-only] [--cache DIR] [--rtol R] [--atol A] [--keep DIR]
 
 Exports MODEL with benchmarks/models/export.py (cached), runs
-`kiln run model.onnx --input NAME=@inputs/NAME.npy ... --output-dir OUT` (compiled just in time)
-and checks |kiln - torch| <= atol + rtol * |torch| for every element of every output. Prints, per
-output, the largest absolute and relative errors and the worst element (index, Kiln's and
-PyTorch's values, the bound it broke).
+`kiln run model.onnx --device D --input NAME=@inputs/NAME.npy ... --output-dir OUT` (compiled just
+in time) and checks |kiln - torch| <= atol + rtol * |torch| for every element of every output.
+Prints, per output, the largest absolute and relative errors and the worst element (index, Kiln's
+and PyTorch's values, the bound it broke).
+
+With --compile-only (no GPU needed for --device cuda) it instead compiles the model with
+`kiln compile --target D`, which fails unless ptxas assembles every kernel, and checks with
+`kiln inspect` that the artifact holds a cubin per architecture and the PTX fallback (cuda) and
+the library calls expected of the model (EXPECTED_CALLS).
 
 Tolerances (fp32 everywhere; PyTorch's outputs are the reference):
   resnet50, mobilenetv2   rtol 1e-3, atol 1e-4 (logits of magnitude ~0.1-1; different but exact
@@ -48,6 +53,63 @@ TOLERANCES = {
     "bert": (1e-3, 1e-3),
     "gpt2": (1e-3, 1e-3),
 }
+
+
+# The library calls each model's convolutions and matrix products become, per device.
+EXPECTED_CALLS = {
+    "cuda": {
+        "resnet50": {"cudnn.convolution": 53, "cublaslt.matmul": 1},
+        "mobilenetv2": {"cudnn.convolution": 52, "cublaslt.matmul": 1},
+        # 12 layers x (QKV, QK^T, AV, output, two feed-forward) products; GPT-2 adds the LM head.
+        "bert": {"cublaslt.matmul": 72},
+        "gpt2": {"cublaslt.matmul": 73},
+    },
+    "cpu": {
+        "resnet50": {"onednn.convolution": 53, "onednn.matmul": 1},
+        "mobilenetv2": {"onednn.convolution": 52, "onednn.matmul": 1},
+        "bert": {"onednn.matmul": 72},
+        "gpt2": {"onednn.matmul": 73},
+    },
+}
+GPU_ARCHS = ["sm_80", "sm_90"]
+
+
+def check_compiled(kiln: Path, model: str, device: str, onnx: Path, scratch: Path) -> bool:
+    """Compiles `onnx` for `device` and checks the artifact's code objects and library calls."""
+    artifact = scratch / f"{model}-{device}.kiln"
+    command = [str(kiln), "compile", str(onnx), "-o", str(artifact), "--target", device, "--force"]
+    if device == "cuda":
+        command += ["--gpu-arch", ",".join(GPU_ARCHS)]
+    print("check_model: " + " ".join(command), flush=True)
+    start = time.monotonic()
+    if subprocess.run(command).returncode != 0:
+        return False
+    print(f"check_model: compiled in {time.monotonic() - start:.1f} s")
+    listing = subprocess.run([str(kiln), "inspect", str(artifact)], capture_output=True,
+                             text=True)
+    if listing.returncode != 0:
+        print(listing.stderr)
+        return False
+    lines = listing.stdout.splitlines()
+    ok = True
+    if device == "cuda":
+        objects = [line.split(",")[:2] for line in lines if line.strip().startswith("#")]
+        objects = {(o[0].split()[1], o[1].strip()) for o in objects}
+        wanted = {(arch, "cubin") for arch in GPU_ARCHS} | {(GPU_ARCHS[-1], "PTX")}
+        for target, form in sorted(wanted):
+            found = (target, form) in objects
+            print(f"  {form} for {target}: {'present' if found else 'MISSING'}")
+            ok = ok and found
+    calls = {}
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 3 and fields[1] == "library":
+            calls[fields[2]] = calls.get(fields[2], 0) + 1
+    for name, count in EXPECTED_CALLS[device][model].items():
+        got = calls.get(name, 0)
+        print(f"  {name}: {got} calls, expected {count}")
+        ok = ok and got == count
+    return ok
 
 
 def kiln_subcommands(kiln: Path) -> set:
@@ -94,6 +156,9 @@ def main() -> int:
     parser.add_argument("model", choices=sorted(TOLERANCES))
     parser.add_argument("--kiln", required=True, type=Path, help="the kiln executable")
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--compile-only", action="store_true",
+                        help="compile for --device and check the artifact instead of running")
     parser.add_argument("--cache", type=Path, default=None, help="model cache directory")
     parser.add_argument("--rtol", type=float, default=None)
     parser.add_argument("--atol", type=float, default=None)
@@ -129,7 +194,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kiln-model-") as scratch:
         out = args.keep if args.keep else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
-        command = [str(args.kiln), "run", str(directory / "model.onnx")]
+        if args.compile_only:
+            ok = check_compiled(args.kiln, args.model, args.device, directory / "model.onnx", out)
+            print(f"check_model: {args.model} {'compiles' if ok else 'DOES NOT COMPILE'} for "
+                  f"{args.device} as expected")
+            return 0 if ok else 1
+        command = [str(args.kiln), "run", str(directory / "model.onnx"), "--device", args.device]
         for entry in meta["inputs"]:
             command += ["--input", f"{entry['name']}=@{directory / 'inputs' / (entry['name'] + '.npy')}"]
         command += ["--output-dir", str(out)]

@@ -166,9 +166,32 @@ const char *bufferKindName(kiln_buffer_kind_t kind) {
   return "?";
 }
 
-std::optional<Session> createSession(const Artifact &artifact, uint32_t threads) {
+/// A `--device` argument: "cpu", "cuda" or "cuda:N".
+struct DeviceChoice {
+  std::string kind;
+  uint32_t ordinal = 0;
+};
+
+std::optional<DeviceChoice> parseDevice(const std::string &text) {
+  DeviceChoice choice;
+  llvm::StringRef rest(text);
+  if (rest == "cpu" || rest == "cuda") {
+    choice.kind = rest.str();
+    return choice;
+  }
+  if (rest.consume_front("cuda:") && !rest.empty() && !rest.getAsInteger(10, choice.ordinal)) {
+    choice.kind = "cuda";
+    return choice;
+  }
+  printError("--device '" + text + "' is not one of cpu, cuda, cuda:N");
+  return std::nullopt;
+}
+
+std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
+                                     const DeviceChoice &device) {
   SessionOptions options;
   options.numThreads = threads;
+  options.deviceKind = device.kind == "cuda" ? KILN_DEVICE_KIND_CUDA : KILN_DEVICE_KIND_CPU;
   Result<Session> session = Session::create(artifact, options);
   if (!session.ok()) {
     printError(session.status().message());
@@ -195,6 +218,7 @@ int runCompile(const CompileCommand &command) {
     return kExitUsage;
   CompileSettings settings;
   settings.device = command.target;
+  settings.gpuArchs = command.gpuArchs;
   settings.shapes = command.shapes;
   settings.dumpIrDirectory = command.dumpIrDirectory;
   settings.report = command.report;
@@ -219,11 +243,11 @@ int runRun(const RunCommand &command) {
   std::optional<std::map<std::string, Tensor>> given = readInputFiles(*files);
   if (!given)
     return kExitUsage;
-  if (command.device != "cpu") {
-    printError("--device '" + command.device + "' cannot run yet; use --device cpu");
+  std::optional<DeviceChoice> device = parseDevice(command.device);
+  if (!device)
     return kExitUsage;
-  }
   CompileSettings settings;
+  settings.device = device->kind;
   settings.shapes = command.shapes;
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
@@ -236,7 +260,7 @@ int runRun(const RunCommand &command) {
       arrangeInputs(*artifact, std::move(*given), randomized, command.seed);
   if (!inputs)
     return kExitUsage;
-  std::optional<Session> session = createSession(*artifact, command.threads);
+  std::optional<Session> session = createSession(*artifact, command.threads, *device);
   if (!session)
     return kExitFailure;
   Result<std::vector<Tensor>> outputs = session->run(pointers(*inputs));
@@ -355,10 +379,9 @@ int runInspect(const InspectCommand &command) {
 }
 
 int runBench(const BenchCommand &command) {
-  if (command.device != "cpu") {
-    printError("--device '" + command.device + "' cannot run yet; use --device cpu");
+  std::optional<DeviceChoice> device = parseDevice(command.device);
+  if (!device)
     return kExitUsage;
-  }
   if (command.iterations < 1) {
     printError("--iterations must be at least 1");
     return kExitUsage;
@@ -366,6 +389,7 @@ int runBench(const BenchCommand &command) {
   if (!command.json.empty() && refuseOverwrite(command.json, command.force))
     return kExitUsage;
   CompileSettings settings;
+  settings.device = device->kind;
   settings.shapes = command.shapes;
   settings.batch = command.batch;
   double compileSeconds = 0;
@@ -376,7 +400,7 @@ int runBench(const BenchCommand &command) {
       arrangeInputs(*artifact, {}, /*randomizeMissing=*/true, command.seed);
   if (!inputs)
     return kExitUsage;
-  std::optional<Session> session = createSession(*artifact, command.threads);
+  std::optional<Session> session = createSession(*artifact, command.threads, *device);
   if (!session)
     return kExitFailure;
   std::vector<const Tensor *> feeds = pointers(*inputs);

@@ -19,6 +19,8 @@ struct CompileCommand {
   std::string model;
   std::string output;
   std::string target = "cpu";
+  /// CUDA architectures to assemble cubins for.
+  std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   std::vector<std::string> shapes;
   std::string dumpIrDirectory;
   bool report = false;

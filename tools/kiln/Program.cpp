@@ -239,6 +239,7 @@ std::optional<std::string> compileModel(const std::string &path,
 
   CompileOptions options;
   options.device = settings.device;
+  options.gpuArchs = settings.gpuArchs;
   options.sourceName = path;
   options.dumpIrDirectory = settings.dumpIrDirectory;
   // An ONNX model's --shape bindings were applied by the import.

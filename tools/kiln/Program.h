@@ -32,6 +32,8 @@ std::optional<ModelKind> modelKind(const std::string &path);
 
 struct CompileSettings {
   std::string device = "cpu";
+  /// CUDA architectures to assemble cubins for (CompileOptions::gpuArchs).
+  std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   /// `--shape NAME=DIMS` bindings; '?' keeps a dimension dynamic.
   std::vector<std::string> shapes;
   /// Shapes taken from the inputs a run is given, for the dimensions still dynamic.

@@ -200,6 +200,11 @@ int main(int argc, char **argv) {
   compileApp->add_option("-o,--output", compile.output, "The artifact to write (.kiln)")->required();
   compileApp->add_option("--target", compile.target, "Device to compile for: cpu or cuda")
       ->capture_default_str();
+  compileApp->add_option("--gpu-arch", compile.gpuArchs,
+                         "CUDA architectures to build cubins for, e.g. sm_80,sm_90 (the last "
+                         "one's PTX is kept as the fallback for other GPUs)")
+      ->delimiter(',')
+      ->capture_default_str();
   compileApp->add_option("--shape", compile.shapes,
                          "Bind an input's shape, NAME=1x3x224x224 (dynamic dims must be bound)");
   compileApp->add_flag("--report", compile.report,
@@ -215,7 +220,8 @@ int main(int argc, char **argv) {
   runApp->add_option("model", run.model, "Artifact, ONNX model or graph program")
       ->required()
       ->check(CLI::ExistingFile);
-  runApp->add_option("--device", run.device, "Device to run on")->capture_default_str();
+  runApp->add_option("--device", run.device, "Device to run on: cpu, cuda or cuda:N")
+      ->capture_default_str();
   runApp->add_option("--input", run.inputs,
                      "An input, NAME=@FILE.npy or NAME=@FILE.pb (ONNX TensorProto); with none, "
                      "seeded random inputs");
@@ -241,7 +247,8 @@ int main(int argc, char **argv) {
   benchApp->add_option("model", bench.model, "Artifact, ONNX model or graph program")
       ->required()
       ->check(CLI::ExistingFile);
-  benchApp->add_option("--device", bench.device, "Device to run on")->capture_default_str();
+  benchApp->add_option("--device", bench.device, "Device to run on: cpu, cuda or cuda:N")
+      ->capture_default_str();
   benchApp->add_option("--shape", bench.shapes, "Bind an input's shape, NAME=1x3x224x224");
   benchApp->add_option("--batch", bench.batch,
                        "Bind every dynamic leading (batch) dimension to N");

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Checks Kiln on an NVIDIA GPU in one command: the ONNX conformance suite and the real models with
+# --device cuda against the references, then ResNet-50 benchmarks beside PyTorch eager and
+# torch.compile. The GPU machine has CUDA, cuDNN/cuBLAS (PyTorch's wheels) and PyTorch but no
+# LLVM/MLIR, oneDNN or ONNX libraries, so the check runs from a bundle packed here:
+#
+#   scripts/gpu-check.sh pack [BUNDLE]        here, from a built tree (build/): writes
+#                                             BUNDLE/kiln-gpu.tar.xz (default BUNDLE: .gpu-bundle)
+#                                             with kiln, kiln-conformance, the shared libraries
+#                                             they need that the GPU machine lacks, and the ONNX
+#                                             node tests
+#   scripts/gpu-check.sh run [BUNDLE] [--out DIR] [--device cuda|cpu] [--quick]
+#                                             on the GPU machine, from the repository root:
+#                                             unpacks the bundle, runs every check, writes
+#                                             DIR/gpu-check.json (every figure, the device, date,
+#                                             commit and commands) and DIR/*.log
+#
+# With the device tool: `scripts/gpu-check.sh pack`, then run `bash scripts/gpu-check.sh run
+# --out $OUT` with carry [".gpu-bundle"]. `--device cpu` runs the same checks on the host CPU
+# (a dry run of the script on a machine without a GPU); --quick skips BERT, GPT-2 and the
+# torch.compile peers. Everything finishes in about 10 minutes on an H100.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+command="${1:-}"
+shift || true
+
+say() { echo "gpu-check: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+pack() {
+  local bundle="${1:-$root/.gpu-bundle}" build="$root/build"
+  [[ -x "$build/bin/kiln" && -x "$build/bin/kiln-conformance" ]] ||
+    die "no built tree at $build (run scripts/test.sh or ninja -C build first)"
+  local stage
+  stage="$(mktemp -d)"
+  trap 'rm -rf "$stage"' RETURN
+  mkdir -p "$stage/kiln/bin" "$stage/kiln/lib" "$stage/kiln/data"
+  cp "$build/bin/kiln" "$build/bin/kiln-conformance" "$stage/kiln/bin/"
+  # Every shared library the tools load except the C runtime and the CUDA libraries, which the
+  # GPU machine has (the CUDA toolkit, and cuDNN/cuBLAS/NCCL from PyTorch's wheels).
+  ldd "$build/bin/kiln" "$build/bin/kiln-conformance" | awk '/=> \//{print $3}' | sort -u |
+    while read -r lib; do
+      case "$(basename "$lib")" in
+        libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
+        libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libnccl.so*|libnvrtc*|libnvJitLink*) ;;
+        *) cp -L "$lib" "$stage/kiln/lib/" ;;
+      esac
+    done
+  cp -r /usr/share/libonnx-testdata/data/node "$stage/kiln/data/node"
+  git -C "$root" rev-parse HEAD > "$stage/kiln/commit" 2>/dev/null || echo unknown > "$stage/kiln/commit"
+  mkdir -p "$bundle"
+  say "packing $(du -sh "$stage/kiln" | cut -f1) into $bundle/kiln-gpu.tar.xz"
+  tar -C "$stage" -cf - kiln | xz -T0 -6 > "$bundle/kiln-gpu.tar.xz"
+  local size
+  size=$(stat -c %s "$bundle/kiln-gpu.tar.xz")
+  say "bundle: $((size / 1048576)) MiB"
+  ((size < 60 * 1048576)) || die "the bundle is over 60 MiB; the device tool carries 64 MiB"
+}
+
+# The folders of the CUDA libraries PyTorch's wheels ship (cuDNN, cuBLAS, NCCL, the runtime).
+wheel_library_path() {
+  python3 - <<'EOF' 2>/dev/null || true
+import importlib, os
+dirs = []
+for name in ("nvidia.cudnn", "nvidia.cublas", "nvidia.nccl", "nvidia.cuda_runtime", "nvidia.cu13"):
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        continue
+    for base in list(getattr(module, "__path__", [])):
+        lib = os.path.join(base, "lib")
+        if os.path.isdir(lib):
+            dirs.append(lib)
+print(":".join(dirs))
+EOF
+}
+
+run() {
+  local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0
+  while (($#)); do
+    case "$1" in
+      --out) out="$2"; shift 2 ;;
+      --device) device="$2"; shift 2 ;;
+      --quick) quick=1; shift ;;
+      -*) die "unknown option $1" ;;
+      *) bundle="$1"; shift ;;
+    esac
+  done
+  [[ -f "$bundle/kiln-gpu.tar.xz" ]] || die "no bundle at $bundle (scripts/gpu-check.sh pack)"
+  mkdir -p "$out"
+  local work="${TMPDIR:-/tmp}/kiln-gpu-check"
+  rm -rf "$work" && mkdir -p "$work"
+  tar -C "$work" -xJf "$bundle/kiln-gpu.tar.xz"
+  local kiln_dir="$work/kiln"
+  export LD_LIBRARY_PATH="$kiln_dir/lib:$(wheel_library_path):/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  local kiln="$kiln_dir/bin/kiln" conformance="$kiln_dir/bin/kiln-conformance"
+  "$kiln" --version >/dev/null || die "the bundled kiln does not start (missing libraries?)"
+  local python="${KILN_PYTHON:-python3}"
+  local started=$SECONDS
+  local models="resnet50 mobilenetv2 bert gpt2"
+  ((quick)) && models="resnet50 mobilenetv2"
+
+  say "device: $( (nvidia-smi -L 2>/dev/null || echo "no nvidia-smi") | head -1)"
+  # 1. The ONNX node tests, compiled for the device and compared with their reference outputs.
+  say "conformance on $device"
+  "$conformance" --data "$kiln_dir/data/node" --device "$device" -j "$(nproc)" --quiet \
+    --json "$out/conformance-$device.json" > "$out/conformance-$device.log" 2>&1 || true
+  tail -1 "$out/conformance-$device.log" >&2
+
+  # 2. The real models, exported here by PyTorch and compared with PyTorch's outputs.
+  local cache="$work/models"
+  for model in $models; do
+    say "model $model on $device"
+    "$python" "$root/benchmarks/models/export.py" "$model" --cache "$cache" > "$out/export-$model.log" 2>&1 ||
+      { say "export of $model failed (see export-$model.log)"; continue; }
+    "$python" "$root/tests/models/check_model.py" "$model" --kiln "$kiln" --device "$device" \
+      --cache "$cache" > "$out/model-$model-$device.log" 2>&1 || true
+    tail -1 "$out/model-$model-$device.log" >&2
+  done
+
+  # 3. ResNet-50 at batch 1 and 32 (and 256) beside PyTorch eager and torch.compile.
+  local modes="eager,compile"
+  ((quick)) && modes="eager"
+  for batch in 1 32 256; do
+    "$python" "$root/benchmarks/models/export.py" resnet50 --batch "$batch" --cache "$cache" \
+      > "$out/export-resnet50-b$batch.log" 2>&1 || { say "export at batch $batch failed"; continue; }
+    local dir="$cache/resnet50-b$batch"
+    say "bench resnet50 batch $batch: kiln on $device"
+    "$kiln" bench "$dir/model.onnx" --device "$device" --warmup 10 --iterations 50 --max-seconds 30 \
+      --json "$out/kiln-resnet50-b$batch-$device.json" --force > "$out/kiln-bench-b$batch.log" 2>&1 ||
+      say "kiln bench failed at batch $batch (see kiln-bench-b$batch.log)"
+    if [[ "$device" == cuda ]]; then
+      say "bench resnet50 batch $batch: PyTorch $modes"
+      "$python" "$root/benchmarks/runners/torch_cuda.py" "$dir" --modes "$modes" --dtypes fp32,fp16 \
+        --json "$out/torch-resnet50-b$batch.json" > "$out/torch-b$batch.log" 2>&1 ||
+        say "the PyTorch peers failed at batch $batch (see torch-b$batch.log)"
+    fi
+  done
+
+  # Everything in one JSON.
+  "$python" - "$out" "$device" "$(cat "$kiln_dir/commit")" "$((SECONDS - started))" <<'EOF'
+import datetime, glob, json, os, subprocess, sys
+out, device, commit, seconds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+name = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                      capture_output=True, text=True).stdout.strip() if device == "cuda" else "cpu"
+summary = {
+    "device": name, "date": datetime.date.today().isoformat(), "commit": commit,
+    "command": "scripts/gpu-check.sh run --device " + device, "seconds": seconds,
+    "conformance": {k: v for k, v in (load(f"{out}/conformance-{device}.json") or {}).items()
+                    if k in ("passed", "failed", "skipped", "total", "seconds")},
+    "models": {},
+    "kiln_bench": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/kiln-*.json"))},
+    "torch": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/torch-*.json"))},
+}
+for log in sorted(glob.glob(f"{out}/model-*.log")):
+    lines = open(log).read().splitlines()
+    summary["models"][os.path.basename(log)[:-4]] = lines[-1] if lines else ""
+with open(f"{out}/gpu-check.json", "w") as f:
+    json.dump(summary, f, indent=1)
+print(json.dumps({k: summary[k] for k in ("device", "conformance", "models")}, indent=1))
+EOF
+  say "done in $((SECONDS - started)) s; results in $out/gpu-check.json"
+}
+
+case "$command" in
+  pack) pack "$@" ;;
+  run) run "$@" ;;
+  *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
