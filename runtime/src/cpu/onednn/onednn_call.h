@@ -1,8 +1,9 @@
 //===- onednn_call.h - Reading oneDNN library calls and their epilogues -*- C++ -*-===//
 //
 // What the convolution and matmul kernels share: typed access to a LibraryCall's bindings and
-// parameters with errors that name the call, the post-op epilogue (onednn_kernels.h documents its
-// encoding), and the execution of a primitive with per-run streams and scratchpads.
+// parameters with errors that name the call (runtime/src/library_call_view.h), the post-op
+// epilogue (onednn_kernels.h documents its encoding), and the execution of a primitive with
+// per-run streams and scratchpads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,55 +21,17 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/src/cpu/library_call.h"
+#include "runtime/src/library_call_view.h"
 
 namespace kiln::runtime::cpu::onednn {
 
 /// The process-wide CPU engine (oneDNN engines are thread-safe).
 const dnnl::engine& cpuEngine();
 
-/// A binding as the kernels see it: where it lives and its static dims.
-struct BindingInfo {
-  kiln::artifact::BufferKind kind = kiln::artifact::BufferKind::Arena;
-  uint64_t offset = 0;
-  std::vector<int64_t> dims;
-};
-
-/// One LibraryCall with its parameters indexed by key. Every accessor returns INVALID_ARGUMENT
-/// naming the call (its name and description) and the offending binding or parameter.
-class CallView {
- public:
-  /// Indexes `call`; fails on a missing binding table, duplicate keys or a non-f32 binding.
-  static Status create(const kiln::artifact::LibraryCall& call, CallView* out);
-
-  /// "library call 'onednn.convolution' (description)", for messages.
-  const std::string& label() const { return label_; }
-  const std::string& name() const { return name_; }
-  const std::vector<BindingInfo>& bindings() const { return bindings_; }
-
-  /// An INVALID_ARGUMENT status "<label>: <message>".
-  Status invalid(const std::string& message) const;
-
-  /// The int parameter `key` with exactly `count` values (any count when count < 0); `fallback`
-  /// when absent (an error when absent and fallback is null).
-  Status ints(const std::string& key, int count, const std::vector<int64_t>* fallback,
-              std::vector<int64_t>* out) const;
-  /// A single int parameter with a default.
-  Status intScalar(const std::string& key, int64_t fallback, int64_t* out) const;
-  /// String and float parameters; empty when absent.
-  std::vector<std::string> strings(const std::string& key) const;
-  std::vector<float> floats(const std::string& key) const;
-
-  /// Fails for a parameter key not in `known`, so that a misspelled key is not silently ignored.
-  Status checkKeys(const std::vector<std::string>& known) const;
-
- private:
-  std::string name_;
-  std::string label_;
-  std::vector<BindingInfo> bindings_;
-  std::unordered_map<std::string, std::vector<int64_t>> ints_;
-  std::unordered_map<std::string, std::vector<float>> floats_;
-  std::unordered_map<std::string, std::vector<std::string>> strings_;
-};
+/// A binding as the kernels see it, and a call with its parameters indexed by key
+/// (runtime/src/library_call_view.h, shared with the CUDA device's library calls).
+using BindingInfo = LibraryCallBinding;
+using CallView = LibraryCallView;
 
 /// A oneDNN memory layout passed between calls (LibraryCallKernel::nativeLayout).
 class Layout : public ActivationLayout {

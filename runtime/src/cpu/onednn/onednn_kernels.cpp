@@ -11,7 +11,8 @@ namespace kiln::runtime::cpu {
 Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out) {
   onednn::CallView view;
-  Status status = onednn::CallView::create(call, &view);
+  Status status = onednn::CallView::create(call, {KILN_ELEMENT_TYPE_F32},
+                                           "oneDNN calls take f32 tensors only", &view);
   if (!status.ok()) return status;
   if (view.name() == "onednn.convolution") return createOneDnnConvolution(view, constants, out);
   if (view.name() == "onednn.matmul") return createOneDnnMatmul(view, constants, out);

@@ -1,0 +1,193 @@
+//===- cuda_library_call.cpp - Library calls of the CUDA device -----------===//
+//
+// Routes each call to its library by name and reads what the two calls share: one element type,
+// allow_tf32, the binding count and the post-op epilogue, which both libraries fuse only in the
+// form [linear] [add] [relu | gelu] (cuda_library_call.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/cuda/cuda_library_call.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "runtime/src/cuda/cuda_library_problem.h"
+#include "runtime/src/element_type.h"
+
+namespace kiln::runtime::cuda {
+namespace {
+
+constexpr const char* kMatmulName = "cublaslt.matmul";
+constexpr const char* kConvolutionName = "cudnn.convolution";
+
+Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out) {
+  return LibraryCallView::create(call,
+                                 {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_F16,
+                                  KILN_ELEMENT_TYPE_BF16},
+                                 "CUDA library calls take f32, f16 or bf16 tensors", out);
+}
+
+Status unknownCall(const LibraryCallView& view) {
+  return Status(KILN_STATUS_UNIMPLEMENTED,
+                view.label() + " is not available on the cuda device (it runs '" + kMatmulName +
+                    "' and '" + kConvolutionName + "')");
+}
+
+}  // namespace
+
+uint32_t assumedAlignment(const LibraryCallBinding& binding) {
+  constexpr uint64_t kAllocationAlignment = 256;
+  if (binding.kind == kiln::artifact::BufferKind::Input ||
+      binding.kind == kiln::artifact::BufferKind::Output)
+    return 16;
+  if (binding.offset == 0) return kAllocationAlignment;
+  uint64_t lowest_bit = binding.offset & (~binding.offset + 1);
+  return static_cast<uint32_t>(std::min(lowest_bit, kAllocationAlignment));
+}
+
+Status checkAlignments(const CudaCallCommon& common, void* const* buffers) {
+  for (size_t i = 0; i < common.alignments.size(); ++i) {
+    auto address = reinterpret_cast<uintptr_t>(buffers[i]);
+    if (address % common.alignments[i] != 0) {
+      std::ostringstream text;
+      text << common.label << ": binding " << i << " is at address 0x" << std::hex << address
+           << std::dec << ", which is not " << common.alignments[i]
+           << "-byte aligned as the call was prepared for";
+      return Status(KILN_STATUS_INVALID_ARGUMENT, text.str());
+    }
+  }
+  return Status();
+}
+
+Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shape,
+                          CudaCallCommon* out) {
+  const std::vector<LibraryCallBinding>& bindings = view.bindings();
+  CudaCallCommon common;
+  common.label = view.label();
+
+  // The libraries take one data type for the operands and the result here (cuBLASLt's mixed
+  // A/B/C/D types and cuDNN's mixed graphs are not worth their restrictions for inference).
+  if (bindings.empty()) return view.invalid("has no bindings");
+  common.element_type = bindings[0].element_type;
+  for (size_t i = 1; i < bindings.size(); ++i)
+    if (bindings[i].element_type != common.element_type)
+      return view.invalid("binding " + std::to_string(i) + " is " +
+                          describeElementType(bindings[i].element_type) + " but binding 0 is " +
+                          describeElementType(common.element_type) +
+                          "; every binding of a CUDA library call has the same element type");
+
+  int64_t allow_tf32 = 0;
+  Status status = view.intScalar("allow_tf32", 0, &allow_tf32);
+  if (!status.ok()) return status;
+  if (allow_tf32 != 0 && allow_tf32 != 1) return view.invalid("allow_tf32 must be 0 or 1");
+  common.allow_tf32 = allow_tf32 == 1;
+
+  std::vector<std::string> kinds = view.strings("post_ops");
+  std::vector<float> args = view.floats("post_op_args");
+  int adds = static_cast<int>(std::count(kinds.begin(), kinds.end(), "add"));
+  int bias_count = static_cast<int>(bindings.size()) - 3 - adds;
+  if (bias_count != 0 && bias_count != 1)
+    return view.invalid("has " + std::to_string(bindings.size()) + " bindings; expected " +
+                        shape.operands + ", an optional bias, " + std::to_string(adds) +
+                        " 'add' post-op operand(s) and the result");
+  common.result_binding = static_cast<int>(bindings.size()) - 1;
+  CudaEpilogue& epilogue = common.epilogue;
+  if (bias_count == 1) epilogue.bias_binding = 2;
+  if (adds > 0) epilogue.addend_binding = 2 + bias_count;
+
+  // Both libraries apply their epilogue in one fixed order, so the post-ops must already be in
+  // it: the product's scale first, then the addend, then the activation.
+  size_t next_arg = 0;
+  bool seen_add = false;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const std::string& kind = kinds[i];
+    std::string where = "post-op " + std::to_string(i) + " ('" + kind + "')";
+    if (epilogue.activation != Activation::kNone)
+      return view.invalid(where + " follows the activation; relu and gelu must come last");
+    if (kind == "linear") {
+      if (!shape.matmul)
+        return view.unimplemented(where + " is not fused by cuDNN convolutions");
+      if (i != 0)
+        return view.invalid(where + " must come first: it scales the product (cuBLASLt's alpha)");
+      if (next_arg + 2 > args.size())
+        return view.invalid(where + " needs 2 values of 'post_op_args', which has " +
+                            std::to_string(args.size()) + " in all");
+      if (args[next_arg + 1] != 0.0f)
+        return view.invalid(where + " has shift " + std::to_string(args[next_arg + 1]) +
+                            "; cuBLASLt's alpha scales without a shift (expected 0)");
+      if (epilogue.bias_binding >= 0)
+        return view.invalid(where + " cannot be fused with a bias: cuBLASLt's alpha scales the "
+                            "product but not the bias");
+      epilogue.alpha = args[next_arg];
+      next_arg += 2;
+    } else if (kind == "add") {
+      if (seen_add)
+        return view.invalid(where + " is a second 'add'; the libraries fuse one addend");
+      seen_add = true;
+    } else if (kind == "relu") {
+      epilogue.activation = Activation::kRelu;
+    } else if (kind == "gelu") {
+      if (!shape.matmul)
+        return view.unimplemented(where + " is not fused by cuDNN convolutions (relu is)");
+      epilogue.activation = Activation::kGelu;
+    } else if (kind == "clip") {
+      return view.unimplemented(where + " is not fused by the CUDA library calls (the CPU's "
+                                "oneDNN calls take it)");
+    } else {
+      return view.invalid("post-op " + std::to_string(i) + " is '" + kind +
+                          "'; expected linear, add, relu or gelu");
+    }
+  }
+  if (next_arg != args.size())
+    return view.invalid("'post_op_args' has " + std::to_string(args.size()) +
+                        " values, the post-ops use " + std::to_string(next_arg));
+  if (epilogue.addend_binding >= 0 &&
+      bindings[epilogue.addend_binding].dims != bindings.back().dims)
+    return view.invalid("the 'add' operand (" + formatTypeDims(bindings[epilogue.addend_binding].dims) +
+                        ") must have the result's dims (" + formatTypeDims(bindings.back().dims) +
+                        ")");
+
+  for (const LibraryCallBinding& binding : bindings)
+    common.alignments.push_back(assumedAlignment(binding));
+  *out = std::move(common);
+  return Status();
+}
+
+Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call) {
+  LibraryCallView view;
+  Status status = createView(call, &view);
+  if (!status.ok()) return status;
+  if (view.name() == kMatmulName) {
+    MatmulProblem problem;
+    return readMatmulProblem(view, &problem);
+  }
+  if (view.name() == kConvolutionName) {
+    ConvolutionProblem problem;
+    return readConvolutionProblem(view, &problem);
+  }
+  return unknownCall(view);
+}
+
+Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
+                             const CudaLibraryContext& context,
+                             std::unique_ptr<CudaLibraryCall>* out) {
+  LibraryCallView view;
+  Status status = createView(call, &view);
+  if (!status.ok()) return status;
+  if (view.name() == kMatmulName) {
+    MatmulProblem problem;
+    if (!(status = readMatmulProblem(view, &problem)).ok()) return status;
+    return createCublasLtMatmul(problem, context, out);
+  }
+  if (view.name() == kConvolutionName) {
+    ConvolutionProblem problem;
+    if (!(status = readConvolutionProblem(view, &problem)).ok()) return status;
+    return createCudnnConvolution(problem, context, out);
+  }
+  return unknownCall(view);
+}
+
+}  // namespace kiln::runtime::cuda

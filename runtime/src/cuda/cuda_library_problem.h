@@ -1,0 +1,151 @@
+//===- cuda_library_problem.h - The problems the CUDA library calls solve -*- C++ -*-===//
+//
+// Between cuda_library_call.cpp, which reads a LibraryCall (bindings, parameters, the post-op
+// epilogue; cuda_library_call.h documents the encoding), and the two files that hand the result
+// to a library: cublaslt_matmul.cpp and cudnn_convolution.cpp. A problem is everything a library
+// needs to know about a call, checked, with no GPU involved; preparing it is the libraries' part.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_CUDA_CUDA_LIBRARY_PROBLEM_H_
+#define KILN_RUNTIME_SRC_CUDA_CUDA_LIBRARY_PROBLEM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/src/cuda/cuda_library_call.h"
+#include "runtime/src/library_call_view.h"
+
+namespace kiln::runtime::cuda {
+
+/// The activation that ends an epilogue.
+enum class Activation { kNone, kRelu, kGelu };
+
+/// The fused epilogue of a call: result = activation(alpha * product + bias + addend).
+struct CudaEpilogue {
+  /// From a leading "linear" post-op (matmul only; never with a bias).
+  float alpha = 1.0f;
+  /// The binding index of the bias and of the "add" operand, or -1 when absent.
+  int bias_binding = -1;
+  int addend_binding = -1;
+  Activation activation = Activation::kNone;
+};
+
+/// What both calls read the same way.
+struct CudaCallCommon {
+  /// "library call 'cublaslt.matmul' (description)", for messages.
+  std::string label;
+  /// The element type of every binding: f32, f16 or bf16.
+  kiln_element_type_t element_type = KILN_ELEMENT_TYPE_F32;
+  /// f32 only: whether tensor cores may round the operands to tf32.
+  bool allow_tf32 = false;
+  CudaEpilogue epilogue;
+  /// The last binding.
+  int result_binding = 0;
+  /// The byte alignment each binding's address is assumed to have (see assumedAlignment); the
+  /// libraries choose kernels for it and enqueue checks it.
+  std::vector<uint32_t> alignments;
+};
+
+/// How a call names its operands and which post-ops its library fuses.
+struct CudaCallShape {
+  /// "a, b" or "x, w", for the binding-count message.
+  const char* operands;
+  /// Whether "linear" and "gelu" are taken (cuBLASLt's alpha and GELU epilogue).
+  bool matmul;
+};
+
+/// Reads what both calls share: the element types (one for every binding), allow_tf32, the
+/// binding count and the post-op epilogue. The call's own keys are checked by the caller.
+Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shape,
+                          CudaCallCommon* out);
+
+/// The byte alignment the address of `binding` is assumed to have: arena and constant buffers are
+/// cudaMalloc allocations (256-byte aligned) plus the binding's offset; inputs and outputs are
+/// the caller's, assumed 16-byte aligned (what vectorized loads and TMA need).
+uint32_t assumedAlignment(const LibraryCallBinding& binding);
+
+/// Fails naming the call and the binding when an address of `buffers` is less aligned than
+/// `common.alignments` assumed (the chosen kernels would fault or compute garbage).
+Status checkAlignments(const CudaCallCommon& common, void* const* buffers);
+
+/// A cublaslt.matmul: D = epilogue(op(A) op(B)), all row-major, batched over `batch`.
+struct MatmulProblem {
+  CudaCallCommon common;
+  bool trans_a = false, trans_b = false;
+  /// The product's sizes; with a batched `a` against an unbatched `b`, the batch is folded into
+  /// m (row-major [batch.., m, k] is [batch * m, k]) and batch is 1.
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  /// Elements between consecutive batch entries of a and b; 0 broadcasts one matrix to all.
+  int64_t a_batch_stride = 0, b_batch_stride = 0;
+};
+
+/// A cudnn.convolution over NCHW (NCDHW) row-major buffers. A 1-D convolution is described to
+/// cuDNN as 2-D with a unit height, so the dims here have rank 4 or 5.
+struct ConvolutionProblem {
+  CudaCallCommon common;
+  std::vector<int64_t> x_dims, w_dims, y_dims;
+  /// One entry per spatial dimension (2 or 3); dilations count from 1.
+  std::vector<int64_t> strides, dilations, pads_begin, pads_end;
+  int64_t groups = 1;
+};
+
+/// One algorithm that the legacy cuDNN API's heuristics (cudnnGetConvolutionForwardAlgorithm_v7)
+/// propose for a convolution, in their order.
+struct LegacyAlgorithmCandidate {
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  size_t workspace = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+/// How the legacy path (cudnn_convolution.cpp) computes the epilogue.
+enum class LegacyEpilogue {
+  /// cudnnConvolutionBiasActivationForward: conv, bias, addend and ReLU in one call. Without ReLU
+  /// its identity activation runs with IMPLICIT_PRECOMP_GEMM only.
+  kBiasActivation,
+  /// cudnnConvolutionForward, then one cudnnAddTensor each for the bias and the addend; never
+  /// with ReLU.
+  kSeparate,
+};
+
+/// An algorithm of the legacy API with the math type to set and the way to run the epilogue.
+struct LegacyConvolutionChoice {
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  LegacyEpilogue epilogue = LegacyEpilogue::kBiasActivation;
+};
+
+/// UNIMPLEMENTED naming the call and the reason when the legacy cuDNN API cannot express
+/// `problem`: asymmetric pads (it pads both ends alike), or sizes beyond its int dims and strides.
+Status checkLegacyConvolution(const ConvolutionProblem& problem);
+
+/// The math type the legacy convolution descriptor is given for `problem`: FMA for f32 without
+/// allow_tf32 (cuDNN's default math may use tf32 tensor cores), tensor ops otherwise.
+cudnnMathType_t legacyMathType(const ConvolutionProblem& problem);
+
+/// The legacy choices for `problem`, best first, from the heuristics' `candidates`: those that
+/// succeeded, fit `max_workspace` bytes and compute in the numerics the call allows. With ReLU,
+/// each runs as kBiasActivation; without, IMPLICIT_PRECOMP_GEMM as kBiasActivation (one pass
+/// over y) comes first when there is a bias or addend, then every candidate as kSeparate.
+std::vector<LegacyConvolutionChoice> rankLegacyChoices(
+    const ConvolutionProblem& problem, const std::vector<LegacyAlgorithmCandidate>& candidates,
+    size_t max_workspace);
+
+/// Read and check each call (cublaslt_matmul.cpp, cudnn_convolution.cpp).
+Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out);
+Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* out);
+
+/// Prepare each call on `context`'s device.
+Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryContext& context,
+                            std::unique_ptr<CudaLibraryCall>* out);
+Status createCudnnConvolution(const ConvolutionProblem& problem,
+                              const CudaLibraryContext& context,
+                              std::unique_ptr<CudaLibraryCall>* out);
+
+}  // namespace kiln::runtime::cuda
+
+#endif  // KILN_RUNTIME_SRC_CUDA_CUDA_LIBRARY_PROBLEM_H_

@@ -1,0 +1,153 @@
+//===- library_call_view.cpp - Reading a LibraryCall's bindings and parameters ---===//
+
+#include "runtime/src/library_call_view.h"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+#include "runtime/src/element_type.h"
+
+namespace kiln::runtime {
+
+std::string formatTypeDims(const std::vector<int64_t>& dims) {
+  std::ostringstream text;
+  for (size_t i = 0; i < dims.size(); ++i) text << (i ? "x" : "") << dims[i];
+  return dims.empty() ? "scalar" : text.str();
+}
+
+Status LibraryCallView::create(const kiln::artifact::LibraryCall& call,
+                               const std::vector<kiln_element_type_t>& element_types,
+                               const std::string& element_types_text, LibraryCallView* out) {
+  LibraryCallView view;
+  view.name_ = call.name() ? call.name()->str() : std::string();
+  view.label_ = "library call '" + view.name_ + "'";
+  if (call.description() && call.description()->size() > 0)
+    view.label_ += " (" + call.description()->str() + ")";
+  if (!call.bindings()) return view.invalid("has no bindings");
+  for (flatbuffers::uoffset_t i = 0; i < call.bindings()->size(); ++i) {
+    const kiln::artifact::Binding* binding = call.bindings()->Get(i);
+    if (!binding || !binding->buffer() || !binding->type())
+      return view.invalid("binding " + std::to_string(i) + " lacks its buffer or type");
+    auto element_type = static_cast<kiln_element_type_t>(binding->type()->element_type());
+    if (std::find(element_types.begin(), element_types.end(), element_type) ==
+        element_types.end())
+      return view.invalid("binding " + std::to_string(i) + " has element type " +
+                          std::to_string(binding->type()->element_type()) + "; " +
+                          element_types_text);
+    LibraryCallBinding info;
+    info.kind = binding->buffer()->kind();
+    info.offset = binding->buffer()->offset();
+    info.element_type = element_type;
+    uint64_t elements = 1;
+    if (binding->type()->dims()) {
+      for (int64_t dim : *binding->type()->dims()) {
+        if (dim <= 0 || dim > (int64_t{1} << 40))
+          return view.invalid("binding " + std::to_string(i) + " has dimension " +
+                              std::to_string(dim) + "; expected a static size >= 1");
+        info.dims.push_back(dim);
+        elements *= static_cast<uint64_t>(dim);
+        if (elements > (uint64_t{1} << 48))
+          return view.invalid("binding " + std::to_string(i) + " is too large");
+      }
+    }
+    uint64_t bytes = elements * kiln_element_type_size(element_type);
+    if (binding->buffer()->size() < bytes)
+      return view.invalid("binding " + std::to_string(i) + " of type " + formatTypeDims(info.dims) +
+                          "x" + describeElementType(element_type) + " needs " +
+                          std::to_string(bytes) + " bytes, its buffer has " +
+                          std::to_string(binding->buffer()->size()));
+    view.bindings_.push_back(std::move(info));
+  }
+
+  auto duplicate = [&](const std::string& key) {
+    return view.invalid("repeats parameter '" + key + "'");
+  };
+  if (call.int_params()) {
+    for (const kiln::artifact::IntParam* param : *call.int_params()) {
+      std::vector<int64_t> values;
+      if (param->values()) values.assign(param->values()->begin(), param->values()->end());
+      if (!view.ints_.emplace(param->key()->str(), std::move(values)).second)
+        return duplicate(param->key()->str());
+    }
+  }
+  if (call.float_params()) {
+    for (const kiln::artifact::FloatParam* param : *call.float_params()) {
+      std::vector<float> values;
+      if (param->values()) values.assign(param->values()->begin(), param->values()->end());
+      if (!view.floats_.emplace(param->key()->str(), std::move(values)).second)
+        return duplicate(param->key()->str());
+    }
+  }
+  if (call.string_params()) {
+    for (const kiln::artifact::StringParam* param : *call.string_params()) {
+      std::vector<std::string> values;
+      if (param->values())
+        for (const flatbuffers::String* value : *param->values())
+          values.push_back(value ? value->str() : std::string());
+      if (!view.strings_.emplace(param->key()->str(), std::move(values)).second)
+        return duplicate(param->key()->str());
+    }
+  }
+  *out = std::move(view);
+  return Status();
+}
+
+Status LibraryCallView::invalid(const std::string& message) const {
+  return Status(KILN_STATUS_INVALID_ARGUMENT, label_ + ": " + message);
+}
+
+Status LibraryCallView::unimplemented(const std::string& message) const {
+  return Status(KILN_STATUS_UNIMPLEMENTED, label_ + ": " + message);
+}
+
+Status LibraryCallView::ints(const std::string& key, int count,
+                             const std::vector<int64_t>* fallback,
+                             std::vector<int64_t>* out) const {
+  auto it = ints_.find(key);
+  if (it == ints_.end()) {
+    if (!fallback) return invalid("lacks the int parameter '" + key + "'");
+    *out = *fallback;
+    return Status();
+  }
+  if (count >= 0 && it->second.size() != static_cast<size_t>(count))
+    return invalid("parameter '" + key + "' has " + std::to_string(it->second.size()) +
+                   " values, expected " + std::to_string(count));
+  *out = it->second;
+  return Status();
+}
+
+Status LibraryCallView::intScalar(const std::string& key, int64_t fallback, int64_t* out) const {
+  std::vector<int64_t> values;
+  std::vector<int64_t> defaults{fallback};
+  Status status = ints(key, 1, &defaults, &values);
+  if (!status.ok()) return status;
+  *out = values[0];
+  return Status();
+}
+
+std::vector<std::string> LibraryCallView::strings(const std::string& key) const {
+  auto it = strings_.find(key);
+  return it == strings_.end() ? std::vector<std::string>() : it->second;
+}
+
+std::vector<float> LibraryCallView::floats(const std::string& key) const {
+  auto it = floats_.find(key);
+  return it == floats_.end() ? std::vector<float>() : it->second;
+}
+
+Status LibraryCallView::checkKeys(const std::vector<std::string>& known) const {
+  auto isKnown = [&](const std::string& key) {
+    return std::find(known.begin(), known.end(), key) != known.end();
+  };
+  for (const auto& entry : ints_)
+    if (!isKnown(entry.first)) return invalid("has unknown int parameter '" + entry.first + "'");
+  for (const auto& entry : floats_)
+    if (!isKnown(entry.first)) return invalid("has unknown float parameter '" + entry.first + "'");
+  for (const auto& entry : strings_)
+    if (!isKnown(entry.first))
+      return invalid("has unknown string parameter '" + entry.first + "'");
+  return Status();
+}
+
+}  // namespace kiln::runtime

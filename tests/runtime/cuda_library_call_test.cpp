@@ -1,0 +1,615 @@
+//===- cuda_library_call_test.cpp - Tests of the CUDA device's library calls ---===//
+//
+// checkCudaLibraryCall on LibraryCall tables built in memory (no GPU needed): valid calls pass,
+// bad ones fail with a code and a message that names the call and the problem. Then, on a GPU
+// only, cublaslt.matmul and cudnn.convolution computed on seeded non-zero data in f32 and f16
+// against straightforward host loops; without a device these skip.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/cuda/cuda_library_call.h"
+
+#include <cuda_fp16.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/src/cuda/cuda_device.h"
+#include "runtime/src/cuda/cuda_library_problem.h"
+#include "tests/runtime/onednn/onednn_test_util.h"
+
+namespace {
+
+using ::kiln::artifact::BufferKind;
+using ::kiln::runtime::cuda::checkCudaLibraryCall;
+using ::kiln::testing::LibraryCallBuilder;
+using ::testing::HasSubstr;
+
+constexpr int kF32 = KILN_ELEMENT_TYPE_F32;
+constexpr int kF16 = KILN_ELEMENT_TYPE_F16;
+
+/// Expects `call` to be refused with `code` and a message naming the call and `problem`.
+void expectRefused(LibraryCallBuilder& builder, kiln_status_code_t code,
+                   const std::string& problem) {
+  kiln::Status status = checkCudaLibraryCall(builder.build());
+  EXPECT_EQ(status.code(), code) << status.toString();
+  EXPECT_THAT(status.message(), HasSubstr("(test call)"));
+  EXPECT_THAT(status.message(), HasSubstr(problem));
+}
+
+void expectAccepted(LibraryCallBuilder& builder) {
+  kiln::Status status = checkCudaLibraryCall(builder.build());
+  EXPECT_TRUE(status.ok()) << status.toString();
+}
+
+/// A valid f32 matmul a[8x16] b[16x12] + bias[12], relu.
+LibraryCallBuilder validMatmul(int type = kF32) {
+  LibraryCallBuilder builder("cublaslt.matmul");
+  builder.binding({8, 16}, BufferKind::Arena, 0, type)
+      .binding({16, 12}, BufferKind::Constant, 0, type)
+      .binding({12}, BufferKind::Constant, 1024, type)
+      .binding({8, 12}, BufferKind::Arena, 4096, type);
+  builder.strings("post_ops", {"relu"});
+  return builder;
+}
+
+/// A valid conv x[1x4x8x8] w[8x4x3x3] pads 1 + bias[8] + addend[1x8x8x8], relu.
+LibraryCallBuilder validConvolution(int type = kF32) {
+  LibraryCallBuilder builder("cudnn.convolution");
+  builder.binding({1, 4, 8, 8}, BufferKind::Input, 0, type)
+      .binding({8, 4, 3, 3}, BufferKind::Constant, 0, type)
+      .binding({8}, BufferKind::Constant, 2048, type)
+      .binding({1, 8, 8, 8}, BufferKind::Arena, 0, type)
+      .binding({1, 8, 8, 8}, BufferKind::Output, 0, type);
+  builder.ints("strides", {1, 1}).ints("dilations", {1, 1});
+  builder.ints("pads_begin", {1, 1}).ints("pads_end", {1, 1});
+  builder.strings("post_ops", {"add", "relu"});
+  return builder;
+}
+
+//===----------------------------------------------------------------------===//
+// Valid calls
+//===----------------------------------------------------------------------===//
+
+TEST(CudaLibraryCallCheckTest, ValidMatmulsAreAccepted) {
+  LibraryCallBuilder f32 = validMatmul();
+  expectAccepted(f32);
+  LibraryCallBuilder f16 = validMatmul(kF16);
+  expectAccepted(f16);
+  LibraryCallBuilder bf16 = validMatmul(KILN_ELEMENT_TYPE_BF16);
+  expectAccepted(bf16);
+
+  // Gemm-style: transposes, alpha and a full addend (cuBLASLt's C), tf32 allowed.
+  LibraryCallBuilder gemm("cublaslt.matmul");
+  gemm.binding({16, 8}).binding({12, 16}).binding({8, 12}).binding({8, 12});
+  gemm.ints("trans_a", {1}).ints("trans_b", {1}).ints("allow_tf32", {1});
+  gemm.strings("post_ops", {"linear", "add", "gelu"}).floats("post_op_args", {0.5f, 0.0f});
+  expectAccepted(gemm);
+
+  // Batched, and each operand broadcast against the other's batch.
+  LibraryCallBuilder batched("cublaslt.matmul");
+  batched.binding({2, 3, 8, 16}).binding({2, 3, 16, 12}).binding({2, 3, 8, 12});
+  expectAccepted(batched);
+  LibraryCallBuilder broadcast_b("cublaslt.matmul");
+  broadcast_b.binding({2, 3, 8, 16}).binding({16, 12}).binding({2, 3, 8, 12});
+  expectAccepted(broadcast_b);
+  LibraryCallBuilder broadcast_a("cublaslt.matmul");
+  broadcast_a.binding({1, 8, 16}).binding({5, 16, 12}).binding({5, 8, 12});
+  expectAccepted(broadcast_a);
+}
+
+TEST(CudaLibraryCallCheckTest, ValidConvolutionsAreAccepted) {
+  LibraryCallBuilder f32 = validConvolution();
+  expectAccepted(f32);
+  LibraryCallBuilder f16 = validConvolution(kF16);
+  expectAccepted(f16);
+
+  // 1-D, strided, dilated, asymmetric pads, grouped, no epilogue.
+  LibraryCallBuilder conv1d("cudnn.convolution");
+  conv1d.binding({2, 6, 20}).binding({9, 2, 3}).binding({2, 9, 10});
+  conv1d.ints("strides", {2}).ints("dilations", {2}).ints("pads_begin", {1});
+  conv1d.ints("pads_end", {2}).ints("groups", {3});
+  expectAccepted(conv1d);
+
+  // 3-D with a bias only.
+  LibraryCallBuilder conv3d("cudnn.convolution");
+  conv3d.binding({1, 2, 4, 4, 4}).binding({3, 2, 2, 2, 2}).binding({3}).binding({1, 3, 3, 3, 3});
+  expectAccepted(conv3d);
+}
+
+TEST(CudaLibraryCallCheckTest, AlignmentFollowsTheBuffer) {
+  kiln::runtime::LibraryCallBinding binding;
+  binding.kind = BufferKind::Arena;
+  binding.offset = 0;
+  EXPECT_EQ(kiln::runtime::cuda::assumedAlignment(binding), 256u);
+  binding.offset = 4096 + 64;
+  EXPECT_EQ(kiln::runtime::cuda::assumedAlignment(binding), 64u);
+  binding.offset = 6;
+  EXPECT_EQ(kiln::runtime::cuda::assumedAlignment(binding), 2u);
+  binding.kind = BufferKind::Input;
+  binding.offset = 0;
+  EXPECT_EQ(kiln::runtime::cuda::assumedAlignment(binding), 16u);
+}
+
+//===----------------------------------------------------------------------===//
+// Bad calls
+//===----------------------------------------------------------------------===//
+
+TEST(CudaLibraryCallCheckTest, UnknownCallIsUnimplementedAndNamed) {
+  LibraryCallBuilder builder("onednn.matmul");
+  builder.binding({8, 16}).binding({16, 12}).binding({8, 12});
+  expectRefused(builder, KILN_STATUS_UNIMPLEMENTED,
+                "'onednn.matmul' (test call) is not available on the cuda device");
+}
+
+TEST(CudaLibraryCallCheckTest, WrongOperandCountIsRefused) {
+  LibraryCallBuilder matmul("cublaslt.matmul");
+  matmul.binding({8, 16}).binding({8, 12});
+  expectRefused(matmul, KILN_STATUS_INVALID_ARGUMENT, "has 2 bindings; expected a, b");
+  // An "add" post-op without its operand.
+  LibraryCallBuilder conv("cudnn.convolution");
+  conv.binding({1, 4, 8, 8}).binding({8, 4, 3, 3}).binding({1, 8, 6, 6});
+  conv.strings("post_ops", {"add", "relu"});
+  expectRefused(conv, KILN_STATUS_INVALID_ARGUMENT, "has 3 bindings; expected x, w");
+}
+
+TEST(CudaLibraryCallCheckTest, PostOpsOutOfOrderAreRefused) {
+  LibraryCallBuilder relu_first = validConvolution();
+  relu_first.strings("post_ops", {"relu", "add"});
+  expectRefused(relu_first, KILN_STATUS_INVALID_ARGUMENT,
+                "post-op 1 ('add') follows the activation");
+
+  LibraryCallBuilder linear_late("cublaslt.matmul");
+  linear_late.binding({8, 16}).binding({16, 12}).binding({8, 12}).binding({8, 12});
+  linear_late.strings("post_ops", {"add", "linear"}).floats("post_op_args", {2.0f, 0.0f});
+  expectRefused(linear_late, KILN_STATUS_INVALID_ARGUMENT, "post-op 1 ('linear') must come first");
+
+  LibraryCallBuilder two_adds("cublaslt.matmul");
+  two_adds.binding({8, 16}).binding({16, 12}).binding({8, 12}).binding({8, 12}).binding({8, 12});
+  two_adds.strings("post_ops", {"add", "add"});
+  expectRefused(two_adds, KILN_STATUS_INVALID_ARGUMENT, "is a second 'add'");
+}
+
+TEST(CudaLibraryCallCheckTest, LinearMustBeAPureScaleWithoutBias) {
+  LibraryCallBuilder shifted("cublaslt.matmul");
+  shifted.binding({8, 16}).binding({16, 12}).binding({8, 12});
+  shifted.strings("post_ops", {"linear"}).floats("post_op_args", {2.0f, 1.0f});
+  expectRefused(shifted, KILN_STATUS_INVALID_ARGUMENT, "has shift 1");
+
+  LibraryCallBuilder with_bias = validMatmul();
+  with_bias.strings("post_ops", {"linear", "relu"}).floats("post_op_args", {2.0f, 0.0f});
+  expectRefused(with_bias, KILN_STATUS_INVALID_ARGUMENT, "cannot be fused with a bias");
+
+  LibraryCallBuilder missing_args("cublaslt.matmul");
+  missing_args.binding({8, 16}).binding({16, 12}).binding({8, 12});
+  missing_args.strings("post_ops", {"linear"}).floats("post_op_args", {2.0f});
+  expectRefused(missing_args, KILN_STATUS_INVALID_ARGUMENT, "needs 2 values of 'post_op_args'");
+
+  LibraryCallBuilder leftover = validMatmul();
+  leftover.floats("post_op_args", {1.0f});
+  expectRefused(leftover, KILN_STATUS_INVALID_ARGUMENT,
+                "'post_op_args' has 1 values, the post-ops use 0");
+}
+
+TEST(CudaLibraryCallCheckTest, PostOpsTheLibraryCannotFuseAreUnimplemented) {
+  LibraryCallBuilder conv_gelu = validConvolution();
+  conv_gelu.strings("post_ops", {"add", "gelu"});
+  expectRefused(conv_gelu, KILN_STATUS_UNIMPLEMENTED, "('gelu') is not fused by cuDNN");
+
+  LibraryCallBuilder conv_linear("cudnn.convolution");
+  conv_linear.binding({1, 4, 8, 8}).binding({8, 4, 3, 3}).binding({1, 8, 6, 6});
+  conv_linear.strings("post_ops", {"linear"}).floats("post_op_args", {2.0f, 0.0f});
+  expectRefused(conv_linear, KILN_STATUS_UNIMPLEMENTED, "('linear') is not fused by cuDNN");
+
+  LibraryCallBuilder clip = validMatmul();
+  clip.strings("post_ops", {"clip"}).floats("post_op_args", {0.0f, 6.0f});
+  expectRefused(clip, KILN_STATUS_UNIMPLEMENTED, "('clip') is not fused");
+
+  LibraryCallBuilder unknown = validMatmul();
+  unknown.strings("post_ops", {"tanh"});
+  expectRefused(unknown, KILN_STATUS_INVALID_ARGUMENT, "post-op 0 is 'tanh'");
+}
+
+TEST(CudaLibraryCallCheckTest, MismatchedMatmulShapesAreRefused) {
+  LibraryCallBuilder contraction("cublaslt.matmul");
+  contraction.binding({8, 16}).binding({15, 12}).binding({8, 12});
+  expectRefused(contraction, KILN_STATUS_INVALID_ARGUMENT,
+                "a's contraction size 16 differs from b's 15");
+
+  LibraryCallBuilder result("cublaslt.matmul");
+  result.binding({8, 16}).binding({16, 12}).binding({8, 11});
+  expectRefused(result, KILN_STATUS_INVALID_ARGUMENT, "must end in 8 x 12");
+
+  LibraryCallBuilder bias("cublaslt.matmul");
+  bias.binding({8, 16}).binding({16, 12}).binding({8}).binding({8, 12});
+  expectRefused(bias, KILN_STATUS_INVALID_ARGUMENT, "the bias (8) must have dims 12");
+
+  LibraryCallBuilder addend("cublaslt.matmul");
+  addend.binding({8, 16}).binding({16, 12}).binding({1, 12}).binding({8, 12});
+  addend.strings("post_ops", {"add"});
+  expectRefused(addend, KILN_STATUS_INVALID_ARGUMENT,
+                "the 'add' operand (1x12) must have the result's dims (8x12)");
+
+  LibraryCallBuilder batch("cublaslt.matmul");
+  batch.binding({2, 8, 16}).binding({3, 16, 12}).binding({3, 8, 12});
+  expectRefused(batch, KILN_STATUS_INVALID_ARGUMENT, "batch dimension 0 of a (2) and b (3)");
+
+  // Broadcasting one batch dim but not the other has no single cuBLASLt batch stride.
+  LibraryCallBuilder partial("cublaslt.matmul");
+  partial.binding({2, 3, 8, 16}).binding({2, 1, 16, 12}).binding({2, 3, 8, 12});
+  expectRefused(partial, KILN_STATUS_UNIMPLEMENTED, "broadcast only some batch dimensions");
+
+  LibraryCallBuilder trans("cublaslt.matmul");
+  trans.binding({2, 16, 8}).binding({16, 12}).binding({2, 8, 12});
+  trans.ints("trans_a", {1});
+  expectRefused(trans, KILN_STATUS_INVALID_ARGUMENT, "rank-2 operands only");
+}
+
+TEST(CudaLibraryCallCheckTest, MismatchedConvolutionShapesAreRefused) {
+  LibraryCallBuilder window("cudnn.convolution");
+  window.binding({1, 4, 8, 8}).binding({8, 4, 3, 3}).binding({1, 8, 7, 8});
+  window.ints("pads_begin", {1, 1}).ints("pads_end", {1, 1});
+  expectRefused(window, KILN_STATUS_INVALID_ARGUMENT,
+                "spatial dimension 0 of the result is 7; the window gives 8");
+
+  LibraryCallBuilder groups = validConvolution();
+  groups.ints("groups", {3});
+  expectRefused(groups, KILN_STATUS_INVALID_ARGUMENT, "groups = 3 must divide");
+
+  LibraryCallBuilder strides = validConvolution();
+  strides.ints("strides", {1, 1, 1});
+  expectRefused(strides, KILN_STATUS_INVALID_ARGUMENT, "'strides' has 3 values, expected 2");
+
+  LibraryCallBuilder rank("cudnn.convolution");
+  rank.binding({4, 8}).binding({8, 4}).binding({4, 8});
+  expectRefused(rank, KILN_STATUS_INVALID_ARGUMENT, "x has rank 2");
+
+  LibraryCallBuilder addend("cudnn.convolution");
+  addend.binding({1, 4, 8, 8}).binding({8, 4, 3, 3}).binding({1, 8, 1, 1}).binding({1, 8, 6, 6});
+  addend.strings("post_ops", {"add"});
+  expectRefused(addend, KILN_STATUS_INVALID_ARGUMENT, "must have the result's dims");
+}
+
+TEST(CudaLibraryCallCheckTest, UnknownKeysAreRefused) {
+  LibraryCallBuilder conv = validConvolution();
+  conv.ints("padding", {1, 1});
+  expectRefused(conv, KILN_STATUS_INVALID_ARGUMENT, "unknown int parameter 'padding'");
+  LibraryCallBuilder matmul = validMatmul();
+  matmul.floats("alpha", {1.0f});
+  expectRefused(matmul, KILN_STATUS_INVALID_ARGUMENT, "unknown float parameter 'alpha'");
+  LibraryCallBuilder tf32 = validMatmul();
+  tf32.ints("allow_tf32", {2});
+  expectRefused(tf32, KILN_STATUS_INVALID_ARGUMENT, "allow_tf32 must be 0 or 1");
+}
+
+TEST(CudaLibraryCallCheckTest, UnsupportedTypesAreRefused) {
+  LibraryCallBuilder integer("cublaslt.matmul");
+  integer.binding({8, 16}, BufferKind::Arena, 0, KILN_ELEMENT_TYPE_I32)
+      .binding({16, 12}, BufferKind::Arena, 0, KILN_ELEMENT_TYPE_I32)
+      .binding({8, 12}, BufferKind::Arena, 0, KILN_ELEMENT_TYPE_I32);
+  expectRefused(integer, KILN_STATUS_INVALID_ARGUMENT, "take f32, f16 or bf16 tensors");
+
+  LibraryCallBuilder mixed("cublaslt.matmul");
+  mixed.binding({8, 16}, BufferKind::Arena, 0, kF16).binding({16, 12}).binding({8, 12});
+  expectRefused(mixed, KILN_STATUS_INVALID_ARGUMENT, "binding 1 is f32 but binding 0 is f16");
+}
+
+//===----------------------------------------------------------------------===//
+// On a GPU
+//===----------------------------------------------------------------------===//
+
+using ::kiln::testing::expectClose;
+using ::kiln::testing::numElements;
+using ::kiln::testing::randomValues;
+
+/// Rounds `values` to `type` (f32: unchanged), so that the reference sees what the GPU sees.
+std::vector<float> roundTo(int type, std::vector<float> values) {
+  if (type == kF16)
+    for (float& v : values) v = __half2float(__float2half_rn(v));
+  return values;
+}
+
+/// The CUDA device and the library handles of one test.
+class CudaLibraryCallGpuTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    kiln::Result<std::vector<kiln::runtime::CudaDeviceInfo>> devices =
+        kiln::runtime::probeCudaDevices();
+    if (!devices.ok()) GTEST_SKIP() << "no CUDA device: " << devices.status().message();
+    const kiln::runtime::CudaDeviceInfo& device = devices->front();
+    context_.device = device.ordinal;
+    context_.compute_capability_major = device.compute_capability_major;
+    context_.compute_capability_minor = device.compute_capability_minor;
+    ASSERT_EQ(cudaSetDevice(device.ordinal), cudaSuccess);
+    ASSERT_EQ(cublasLtCreate(&context_.cublaslt), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreate(&context_.cudnn), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+  }
+
+  void TearDown() override {
+    for (void* buffer : buffers_) cudaFree(buffer);
+    if (stream_) cudaStreamDestroy(stream_);
+    if (context_.cudnn) cudnnDestroy(context_.cudnn);
+    if (context_.cublaslt) cublasLtDestroy(context_.cublaslt);
+  }
+
+  /// Runs `call` with `operands` (host f32 values, converted to the call's type) and returns the
+  /// result as f32. Runs twice, so that a second enqueue with the same buffers is covered.
+  std::vector<float> run(const kiln::artifact::LibraryCall& call, int type,
+                         const std::vector<std::vector<float>>& operands, int64_t result_size) {
+    std::unique_ptr<kiln::runtime::cuda::CudaLibraryCall> prepared;
+    kiln::Status status =
+        kiln::runtime::cuda::createCudaLibraryCall(call, context_, &prepared);
+    EXPECT_TRUE(status.ok()) << status.toString();
+    if (!status.ok()) return {};
+    size_t element = type == kF16 ? 2 : 4;
+    std::vector<void*> addresses;
+    for (size_t i = 0; i <= operands.size(); ++i) {
+      size_t count = i < operands.size() ? operands[i].size() : static_cast<size_t>(result_size);
+      void* buffer = nullptr;
+      EXPECT_EQ(cudaMalloc(&buffer, count * element), cudaSuccess);
+      buffers_.push_back(buffer);
+      addresses.push_back(buffer);
+      if (i == operands.size()) break;
+      std::vector<uint8_t> bytes(count * element);
+      for (size_t j = 0; j < count; ++j) {
+        if (type == kF16) {
+          __half h = __float2half_rn(operands[i][j]);
+          std::memcpy(bytes.data() + 2 * j, &h, 2);
+        } else {
+          std::memcpy(bytes.data() + 4 * j, &operands[i][j], 4);
+        }
+      }
+      EXPECT_EQ(cudaMemcpy(buffer, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+                cudaSuccess);
+    }
+    void* workspace = nullptr;
+    if (prepared->workspaceSize() > 0) {
+      EXPECT_EQ(cudaMalloc(&workspace, prepared->workspaceSize()), cudaSuccess);
+      buffers_.push_back(workspace);
+    }
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      status = prepared->enqueue(stream_, addresses.data(), workspace);
+      EXPECT_TRUE(status.ok()) << status.toString();
+    }
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    std::vector<uint8_t> bytes(static_cast<size_t>(result_size) * element);
+    EXPECT_EQ(cudaMemcpy(bytes.data(), addresses.back(), bytes.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    std::vector<float> result(static_cast<size_t>(result_size));
+    for (size_t j = 0; j < result.size(); ++j) {
+      if (type == kF16) {
+        __half h;
+        std::memcpy(&h, bytes.data() + 2 * j, 2);
+        result[j] = __half2float(h);
+      } else {
+        std::memcpy(&result[j], bytes.data() + 4 * j, 4);
+      }
+    }
+    return result;
+  }
+
+  /// f16 results carry f16 rounding of values up to ~10 plus fp32-accumulated f16 inputs.
+  void expectResult(const std::vector<float>& actual, const std::vector<float>& expected) {
+    if (GetParam() == kF16)
+      expectClose(actual, expected, 2e-2f, 1e-2f);
+    else
+      expectClose(actual, expected, 1e-4f, 1e-4f);
+  }
+
+  kiln::runtime::cuda::CudaLibraryContext context_;
+  cudaStream_t stream_ = nullptr;
+  std::vector<void*> buffers_;
+};
+
+/// Row-major reference matmul over batch dims broadcast NumPy-style; `a` and `b` already padded
+/// to the result's rank.
+std::vector<float> referenceMatmul(const std::vector<float>& a, const std::vector<int64_t>& a_dims,
+                                   const std::vector<float>& b, const std::vector<int64_t>& b_dims,
+                                   bool trans_a, bool trans_b, const std::vector<int64_t>& d_dims) {
+  size_t rank = d_dims.size();
+  int64_t m = d_dims[rank - 2], n = d_dims[rank - 1];
+  int64_t k = trans_a ? a_dims[rank - 2] : a_dims[rank - 1];
+  int64_t batch = numElements(d_dims) / (m * n);
+  std::vector<float> d(static_cast<size_t>(numElements(d_dims)));
+  for (int64_t t = 0; t < batch; ++t) {
+    // The batch index of each operand: every dim where the operand has size 1 stays at 0.
+    int64_t rest = t, a_batch = 0, b_batch = 0, a_scale = 1, b_scale = 1;
+    for (int i = static_cast<int>(rank) - 3; i >= 0; --i) {
+      int64_t index = rest % d_dims[i];
+      rest /= d_dims[i];
+      a_batch += (a_dims[i] == 1 ? 0 : index) * a_scale;
+      b_batch += (b_dims[i] == 1 ? 0 : index) * b_scale;
+      a_scale *= a_dims[i];
+      b_scale *= b_dims[i];
+    }
+    const float* pa = a.data() + a_batch * m * k;
+    const float* pb = b.data() + b_batch * k * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += double(trans_a ? pa[p * m + i] : pa[i * k + p]) *
+                 double(trans_b ? pb[j * k + p] : pb[p * n + j]);
+        d[t * m * n + i * n + j] = static_cast<float>(sum);
+      }
+  }
+  return d;
+}
+
+TEST_P(CudaLibraryCallGpuTest, MatmulWithBiasAndRelu) {
+  int type = GetParam();
+  const int64_t m = 33, k = 64, n = 40;
+  std::vector<float> a = roundTo(type, randomValues({m, k}, 1));
+  std::vector<float> b = roundTo(type, randomValues({n, k}, 2));  // stored transposed
+  std::vector<float> bias = roundTo(type, randomValues({n}, 3));
+  LibraryCallBuilder builder("cublaslt.matmul");
+  builder.binding({m, k}, BufferKind::Arena, 0, type)
+      .binding({n, k}, BufferKind::Arena, 0, type)
+      .binding({n}, BufferKind::Arena, 0, type)
+      .binding({m, n}, BufferKind::Arena, 0, type);
+  builder.ints("trans_b", {1}).strings("post_ops", {"relu"});
+  std::vector<float> actual = run(builder.build(), type, {a, b, bias}, m * n);
+  if (HasFailure()) return;
+
+  std::vector<float> expected = referenceMatmul(a, {m, k}, b, {n, k}, false, true, {m, n});
+  for (int64_t i = 0; i < m * n; ++i) expected[i] = std::max(expected[i] + bias[i % n], 0.0f);
+  expectResult(actual, expected);
+}
+
+TEST_P(CudaLibraryCallGpuTest, BatchedMatmulBroadcastsEitherOperand) {
+  int type = GetParam();
+  struct Case {
+    std::vector<int64_t> a, b, d;
+  };
+  // Both batched; b broadcast (folded into M); a broadcast (batch stride 0).
+  for (const Case& c : {Case{{3, 17, 32}, {3, 32, 24}, {3, 17, 24}},
+                        Case{{2, 3, 17, 32}, {32, 24}, {2, 3, 17, 24}},
+                        Case{{17, 32}, {4, 32, 24}, {4, 17, 24}}}) {
+    SCOPED_TRACE(kiln::runtime::formatTypeDims(c.a) + " @ " + kiln::runtime::formatTypeDims(c.b));
+    std::vector<float> a = roundTo(type, randomValues(c.a, 4));
+    std::vector<float> b = roundTo(type, randomValues(c.b, 5));
+    LibraryCallBuilder builder("cublaslt.matmul");
+    builder.binding(c.a, BufferKind::Arena, 0, type)
+        .binding(c.b, BufferKind::Arena, 0, type)
+        .binding(c.d, BufferKind::Arena, 0, type);
+    std::vector<float> actual = run(builder.build(), type, {a, b}, numElements(c.d));
+    if (HasFailure()) return;
+    std::vector<int64_t> a_dims = c.a, b_dims = c.b;
+    a_dims.insert(a_dims.begin(), c.d.size() - a_dims.size(), 1);
+    b_dims.insert(b_dims.begin(), c.d.size() - b_dims.size(), 1);
+    expectResult(actual, referenceMatmul(a, a_dims, b, b_dims, false, false, c.d));
+  }
+}
+
+TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaAndAddend) {
+  int type = GetParam();
+  const int64_t m = 24, k = 48, n = 16;
+  std::vector<float> a = roundTo(type, randomValues({k, m}, 6));  // stored transposed
+  std::vector<float> b = roundTo(type, randomValues({k, n}, 7));
+  std::vector<float> addend = roundTo(type, randomValues({m, n}, 8));
+  LibraryCallBuilder builder("cublaslt.matmul");
+  builder.binding({k, m}, BufferKind::Arena, 0, type)
+      .binding({k, n}, BufferKind::Arena, 0, type)
+      .binding({m, n}, BufferKind::Arena, 0, type)
+      .binding({m, n}, BufferKind::Arena, 0, type);
+  builder.ints("trans_a", {1}).strings("post_ops", {"linear", "add"});
+  builder.floats("post_op_args", {0.5f, 0.0f});
+  std::vector<float> actual = run(builder.build(), type, {a, b, addend}, m * n);
+  if (HasFailure()) return;
+  std::vector<float> expected = referenceMatmul(a, {k, m}, b, {k, n}, true, false, {m, n});
+  for (int64_t i = 0; i < m * n; ++i) expected[i] = 0.5f * expected[i] + addend[i];
+  expectResult(actual, expected);
+}
+
+TEST_P(CudaLibraryCallGpuTest, MatmulWithBiasAndGelu) {
+  int type = GetParam();
+  const int64_t m = 16, k = 32, n = 24;
+  std::vector<float> a = roundTo(type, randomValues({m, k}, 9));
+  std::vector<float> b = roundTo(type, randomValues({k, n}, 10));
+  std::vector<float> bias = roundTo(type, randomValues({n}, 11));
+  LibraryCallBuilder builder("cublaslt.matmul");
+  builder.binding({m, k}, BufferKind::Arena, 0, type)
+      .binding({k, n}, BufferKind::Arena, 0, type)
+      .binding({n}, BufferKind::Arena, 0, type)
+      .binding({m, n}, BufferKind::Arena, 0, type);
+  builder.strings("post_ops", {"gelu"});
+  std::vector<float> actual = run(builder.build(), type, {a, b, bias}, m * n);
+  if (HasFailure()) return;
+  std::vector<float> expected = referenceMatmul(a, {m, k}, b, {k, n}, false, false, {m, n});
+  for (int64_t i = 0; i < m * n; ++i) {
+    float x = expected[i] + bias[i % n];
+    expected[i] = 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
+  }
+  // cuBLASLt's GELU is the tanh approximation, within ~5e-4 of the erf form.
+  if (type == kF16)
+    expectClose(actual, expected, 2e-2f, 1e-2f);
+  else
+    expectClose(actual, expected, 1e-3f, 1e-4f);
+}
+
+/// NCHW reference convolution with groups, strides, dilations and pads.
+std::vector<float> referenceConvolution(const std::vector<float>& x,
+                                        const std::vector<int64_t>& x_dims,
+                                        const std::vector<float>& w,
+                                        const std::vector<int64_t>& w_dims,
+                                        const std::vector<int64_t>& y_dims, int64_t stride,
+                                        int64_t dilation, int64_t pad, int64_t groups) {
+  int64_t batch = x_dims[0], channels = x_dims[1], height = x_dims[2], width = x_dims[3];
+  int64_t features = w_dims[0], per_group = w_dims[1], kh = w_dims[2], kw = w_dims[3];
+  int64_t oh = y_dims[2], ow = y_dims[3];
+  std::vector<float> y(static_cast<size_t>(numElements(y_dims)));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t f = 0; f < features; ++f) {
+      int64_t group = f / (features / groups);
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double sum = 0;
+          for (int64_t c = 0; c < per_group; ++c)
+            for (int64_t r = 0; r < kh; ++r)
+              for (int64_t s = 0; s < kw; ++s) {
+                int64_t hi = i * stride - pad + r * dilation, wi = j * stride - pad + s * dilation;
+                if (hi < 0 || hi >= height || wi < 0 || wi >= width) continue;
+                int64_t channel = group * per_group + c;
+                sum += double(x[((b * channels + channel) * height + hi) * width + wi]) *
+                       double(w[((f * per_group + c) * kh + r) * kw + s]);
+              }
+          y[((b * features + f) * oh + i) * ow + j] = static_cast<float>(sum);
+        }
+    }
+  return y;
+}
+
+TEST_P(CudaLibraryCallGpuTest, ConvolutionWithBiasResidualAndRelu) {
+  int type = GetParam();
+  const std::vector<int64_t> x_dims{2, 8, 10, 10}, w_dims{16, 8, 3, 3}, y_dims{2, 16, 10, 10};
+  std::vector<float> x = roundTo(type, randomValues(x_dims, 12));
+  std::vector<float> w = roundTo(type, randomValues(w_dims, 13));
+  std::vector<float> bias = roundTo(type, randomValues({16}, 14));
+  std::vector<float> residual = roundTo(type, randomValues(y_dims, 15));
+  LibraryCallBuilder builder("cudnn.convolution");
+  builder.binding(x_dims, BufferKind::Arena, 0, type)
+      .binding(w_dims, BufferKind::Arena, 0, type)
+      .binding({16}, BufferKind::Arena, 0, type)
+      .binding(y_dims, BufferKind::Arena, 0, type)
+      .binding(y_dims, BufferKind::Arena, 0, type);
+  builder.ints("pads_begin", {1, 1}).ints("pads_end", {1, 1});
+  builder.strings("post_ops", {"add", "relu"});
+  std::vector<float> actual =
+      run(builder.build(), type, {x, w, bias, residual}, numElements(y_dims));
+  if (HasFailure()) return;
+  std::vector<float> expected = referenceConvolution(x, x_dims, w, w_dims, y_dims, 1, 1, 1, 1);
+  int64_t plane = 10 * 10;
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] = std::max(expected[i] + bias[(i / plane) % 16] + residual[i], 0.0f);
+  expectResult(actual, expected);
+}
+
+TEST_P(CudaLibraryCallGpuTest, GroupedStridedDilatedConvolution) {
+  int type = GetParam();
+  const std::vector<int64_t> x_dims{1, 6, 13, 13}, w_dims{9, 2, 3, 3}, y_dims{1, 9, 6, 6};
+  std::vector<float> x = roundTo(type, randomValues(x_dims, 16));
+  std::vector<float> w = roundTo(type, randomValues(w_dims, 17));
+  LibraryCallBuilder builder("cudnn.convolution");
+  builder.binding(x_dims, BufferKind::Arena, 0, type)
+      .binding(w_dims, BufferKind::Arena, 0, type)
+      .binding(y_dims, BufferKind::Arena, 0, type);
+  builder.ints("strides", {2, 2}).ints("dilations", {2, 2}).ints("groups", {3});
+  builder.ints("pads_begin", {1, 1}).ints("pads_end", {1, 1});
+  std::vector<float> actual = run(builder.build(), type, {x, w}, numElements(y_dims));
+  if (HasFailure()) return;
+  expectResult(actual, referenceConvolution(x, x_dims, w, w_dims, y_dims, 2, 2, 1, 3));
+}
+
+INSTANTIATE_TEST_SUITE_P(ElementTypes, CudaLibraryCallGpuTest, ::testing::Values(kF32, kF16),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == kF16 ? std::string("F16") : std::string("F32");
+                         });
+
+}  // namespace
