@@ -1,9 +1,10 @@
 //===- cuda_library_call_test.cpp - Tests of the CUDA device's library calls ---===//
 //
 // checkCudaLibraryCall on LibraryCall tables built in memory (no GPU needed): valid calls pass,
-// bad ones fail with a code and a message that names the call and the problem. Then, on a GPU
-// only, cublaslt.matmul and cudnn.convolution computed on seeded non-zero data in f32 and f16
-// against straightforward host loops; without a device these skip.
+// bad ones fail with a code and a message that names the call and the problem, and the choices of
+// cudnn.convolution's legacy fallback. Then, on a GPU only, cublaslt.matmul and cudnn.convolution
+// (each convolution through both the fused graph and the forced legacy API) computed on seeded
+// non-zero data in f32 and f16 against straightforward host loops; without a device these skip.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +14,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -301,8 +304,151 @@ TEST(CudaLibraryCallCheckTest, UnsupportedTypesAreRefused) {
 }
 
 //===----------------------------------------------------------------------===//
+// The legacy convolution fallback's choices
+//===----------------------------------------------------------------------===//
+
+using ::kiln::runtime::cuda::Activation;
+using ::kiln::runtime::cuda::ConvolutionProblem;
+using ::kiln::runtime::cuda::LegacyAlgorithmCandidate;
+using ::kiln::runtime::cuda::LegacyConvolutionChoice;
+using ::kiln::runtime::cuda::LegacyEpilogue;
+
+/// The problem of validConvolution (bias, addend, relu) as readConvolutionProblem leaves it.
+ConvolutionProblem legacyProblem(int type = kF32) {
+  ConvolutionProblem problem;
+  problem.common.label = "library call 'cudnn.convolution' (test call)";
+  problem.common.element_type = static_cast<kiln_element_type_t>(type);
+  problem.common.epilogue.bias_binding = 2;
+  problem.common.epilogue.addend_binding = 3;
+  problem.common.epilogue.activation = Activation::kRelu;
+  problem.common.result_binding = 4;
+  problem.x_dims = {1, 4, 8, 8};
+  problem.w_dims = {8, 4, 3, 3};
+  problem.y_dims = {1, 8, 8, 8};
+  problem.strides = problem.dilations = {1, 1};
+  problem.pads_begin = problem.pads_end = {1, 1};
+  return problem;
+}
+
+constexpr cudnnConvolutionFwdAlgo_t kGemm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+constexpr cudnnConvolutionFwdAlgo_t kPrecomp = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+constexpr cudnnConvolutionFwdAlgo_t kWinograd = CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+constexpr cudnnConvolutionFwdAlgo_t kFft = CUDNN_CONVOLUTION_FWD_ALGO_FFT;
+
+std::vector<cudnnConvolutionFwdAlgo_t> algorithms(
+    const std::vector<LegacyConvolutionChoice>& choices, LegacyEpilogue epilogue) {
+  std::vector<cudnnConvolutionFwdAlgo_t> algos;
+  for (const LegacyConvolutionChoice& choice : choices)
+    if (choice.epilogue == epilogue) algos.push_back(choice.algo);
+  return algos;
+}
+
+TEST(CudnnLegacyConvolutionTest, AsymmetricPadsAreUnimplementedOnTheLegacyPath) {
+  ConvolutionProblem symmetric = legacyProblem();
+  kiln::Status status = kiln::runtime::cuda::checkLegacyConvolution(symmetric);
+  EXPECT_TRUE(status.ok()) << status.toString();
+
+  ConvolutionProblem asymmetric = legacyProblem();
+  asymmetric.pads_end = {1, 2};
+  status = kiln::runtime::cuda::checkLegacyConvolution(asymmetric);
+  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED) << status.toString();
+  EXPECT_THAT(status.message(), HasSubstr("(test call)"));
+  EXPECT_THAT(status.message(), HasSubstr("pads_begin 1x1 differ from pads_end 1x2"));
+  EXPECT_THAT(status.message(), HasSubstr("pads both ends alike"));
+
+  ConvolutionProblem huge = legacyProblem();
+  huge.x_dims = {int64_t{1} << 20, 4, 1024, 1024};
+  status = kiln::runtime::cuda::checkLegacyConvolution(huge);
+  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED) << status.toString();
+  EXPECT_THAT(status.message(), HasSubstr("int dims and strides"));
+}
+
+TEST(CudnnLegacyConvolutionTest, MathTypeKeepsF32OffTensorCoresUnlessTf32IsAllowed) {
+  using ::kiln::runtime::cuda::legacyMathType;
+  ConvolutionProblem f32 = legacyProblem();
+  EXPECT_EQ(legacyMathType(f32), CUDNN_FMA_MATH);
+  f32.common.allow_tf32 = true;
+  EXPECT_EQ(legacyMathType(f32), CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(legacyMathType(legacyProblem(kF16)), CUDNN_TENSOR_OP_MATH);
+}
+
+TEST(CudnnLegacyConvolutionTest, ReluRunsEveryUsableAlgorithmFused) {
+  // Failed, over the cap, f16-converting and (for f32 without tf32) tensor-core candidates go.
+  std::vector<LegacyAlgorithmCandidate> candidates = {
+      {kWinograd, CUDNN_STATUS_NOT_SUPPORTED, 0, CUDNN_DEFAULT_MATH},
+      {kFft, CUDNN_STATUS_SUCCESS, 1000, CUDNN_DEFAULT_MATH},
+      {kGemm, CUDNN_STATUS_SUCCESS, 0, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION},
+      {kPrecomp, CUDNN_STATUS_SUCCESS, 0, CUDNN_TENSOR_OP_MATH},
+      {kGemm, CUDNN_STATUS_SUCCESS, 0, CUDNN_FMA_MATH},
+      {kPrecomp, CUDNN_STATUS_SUCCESS, 100, CUDNN_DEFAULT_MATH},
+  };
+  std::vector<LegacyConvolutionChoice> f32 =
+      kiln::runtime::cuda::rankLegacyChoices(legacyProblem(), candidates, 500);
+  ASSERT_EQ(f32.size(), 2u);
+  EXPECT_EQ(algorithms(f32, LegacyEpilogue::kBiasActivation),
+            (std::vector<cudnnConvolutionFwdAlgo_t>{kGemm, kPrecomp}));
+  for (const LegacyConvolutionChoice& choice : f32) EXPECT_EQ(choice.math, CUDNN_FMA_MATH);
+
+  // f16 keeps tensor cores and the math type each candidate was rated with.
+  std::vector<LegacyConvolutionChoice> f16 =
+      kiln::runtime::cuda::rankLegacyChoices(legacyProblem(kF16), candidates, 500);
+  ASSERT_EQ(f16.size(), 3u);
+  EXPECT_EQ(f16[0].algo, kPrecomp);
+  EXPECT_EQ(f16[0].math, CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(f16[2].math, CUDNN_DEFAULT_MATH);
+}
+
+TEST(CudnnLegacyConvolutionTest, IdentityActivationIsFusedOnlyWithImplicitPrecompGemm) {
+  std::vector<LegacyAlgorithmCandidate> candidates = {
+      {kGemm, CUDNN_STATUS_SUCCESS, 0, CUDNN_FMA_MATH},
+      {kPrecomp, CUDNN_STATUS_SUCCESS, 0, CUDNN_FMA_MATH},
+  };
+  // Bias and addend without relu: precomp fused first, then every algorithm unfused.
+  ConvolutionProblem no_relu = legacyProblem();
+  no_relu.common.epilogue.activation = Activation::kNone;
+  std::vector<LegacyConvolutionChoice> ranked =
+      kiln::runtime::cuda::rankLegacyChoices(no_relu, candidates, 0);
+  ASSERT_EQ(ranked.size(), 3u);
+  EXPECT_EQ(ranked[0].algo, kPrecomp);
+  EXPECT_EQ(ranked[0].epilogue, LegacyEpilogue::kBiasActivation);
+  EXPECT_EQ(algorithms(ranked, LegacyEpilogue::kSeparate),
+            (std::vector<cudnnConvolutionFwdAlgo_t>{kGemm, kPrecomp}));
+
+  // Without precomp on offer, nothing runs the identity activation.
+  ranked = kiln::runtime::cuda::rankLegacyChoices(no_relu, {candidates[0]}, 0);
+  ASSERT_EQ(ranked.size(), 1u);
+  EXPECT_EQ(ranked[0].epilogue, LegacyEpilogue::kSeparate);
+
+  // A bare convolution needs no epilogue call at all.
+  ConvolutionProblem bare = no_relu;
+  bare.common.epilogue.bias_binding = bare.common.epilogue.addend_binding = -1;
+  ranked = kiln::runtime::cuda::rankLegacyChoices(bare, candidates, 0);
+  EXPECT_EQ(algorithms(ranked, LegacyEpilogue::kSeparate),
+            (std::vector<cudnnConvolutionFwdAlgo_t>{kGemm, kPrecomp}));
+  EXPECT_TRUE(algorithms(ranked, LegacyEpilogue::kBiasActivation).empty());
+}
+
+//===----------------------------------------------------------------------===//
 // On a GPU
 //===----------------------------------------------------------------------===//
+
+/// Forces cudnn.convolution's legacy path (KILN_CUDNN_LEGACY=1) or not, for one scope.
+class ScopedCudnnPath {
+ public:
+  explicit ScopedCudnnPath(bool legacy) {
+    if (legacy)
+      setenv("KILN_CUDNN_LEGACY", "1", 1);
+    else
+      unsetenv("KILN_CUDNN_LEGACY");
+  }
+  ~ScopedCudnnPath() { unsetenv("KILN_CUDNN_LEGACY"); }
+  ScopedCudnnPath(const ScopedCudnnPath&) = delete;
+  ScopedCudnnPath& operator=(const ScopedCudnnPath&) = delete;
+};
+
+/// The two paths a convolution test runs: the fused graph (which itself falls back to the legacy
+/// API when no engine takes it) and the legacy API forced.
+constexpr bool kConvolutionPaths[] = {false, true};
 
 using ::kiln::testing::expectClose;
 using ::kiln::testing::numElements;
@@ -581,14 +727,85 @@ TEST_P(CudaLibraryCallGpuTest, ConvolutionWithBiasResidualAndRelu) {
       .binding(y_dims, BufferKind::Arena, 0, type);
   builder.ints("pads_begin", {1, 1}).ints("pads_end", {1, 1});
   builder.strings("post_ops", {"add", "relu"});
-  std::vector<float> actual =
-      run(builder.build(), type, {x, w, bias, residual}, numElements(y_dims));
-  if (HasFailure()) return;
   std::vector<float> expected = referenceConvolution(x, x_dims, w, w_dims, y_dims, 1, 1, 1, 1);
   int64_t plane = 10 * 10;
   for (size_t i = 0; i < expected.size(); ++i)
     expected[i] = std::max(expected[i] + bias[(i / plane) % 16] + residual[i], 0.0f);
-  expectResult(actual, expected);
+  for (bool legacy : kConvolutionPaths) {
+    SCOPED_TRACE(legacy ? "legacy API" : "fused graph");
+    ScopedCudnnPath path(legacy);
+    std::vector<float> actual =
+        run(builder.build(), type, {x, w, bias, residual}, numElements(y_dims));
+    if (HasFailure()) return;
+    expectResult(actual, expected);
+  }
+}
+
+TEST_P(CudaLibraryCallGpuTest, ConvolutionWithResidualAndReluButNoBias) {
+  // The legacy path passes its zero bias and the residual as z with alpha2 = 1.
+  int type = GetParam();
+  const std::vector<int64_t> x_dims{2, 8, 9, 9}, w_dims{12, 8, 3, 3}, y_dims{2, 12, 4, 4};
+  std::vector<float> x = roundTo(type, randomValues(x_dims, 20));
+  std::vector<float> w = roundTo(type, randomValues(w_dims, 21));
+  std::vector<float> residual = roundTo(type, randomValues(y_dims, 22));
+  LibraryCallBuilder builder("cudnn.convolution");
+  builder.binding(x_dims, BufferKind::Arena, 0, type)
+      .binding(w_dims, BufferKind::Arena, 0, type)
+      .binding(y_dims, BufferKind::Arena, 0, type)
+      .binding(y_dims, BufferKind::Arena, 0, type);
+  builder.ints("strides", {2, 2}).ints("pads_begin", {0, 0}).ints("pads_end", {0, 0});
+  builder.strings("post_ops", {"add", "relu"});
+  std::vector<float> expected = referenceConvolution(x, x_dims, w, w_dims, y_dims, 2, 1, 0, 1);
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] = std::max(expected[i] + residual[i], 0.0f);
+  for (bool legacy : kConvolutionPaths) {
+    SCOPED_TRACE(legacy ? "legacy API" : "fused graph");
+    ScopedCudnnPath path(legacy);
+    std::vector<float> actual = run(builder.build(), type, {x, w, residual}, numElements(y_dims));
+    if (HasFailure()) return;
+    expectResult(actual, expected);
+  }
+}
+
+TEST_P(CudaLibraryCallGpuTest, ConvolutionWithBiasOnly) {
+  // Without relu the legacy path runs the identity activation (IMPLICIT_PRECOMP_GEMM) or the
+  // convolution then cudnnAddTensor; a negative result would be clamped if it ran ReLU.
+  int type = GetParam();
+  const std::vector<int64_t> x_dims{1, 4, 7, 7}, w_dims{6, 4, 3, 3}, y_dims{1, 6, 7, 7};
+  std::vector<float> x = roundTo(type, randomValues(x_dims, 23));
+  std::vector<float> w = roundTo(type, randomValues(w_dims, 24));
+  std::vector<float> bias = roundTo(type, randomValues({6}, 25));
+  LibraryCallBuilder builder("cudnn.convolution");
+  builder.binding(x_dims, BufferKind::Arena, 0, type)
+      .binding(w_dims, BufferKind::Arena, 0, type)
+      .binding({6}, BufferKind::Arena, 0, type)
+      .binding(y_dims, BufferKind::Arena, 0, type);
+  builder.ints("pads_begin", {1, 1}).ints("pads_end", {1, 1});
+  std::vector<float> expected = referenceConvolution(x, x_dims, w, w_dims, y_dims, 1, 1, 1, 1);
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] += bias[(i / 49) % 6];
+  ASSERT_LT(*std::min_element(expected.begin(), expected.end()), 0.0f);
+  for (bool legacy : kConvolutionPaths) {
+    SCOPED_TRACE(legacy ? "legacy API" : "fused graph");
+    ScopedCudnnPath path(legacy);
+    std::vector<float> actual = run(builder.build(), type, {x, w, bias}, numElements(y_dims));
+    if (HasFailure()) return;
+    expectResult(actual, expected);
+  }
+}
+
+TEST_P(CudaLibraryCallGpuTest, LegacyPathRefusesAsymmetricPads) {
+  int type = GetParam();
+  LibraryCallBuilder builder("cudnn.convolution");
+  builder.binding({1, 4, 8, 8}, BufferKind::Arena, 0, type)
+      .binding({8, 4, 3, 3}, BufferKind::Arena, 0, type)
+      .binding({1, 8, 7, 7}, BufferKind::Arena, 0, type);
+  builder.ints("pads_begin", {0, 0}).ints("pads_end", {1, 1});
+  ScopedCudnnPath path(/*legacy=*/true);
+  std::unique_ptr<kiln::runtime::cuda::CudaLibraryCall> prepared;
+  kiln::Status status =
+      kiln::runtime::cuda::createCudaLibraryCall(builder.build(), context_, &prepared);
+  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED) << status.toString();
+  EXPECT_THAT(status.message(), HasSubstr("pads both ends alike"));
 }
 
 TEST_P(CudaLibraryCallGpuTest, GroupedStridedDilatedConvolution) {
@@ -602,9 +819,14 @@ TEST_P(CudaLibraryCallGpuTest, GroupedStridedDilatedConvolution) {
       .binding(y_dims, BufferKind::Arena, 0, type);
   builder.ints("strides", {2, 2}).ints("dilations", {2, 2}).ints("groups", {3});
   builder.ints("pads_begin", {1, 1}).ints("pads_end", {1, 1});
-  std::vector<float> actual = run(builder.build(), type, {x, w}, numElements(y_dims));
-  if (HasFailure()) return;
-  expectResult(actual, referenceConvolution(x, x_dims, w, w_dims, y_dims, 2, 2, 1, 3));
+  std::vector<float> expected = referenceConvolution(x, x_dims, w, w_dims, y_dims, 2, 2, 1, 3);
+  for (bool legacy : kConvolutionPaths) {
+    SCOPED_TRACE(legacy ? "legacy API" : "fused graph");
+    ScopedCudnnPath path(legacy);
+    std::vector<float> actual = run(builder.build(), type, {x, w}, numElements(y_dims));
+    if (HasFailure()) return;
+    expectResult(actual, expected);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(ElementTypes, CudaLibraryCallGpuTest, ::testing::Values(kF32, kF16),

@@ -242,8 +242,58 @@ std::string problemKey(const ConvolutionProblem& problem, const CudaLibraryConte
   return key.str();
 }
 
+/// An owned descriptor of the legacy cuDNN API, destroyed with `Destroy`.
+template <typename Handle, cudnnStatus_t (*Destroy)(Handle)>
+class LegacyDescriptor {
+ public:
+  LegacyDescriptor() = default;
+  LegacyDescriptor(const LegacyDescriptor&) = delete;
+  LegacyDescriptor& operator=(const LegacyDescriptor&) = delete;
+  ~LegacyDescriptor() {
+    if (desc_) Destroy(desc_);  // frees host memory; cannot fail usefully
+  }
+  /// Where the create function writes the descriptor (once; the class owns it from then on).
+  Handle* receive() { return &desc_; }
+  Handle get() const { return desc_; }
+
+ private:
+  Handle desc_ = nullptr;
+};
+using LegacyTensor = LegacyDescriptor<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
+using LegacyFilter = LegacyDescriptor<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
+using LegacyConvolutionDescriptor =
+    LegacyDescriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
+using LegacyActivation =
+    LegacyDescriptor<cudnnActivationDescriptor_t, cudnnDestroyActivationDescriptor>;
+
+/// Whether KILN_CUDNN_LEGACY=1 forces the legacy path. Read at every preparation, so that a test
+/// can run both paths in one process.
+bool legacyForced() {
+  const char* value = std::getenv("KILN_CUDNN_LEGACY");
+  return value && std::string(value) == "1";
+}
+
+/// `values` as the legacy API's ints; checkLegacyConvolution has checked the range.
+std::vector<int> toInts(const std::vector<int64_t>& values) {
+  return std::vector<int>(values.begin(), values.end());
+}
+
+Status setLegacyTensor(cudnnDataType_t type, const std::vector<int64_t>& dims,
+                       LegacyTensor* tensor) {
+  KILN_CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(tensor->receive()));
+  std::vector<int> int_dims = toInts(dims), strides = toInts(packedStrides(dims));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(tensor->get(), type,
+                                                       static_cast<int>(int_dims.size()),
+                                                       int_dims.data(), strides.data()));
+  return Status();
+}
+
 class CudnnConvolution : public CudaLibraryCall {
  public:
+  ~CudnnConvolution() override {
+    if (zero_bias_) cudaFree(zero_bias_);  // nothing to report from a destructor
+  }
+
   Status prepare(const ConvolutionProblem& problem, const CudaLibraryContext& context);
 
   size_t workspaceSize() const override { return static_cast<size_t>(workspace_size_); }
@@ -251,35 +301,13 @@ class CudnnConvolution : public CudaLibraryCall {
   Status enqueue(cudaStream_t stream, void* const* buffers, void* workspace) const override {
     Status status = checkAlignments(common_, buffers);
     if (!status.ok()) return status;
-    std::array<void*, 5> pointers{};
-    for (size_t i = 0; i < uids_.size(); ++i) pointers[i] = buffers[bindings_[i]];
-    // A variant pack holds the addresses; it is rebuilt only when they move (the arena's never
-    // do), so steady-state runs allocate nothing. Concurrent runs of the call take turns.
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!variant_pack_.get() || pointers != pack_pointers_ || workspace != pack_workspace_) {
-      BackendDescriptor pack;
-      if (!(status = pack.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)).ok()) return status;
-      auto count = static_cast<int64_t>(uids_.size());
-      KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-          pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids_.data()));
-      KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(pack.get(),
-                                                         CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                                         CUDNN_TYPE_VOID_PTR, count,
-                                                         pointers.data()));
-      KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-          pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace));
-      KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(pack.get()));
-      variant_pack_ = std::move(pack);
-      pack_pointers_ = pointers;
-      pack_workspace_ = workspace;
-    }
-    // The handle is the session's: it takes this run's stream before every execution.
-    KILN_CUDA_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendExecute(handle_, plan_.get(), variant_pack_.get()));
-    return Status();
+    return legacy_ ? enqueueLegacy(stream, buffers, workspace)
+                   : enqueueGraph(stream, buffers, workspace);
   }
 
  private:
+  /// Path 1: the fused operation graph, its engine from the cache or the heuristics.
+  Status prepareGraph(const ConvolutionProblem& problem, const std::string& key);
   Status buildGraph(const ConvolutionProblem& problem);
   /// Builds the plan of `choice`; a status that is not OK when the engine cannot run the graph.
   Status buildPlan(const EngineChoice& choice);
@@ -287,14 +315,23 @@ class CudnnConvolution : public CudaLibraryCall {
   Status searchPlan(EngineChoice* out);
   /// Whether the numerical notes of `engine` are ones the call allows.
   Status allowsEngine(const BackendDescriptor& engine, bool* allowed) const;
+  Status enqueueGraph(cudaStream_t stream, void* const* buffers, void* workspace) const;
+
+  /// Path 2: the legacy convolution API.
+  Status prepareLegacy(const ConvolutionProblem& problem, const std::string& key);
+  /// Sets `choice`'s math type and asks for its workspace; not OK when cuDNN cannot run it or its
+  /// workspace is over the cap.
+  Status acceptLegacyChoice(const LegacyConvolutionChoice& choice);
+  Status enqueueLegacy(cudaStream_t stream, void* const* buffers, void* workspace) const;
 
   CudaCallCommon common_;
   cudnnHandle_t handle_ = nullptr;
+  int64_t workspace_size_ = 0;
+
   /// Every descriptor the graph was built from, kept alive with it.
   std::vector<BackendDescriptor> keep_;
   BackendDescriptor graph_;
   BackendDescriptor plan_;
-  int64_t workspace_size_ = 0;
   /// The variant pack's unique ids and the binding each reads.
   std::vector<int64_t> uids_;
   std::vector<int> bindings_;
@@ -302,7 +339,82 @@ class CudnnConvolution : public CudaLibraryCall {
   mutable BackendDescriptor variant_pack_;
   mutable std::array<void*, 5> pack_pointers_{};
   mutable void* pack_workspace_ = nullptr;
+
+  /// Whether the legacy path runs the call, and its descriptors and choice.
+  bool legacy_ = false;
+  LegacyTensor x_desc_, y_desc_, bias_desc_;
+  LegacyFilter w_desc_;
+  LegacyConvolutionDescriptor conv_desc_;
+  LegacyActivation activation_desc_;
+  LegacyConvolutionChoice legacy_choice_;
+  /// K zeros of the element type: the bias of cudnnConvolutionBiasActivationForward when the call
+  /// has none (the function takes no null bias).
+  void* zero_bias_ = nullptr;
 };
+
+Status CudnnConvolution::enqueueGraph(cudaStream_t stream, void* const* buffers,
+                                      void* workspace) const {
+  std::array<void*, 5> pointers{};
+  for (size_t i = 0; i < uids_.size(); ++i) pointers[i] = buffers[bindings_[i]];
+  // A variant pack holds the addresses; it is rebuilt only when they move (the arena's never
+  // do), so steady-state runs allocate nothing. Concurrent runs of the call take turns.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!variant_pack_.get() || pointers != pack_pointers_ || workspace != pack_workspace_) {
+    BackendDescriptor pack;
+    Status status = pack.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    if (!status.ok()) return status;
+    auto count = static_cast<int64_t>(uids_.size());
+    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
+        pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids_.data()));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(pack.get(),
+                                                       CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                                       CUDNN_TYPE_VOID_PTR, count,
+                                                       pointers.data()));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
+        pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(pack.get()));
+    variant_pack_ = std::move(pack);
+    pack_pointers_ = pointers;
+    pack_workspace_ = workspace;
+  }
+  // The handle is the session's: it takes this run's stream before every execution.
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendExecute(handle_, plan_.get(), variant_pack_.get()));
+  return Status();
+}
+
+Status CudnnConvolution::enqueueLegacy(cudaStream_t stream, void* const* buffers,
+                                       void* workspace) const {
+  const CudaEpilogue& epilogue = common_.epilogue;
+  // Scaling factors are host floats for f32, f16 and bf16 data alike.
+  const float one = 1.0f, zero = 0.0f;
+  void* y = buffers[common_.result_binding];
+  auto workspace_bytes = static_cast<size_t>(workspace_size_);
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
+  if (legacy_choice_.epilogue == LegacyEpilogue::kBiasActivation) {
+    // z is the addend, or y scaled by 0 (cuDNN does not read z when alpha2 is 0).
+    bool has_addend = epilogue.addend_binding >= 0;
+    const void* z = has_addend ? buffers[epilogue.addend_binding] : y;
+    const void* bias = epilogue.bias_binding >= 0 ? buffers[epilogue.bias_binding] : zero_bias_;
+    KILN_CUDA_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
+        handle_, &one, x_desc_.get(), buffers[0], w_desc_.get(), buffers[1], conv_desc_.get(),
+        legacy_choice_.algo, workspace, workspace_bytes, has_addend ? &one : &zero,
+        y_desc_.get(), z, bias_desc_.get(), bias, activation_desc_.get(), y_desc_.get(), y));
+    return Status();
+  }
+  KILN_CUDA_RETURN_IF_ERROR(cudnnConvolutionForward(
+      handle_, &one, x_desc_.get(), buffers[0], w_desc_.get(), buffers[1], conv_desc_.get(),
+      legacy_choice_.algo, workspace, workspace_bytes, &zero, y_desc_.get(), y));
+  if (epilogue.bias_binding >= 0)
+    KILN_CUDA_RETURN_IF_ERROR(cudnnAddTensor(handle_, &one, bias_desc_.get(),
+                                             buffers[epilogue.bias_binding], &one, y_desc_.get(),
+                                             y));
+  if (epilogue.addend_binding >= 0)
+    KILN_CUDA_RETURN_IF_ERROR(cudnnAddTensor(handle_, &one, y_desc_.get(),
+                                             buffers[epilogue.addend_binding], &one,
+                                             y_desc_.get(), y));
+  return Status();
+}
 
 Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
   const CudaEpilogue& epilogue = common_.epilogue;
@@ -627,21 +739,198 @@ Status CudnnConvolution::searchPlan(EngineChoice* out) {
                     last_failure);
 }
 
-Status CudnnConvolution::prepare(const ConvolutionProblem& problem,
-                                 const CudaLibraryContext& context) {
-  common_ = problem.common;
-  handle_ = context.cudnn;
+Status CudnnConvolution::prepareGraph(const ConvolutionProblem& problem,
+                                      const std::string& key) {
   Status status = buildGraph(problem);
   if (!status.ok()) return status;
-  std::string key = problemKey(problem, context);
   EngineChoice choice;
-  if (ChoiceCache<EngineChoice>::instance().find(key, &choice) && buildPlan(choice).ok()) return Status();
+  if (ChoiceCache<EngineChoice>::instance().find(key, &choice) && buildPlan(choice).ok())
+    return Status();
   if (!(status = searchPlan(&choice)).ok()) return status;
   ChoiceCache<EngineChoice>::instance().insert(key, choice);
   return Status();
 }
 
+Status CudnnConvolution::acceptLegacyChoice(const LegacyConvolutionChoice& choice) {
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_desc_.get(), choice.math));
+  size_t workspace = 0;
+  KILN_CUDA_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(
+      handle_, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(), choice.algo,
+      &workspace));
+  if (workspace > static_cast<size_t>(kMaxWorkspaceBytes))
+    return Status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                  "algorithm " + std::to_string(choice.algo) + " needs " +
+                      std::to_string(workspace) + " bytes of workspace");
+  legacy_choice_ = choice;
+  workspace_size_ = static_cast<int64_t>(workspace);
+  return Status();
+}
+
+Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem,
+                                       const std::string& key) {
+  Status status = checkLegacyConvolution(problem);
+  if (!status.ok()) return status;
+  const CudaEpilogue& epilogue = common_.epilogue;
+  cudnnDataType_t io_type = cudnnDataTypeOf(common_.element_type);
+  std::vector<int64_t> bias_dims(problem.y_dims.size(), 1);
+  bias_dims[1] = problem.y_dims[1];
+  if (!(status = setLegacyTensor(io_type, problem.x_dims, &x_desc_)).ok() ||
+      !(status = setLegacyTensor(io_type, problem.y_dims, &y_desc_)).ok() ||
+      !(status = setLegacyTensor(io_type, bias_dims, &bias_desc_)).ok())
+    return status;
+  std::vector<int> w_dims = toInts(problem.w_dims);
+  KILN_CUDA_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(w_desc_.receive()));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(w_desc_.get(), io_type, CUDNN_TENSOR_NCHW,
+                                                       static_cast<int>(w_dims.size()),
+                                                       w_dims.data()));
+  // Cross-correlation computed in fp32 for every element type (FLOAT_CONFIG and the pseudo-half
+  // and pseudo-bf16 configurations); checkLegacyConvolution made pads_begin the only pads.
+  std::vector<int> pads = toInts(problem.pads_begin), strides = toInts(problem.strides),
+                   dilations = toInts(problem.dilations);
+  KILN_CUDA_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(conv_desc_.receive()));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(
+      conv_desc_.get(), static_cast<int>(pads.size()), pads.data(), strides.data(),
+      dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnSetConvolutionGroupCount(conv_desc_.get(), static_cast<int>(problem.groups)));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnSetConvolutionMathType(conv_desc_.get(), legacyMathType(problem)));
+
+  // The heuristics' candidates, best first; the cached choice, if any, goes before them.
+  int max_count = 0;
+  KILN_CUDA_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_count));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> results(static_cast<size_t>(std::max(max_count, 1)));
+  int returned = 0;
+  KILN_CUDA_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
+      handle_, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(),
+      static_cast<int>(results.size()), &returned, results.data()));
+  std::vector<LegacyAlgorithmCandidate> candidates;
+  for (int i = 0; i < returned; ++i)
+    candidates.push_back({results[i].algo, results[i].status, results[i].memory,
+                          results[i].mathType});
+  std::vector<LegacyConvolutionChoice> choices =
+      rankLegacyChoices(problem, candidates, static_cast<size_t>(kMaxWorkspaceBytes));
+  std::string legacy_key = key + " legacy";
+  LegacyConvolutionChoice cached;
+  bool found = ChoiceCache<LegacyConvolutionChoice>::instance().find(legacy_key, &cached);
+  if (found) choices.insert(choices.begin(), cached);
+
+  std::string last_failure = "the heuristics proposed no algorithm the call allows";
+  bool accepted = false;
+  for (const LegacyConvolutionChoice& choice : choices) {
+    if (!(status = acceptLegacyChoice(choice)).ok()) {
+      last_failure = status.message();
+      continue;
+    }
+    accepted = true;
+    break;
+  }
+  if (!accepted)
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  common_.label + ": the legacy cuDNN convolution API has no algorithm for this "
+                                  "convolution; last failure: " +
+                      last_failure);
+  if (!found) ChoiceCache<LegacyConvolutionChoice>::instance().insert(legacy_key, legacy_choice_);
+
+  if (legacy_choice_.epilogue == LegacyEpilogue::kBiasActivation) {
+    bool relu = epilogue.activation == Activation::kRelu;
+    KILN_CUDA_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(activation_desc_.receive()));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnSetActivationDescriptor(
+        activation_desc_.get(), relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+        CUDNN_PROPAGATE_NAN, 0.0));
+    if (epilogue.bias_binding < 0) {
+      // Allocated and cleared once here, so that enqueue allocates nothing.
+      size_t bytes = static_cast<size_t>(problem.y_dims[1]) *
+                     (common_.element_type == KILN_ELEMENT_TYPE_F32 ? 4 : 2);
+      KILN_CUDA_RETURN_IF_ERROR(cudaMalloc(&zero_bias_, bytes));
+      KILN_CUDA_RETURN_IF_ERROR(cudaMemset(zero_bias_, 0, bytes));
+    }
+  }
+  legacy_ = true;
+  return Status();
+}
+
+Status CudnnConvolution::prepare(const ConvolutionProblem& problem,
+                                 const CudaLibraryContext& context) {
+  common_ = problem.common;
+  handle_ = context.cudnn;
+  std::string key = problemKey(problem, context);
+  if (legacyForced()) return prepareLegacy(problem, key);
+  Status graph_status = prepareGraph(problem, key);
+  if (graph_status.ok()) return graph_status;
+  // No engine took the graph: drop what it built and fall back to the legacy API.
+  keep_.clear();
+  graph_ = BackendDescriptor();
+  plan_ = BackendDescriptor();
+  uids_.clear();
+  bindings_.clear();
+  workspace_size_ = 0;
+  Status legacy_status = prepareLegacy(problem, key);
+  if (legacy_status.ok()) return legacy_status;
+  return Status(legacy_status.code(),
+                legacy_status.message() + " (the fused graph failed first: " +
+                    graph_status.message() + ")");
+}
+
 }  // namespace
+
+Status checkLegacyConvolution(const ConvolutionProblem& problem) {
+  const std::string& label = problem.common.label;
+  for (size_t i = 0; i < problem.pads_begin.size(); ++i)
+    if (problem.pads_begin[i] != problem.pads_end[i])
+      return Status(KILN_STATUS_UNIMPLEMENTED,
+                    label + ": pads_begin " + formatTypeDims(problem.pads_begin) +
+                        " differ from pads_end " + formatTypeDims(problem.pads_end) +
+                        ", and the legacy cuDNN convolution API (the fallback when no fused "
+                        "engine takes the call) pads both ends alike");
+  auto fits = [](const std::vector<int64_t>& dims) {
+    std::vector<int64_t> strides = packedStrides(dims);
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] > INT_MAX || strides[i] * dims[i] > INT_MAX) return false;
+    return true;
+  };
+  if (!fits(problem.x_dims) || !fits(problem.w_dims) || !fits(problem.y_dims))
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  label + ": a tensor has more elements than the legacy cuDNN convolution API's "
+                          "int dims and strides reach");
+  return Status();
+}
+
+cudnnMathType_t legacyMathType(const ConvolutionProblem& problem) {
+  const CudaCallCommon& common = problem.common;
+  if (common.element_type == KILN_ELEMENT_TYPE_F32 && !common.allow_tf32) return CUDNN_FMA_MATH;
+  return CUDNN_TENSOR_OP_MATH;
+}
+
+std::vector<LegacyConvolutionChoice> rankLegacyChoices(
+    const ConvolutionProblem& problem, const std::vector<LegacyAlgorithmCandidate>& candidates,
+    size_t max_workspace) {
+  const CudaEpilogue& epilogue = problem.common.epilogue;
+  bool relu = epilogue.activation == Activation::kRelu;
+  bool adds = epilogue.bias_binding >= 0 || epilogue.addend_binding >= 0;
+  cudnnMathType_t math = legacyMathType(problem);
+  std::vector<LegacyConvolutionChoice> usable;
+  for (const LegacyAlgorithmCandidate& candidate : candidates) {
+    if (candidate.status != CUDNN_STATUS_SUCCESS || candidate.workspace > max_workspace) continue;
+    // ALLOW_CONVERSION rounds f32 operands to f16; FMA forbids tensor cores (tf32) for f32.
+    if (candidate.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
+    if (math == CUDNN_FMA_MATH && candidate.math == CUDNN_TENSOR_OP_MATH) continue;
+    // The math type the candidate was rated with, unless tf32 is forbidden: then FMA, which
+    // keeps the default math's tf32 tensor cores away too.
+    usable.push_back({candidate.algo, math == CUDNN_FMA_MATH ? math : candidate.math,
+                      LegacyEpilogue::kBiasActivation});
+  }
+  if (relu) return usable;
+  std::vector<LegacyConvolutionChoice> ranked;
+  if (adds)
+    for (const LegacyConvolutionChoice& choice : usable)
+      if (choice.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) ranked.push_back(choice);
+  for (LegacyConvolutionChoice choice : usable) {
+    choice.epilogue = LegacyEpilogue::kSeparate;
+    ranked.push_back(choice);
+  }
+  return ranked;
+}
 
 Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* out) {
   Status status = view.checkKeys({"strides", "dilations", "pads_begin", "pads_end", "groups",
