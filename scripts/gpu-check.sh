@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # Checks Kiln on an NVIDIA GPU in one command: the ONNX conformance suite and the real models with
-# --device cuda against the references, then ResNet-50 benchmarks beside PyTorch eager and
+# --device cuda against their references, then ResNet-50 benchmarks beside PyTorch eager and
 # torch.compile. The GPU machine has CUDA, cuDNN/cuBLAS (PyTorch's wheels) and PyTorch but no
 # LLVM/MLIR, oneDNN or ONNX libraries, so the check runs from a bundle packed here:
 #
-#   scripts/gpu-check.sh pack [BUNDLE]        here, from a built tree (build/): writes
-#                                             BUNDLE/kiln-gpu.tar.xz (default BUNDLE: .gpu-bundle)
-#                                             with kiln, kiln-conformance, the shared libraries
-#                                             they need that the GPU machine lacks, and the ONNX
-#                                             node tests
+#   scripts/gpu-check.sh pack [BUNDLE]        here, from a built tree (build/): writes the bundle
+#                                             (default BUNDLE: .gpu-bundle): kiln, stripped
+#                                             (`kiln conformance` is the suite), the shared
+#                                             libraries it needs that the GPU machine lacks and
+#                                             the ONNX node tests, xz-compressed and split into
+#                                             parts BUNDLE/1, BUNDLE/2, ... of at most 50 MiB
+#   scripts/gpu-check.sh stage PART_DIR       on the GPU machine: keeps one part in the work
+#                                             folder ($TMPDIR/kiln-gpu-check) for a later run
 #   scripts/gpu-check.sh run [BUNDLE] [--out DIR] [--device cuda|cpu] [--quick]
-#                                             on the GPU machine, from the repository root:
-#                                             unpacks the bundle, runs every check, writes
-#                                             DIR/gpu-check.json (every figure, the device, date,
-#                                             commit and commands) and DIR/*.log
+#                                             on the GPU machine, from the repository root: takes
+#                                             the parts under BUNDLE and those staged, unpacks,
+#                                             runs every check, writes DIR/gpu-check.json (every
+#                                             figure, the device, date, commit and commands) and
+#                                             the logs
 #
-# With the device tool: `scripts/gpu-check.sh pack`, then run `bash scripts/gpu-check.sh run
-# --out $OUT` with carry [".gpu-bundle"]. `--device cpu` runs the same checks on the host CPU
-# (a dry run of the script on a machine without a GPU); --quick skips BERT, GPT-2 and the
-# torch.compile peers. Everything finishes in about 10 minutes on an H100.
+# With the device tool, whose calls carry at most 64 MiB each: one call per part but the last,
+# carry [".gpu-bundle/N"] and run `bash scripts/gpu-check.sh stage .gpu-bundle/N`; then carry the
+# last part and run `bash scripts/gpu-check.sh run --out $OUT` (the machine keeps the work
+# folder while it stays warm). `--device cpu` runs the same checks on the host CPU (a dry run
+# on a machine without a GPU); --quick skips BERT, GPT-2 and the torch.compile peers. The run
+# takes about 10 minutes on an H100.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 command="${1:-}"
@@ -29,32 +35,49 @@ die() { say "error: $*"; exit 1; }
 
 pack() {
   local bundle="${1:-$root/.gpu-bundle}" build="$root/build"
-  [[ -x "$build/bin/kiln" && -x "$build/bin/kiln-conformance" ]] ||
-    die "no built tree at $build (run scripts/test.sh or ninja -C build first)"
+  [[ -x "$build/bin/kiln" ]] || die "no built tree at $build (run scripts/test.sh or ninja -C build first)"
   local stage
   stage="$(mktemp -d)"
   trap 'rm -rf "$stage"' RETURN
   mkdir -p "$stage/kiln/bin" "$stage/kiln/lib" "$stage/kiln/data"
-  cp "$build/bin/kiln" "$build/bin/kiln-conformance" "$stage/kiln/bin/"
-  # Every shared library the tools load except the C runtime and the CUDA libraries, which the
-  # GPU machine has (the CUDA toolkit, and cuDNN/cuBLAS/NCCL from PyTorch's wheels).
-  ldd "$build/bin/kiln" "$build/bin/kiln-conformance" | awk '/=> \//{print $3}' | sort -u |
+  strip -o "$stage/kiln/bin/kiln" "$build/bin/kiln"
+  # Every shared library kiln loads except the C runtime and the CUDA libraries, which the GPU
+  # machine has (the CUDA toolkit, and cuDNN/cuBLAS/NCCL from PyTorch's wheels).
+  ldd "$build/bin/kiln" | awk '/=> \//{print $3}' | sort -u |
     while read -r lib; do
       case "$(basename "$lib")" in
         libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
         libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libnccl.so*|libnvrtc*|libnvJitLink*) ;;
-        *) cp -L "$lib" "$stage/kiln/lib/" ;;
+        *) strip -o "$stage/kiln/lib/$(basename "$lib")" "$lib" ;;
       esac
     done
   cp -r /usr/share/libonnx-testdata/data/node "$stage/kiln/data/node"
   git -C "$root" rev-parse HEAD > "$stage/kiln/commit" 2>/dev/null || echo unknown > "$stage/kiln/commit"
-  mkdir -p "$bundle"
-  say "packing $(du -sh "$stage/kiln" | cut -f1) into $bundle/kiln-gpu.tar.xz"
-  tar -C "$stage" -cf - kiln | xz -T0 -6 > "$bundle/kiln-gpu.tar.xz"
-  local size
-  size=$(stat -c %s "$bundle/kiln-gpu.tar.xz")
-  say "bundle: $((size / 1048576)) MiB"
-  ((size < 60 * 1048576)) || die "the bundle is over 60 MiB; the device tool carries 64 MiB"
+  rm -rf "$bundle" && mkdir -p "$bundle"
+  say "packing $(du -sh "$stage/kiln" | cut -f1) into $bundle"
+  tar -C "$stage" -cf - kiln | xz -T0 -6 > "$stage/kiln-gpu.tar.xz"
+  (cd "$stage" && split -b 50M -d -a 1 kiln-gpu.tar.xz kiln-gpu.part)
+  local count=0 part
+  for part in "$stage"/kiln-gpu.part*; do
+    count=$((count + 1))
+    mkdir -p "$bundle/$count"
+    mv "$part" "$bundle/$count/"
+  done
+  # The manifest names every part and the whole file's checksum, so a run knows it has them all.
+  (cd "$stage" && sha256sum kiln-gpu.tar.xz) > "$bundle/$count/manifest"
+  for part in "$bundle"/*/kiln-gpu.part*; do basename "$part"; done >> "$bundle/$count/manifest"
+  say "bundle: $(du -sh "$bundle" | cut -f1) in $count parts: $(ls -d "$bundle"/*/ | tr '\n' ' ')"
+}
+
+work_dir() { echo "${TMPDIR:-/tmp}/kiln-gpu-check"; }
+
+stage_part() {
+  local part_dir="${1:?stage needs a part folder}" work
+  work="$(work_dir)"
+  mkdir -p "$work/parts"
+  cp "$part_dir"/kiln-gpu.part* "$part_dir"/manifest "$work/parts/" 2>/dev/null ||
+    cp "$part_dir"/kiln-gpu.part* "$work/parts/"
+  say "staged $(ls "$part_dir" | tr '\n' ' ')in $work/parts"
 }
 
 # The folders of the CUDA libraries PyTorch's wheels ship (cuDNN, cuBLAS, NCCL, the runtime).
@@ -86,14 +109,23 @@ run() {
       *) bundle="$1"; shift ;;
     esac
   done
-  [[ -f "$bundle/kiln-gpu.tar.xz" ]] || die "no bundle at $bundle (scripts/gpu-check.sh pack)"
   mkdir -p "$out"
-  local work="${TMPDIR:-/tmp}/kiln-gpu-check"
-  rm -rf "$work" && mkdir -p "$work"
-  tar -C "$work" -xJf "$bundle/kiln-gpu.tar.xz"
+  local work part
+  work="$(work_dir)"
+  for part in "$bundle"/*/; do
+    [[ -d "$part" ]] && stage_part "$part"
+  done
+  [[ -f "$work/parts/manifest" ]] || die "no bundle manifest under $bundle or staged (scripts/gpu-check.sh pack)"
+  while read -r part; do
+    [[ -f "$work/parts/$part" ]] || die "bundle part $part is missing: stage it first"
+  done < <(tail -n +2 "$work/parts/manifest")
+  rm -rf "$work/kiln"
+  (cd "$work/parts" && tail -n +2 manifest | xargs cat > ../kiln-gpu.tar.xz)
+  (cd "$work" && head -1 parts/manifest | sha256sum -c --quiet) || die "the bundle's checksum does not match"
+  tar -C "$work" -xJf "$work/kiln-gpu.tar.xz"
   local kiln_dir="$work/kiln"
   export LD_LIBRARY_PATH="$kiln_dir/lib:$(wheel_library_path):/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-  local kiln="$kiln_dir/bin/kiln" conformance="$kiln_dir/bin/kiln-conformance"
+  local kiln="$kiln_dir/bin/kiln"
   "$kiln" --version >/dev/null || die "the bundled kiln does not start (missing libraries?)"
   local python="${KILN_PYTHON:-python3}"
   local started=$SECONDS
@@ -103,7 +135,7 @@ run() {
   say "device: $( (nvidia-smi -L 2>/dev/null || echo "no nvidia-smi") | head -1)"
   # 1. The ONNX node tests, compiled for the device and compared with their reference outputs.
   say "conformance on $device"
-  "$conformance" --data "$kiln_dir/data/node" --device "$device" -j "$(nproc)" --quiet \
+  "$kiln" conformance --data "$kiln_dir/data/node" --device "$device" -j "$(nproc)" --quiet \
     --json "$out/conformance-$device.json" > "$out/conformance-$device.log" 2>&1 || true
   tail -1 "$out/conformance-$device.log" >&2
 
@@ -170,6 +202,7 @@ EOF
 
 case "$command" in
   pack) pack "$@" ;;
+  stage) stage_part "$@" ;;
   run) run "$@" ;;
-  *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

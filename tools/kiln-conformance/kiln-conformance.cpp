@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/kiln-conformance/ConformanceTool.h"
 #include "NodeTest.h"
 
 #include <CLI/CLI.hpp>
@@ -380,7 +381,7 @@ int runAll(const Settings &settings, const std::vector<std::string> &names) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int kiln::conformance::runConformanceTool(int argc, char **argv) {
   Settings settings;
   CLI::App app{"Runs the ONNX backend node tests through Kiln: import, compile, run, compare."};
   app.add_option("--data", settings.dataDirectory, "the directory of node tests")

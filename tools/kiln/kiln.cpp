@@ -9,6 +9,7 @@
 
 #include "Commands.h"
 #include "Program.h"
+#include "tools/kiln-conformance/ConformanceTool.h"
 #include "compiler/Registration.h"
 #include "compiler/transforms/Passes.h"
 #include "frontends/onnx/Importer.h"
@@ -30,6 +31,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -161,8 +163,12 @@ int runImport(const std::string &modelPath, const std::string &outputPath,
 } // namespace
 
 int main(int argc, char **argv) {
+  // `kiln conformance ARGS` is kiln-conformance (its own options and --help).
+  if (argc > 1 && std::string_view(argv[1]) == "conformance")
+    return kiln::conformance::runConformanceTool(argc - 1, argv + 1);
   CLI::App app{"kiln: a graph-compiling deep-learning runtime"};
   app.require_subcommand(1);
+  app.footer("kiln conformance ...: the ONNX node-test suite (kiln conformance --help)");
   app.set_version_flag("--version", std::string("kiln ") + kiln_version());
 
   std::string modelPath;
