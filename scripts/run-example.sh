@@ -8,7 +8,7 @@
 #      against a NumPy evaluation of the same ONNX graph (examples/reference.py);
 #   4. measure it (kiln bench);
 #   5. run the graph-dialect program examples/tiny_cnn.mlir just in time;
-#   6. compile-check the CUDA path: the imported program through NVVM to sm_90 cubins (ptxas), when
+#   6. compile it for CUDA: kernels through NVVM to sm_80/sm_90 cubins (ptxas) and PTX, when
 #      the CUDA toolkit is installed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -50,10 +50,8 @@ echo "== 5. kiln run examples/tiny_cnn.mlir (compiled just in time, random input
 "$kiln" run "$root/examples/tiny_cnn.mlir" --shape image=2x3x32x32
 
 if [[ -x /usr/local/cuda/bin/ptxas ]]; then
-  echo "== 6. CUDA compile check: the imported program to sm_90 cubins"
-  "$kiln" import "$out/tiny_cnn.onnx" --shape image=1x3x32x32 -o "$out/tiny_cnn.mlir" --force
-  "$build/bin/kiln-opt" --kiln-cuda-pipeline="chip=sm_90" "$out/tiny_cnn.mlir" \
-    -o "$out/tiny_cnn.sm_90.mlir"
-  echo "cuda: $(grep -c 'gpu.binary @' "$out/tiny_cnn.sm_90.mlir") kernels assembled for sm_90" \
-       "by ptxas in $out/tiny_cnn.sm_90.mlir"
+  echo "== 6. kiln compile --target cuda: sm_80 and sm_90 cubins (ptxas), PTX, cuDNN/cuBLASLt calls"
+  "$kiln" compile "$out/tiny_cnn.onnx" -o "$out/tiny_cnn.cuda.kiln" --target cuda \
+    --gpu-arch sm_80,sm_90 --force
+  "$kiln" inspect "$out/tiny_cnn.cuda.kiln"
 fi

@@ -21,6 +21,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import socket
 import statistics
 import subprocess
@@ -150,6 +151,14 @@ class ModelBenchmark:
         else:
             entry["artifact_bytes"] = artifact.stat().st_size
             self.kiln_model = artifact
+        # The CUDA target's compile time too (kernels to sm_80/sm_90 cubins with ptxas, and PTX):
+        # it needs the CUDA toolkit, not a GPU.
+        if shutil.which("ptxas") or Path("/usr/local/cuda/bin/ptxas").exists():
+            cuda_artifact = self.scratch / f"{self.name}.cuda.kiln"
+            cuda = run_command([str(kiln), "compile", str(self.directory / "model.onnx"),
+                                "-o", str(cuda_artifact), "--target", "cuda",
+                                "--gpu-arch", "sm_80,sm_90"], self.commands)
+            entry["compile_cuda_s"] = cuda["wall_s"] if cuda["returncode"] == 0 else None
         self.result["kiln"] = entry
 
     def command_for(self, runtime: str, kiln: Path, json_path: Path) -> list:

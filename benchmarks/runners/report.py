@@ -103,7 +103,7 @@ def table(results: dict, results_path: Path, plot_path: Path) -> str:
         f"{settings['threads'] or 'default'} threads for the peers. "
         f"Raw figures: [`{_shown(results_path)}`]({_link(results_path)}).",
         "",
-        "| model | Kiln compile (s) | Kiln p50 (ms) | ORT p50 (ms) | PyTorch p50 (ms) "
+        "| model | Kiln compile cpu / cuda (s) | Kiln p50 (ms) | ORT p50 (ms) | PyTorch p50 (ms) "
         "| Kiln / ORT | Kiln / PyTorch | ORT session (s) | peak memory Kiln / ORT / PyTorch (MiB) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -113,7 +113,8 @@ def table(results: dict, results_path: Path, plot_path: Path) -> str:
         ratios = entry.get("latency_ratio", {})
         memory = " / ".join(_fmt(_mib(e.get("peak_memory_bytes")), 0) for e in (kiln, ort, torch))
         lines.append(
-            f"| {MODEL_LABELS.get(model, model)} | {_fmt(kiln.get('compile_s'))} "
+            f"| {MODEL_LABELS.get(model, model)} | {_fmt(kiln.get('compile_s'))} / "
+            f"{_fmt(kiln.get('compile_cuda_s'))} "
             f"| {_fmt(_p50(kiln))} | {_fmt(_p50(ort))} | {_fmt(_p50(torch))} "
             f"| {_fmt(ratios.get('kiln_over_ort'), 2)} | {_fmt(ratios.get('kiln_over_torch'), 2)} "
             f"| {_fmt(ort.get('compile_s'), 2)} | {memory} |")
