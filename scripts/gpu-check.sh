@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks Kiln on an NVIDIA GPU in one command: the ONNX conformance suite and the real models with
 # --device cuda against their references, then ResNet-50 benchmarks beside PyTorch eager and
-# torch.compile. The GPU machine has CUDA, cuDNN/cuBLAS (PyTorch's wheels) and PyTorch but no
+# torch.compile with each case's roofline floor (benchmarks/runners/roofline.py). The GPU machine has CUDA, cuDNN/cuBLAS (PyTorch's wheels) and PyTorch but no
 # LLVM/MLIR, oneDNN or ONNX libraries, so the check runs from a bundle packed here:
 #
 #   scripts/gpu-check.sh pack [BUNDLE]        here, from a built tree (build/): writes the bundle
@@ -167,6 +167,13 @@ run() {
         --json "$out/torch-resnet50-b$batch.json" > "$out/torch-b$batch.log" 2>&1 ||
         say "the PyTorch peers failed at batch $batch (see torch-b$batch.log)"
     fi
+    # Each case's roofline floor from this machine's measured peak rate and bandwidth.
+    "$python" "$root/benchmarks/runners/roofline.py" --device "$device" --model "$dir/model.onnx" \
+      --result "kiln=$out/kiln-resnet50-b$batch-$device.json" \
+      --result "torch=$out/torch-resnet50-b$batch.json" \
+      --json "$out/roofline-resnet50-b$batch.json" > "$out/roofline-b$batch.log" 2>&1 ||
+      say "the roofline failed at batch $batch (see roofline-b$batch.log)"
+    grep "kiln:" "$out/roofline-b$batch.log" >&2 || true
   done
 
   # Everything in one JSON.
@@ -189,6 +196,7 @@ summary = {
     "models": {},
     "kiln_bench": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/kiln-*.json"))},
     "torch": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/torch-*.json"))},
+    "roofline": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/roofline-*.json"))},
 }
 for log in sorted(glob.glob(f"{out}/model-*.log")):
     lines = open(log).read().splitlines()
