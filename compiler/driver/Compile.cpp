@@ -208,15 +208,20 @@ FailureOr<KernelTable> Compilation::compileKernels(ModuleOp kernels) {
   return table;
 }
 
-/// The PTX ISA version an architecture needs at least (as an NVVM target feature).
-std::string ptxFeatures(StringRef arch) {
+/// The architectures the toolkit's ptxas (CUDA 13) assembles for, and the PTX ISA version each
+/// needs at least, as an NVVM target feature.
+std::optional<StringRef> ptxFeatures(StringRef arch) {
   unsigned number = 0;
-  arch.drop_front(3).getAsInteger(10, number);
-  if (number >= 100)
-    return "+ptx88";
-  if (number >= 90)
-    return "+ptx80";
-  return "+ptx70";
+  if (!arch.consume_front("sm_") || arch.getAsInteger(10, number))
+    return std::nullopt;
+  switch (number) {
+  case 75: case 80: case 86: case 87: case 89: case 90:
+    return StringRef("+ptx80");
+  case 100: case 103: case 120: case 121:
+    return StringRef("+ptx88");
+  default:
+    return std::nullopt;
+  }
 }
 
 FailureOr<CodeObjectImage> Compilation::serializeCudaKernels(ModuleOp kernels,
@@ -228,7 +233,7 @@ FailureOr<CodeObjectImage> Compilation::serializeCudaKernels(ModuleOp kernels,
   if (failed(runPipeline(kernels, stage, [&](OpPassManager &pm) {
         for (const std::string &arch : archs) {
           std::string target = "nvvm-attach-target{module=" + kCudaKernelModule.str() +
-                               " chip=" + arch + " features=" + ptxFeatures(arch) + " O=3";
+                               " chip=" + arch + " features=" + ptxFeatures(arch)->str() + " O=3";
           if (!libdevice.empty())
             target += " l=" + libdevice;
           addTextual(pm, target + "}");
@@ -357,13 +362,12 @@ FailureOr<std::string> Compilation::run() {
   if (options_.device == "cuda") {
     if (options_.gpuArchs.empty())
       return module_.emitError("no GPU architecture to compile for (--gpu-arch)");
-    for (const std::string &arch : options_.gpuArchs) {
-      unsigned number = 0;
-      if (!StringRef(arch).starts_with("sm_") || StringRef(arch).drop_front(3).getAsInteger(10, number) ||
-          number < 50)
-        return module_.emitError() << "GPU architecture '" << arch
-                                   << "' is not of the form sm_NN (sm_50 or newer), e.g. sm_90";
-    }
+    for (const std::string &arch : options_.gpuArchs)
+      if (!ptxFeatures(arch))
+        return module_.emitError()
+               << "GPU architecture '" << arch
+               << "' is not one ptxas assembles for: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, "
+                  "sm_100, sm_103, sm_120 or sm_121";
   }
   FailureOr<func::FuncOp> entry = findEntryFunction(module_);
   if (failed(entry))
