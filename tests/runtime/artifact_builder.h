@@ -10,6 +10,14 @@
 //   step 2  x_copy = copy(x)
 //   outputs z, x_copy
 //
+// `cudaAffineSpec` is its CUDA counterpart over the hand-written PTX of `gridStridePtx`:
+//
+//   input   x: f32[N]
+//   step 0  t = kiln_k0(x)             t = x * 2 + 1, arena, 256-thread blocks
+//   step 1  y = kiln_k1(t, constants)  y = t * 1.5 - 0.25 (fused multiply-adds), 128-thread blocks
+//   step 2  x_copy = copy(x)
+//   outputs y, x_copy
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_TESTS_RUNTIME_ARTIFACT_BUILDER_H_
@@ -18,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,11 +49,19 @@ struct BindingSpec {
   std::vector<int64_t> dims;
 };
 
+/// Dispatch.cuda: how a CUDA kernel is launched.
+struct CudaLaunchSpec {
+  uint32_t block_size = 256;
+  uint64_t work_items = 0;
+};
+
 struct StepSpec {
   fb::StepKind kind = fb::StepKind::Dispatch;
   uint32_t code_object = 0;
   uint32_t kernel = 0;
   std::vector<uint32_t> workgroups;
+  /// A dispatch's CUDA launch; left out of the artifact when absent.
+  std::optional<CudaLaunchSpec> cuda;
   /// For a copy: the source, then the destination.
   std::vector<BindingSpec> bindings;
   /// The library call's name, or the dispatch's description.
@@ -150,6 +167,152 @@ inline ArtifactSpec addAffineSpec() {
   return spec;
 }
 
+/// The coefficients kiln_k1 reads from the constants of cudaAffineSpec.
+constexpr float kCudaScale = 1.5f;
+constexpr float kCudaShift = -0.25f;
+
+/// PTX (ISA `version`, for `target`) of two grid-stride kernels over `count` f32 elements, written
+/// by hand in the form the compiler's CUDA kernels take (artifact.fbs, CudaLaunch):
+///   kiln_k0(x, y):     y[i] = fma(x[i], 2, 1)
+///   kiln_k1(x, c, y):  y[i] = fma(x[i], c[0], c[1])
+/// Checked with `ptxas -arch=sm_80` (and with ISA 8.8 for sm_90 and sm_100).
+inline std::string gridStridePtx(uint64_t count, const std::string& target = "sm_80",
+                                 const std::string& version = "7.0") {
+  // The loop both kernels share: i = blockIdx.x * blockDim.x + threadIdx.x, strided by
+  // gridDim.x * blockDim.x, over %rd1 (x) and %rd2 (y); @OP@ computes %f2 from %f1 and @K@
+  // keeps each kernel's labels apart.
+  const std::string loop = R"(
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	mov.u32 	%r3, %tid.x;
+	mov.u32 	%r4, %nctaid.x;
+	cvt.u64.u32 	%rd3, %r3;
+	mad.wide.u32 	%rd3, %r1, %r2, %rd3;
+	mul.wide.u32 	%rd4, %r4, %r2;
+	setp.ge.u64 	%p1, %rd3, @COUNT@;
+	@%p1 bra 	$@K@_DONE;
+$@K@_LOOP:
+	shl.b64 	%rd5, %rd3, 2;
+	add.s64 	%rd6, %rd1, %rd5;
+	ld.global.f32 	%f1, [%rd6];
+	@OP@
+	add.s64 	%rd7, %rd2, %rd5;
+	st.global.f32 	[%rd7], %f2;
+	add.s64 	%rd3, %rd3, %rd4;
+	setp.lt.u64 	%p1, %rd3, @COUNT@;
+	@%p1 bra 	$@K@_LOOP;
+$@K@_DONE:
+	ret;
+}
+)";
+  auto body = [&](const std::string& kernel, const std::string& op) {
+    std::string text = loop;
+    auto replace = [&text](const std::string& from, const std::string& to) {
+      for (size_t at = text.find(from); at != std::string::npos;
+           at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    };
+    replace("@COUNT@", std::to_string(count));
+    replace("@OP@", op);
+    replace("@K@", kernel);
+    return text;
+  };
+  return ".version " + version + "\n.target " + target + "\n.address_size 64\n" + R"(
+.visible .entry kiln_k0(
+	.param .u64 p0,
+	.param .u64 p1
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<5>;
+	.reg .f32 	%f<3>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u64 	%rd1, [p0];
+	ld.param.u64 	%rd2, [p1];
+	cvta.to.global.u64 	%rd1, %rd1;
+	cvta.to.global.u64 	%rd2, %rd2;)" +
+         body("K0", "fma.rn.f32 \t%f2, %f1, 0f40000000, 0f3F800000;") + R"(
+.visible .entry kiln_k1(
+	.param .u64 p0,
+	.param .u64 p1,
+	.param .u64 p2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<5>;
+	.reg .f32 	%f<5>;
+	.reg .b64 	%rd<9>;
+
+	ld.param.u64 	%rd1, [p0];
+	ld.param.u64 	%rd8, [p1];
+	ld.param.u64 	%rd2, [p2];
+	cvta.to.global.u64 	%rd1, %rd1;
+	cvta.to.global.u64 	%rd8, %rd8;
+	cvta.to.global.u64 	%rd2, %rd2;
+	ld.global.f32 	%f3, [%rd8];
+	ld.global.f32 	%f4, [%rd8+4];)" +
+         body("K1", "fma.rn.f32 \t%f2, %f1, %f3, %f4;");
+}
+
+/// A binding of a whole f32[count] buffer.
+inline BindingSpec vectorBinding(fb::BufferKind kind, uint32_t index, uint64_t count,
+                                 uint64_t offset = 0) {
+  BindingSpec binding;
+  binding.kind = kind;
+  binding.index = index;
+  binding.offset = offset;
+  binding.size = count * sizeof(float);
+  binding.dims = {static_cast<int64_t>(count)};
+  return binding;
+}
+
+/// The CUDA program described in the file comment, over `count` elements, with one PTX code
+/// object for sm_80.
+inline ArtifactSpec cudaAffineSpec(uint64_t count) {
+  ArtifactSpec spec;
+  spec.device = "cuda";
+  const auto n = static_cast<int64_t>(count);
+  spec.inputs = {{"x", KILN_ELEMENT_TYPE_F32, {n}, {}}};
+  spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {n}, {}},
+                  {"x_copy", KILN_ELEMENT_TYPE_F32, {n}, {}}};
+  // 64 bytes of something else first, so that the coefficients sit at a non-zero offset.
+  spec.constants.assign(128, 0xAB);
+  float coefficients[2] = {kCudaScale, kCudaShift};
+  std::memcpy(spec.constants.data() + 64, coefficients, sizeof(coefficients));
+  spec.code_objects.push_back(
+      {"sm_80", fb::CodeFormat::Ptx, gridStridePtx(count), {"kiln_k0", "kiln_k1"}});
+  const uint64_t bytes = count * sizeof(float);
+  spec.arena_size = (bytes + 63) / 64 * 64;
+  spec.naive_intermediate_size = bytes;
+
+  StepSpec first;
+  first.kernel = 0;
+  first.cuda = CudaLaunchSpec{256, count};
+  first.workgroups = {static_cast<uint32_t>((count + 255) / 256)};
+  first.bindings = {vectorBinding(fb::BufferKind::Input, 0, count),
+                    vectorBinding(fb::BufferKind::Arena, 0, count)};
+  first.name = "multiply, add";
+  StepSpec second;
+  second.kernel = 1;
+  second.cuda = CudaLaunchSpec{128, count};
+  second.workgroups = {static_cast<uint32_t>((count + 127) / 128)};
+  BindingSpec coefficients_binding;
+  coefficients_binding.kind = fb::BufferKind::Constant;
+  coefficients_binding.offset = 64;
+  coefficients_binding.size = 8;
+  coefficients_binding.dims = {2};
+  second.bindings = {vectorBinding(fb::BufferKind::Arena, 0, count), coefficients_binding,
+                     vectorBinding(fb::BufferKind::Output, 0, count)};
+  second.name = "scale, shift";
+  StepSpec copy;
+  copy.kind = fb::StepKind::Copy;
+  copy.bindings = {vectorBinding(fb::BufferKind::Input, 0, count),
+                   vectorBinding(fb::BufferKind::Output, 1, count)};
+  spec.steps = {first, second, copy};
+  return spec;
+}
+
 /// Writes `spec` as a .kiln artifact.
 inline std::string buildArtifact(const ArtifactSpec& spec) {
   flatbuffers::FlatBufferBuilder fbb;
@@ -192,12 +355,18 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
   for (const StepSpec& step : spec.steps) {
     flatbuffers::Offset<void> kind;
     switch (step.kind) {
-      case fb::StepKind::Dispatch:
-        kind = fb::CreateDispatch(fbb, step.code_object, step.kernel,
-                                  fbb.CreateVector(step.workgroups), bindings(step.bindings),
-                                  fbb.CreateString(step.name))
+      case fb::StepKind::Dispatch: {
+        auto workgroups = fbb.CreateVector(step.workgroups);
+        auto dispatch_bindings = bindings(step.bindings);
+        auto description = fbb.CreateString(step.name);
+        flatbuffers::Offset<fb::CudaLaunch> cuda;
+        if (step.cuda)
+          cuda = fb::CreateCudaLaunch(fbb, step.cuda->block_size, step.cuda->work_items);
+        kind = fb::CreateDispatch(fbb, step.code_object, step.kernel, workgroups, dispatch_bindings,
+                                  description, cuda)
                    .Union();
         break;
+      }
       case fb::StepKind::LibraryCall: {
         auto name = fbb.CreateString(step.name);
         auto call_bindings = bindings(step.bindings);

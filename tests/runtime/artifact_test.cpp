@@ -312,5 +312,144 @@ TEST(ArtifactTest, RefusesABadArenaAlignment) {
   expectInvalid(spec, "program: arena alignment 48 is not a power of two up to 4096");
 }
 
+//===----------------------------------------------------------------------===//
+// The rules of cuda artifacts
+//===----------------------------------------------------------------------===//
+
+constexpr uint64_t kCudaCount = 1000;
+
+/// A matmul library call of a cuda artifact: a[4,8] x b[8,3] -> output 0 (f32[4,3]).
+StepSpec cudaMatmulStep(const std::string& name) {
+  auto binding = [](fb::BufferKind kind, uint32_t index, uint64_t offset,
+                    std::vector<int64_t> dims) {
+    BindingSpec b;
+    b.kind = kind;
+    b.index = index;
+    b.offset = offset;
+    b.size = static_cast<uint64_t>(dims[0] * dims[1]) * sizeof(float);
+    b.dims = std::move(dims);
+    return b;
+  };
+  StepSpec call;
+  call.kind = fb::StepKind::LibraryCall;
+  call.name = name;
+  call.bindings = {binding(fb::BufferKind::Arena, 0, 0, {4, 8}),
+                   binding(fb::BufferKind::Arena, 1, 128, {8, 3}),
+                   binding(fb::BufferKind::Output, 2, 0, {4, 3})};
+  return call;
+}
+
+/// The CUDA affine program with a third output written by `call`.
+ArtifactSpec cudaSpecWithCall(const StepSpec& call) {
+  ArtifactSpec spec = cudaAffineSpec(kCudaCount);
+  spec.outputs.push_back({"d", KILN_ELEMENT_TYPE_F32, {4, 3}, {}});
+  spec.steps.push_back(call);
+  return spec;
+}
+
+// Tests that the CUDA program the CUDA device tests run verifies and reads back as written; a
+// rule below that also caught it would refuse every compiled cuda artifact.
+TEST(ArtifactTest, AcceptsACudaArtifact) {
+  Result<Artifact> artifact = load(buildArtifact(cudaAffineSpec(kCudaCount)));
+  ASSERT_TRUE(artifact.ok()) << artifact.status().toString();
+  EXPECT_EQ(artifact->device(), "cuda");
+  kiln_code_object_info_t code = artifact->codeObject(0).value();
+  EXPECT_EQ(code.format, KILN_CODE_FORMAT_PTX);
+  EXPECT_STREQ(code.target, "sm_80");
+  EXPECT_STREQ(artifact->step(1).value().name, "kiln_k1");
+  EXPECT_STREQ(artifact->step(1).value().description, "scale, shift");
+}
+
+TEST(ArtifactTest, RefusesACudaDispatchWithoutLaunchParameters) {
+  ArtifactSpec spec = cudaAffineSpec(kCudaCount);
+  spec.steps[1].cuda.reset();
+  expectInvalid(spec,
+                "step 1 (dispatch 'kiln_k1'): has no CUDA launch parameters (Dispatch.cuda), "
+                "which every dispatch of a cuda artifact needs");
+}
+
+// Tests the bounds of the launch parameters: a block of 0 or more than 1024 threads cannot be
+// launched on any GPU, and 0 work items would make a grid of nothing.
+TEST(ArtifactTest, RefusesBadCudaLaunchParameters) {
+  ArtifactSpec spec = cudaAffineSpec(kCudaCount);
+  spec.steps[0].cuda->block_size = 0;
+  expectInvalid(spec, "step 0 (dispatch 'kiln_k0'): CUDA block size 0 is not between 1 and 1024");
+  spec.steps[0].cuda->block_size = 1025;
+  expectInvalid(spec,
+                "step 0 (dispatch 'kiln_k0'): CUDA block size 1025 is not between 1 and 1024");
+  spec.steps[0].cuda->block_size = 1024;
+  EXPECT_TRUE(loadStatus(spec).ok()) << loadStatus(spec).toString();
+  spec.steps[0].cuda->work_items = 0;
+  expectInvalid(spec, "step 0 (dispatch 'kiln_k0'): has 0 CUDA work items");
+}
+
+TEST(ArtifactTest, RefusesCudaLaunchParametersInACpuArtifact) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[0].cuda = CudaLaunchSpec{256, 4096};
+  expectInvalid(spec,
+                "step 0 (dispatch 'kiln_test_add_f32'): has CUDA launch parameters "
+                "(Dispatch.cuda), which only the dispatches of a cuda artifact take");
+}
+
+TEST(ArtifactTest, RefusesHostCodeInACudaArtifact) {
+  ArtifactSpec spec = cudaAffineSpec(kCudaCount);
+  spec.code_objects[0].format = fb::CodeFormat::ElfSharedObject;
+  expectInvalid(spec,
+                "code object 0 (target 'sm_80'): has format ElfSharedObject, which the cuda "
+                "device cannot load");
+}
+
+// Tests that the code objects of a cuda artifact list the same kernels in the same order: the
+// runtime loads whichever fits the GPU and looks kernels up by a dispatch's index alone, so a
+// different list would launch the wrong kernel on some GPUs only.
+TEST(ArtifactTest, RefusesCudaCodeObjectsWithOtherKernels) {
+  ArtifactSpec spec = cudaAffineSpec(kCudaCount);
+  spec.code_objects.push_back(
+      {"sm_90", fb::CodeFormat::Cubin, "cubin bytes", {"kiln_k0", "kiln_k1"}});
+  EXPECT_TRUE(loadStatus(spec).ok()) << loadStatus(spec).toString();
+
+  const std::string message =
+      "code object 1 (target 'sm_90'): lists other kernels than code object 0; every code object "
+      "of a cuda artifact holds the same kernels in the same order";
+  spec.code_objects[1].kernels = {"kiln_k1", "kiln_k0"};
+  expectInvalid(spec, message);
+  spec.code_objects[1].kernels = {"kiln_k0"};
+  expectInvalid(spec, message);
+}
+
+TEST(ArtifactTest, RefusesACudaDispatchOfAnotherCodeObject) {
+  ArtifactSpec spec = cudaAffineSpec(kCudaCount);
+  spec.code_objects.push_back(spec.code_objects[0]);
+  spec.steps[0].code_object = 1;
+  expectInvalid(spec,
+                "step 0 (dispatch 'kiln_k0'): names code object 1; a cuda dispatch names code "
+                "object 0 (the runtime loads the one that fits the GPU)");
+}
+
+// Tests that a runtime built with CUDA checks the library calls of a cuda artifact when it
+// loads (no GPU needed), naming the step; one built without CUDA leaves them to the session.
+TEST(ArtifactTest, ChecksCudaLibraryCallsWhenTheArtifactLoads) {
+  EXPECT_TRUE(loadStatus(cudaSpecWithCall(cudaMatmulStep("cublaslt.matmul"))).ok());
+
+  StepSpec mismatched = cudaMatmulStep("cublaslt.matmul");
+  mismatched.bindings[1].dims = {7, 3};
+  mismatched.bindings[1].size = 7 * 3 * sizeof(float);
+  Status wrong_shape = loadStatus(cudaSpecWithCall(mismatched));
+  Status cpu_call = loadStatus(cudaSpecWithCall(cudaMatmulStep("onednn.matmul")));
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+  EXPECT_EQ(wrong_shape.code(), KILN_STATUS_INVALID_ARGUMENT) << wrong_shape.toString();
+  EXPECT_EQ(wrong_shape.message(),
+            "test.kiln: step 3: library call 'cublaslt.matmul': a's contraction size 8 differs "
+            "from b's 7");
+  EXPECT_EQ(cpu_call.code(), KILN_STATUS_UNIMPLEMENTED) << cpu_call.toString();
+  EXPECT_THAT(cpu_call.message(),
+              StartsWith("test.kiln: step 3: library call 'onednn.matmul' is not available on "
+                         "the cuda device"));
+#else
+  EXPECT_TRUE(wrong_shape.ok()) << wrong_shape.toString();
+  EXPECT_TRUE(cpu_call.ok()) << cpu_call.toString();
+#endif
+}
+
 }  // namespace
 }  // namespace kiln::testing

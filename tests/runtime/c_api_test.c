@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
     CHECK(options.struct_size == sizeof(options));
     CHECK(options.device_kind == KILN_DEVICE_KIND_CPU);
     CHECK(options.num_threads == 0);
+    CHECK(options.device_ordinal == 0);
     status = kiln_session_create(NULL, &options, &session);
     CHECK(kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT);
     CHECK(session == NULL);

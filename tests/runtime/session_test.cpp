@@ -185,12 +185,32 @@ TEST(SessionTest, RefusesAnotherDevice) {
             "affine.kiln: the artifact was compiled for device 'cpu', but the session asks for "
             "'cuda'");
 
-  ArtifactSpec spec = addAffineSpec();
-  spec.device = "cuda";
-  spec.code_objects[0].format = fb::CodeFormat::Cubin;
-  Artifact cuda = loadSpec(spec);
-  status = Session::create(cuda, options).status();
-  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED);
+  Artifact cuda = loadSpec(cudaAffineSpec(1000));
+  status = Session::create(cuda).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(),
+            "affine.kiln: the artifact was compiled for device 'cuda', but the session asks for "
+            "'cpu'");
+}
+
+// Tests that a CUDA session is created or refused for a reason the caller can act on: a runtime
+// without CUDA says so, a machine without a GPU is UNAVAILABLE naming the probe that failed.
+// (tests/runtime/cuda_program_test.cpp runs CUDA sessions where there is a GPU.)
+TEST(SessionTest, CreatesCudaSessionsOrSaysWhyNot) {
+  Artifact cuda = loadSpec(cudaAffineSpec(1000));
+  SessionOptions options;
+  options.deviceKind = KILN_DEVICE_KIND_CUDA;
+  Result<Session> session = Session::create(cuda, options);
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+  if (!session.ok()) {
+    EXPECT_EQ(session.status().code(), KILN_STATUS_UNAVAILABLE) << session.status().toString();
+    EXPECT_THAT(session.status().message(), HasSubstr("affine.kiln: probing CUDA devices: "));
+  }
+#else
+  EXPECT_EQ(session.status().code(), KILN_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(session.status().message(),
+            "affine.kiln: cannot run on device 'cuda': this runtime was built without CUDA");
+#endif
 }
 
 TEST(SessionTest, RefusesMismatchedInputs) {

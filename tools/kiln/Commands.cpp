@@ -192,6 +192,7 @@ std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
   SessionOptions options;
   options.numThreads = threads;
   options.deviceKind = device.kind == "cuda" ? KILN_DEVICE_KIND_CUDA : KILN_DEVICE_KIND_CPU;
+  options.deviceOrdinal = static_cast<int32_t>(device.ordinal);
   Result<Session> session = Session::create(artifact, options);
   if (!session.ok()) {
     printError(session.status().message());

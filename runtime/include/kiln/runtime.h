@@ -75,7 +75,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 2
+#define KILN_API_VERSION 3
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -544,7 +544,8 @@ KILN_API kiln_status_t* kiln_artifact_step_info(const kiln_artifact_t* artifact,
 typedef KILN_ENUM(kiln_device_kind_e) {
   /// The host CPU: generated kernels on a thread pool, oneDNN library calls.
   KILN_DEVICE_KIND_CPU = 1,
-  /// An NVIDIA GPU (not yet available to sessions: UNIMPLEMENTED).
+  /// An NVIDIA GPU: generated kernels, cuBLASLt and cuDNN library calls, CUDA
+  /// graphs. UNIMPLEMENTED in a runtime built without CUDA.
   KILN_DEVICE_KIND_CUDA = 2,
 } kiln_device_kind_t;
 
@@ -557,8 +558,12 @@ typedef struct kiln_session_options_t {
   kiln_device_kind_t device_kind;
   /// The threads that run a dispatch's workgroups, counting the thread that
   /// called `kiln_session_run`. 0 (the default) means the hardware
-  /// concurrency; 1 runs everything on the caller's thread.
+  /// concurrency; 1 runs everything on the caller's thread. CPU only.
   uint32_t num_threads;
+  /// The CUDA device a KILN_DEVICE_KIND_CUDA session runs on, as numbered by
+  /// cudaSetDevice (after CUDA_VISIBLE_DEVICES). Default: 0. Added in API
+  /// version 3: a caller whose `struct_size` ends before it gets device 0.
+  int32_t device_ordinal;
 } kiln_session_options_t;
 
 /// Fills `options` with the defaults, including `struct_size`. NULL is a
@@ -566,23 +571,33 @@ typedef struct kiln_session_options_t {
 KILN_API void kiln_session_options_initialize(kiln_session_options_t* options);
 
 /// A program made ready to run on a device: its code objects loaded and every
-/// kernel resolved, its library calls prepared, a thread pool, and a pool of
-/// arenas reused by successive runs.
+/// kernel resolved, its library calls prepared, and the memory runs reuse.
+/// On the CPU: a thread pool and a pool of arenas. On CUDA: one arena, the
+/// constants, device buffers for the inputs and outputs and pinned host
+/// staging for them, all allocated at creation, and one stream. The first run
+/// launches the steps one by one and checks each; the second captures the
+/// whole run into a CUDA graph, which every later run replays (the
+/// environment variable KILN_CUDA_GRAPHS=0 turns graphs off; a step that
+/// cannot be captured turns them off for the session).
 ///
 /// Thread safety: `kiln_session_run` and the queries may be called from any
-/// number of threads at once; concurrent runs each get their own arena and
-/// share the thread pool. A session must not be released while a run is in
-/// progress.
+/// number of threads at once. On the CPU, concurrent runs each get their own
+/// arena and share the thread pool. On CUDA, runs of one session take turns
+/// (they share its arena, buffers, stream and graph); create a session per
+/// concurrent caller to overlap them on the GPU. A session must not be
+/// released while a run is in progress.
 typedef struct kiln_session_t kiln_session_t;
 
 /// Creates a session for `artifact` with `options` (NULL for the defaults).
 /// The session keeps what it needs of the artifact alive.
 ///
 /// Returns INVALID_ARGUMENT for bad options, a device kind other than the
-/// artifact's, a code object that does not load or a kernel symbol it does not
-/// export (naming the artifact, code object and symbol), or a library call
-/// whose bindings or parameters are wrong; UNIMPLEMENTED for a device or
-/// library call this build cannot run.
+/// artifact's, a CUDA device ordinal past the devices, a code object that does
+/// not load or a kernel symbol it does not export (naming the artifact, code
+/// object and symbol), or a library call whose bindings or parameters are
+/// wrong; UNIMPLEMENTED for a device or library call this build cannot run, or
+/// a CUDA artifact without code for the GPU's architecture; UNAVAILABLE for a
+/// CUDA session on a machine without a usable GPU or driver, naming why.
 KILN_API kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
                                             const kiln_session_options_t* options,
                                             kiln_session_t** out_session);
@@ -615,12 +630,14 @@ KILN_API size_t kiln_session_output_count(const kiln_session_t* session);
 typedef struct kiln_session_statistics_t {
   /// sizeof(kiln_session_statistics_t), set by the caller before the query.
   size_t struct_size;
-  /// The threads of the session's pool, counting the caller's thread.
+  /// The threads of the session's pool, counting the caller's thread (1 for
+  /// CUDA sessions, whose caller's thread enqueues the GPU's work).
   uint32_t num_threads;
   /// The runs that finished, successfully or not.
   uint64_t run_count;
   /// The arenas allocated so far: at most the largest number of concurrent
-  /// runs, since a finished run's arena is reused by the next one.
+  /// runs, since a finished run's arena is reused by the next one (always 1
+  /// for CUDA sessions, which allocate theirs at creation).
   uint64_t arena_count;
   /// The bytes of each arena, and of all of them together.
   uint64_t arena_size;

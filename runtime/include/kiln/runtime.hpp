@@ -415,6 +415,8 @@ struct SessionOptions {
   kiln_device_kind_t deviceKind = KILN_DEVICE_KIND_CPU;
   /// 0: the hardware concurrency.
   uint32_t numThreads = 0;
+  /// The CUDA device of a KILN_DEVICE_KIND_CUDA session.
+  int32_t deviceOrdinal = 0;
 };
 
 /// An owning handle to a `kiln_session_t`. Move-only; `run` may be called
@@ -439,6 +441,7 @@ class Session {
     kiln_session_options_initialize(&c);
     c.device_kind = options.deviceKind;
     c.num_threads = options.numThreads;
+    c.device_ordinal = options.deviceOrdinal;
     kiln_session_t* handle = nullptr;
     Status status = Status::fromC(kiln_session_create(artifact.get(), &c, &handle));
     if (!status.ok()) return status;

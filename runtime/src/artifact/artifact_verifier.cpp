@@ -17,6 +17,9 @@
 #include "runtime/schema/artifact_generated.h"
 #include "runtime/src/element_type.h"
 #include "runtime/src/tensor.h"
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+#include "runtime/src/cuda/cuda_library_call.h"
+#endif
 
 namespace kiln::runtime {
 namespace {
@@ -25,6 +28,9 @@ namespace fb = kiln::artifact;
 
 /// The largest arena alignment an artifact may ask for.
 constexpr uint32_t kMaxArenaAlignment = 4096;
+
+/// The most threads a CUDA block may have on any GPU.
+constexpr uint32_t kMaxCudaBlockSize = 1024;
 
 /// The smallest number of bytes that can hold a FlatBuffers root offset and a file identifier.
 constexpr size_t kHeaderSize = sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
@@ -68,7 +74,10 @@ std::string describeIdentifier(const uint8_t* bytes) {
 class SemanticVerifier {
  public:
   SemanticVerifier(const fb::Artifact& artifact, const std::string& name)
-      : artifact_(artifact), program_(*artifact.program()), name_(name) {}
+      : artifact_(artifact),
+        program_(*artifact.program()),
+        name_(name),
+        cuda_(artifact.device()->string_view() == "cuda") {}
 
   Status verify() {
     if (Status s = verifyDevice(); !s.ok()) return s;
@@ -151,7 +160,6 @@ class SemanticVerifier {
 
   Status verifyCodeObjects() {
     const auto& code_objects = *artifact_.code_objects();
-    bool cpu = artifact_.device()->string_view() == "cpu";
     for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
       const fb::CodeObject& code = *code_objects.Get(i);
       std::string where =
@@ -161,9 +169,13 @@ class SemanticVerifier {
           format > static_cast<int>(fb::CodeFormat::MAX)) {
         return invalid(where, "unknown code format " + std::to_string(format));
       }
-      if (cpu && code.format() != fb::CodeFormat::ElfSharedObject) {
+      bool loadable =
+          cuda_ ? code.format() == fb::CodeFormat::Cubin || code.format() == fb::CodeFormat::Ptx
+                : code.format() == fb::CodeFormat::ElfSharedObject;
+      if (!loadable) {
         return invalid(where, std::string("has format ") + fb::EnumNameCodeFormat(code.format()) +
-                                  ", which the cpu device cannot load");
+                                  ", which the " + (cuda_ ? "cuda" : "cpu") +
+                                  " device cannot load");
       }
       if (code.data()->size() == 0) return invalid(where, "has no bytes");
       for (flatbuffers::uoffset_t k = 0; k < code.kernels()->size(); ++k) {
@@ -171,8 +183,24 @@ class SemanticVerifier {
           return invalid(where, "kernel " + std::to_string(k) + " has an empty symbol name");
         }
       }
+      // The CUDA runtime loads one code object for the GPU and dispatches name kernels by index
+      // alone, so every object must hold the same kernels in the same order.
+      if (cuda_ && i != 0 && !sameKernels(*code.kernels(), *code_objects.Get(0)->kernels())) {
+        return invalid(where,
+                       "lists other kernels than code object 0; every code object of a "
+                       "cuda artifact holds the same kernels in the same order");
+      }
     }
     return Status();
+  }
+
+  static bool sameKernels(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>& a,
+                          const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>& b) {
+    if (a.size() != b.size()) return false;
+    for (flatbuffers::uoffset_t k = 0; k < a.size(); ++k) {
+      if (a.Get(k)->string_view() != b.Get(k)->string_view()) return false;
+    }
+    return true;
   }
 
   /// Checks a binding of a step: its buffer reference and that its type fits in the buffer.
@@ -274,6 +302,7 @@ class SemanticVerifier {
                                 std::to_string(code.kernels()->size()) + " kernels)");
     }
     where = step + " (dispatch '" + code.kernels()->Get(dispatch.kernel())->str() + "')";
+    if (Status s = verifyCudaLaunch(dispatch, where); !s.ok()) return s;
     const auto& counts = *dispatch.workgroup_count();
     if (counts.size() == 0) return invalid(where, "workgroup_count is empty");
     uint64_t total = 1;
@@ -288,6 +317,35 @@ class SemanticVerifier {
       total *= count;
     }
     return verifyBindings(*dispatch.bindings(), where);
+  }
+
+  /// A dispatch of a cuda artifact says how to launch it; one of a cpu artifact does not.
+  Status verifyCudaLaunch(const fb::Dispatch& dispatch, const std::string& where) {
+    const fb::CudaLaunch* launch = dispatch.cuda();
+    if (!cuda_) {
+      if (launch != nullptr) {
+        return invalid(where,
+                       "has CUDA launch parameters (Dispatch.cuda), which only the "
+                       "dispatches of a cuda artifact take");
+      }
+      return Status();
+    }
+    if (dispatch.code_object() != 0) {
+      return invalid(where, "names code object " + std::to_string(dispatch.code_object()) +
+                                "; a cuda dispatch names code object 0 (the runtime loads the "
+                                "one that fits the GPU)");
+    }
+    if (launch == nullptr) {
+      return invalid(where,
+                     "has no CUDA launch parameters (Dispatch.cuda), which every "
+                     "dispatch of a cuda artifact needs");
+    }
+    if (launch->block_size() == 0 || launch->block_size() > kMaxCudaBlockSize) {
+      return invalid(where, "CUDA block size " + std::to_string(launch->block_size()) +
+                                " is not between 1 and " + std::to_string(kMaxCudaBlockSize));
+    }
+    if (launch->work_items() == 0) return invalid(where, "has 0 CUDA work items");
+    return Status();
   }
 
   Status verifyCopy(const fb::Copy& copy, const std::string& step) {
@@ -339,6 +397,15 @@ class SemanticVerifier {
               !s.ok()) {
             return s;
           }
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+          // A CUDA call's parameters are checked here, where no GPU is needed, so that a bad
+          // artifact is refused when it loads rather than when a session is created.
+          if (cuda_) {
+            if (Status s = cuda::checkCudaLibraryCall(call); !s.ok()) {
+              return Status(s.code(), name_ + ": " + where + ": " + s.message());
+            }
+          }
+#endif
           break;
         }
         case fb::StepKind::Copy:
@@ -366,6 +433,8 @@ class SemanticVerifier {
   const fb::Artifact& artifact_;
   const fb::Program& program_;
   const std::string& name_;
+  /// Whether the artifact's device is "cuda" (otherwise "cpu").
+  const bool cuda_;
   std::vector<uint64_t> input_sizes_;
   std::vector<uint64_t> output_sizes_;
   uint64_t constants_size_ = 0;

@@ -26,7 +26,12 @@ namespace kiln::runtime {
 ///   - UNIMPLEMENTED for a device other than "cpu" and "cuda";
 ///   - INVALID_ARGUMENT naming the signature entry, code object, step and binding that breaks a
 ///     rule: element types, dims, buffer ranges and alignment, kernel indices, workgroup counts,
-///     copies, and that every output is written by some step.
+///     copies, that every output is written by some step, and the device's rules: a cpu
+///     artifact holds ELF code and no CUDA launch parameters; in a cuda artifact every code
+///     object is a cubin or PTX with the same kernel list, every dispatch names code object 0
+///     and has launch parameters (block size 1..1024, work items > 0), and in a runtime built
+///     with CUDA every library call passes checkCudaLibraryCall (which may also answer
+///     UNIMPLEMENTED).
 Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name);
 
 }  // namespace kiln::runtime

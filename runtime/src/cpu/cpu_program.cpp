@@ -2,11 +2,11 @@
 
 #include "runtime/src/cpu/cpu_program.h"
 
-#include <unordered_map>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "runtime/src/tensor.h"
@@ -20,14 +20,6 @@ size_t resolveThreadCount(size_t requested) {
   if (requested != 0) return requested;
   unsigned hardware = std::thread::hardware_concurrency();
   return hardware == 0 ? 1 : hardware;
-}
-
-/// Releases the tensors a failed run made for its outputs.
-void releaseTensors(std::vector<kiln_tensor_t*>& tensors) {
-  for (kiln_tensor_t*& tensor : tensors) {
-    delete tensor;
-    tensor = nullptr;
-  }
 }
 
 }  // namespace
@@ -186,40 +178,6 @@ void CpuProgram::negotiateLayouts() {
   }
 }
 
-Status CpuProgram::checkInputs(size_t input_count, const kiln_tensor_t* const* inputs) const {
-  const auto& signatures = artifact_->inputs();
-  if (input_count != signatures.size()) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT, artifact_->name() + ": expected " +
-                                                    std::to_string(signatures.size()) +
-                                                    " inputs, got " + std::to_string(input_count));
-  }
-  if (input_count != 0 && inputs == nullptr) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT, "the inputs array is NULL");
-  }
-  for (size_t i = 0; i < input_count; ++i) {
-    const kiln_tensor_signature_t& signature = signatures[i];
-    const kiln_tensor_t* input = inputs[i];
-    if (input == nullptr) {
-      return Status(KILN_STATUS_INVALID_ARGUMENT, std::string("input '") + signature.name + "' (" +
-                                                      std::to_string(i) + ") is NULL");
-    }
-    const HostTensor& host = input->host;
-    bool matches = host.elementType() == signature.element_type && host.rank() == signature.rank;
-    for (size_t d = 0; matches && d < signature.rank; ++d) {
-      matches = host.dims()[d] == signature.dims[d];
-    }
-    if (!matches) {
-      return Status(
-          KILN_STATUS_INVALID_ARGUMENT,
-          std::string("input '") + signature.name + "': expected " +
-              LoadedArtifact::formatType(signature.element_type, signature.dims, signature.rank) +
-              ", got " +
-              LoadedArtifact::formatType(host.elementType(), host.dims().data(), host.rank()));
-    }
-  }
-  return Status();
-}
-
 Result<std::unique_ptr<CpuProgram::RunContext>> CpuProgram::acquireContext() {
   {
     std::lock_guard<std::mutex> lock(contexts_mutex_);
@@ -308,32 +266,17 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
     ~CountRun() { count.fetch_add(1, std::memory_order_relaxed); }
   } count_run{run_count_};
 
-  if (Status s = checkInputs(input_count, inputs); !s.ok()) return s;
-  const auto& signatures = artifact_->outputs();
-  if (output_count != signatures.size()) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  artifact_->name() + ": expected room for " + std::to_string(signatures.size()) +
-                      " outputs, got " + std::to_string(output_count));
-  }
-  if (output_count != 0 && outputs == nullptr) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT, "the outputs array is NULL");
+  if (Status s = checkRunArguments(*artifact_, input_count, inputs, output_count, outputs);
+      !s.ok()) {
+    return s;
   }
 
   auto context = acquireContext();
   if (!context.ok()) return context.status();
   RunContext& run_context = **context;
-  for (size_t i = 0; i < signatures.size(); ++i) {
-    const kiln_tensor_signature_t& signature = signatures[i];
-    auto host =
-        HostTensor::allocate(signature.element_type,
-                             std::vector<int64_t>(signature.dims, signature.dims + signature.rank));
-    if (!host.ok()) {
-      releaseTensors(run_context.outputs);
-      releaseContext(std::move(*context));
-      return Status(host.status().code(),
-                    std::string("output '") + signature.name + "': " + host.status().message());
-    }
-    run_context.outputs[i] = new kiln_tensor_t{std::move(*host)};
+  if (Status s = allocateOutputTensors(*artifact_, run_context.outputs); !s.ok()) {
+    releaseContext(std::move(*context));
+    return s;
   }
 
   Status status = execute(run_context, inputs);
@@ -349,8 +292,8 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
   return status;
 }
 
-CpuProgramStatistics CpuProgram::statistics() const {
-  CpuProgramStatistics stats;
+ProgramStatistics CpuProgram::statistics() const {
+  ProgramStatistics stats;
   stats.num_threads = pool_.threadCount();
   stats.run_count = run_count_.load(std::memory_order_relaxed);
   stats.arena_count = arena_count_.load(std::memory_order_relaxed);

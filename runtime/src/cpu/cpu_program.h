@@ -25,34 +25,28 @@
 #include "runtime/src/cpu/elf_code_object.h"
 #include "runtime/src/cpu/library_call.h"
 #include "runtime/src/cpu/thread_pool.h"
+#include "runtime/src/device_program.h"
 
 namespace kiln::runtime::cpu {
 
-/// What a CpuProgram has done and holds.
-struct CpuProgramStatistics {
-  size_t num_threads = 0;
-  uint64_t run_count = 0;
-  uint64_t arena_count = 0;
-  uint64_t arena_size = 0;
-};
-
-class CpuProgram {
+class CpuProgram final : public DeviceProgram {
  public:
   /// Loads the code and prepares the library calls of `artifact` (a "cpu" artifact) with a pool
   /// of `num_threads` threads (0: the hardware concurrency).
   static Result<std::unique_ptr<CpuProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
                                                     size_t num_threads);
 
-  ~CpuProgram();
+  ~CpuProgram() override;
   CpuProgram(const CpuProgram&) = delete;
   CpuProgram& operator=(const CpuProgram&) = delete;
 
-  /// Runs the program (see kiln_session_run). Thread-safe.
+  /// Runs the program (see kiln_session_run). Thread-safe: concurrent runs each take a run
+  /// context of their own from the pool and share the thread pool.
   Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
-             kiln_tensor_t** outputs);
+             kiln_tensor_t** outputs) override;
 
-  const LoadedArtifact& artifact() const { return *artifact_; }
-  CpuProgramStatistics statistics() const;
+  const LoadedArtifact& artifact() const override { return *artifact_; }
+  ProgramStatistics statistics() const override;
 
  private:
   /// Where a binding's address comes from.
@@ -94,7 +88,6 @@ class CpuProgram {
   /// (LibraryCallKernel's layout negotiation).
   void negotiateLayouts();
   void addBinding(const kiln::artifact::Binding& binding);
-  Status checkInputs(size_t input_count, const kiln_tensor_t* const* inputs) const;
   Result<std::unique_ptr<RunContext>> acquireContext();
   void releaseContext(std::unique_ptr<RunContext> context);
   /// Resolves the binding addresses for `inputs` and the context's outputs, then runs every step.

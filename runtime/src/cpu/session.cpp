@@ -1,10 +1,12 @@
 //===- session.cpp - The session C API ------------------------------------===//
 //
-// kiln_session_* over the device programs. The CPU is the only device a session runs on so far;
-// a CUDA artifact or session options asking for CUDA are refused with UNIMPLEMENTED.
+// kiln_session_* over the device programs: a session holds the DeviceProgram of its device, the
+// CPU's CpuProgram or, in a runtime built with CUDA (KILN_HAVE_CUDA), the CudaProgram of the GPU
+// the options name. A runtime built without CUDA refuses CUDA sessions with UNIMPLEMENTED.
 //
 //===----------------------------------------------------------------------===//
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,17 +14,43 @@
 #include "kiln/runtime.h"
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/cpu/cpu_program.h"
+#include "runtime/src/device_program.h"
 #include "runtime/src/status.h"
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+#include "runtime/src/cuda/cuda_program.h"
+#endif
 
 /// The C session object.
 struct kiln_session_t {
-  std::unique_ptr<kiln::runtime::cpu::CpuProgram> program;
+  std::unique_ptr<kiln::runtime::DeviceProgram> program;
 };
 
 namespace {
 
-/// The size of kiln_session_options_t in the first API version that has it.
-constexpr size_t kSessionOptionsMinSize = sizeof(kiln_session_options_t);
+/// The size of kiln_session_options_t in the first API version that has it (before
+/// device_ordinal); callers built against it keep working.
+constexpr size_t kSessionOptionsMinSize = offsetof(kiln_session_options_t, device_ordinal);
+
+/// Creates the program of a session on `options.device_kind`, which matches the artifact's.
+kiln::Result<std::unique_ptr<kiln::runtime::DeviceProgram>> createProgram(
+    const std::shared_ptr<const kiln::runtime::LoadedArtifact>& artifact,
+    const kiln_session_options_t& options) {
+  if (options.device_kind == KILN_DEVICE_KIND_CPU) {
+    auto program = kiln::runtime::cpu::CpuProgram::create(artifact, options.num_threads);
+    if (!program.ok()) return program.status();
+    return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
+  }
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+  auto program = kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal);
+  if (!program.ok()) return program.status();
+  return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
+#else
+  return kiln::Status(KILN_STATUS_UNIMPLEMENTED,
+                      artifact->name() +
+                          ": cannot run on device 'cuda': this runtime was built "
+                          "without CUDA");
+#endif
+}
 
 const char* deviceKindName(kiln_device_kind_t kind) {
   switch (kind) {
@@ -46,6 +74,7 @@ void kiln_session_options_initialize(kiln_session_options_t* options) {
   options->struct_size = sizeof(kiln_session_options_t);
   options->device_kind = KILN_DEVICE_KIND_CPU;
   options->num_threads = 0;
+  options->device_ordinal = 0;
 }
 
 kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
@@ -67,6 +96,10 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
       }
       resolved.device_kind = options->device_kind;
       resolved.num_threads = options->num_threads;
+      if (options->struct_size >=
+          offsetof(kiln_session_options_t, device_ordinal) + sizeof(options->device_ordinal)) {
+        resolved.device_ordinal = options->device_ordinal;
+      }
     }
     const char* device = deviceKindName(resolved.device_kind);
     if (device == nullptr) {
@@ -81,12 +114,7 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
                           loaded->name() + ": the artifact was compiled for device '" +
                               artifact_device + "', but the session asks for '" + device + "'");
     }
-    if (resolved.device_kind != KILN_DEVICE_KIND_CPU) {
-      return kiln::Status(KILN_STATUS_UNIMPLEMENTED, loaded->name() + ": sessions on device '" +
-                                                         std::string(device) +
-                                                         "' are not available in this runtime yet");
-    }
-    auto program = kiln::runtime::cpu::CpuProgram::create(loaded, resolved.num_threads);
+    auto program = createProgram(loaded, resolved);
     if (!program.ok()) return program.status();
     *out_session = new kiln_session_t{std::move(*program)};
     return kiln::Status();
@@ -128,7 +156,7 @@ kiln_status_t* kiln_session_statistics(const kiln_session_t* session,
                               " is smaller than sizeof(kiln_session_statistics_t) " +
                               std::to_string(sizeof(kiln_session_statistics_t)));
     }
-    kiln::runtime::cpu::CpuProgramStatistics stats = session->program->statistics();
+    kiln::runtime::ProgramStatistics stats = session->program->statistics();
     kiln_session_statistics_t c{};
     c.struct_size = sizeof(c);
     c.num_threads = static_cast<uint32_t>(stats.num_threads);

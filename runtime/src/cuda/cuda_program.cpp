@@ -1,0 +1,729 @@
+//===- cuda_program.cpp - A .kiln program ready to run on a CUDA GPU ------===//
+//
+// Creation does everything that can fail or allocate: code loading, kernel lookup, grid sizing,
+// library-call preparation and one device allocation laid out for constants, arena, workspace,
+// inputs and outputs. A run copies the inputs into pinned staging memory, then executes in one of
+// three ways (CudaGraphMode): the first run enqueues every step on its own and synchronizes after
+// each, so a failing kernel is named by its description and lazily loaded kernels are loaded
+// before any capture; the second records the whole run, from the input upload to the output
+// download, into a CUDA graph; every later run replays that graph with one launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/cuda/cuda_program.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "runtime/src/cuda/cuda_status.h"
+#include "runtime/src/status.h"
+#include "runtime/src/tensor.h"
+
+namespace kiln::runtime::cuda {
+namespace {
+
+namespace fb = kiln::artifact;
+
+/// The alignment cudaMalloc guarantees, and the least every section of the device allocation gets
+/// (the library calls assume it of offset-0 buffers).
+constexpr uint64_t kDeviceAlignment = 256;
+
+/// The bytes of the JIT error log kept when PTX does not compile.
+constexpr size_t kJitLogSize = 4096;
+
+uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+/// An architecture named by a code object's target: "sm_86" is {86, false}; "sm_90a" (code that
+/// runs on exactly that architecture) is {90, true}. "compute_80" is read like "sm_80".
+struct TargetArchitecture {
+  int number = 0;
+  bool specific = false;
+};
+
+std::optional<TargetArchitecture> parseTarget(std::string_view target) {
+  for (std::string_view prefix : {"sm_", "compute_"}) {
+    if (target.substr(0, prefix.size()) != prefix) continue;
+    std::string_view rest = target.substr(prefix.size());
+    TargetArchitecture architecture;
+    size_t digits = 0;
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && digits < 4) {
+      architecture.number = architecture.number * 10 + (rest[digits] - '0');
+      ++digits;
+    }
+    if (digits == 0) return std::nullopt;
+    std::string_view suffix = rest.substr(digits);
+    if (suffix == "a" || suffix == "f") {
+      architecture.specific = true;
+    } else if (!suffix.empty()) {
+      return std::nullopt;
+    }
+    return architecture;
+  }
+  return std::nullopt;
+}
+
+std::string architectureName(int major, int minor) {
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+/// Makes the current device `ordinal` for a scope and restores the caller's afterwards, so that
+/// a session never changes which device the embedding application's thread works on.
+class ScopedCudaDevice {
+ public:
+  ScopedCudaDevice() = default;
+  ~ScopedCudaDevice() {
+    // Restoring cannot fail for an ordinal cudaGetDevice returned; there is no caller to tell.
+    if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  }
+  ScopedCudaDevice(const ScopedCudaDevice&) = delete;
+  ScopedCudaDevice& operator=(const ScopedCudaDevice&) = delete;
+
+  Status enter(int ordinal) {
+    int current = 0;
+    KILN_CUDA_RETURN_IF_ERROR(cudaGetDevice(&current));
+    if (current == ordinal) return Status();
+    KILN_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+    previous_ = current;
+    return Status();
+  }
+
+ private:
+  int previous_ = -1;
+};
+
+/// Owns a captured graph until it is instantiated.
+struct DestroyGraph {
+  void operator()(cudaGraph_t graph) const { (void)cudaGraphDestroy(graph); }
+};
+
+/// Whether the environment turns CUDA graphs off (KILN_CUDA_GRAPHS=0).
+bool graphsDisabledByEnvironment() {
+  const char* value = std::getenv(kCudaGraphsEnvironmentVariable);
+  return value != nullptr && std::string_view(value) == "0";
+}
+
+}  // namespace
+
+//===----------------------------------------------------------------------===//
+// Pure helpers
+//===----------------------------------------------------------------------===//
+
+Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major, int minor) {
+  const auto& code_objects = *artifact.root().code_objects();
+  const int device_number = major * 10 + minor;
+  std::optional<uint32_t> best_ptx;
+  int best_ptx_number = -1;
+  std::string targets;
+  for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
+    const fb::CodeObject& code = *code_objects.Get(i);
+    const bool ptx = code.format() == fb::CodeFormat::Ptx;
+    if (!targets.empty()) targets += ", ";
+    targets += std::string(ptx ? "ptx " : "cubin ") + code.target()->str();
+    std::optional<TargetArchitecture> architecture = parseTarget(code.target()->string_view());
+    if (!architecture) continue;
+    if (code.format() == fb::CodeFormat::Cubin) {
+      // A cubin is machine code for one architecture: only an exact match is taken, so that the
+      // choice does not depend on the binary-compatibility rules between minor versions.
+      if (architecture->number == device_number) return i;
+      continue;
+    }
+    if (!ptx) continue;
+    bool fits = architecture->specific ? architecture->number == device_number
+                                       : architecture->number <= device_number;
+    if (fits && architecture->number > best_ptx_number) {
+      best_ptx = i;
+      best_ptx_number = architecture->number;
+    }
+  }
+  if (best_ptx) return *best_ptx;
+  return Status(KILN_STATUS_UNIMPLEMENTED,
+                artifact.name() + ": no code object runs on this GPU (" +
+                    architectureName(major, minor) + "): the artifact has " +
+                    (targets.empty() ? std::string("none") : targets) +
+                    "; a cubin must match the GPU's architecture exactly and PTX must not be for "
+                    "a newer one (compile with --gpu-arch " +
+                    architectureName(major, minor) + ")");
+}
+
+uint32_t cudaGridSize(uint64_t work_items, uint32_t block_size, int multiprocessors,
+                      int blocks_per_multiprocessor) {
+  if (block_size == 0) block_size = 1;
+  if (blocks_per_multiprocessor <= 0) blocks_per_multiprocessor = kFallbackBlocksPerMultiprocessor;
+  if (multiprocessors <= 0) multiprocessors = 1;
+  uint64_t needed = work_items / block_size + (work_items % block_size != 0 ? 1 : 0);
+  uint64_t resident =
+      static_cast<uint64_t>(multiprocessors) * static_cast<uint64_t>(blocks_per_multiprocessor);
+  uint64_t blocks = std::min(needed, resident);
+  // gridDim.x is at most 2^31 - 1; the resident bound keeps far below it in practice.
+  blocks = std::min<uint64_t>(blocks, std::numeric_limits<int32_t>::max());
+  return static_cast<uint32_t>(std::max<uint64_t>(blocks, 1));
+}
+
+//===----------------------------------------------------------------------===//
+// Owned CUDA objects
+//===----------------------------------------------------------------------===//
+
+void CudaProgram::FreeDeviceMemory::operator()(void* memory) const { (void)cudaFree(memory); }
+void CudaProgram::FreeHostMemory::operator()(void* memory) const { (void)cudaFreeHost(memory); }
+void CudaProgram::DestroyStream::operator()(cudaStream_t stream) const {
+  (void)cudaStreamDestroy(stream);
+}
+void CudaProgram::UnloadLibrary::operator()(cudaLibrary_t library) const {
+  (void)cudaLibraryUnload(library);
+}
+void CudaProgram::DestroyGraphExec::operator()(cudaGraphExec_t graph) const {
+  (void)cudaGraphExecDestroy(graph);
+}
+void CudaProgram::DestroyCublasLt::operator()(cublasLtHandle_t handle) const {
+  (void)cublasLtDestroy(handle);
+}
+void CudaProgram::DestroyCudnn::operator()(cudnnHandle_t handle) const {
+  (void)cudnnDestroy(handle);
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+CudaProgram::CudaProgram(std::shared_ptr<const LoadedArtifact> artifact, CudaDeviceInfo device)
+    : artifact_(std::move(artifact)), device_(std::move(device)) {}
+
+CudaProgram::~CudaProgram() {
+  // Work still queued reads the memory about to be freed: wait for it. Then release everything
+  // here, while the program's device is current (cuDNN and cuBLASLt handles belong to it),
+  // users before what they use: the graph, memory, library calls, their handles, the stream,
+  // the code.
+  ScopedCudaDevice device;
+  if (!device.enter(device_.ordinal).ok()) return;
+  if (stream_) (void)cudaStreamSynchronize(stream_.get());
+  graph_.reset();
+  staging_.reset();
+  device_memory_.reset();
+  library_calls_.clear();
+  cudnn_.reset();
+  cublaslt_.reset();
+  stream_.reset();
+  library_.reset();
+}
+
+Result<std::unique_ptr<CudaProgram>> CudaProgram::create(
+    std::shared_ptr<const LoadedArtifact> artifact, int device_ordinal) {
+  const std::string& name = artifact->name();
+  if (artifact->root().device()->string_view() != "cuda") {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, name + ": the artifact was compiled for device '" +
+                                                    artifact->root().device()->str() +
+                                                    "', not for cuda");
+  }
+  Result<std::vector<CudaDeviceInfo>> devices = probeCudaDevices();
+  if (!devices.ok()) return prefixStatus(name, devices.status());
+  if (device_ordinal < 0 || static_cast<size_t>(device_ordinal) >= devices->size()) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  name + ": CUDA device " + std::to_string(device_ordinal) +
+                      " does not exist (this process sees " + std::to_string(devices->size()) +
+                      " CUDA device" + (devices->size() == 1 ? "" : "s") + ")");
+  }
+  std::unique_ptr<CudaProgram> program(
+      new CudaProgram(std::move(artifact), (*devices)[static_cast<size_t>(device_ordinal)]));
+  ScopedCudaDevice device;
+  if (Status s = device.enter(device_ordinal); !s.ok()) return prefixStatus(name, s);
+  if (Status s = program->prepare(); !s.ok()) return s;
+  return program;
+}
+
+Status CudaProgram::prepare() {
+  const std::string& name = artifact_->name();
+  if (graphsDisabledByEnvironment()) {
+    graph_disabled_reason_ = std::string(kCudaGraphsEnvironmentVariable) + "=0";
+  }
+  Result<uint32_t> selected = selectCudaCodeObject(*artifact_, device_.compute_capability_major,
+                                                   device_.compute_capability_minor);
+  if (!selected.ok()) return selected.status();
+  code_object_ = *selected;
+  if (Status s = loadCode(); !s.ok()) return s;
+
+  // The stream does not synchronize with the legacy default stream, so other work of the
+  // application never waits on a run or the other way round.
+  cudaStream_t stream = nullptr;
+  Status status = [&]() -> Status {
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return Status();
+  }();
+  if (!status.ok()) return prefixStatus(name, status);
+  stream_.reset(stream);
+  if (Status s = prepareSteps(); !s.ok()) return s;
+  if (Status s = allocateMemory(); !s.ok()) return prefixStatus(name, s);
+  resolveAddresses();
+  return Status();
+}
+
+Status CudaProgram::loadCode() {
+  const fb::CodeObject& code = *artifact_->root().code_objects()->Get(code_object_);
+  const std::string what = artifact_->name() + ": code object " + std::to_string(code_object_) +
+                           " (" + fb::EnumNameCodeFormat(code.format()) + " for '" +
+                           code.target()->str() + "')";
+  // PTX is text the driver reads up to its NUL, which a byte vector of the file need not have.
+  // The copy lives as long as the library, in case the driver reads it when it loads a kernel
+  // lazily; a cubin's bytes live in the artifact, which the program keeps.
+  const void* image = code.data()->data();
+  std::string ptx;
+  if (code.format() == fb::CodeFormat::Ptx) {
+    ptx.assign(reinterpret_cast<const char*>(code.data()->data()), code.data()->size());
+    image = ptx.c_str();
+  }
+  char log[kJitLogSize] = {};
+  cudaJitOption options[] = {cudaJitErrorLogBuffer, cudaJitErrorLogBufferSizeBytes};
+  void* values[] = {log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof(log)))};
+  cudaLibrary_t library = nullptr;
+  Status loaded = [&]() -> Status {
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudaLibraryLoadData(&library, image, options, values, 2, nullptr, nullptr, 0));
+    return Status();
+  }();
+  if (!loaded.ok()) {
+    log[sizeof(log) - 1] = '\0';
+    std::string message =
+        what + ": the code does not load on " + device_.name + " (" +
+        architectureName(device_.compute_capability_major, device_.compute_capability_minor) +
+        "): " + loaded.message();
+    if (log[0] != '\0') message += "; JIT log: " + std::string(log);
+    return Status(loaded.code(), message);
+  }
+  library_.reset(library);
+  ptx_ = std::move(ptx);
+
+  const auto& names = *code.kernels();
+  kernels_.assign(names.size(), nullptr);
+  for (flatbuffers::uoffset_t k = 0; k < names.size(); ++k) {
+    const std::string symbol = names.Get(k)->str();
+    Status found = [&]() -> Status {
+      KILN_CUDA_RETURN_IF_ERROR(cudaLibraryGetKernel(&kernels_[k], library_.get(), symbol.c_str()));
+      return Status();
+    }();
+    if (!found.ok()) {
+      // A listed kernel the code does not define is a broken artifact, as on the CPU.
+      kiln_status_code_t code_value =
+          found.code() == KILN_STATUS_NOT_FOUND ? KILN_STATUS_INVALID_ARGUMENT : found.code();
+      return Status(code_value, what + ": kernel '" + symbol +
+                                    "' is not defined by the code: " + found.message());
+    }
+  }
+  return Status();
+}
+
+Status CudaProgram::prepareSteps() {
+  const std::string& name = artifact_->name();
+  CudaLibraryContext context;
+  context.device = device_.ordinal;
+  context.compute_capability_major = device_.compute_capability_major;
+  context.compute_capability_minor = device_.compute_capability_minor;
+
+  const auto& steps = *artifact_->program().steps();
+  const auto& kernel_names = *artifact_->root().code_objects()->Get(code_object_)->kernels();
+  for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
+    const fb::Step& step = *steps.Get(i);
+    const std::string where = name + ": step " + std::to_string(i);
+    Step resolved;
+    resolved.first_binding = bindings_.size();
+    auto addBinding = [&](const fb::Binding& binding) {
+      bindings_.push_back(
+          {binding.buffer()->kind(), binding.buffer()->index(), binding.buffer()->offset()});
+    };
+    switch (step.kind_type()) {
+      case fb::StepKind::Dispatch: {
+        const fb::Dispatch& dispatch = *step.kind_as_Dispatch();
+        resolved.kind = StepKind::kDispatch;
+        resolved.kernel = kernels_[dispatch.kernel()];
+        resolved.label = "step " + std::to_string(i) + " (kernel '" +
+                         kernel_names.Get(dispatch.kernel())->str() + "'" +
+                         (dispatch.description() && dispatch.description()->size() != 0
+                              ? ": " + dispatch.description()->str()
+                              : std::string()) +
+                         ")";
+        // The verifier has checked that every dispatch of a cuda artifact has `cuda`.
+        const fb::CudaLaunch& launch = *dispatch.cuda();
+        resolved.block_size = launch.block_size();
+        cudaFuncAttributes attributes{};
+        Status status = [&]() -> Status {
+          KILN_CUDA_RETURN_IF_ERROR(
+              cudaFuncGetAttributes(&attributes, static_cast<const void*>(resolved.kernel)));
+          return Status();
+        }();
+        if (!status.ok()) return prefixStatus(name + ": " + resolved.label, status);
+        if (resolved.block_size > static_cast<uint32_t>(attributes.maxThreadsPerBlock)) {
+          return Status(KILN_STATUS_INVALID_ARGUMENT,
+                        name + ": " + resolved.label + ": blocks of " +
+                            std::to_string(resolved.block_size) + " threads exceed the " +
+                            std::to_string(attributes.maxThreadsPerBlock) +
+                            " the kernel can run with on " + device_.name);
+        }
+        // The occupancy only caps the grid (the kernels stride over their work items), so a
+        // failed query costs speed, never correctness: fall back to a typical residency.
+        int blocks_per_multiprocessor = 0;
+        Status occupancy = [&]() -> Status {
+          KILN_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &blocks_per_multiprocessor, static_cast<const void*>(resolved.kernel),
+              static_cast<int>(resolved.block_size), 0));
+          return Status();
+        }();
+        if (!occupancy.ok()) blocks_per_multiprocessor = 0;
+        resolved.grid_size = cudaGridSize(launch.work_items(), resolved.block_size,
+                                          device_.multiprocessor_count, blocks_per_multiprocessor);
+        for (const fb::Binding* binding : *dispatch.bindings()) addBinding(*binding);
+        break;
+      }
+      case fb::StepKind::LibraryCall: {
+        const fb::LibraryCall& call = *step.kind_as_LibraryCall();
+        resolved.kind = StepKind::kLibraryCall;
+        resolved.label = "step " + std::to_string(i) + " (library call '" + call.name()->str() +
+                         "'" +
+                         (call.description() && call.description()->size() != 0
+                              ? ": " + call.description()->str()
+                              : std::string()) +
+                         ")";
+        // The handles are created with the first library call, so programs of generated
+        // kernels only do not pay for cuBLASLt and cuDNN.
+        if (!cublaslt_) {
+          cublasLtHandle_t cublaslt = nullptr;
+          cudnnHandle_t cudnn = nullptr;
+          Status status = [&]() -> Status {
+            KILN_CUDA_RETURN_IF_ERROR(cublasLtCreate(&cublaslt));
+            cublaslt_.reset(cublaslt);
+            KILN_CUDA_RETURN_IF_ERROR(cudnnCreate(&cudnn));
+            cudnn_.reset(cudnn);
+            // The calls run on the program's stream only; cuDNN takes it from its handle.
+            KILN_CUDA_RETURN_IF_ERROR(cudnnSetStream(cudnn_.get(), stream_.get()));
+            return Status();
+          }();
+          if (!status.ok()) return prefixStatus(where, status);
+        }
+        context.cublaslt = cublaslt_.get();
+        context.cudnn = cudnn_.get();
+        std::unique_ptr<CudaLibraryCall> prepared;
+        if (Status s = createCudaLibraryCall(call, context, &prepared); !s.ok()) {
+          return prefixStatus(where, s);
+        }
+        if (!prepared) {
+          return Status(KILN_STATUS_INTERNAL, where + ": library call '" + call.name()->str() +
+                                                  "' was prepared without a call");
+        }
+        workspace_size_ = std::max(workspace_size_, prepared->workspaceSize());
+        resolved.library_call = prepared.get();
+        library_calls_.push_back(std::move(prepared));
+        for (const fb::Binding* binding : *call.bindings()) addBinding(*binding);
+        break;
+      }
+      case fb::StepKind::Copy: {
+        const fb::Copy& copy = *step.kind_as_Copy();
+        resolved.kind = StepKind::kCopy;
+        resolved.label = "step " + std::to_string(i) + " (copy)";
+        addBinding(*copy.source());
+        addBinding(*copy.destination());
+        const kiln_binding_info_t& source = artifact_->steps()[i].bindings[0];
+        resolved.copy_size = kiln_element_type_size(source.element_type);
+        for (size_t d = 0; d < source.rank; ++d) {
+          resolved.copy_size *= static_cast<uint64_t>(source.dims[d]);
+        }
+        break;
+      }
+      default:
+        return Status(KILN_STATUS_INTERNAL, where + " has an unknown kind after verification");
+    }
+    resolved.binding_count = bindings_.size() - resolved.first_binding;
+    steps_.push_back(std::move(resolved));
+  }
+  return Status();
+}
+
+Status CudaProgram::allocateMemory() {
+  // One device allocation holds everything, each section aligned for the library calls and the
+  // arena's own alignment: [constants | arena | workspace | inputs... | outputs...]. Inputs and
+  // outputs are contiguous so that one copy moves all inputs in and one all outputs out.
+  DeviceLayout& layout = layout_;
+  layout.alignment = std::max<uint64_t>(kDeviceAlignment, artifact_->arenaAlignment());
+  uint64_t offset = 0;
+  auto place = [&](uint64_t size) {
+    uint64_t at = offset;
+    offset = alignUp(offset + size, layout.alignment);
+    return at;
+  };
+  layout.constants = place(artifact_->constantsSize());
+  layout.arena = place(artifact_->arenaSize());
+  layout.workspace = place(workspace_size_);
+  layout.inputs_begin = offset;
+  for (const kiln_tensor_signature_t& input : artifact_->inputs())
+    layout.inputs.push_back(place(input.byte_size));
+  layout.inputs_end = offset;
+  layout.outputs_begin = offset;
+  for (const kiln_tensor_signature_t& output : artifact_->outputs())
+    layout.outputs.push_back(place(output.byte_size));
+  layout.outputs_end = offset;
+  layout.size = std::max<uint64_t>(offset, layout.alignment);
+
+  // cudaMalloc aligns to 256 bytes; a larger arena alignment needs the base rounded up.
+  void* memory = nullptr;
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudaMalloc(&memory, layout.size + (layout.alignment - kDeviceAlignment)));
+  device_memory_.reset(memory);
+  device_base_ =
+      reinterpret_cast<uint8_t*>(alignUp(reinterpret_cast<uintptr_t>(memory), layout.alignment));
+
+  // Zeroed once so that no run ever sees another process's bytes in padding or unwritten
+  // scratch, then the constants uploaded; both before any run, so a synchronous wait is fine.
+  KILN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(device_base_, 0, layout.size, stream_.get()));
+  if (artifact_->constantsSize() != 0) {
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(device_base_ + layout.constants, artifact_->constantsData(),
+                        artifact_->constantsSize(), cudaMemcpyHostToDevice, stream_.get()));
+  }
+  KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()));
+
+  // Pinned staging for [inputs_begin, outputs_end): copies from and to pinned memory are truly
+  // asynchronous, and capturable into a graph because the addresses never change.
+  void* staging = nullptr;
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudaHostAlloc(&staging, std::max<uint64_t>(layout.outputs_end - layout.inputs_begin, 1),
+                    cudaHostAllocDefault));
+  staging_.reset(staging);
+  return Status();
+}
+
+void CudaProgram::resolveAddresses() {
+  addresses_.assign(bindings_.size(), nullptr);
+  kernel_arguments_.assign(bindings_.size(), nullptr);
+  for (size_t b = 0; b < bindings_.size(); ++b) {
+    const ResolvedBinding& binding = bindings_[b];
+    uint64_t at = 0;
+    switch (binding.kind) {
+      case fb::BufferKind::Arena:
+        at = layout_.arena + binding.offset;
+        break;
+      case fb::BufferKind::Constant:
+        at = layout_.constants + binding.offset;
+        break;
+      case fb::BufferKind::Input:
+        at = layout_.inputs[binding.index];
+        break;
+      case fb::BufferKind::Output:
+        at = layout_.outputs[binding.index];
+        break;
+    }
+    addresses_[b] = device_base_ + at;
+    // cudaLaunchKernel takes an array of pointers to the parameter values.
+    kernel_arguments_[b] = &addresses_[b];
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Runs
+//===----------------------------------------------------------------------===//
+
+Status CudaProgram::enqueueStep(const Step& step) {
+  cudaStream_t stream = stream_.get();
+  void* const* addresses = addresses_.data() + step.first_binding;
+  switch (step.kind) {
+    case StepKind::kDispatch: {
+      void** arguments =
+          step.binding_count != 0 ? kernel_arguments_.data() + step.first_binding : nullptr;
+      KILN_CUDA_RETURN_IF_ERROR(cudaLaunchKernel(static_cast<const void*>(step.kernel),
+                                                 dim3(step.grid_size), dim3(step.block_size),
+                                                 arguments, 0, stream));
+      return Status();
+    }
+    case StepKind::kLibraryCall: {
+      void* workspace = workspace_size_ != 0 ? device_base_ + layout_.workspace : nullptr;
+      return step.library_call->enqueue(stream, addresses, workspace);
+    }
+    case StepKind::kCopy:
+      if (step.copy_size == 0) return Status();
+      KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(addresses[1], addresses[0], step.copy_size,
+                                                cudaMemcpyDeviceToDevice, stream));
+      return Status();
+  }
+  return Status(KILN_STATUS_INTERNAL, "unknown step kind");
+}
+
+Status CudaProgram::enqueueRun(bool check_each_step) {
+  cudaStream_t stream = stream_.get();
+  auto* staging = static_cast<uint8_t*>(staging_.get());
+  const uint64_t input_bytes = layout_.inputs_end - layout_.inputs_begin;
+  if (input_bytes != 0) {
+    KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_base_ + layout_.inputs_begin, staging,
+                                              input_bytes, cudaMemcpyHostToDevice, stream));
+  }
+  for (const Step& step : steps_) {
+    Status status = enqueueStep(step);
+    if (status.ok() && check_each_step) {
+      // Waiting here attributes an asynchronous fault (an illegal address, a trap) to the step
+      // that caused it.
+      status = [&]() -> Status {
+        KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+        return Status();
+      }();
+    }
+    if (!status.ok()) return prefixStatus(artifact_->name() + ": " + step.label, status);
+  }
+  const uint64_t output_bytes = layout_.outputs_end - layout_.outputs_begin;
+  if (output_bytes != 0) {
+    KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        staging + (layout_.outputs_begin - layout_.inputs_begin),
+        device_base_ + layout_.outputs_begin, output_bytes, cudaMemcpyDeviceToHost, stream));
+  }
+  return Status();
+}
+
+Status CudaProgram::captureGraph() {
+  cudaStream_t stream = stream_.get();
+  // Thread-local capture forbids unsafe calls (a cudaMalloc, a synchronization) on this thread
+  // only, so other threads of the application and other sessions go on undisturbed.
+  KILN_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  Status enqueued = enqueueRun(/*check_each_step=*/false);
+  // The capture must end whatever happened, or the stream stays unusable.
+  cudaGraph_t raw_graph = nullptr;
+  Status ended = [&]() -> Status {
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(stream, &raw_graph));
+    return Status();
+  }();
+  std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, DestroyGraph> graph(raw_graph);
+  if (!enqueued.ok() || !ended.ok() || !graph) {
+    // A capture error is not sticky: clear it so the eager run that follows starts clean.
+    (void)cudaGetLastError();
+    if (!enqueued.ok()) return enqueued;
+    if (!ended.ok()) return ended;
+    return Status(KILN_STATUS_INTERNAL, "cudaStreamEndCapture returned no graph");
+  }
+  cudaGraphExec_t exec = nullptr;
+  KILN_CUDA_RETURN_IF_ERROR(cudaGraphInstantiate(&exec, graph.get(), 0));
+  graph_.reset(exec);
+  return Status();
+}
+
+Status CudaProgram::execute() {
+  cudaStream_t stream = stream_.get();
+  auto synchronize = [&]() -> Status {
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    return Status();
+  };
+
+  if (graph_mode_ == CudaGraphMode::kCapture) {
+    if (Status captured = captureGraph(); captured.ok()) {
+      graph_mode_ = CudaGraphMode::kReplay;
+    } else {
+      graph_mode_ = CudaGraphMode::kDisabled;
+      graph_disabled_reason_ = "the capture failed: " + captured.message();
+    }
+  }
+
+  if (graph_mode_ == CudaGraphMode::kReplay) {
+    ++graph_runs_;
+    Status status = [&]() -> Status {
+      KILN_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph_.get(), stream));
+      return Status();
+    }();
+    if (status.ok()) status = synchronize();
+    if (!status.ok()) {
+      return prefixStatus(artifact_->name() + ": running the program's CUDA graph (" +
+                              std::string(kCudaGraphsEnvironmentVariable) +
+                              "=0 runs the steps one by one)",
+                          status);
+    }
+    return Status();
+  }
+
+  // The first run checks every step on its own; later eager runs (graphs off) do not wait
+  // between steps.
+  const bool first = graph_mode_ == CudaGraphMode::kEager;
+  ++eager_runs_;
+  Status status = enqueueRun(/*check_each_step=*/first);
+  if (status.ok()) {
+    status = synchronize();
+    if (!status.ok()) status = prefixStatus(artifact_->name() + ": running the program", status);
+  } else {
+    // Let whatever was enqueued finish before the next run reuses the staging memory; the
+    // enqueue error is the one to report.
+    (void)synchronize();
+  }
+  if (status.ok() && first) {
+    graph_mode_ =
+        graph_disabled_reason_.empty() ? CudaGraphMode::kCapture : CudaGraphMode::kDisabled;
+  }
+  return status;
+}
+
+Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
+                        kiln_tensor_t** outputs) {
+  struct CountRun {
+    std::atomic<uint64_t>& count;
+    ~CountRun() { count.fetch_add(1, std::memory_order_relaxed); }
+  } count_run{run_count_};
+
+  if (Status s = checkRunArguments(*artifact_, input_count, inputs, output_count, outputs);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<kiln_tensor_t*> results;
+  if (Status s = allocateOutputTensors(*artifact_, results); !s.ok()) return s;
+
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  ScopedCudaDevice device;
+  Status status = device.enter(device_.ordinal);
+  if (status.ok()) {
+    auto* staging = static_cast<uint8_t*>(staging_.get());
+    for (size_t i = 0; i < input_count; ++i) {
+      const HostTensor& host = inputs[i]->host;
+      if (host.byteSize() != 0) {
+        std::memcpy(staging + (layout_.inputs[i] - layout_.inputs_begin), host.data(),
+                    host.byteSize());
+      }
+    }
+    status = execute();
+  }
+  if (!status.ok()) {
+    releaseTensors(results);
+    return status;
+  }
+  const auto* staging = static_cast<const uint8_t*>(staging_.get());
+  for (size_t i = 0; i < output_count; ++i) {
+    HostTensor& host = results[i]->host;
+    if (host.byteSize() != 0) {
+      std::memcpy(host.data(), staging + (layout_.outputs[i] - layout_.inputs_begin),
+                  host.byteSize());
+    }
+    outputs[i] = results[i];
+  }
+  return Status();
+}
+
+ProgramStatistics CudaProgram::statistics() const {
+  ProgramStatistics stats;
+  // The caller's thread enqueues the whole run; the GPU does the rest.
+  stats.num_threads = 1;
+  stats.run_count = run_count_.load(std::memory_order_relaxed);
+  stats.arena_count = 1;
+  stats.arena_size = artifact_->arenaSize();
+  return stats;
+}
+
+CudaProgramStatistics CudaProgram::cudaStatistics() const {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  CudaProgramStatistics stats;
+  stats.device_ordinal = device_.ordinal;
+  stats.code_object = code_object_;
+  stats.graph_mode = graph_mode_;
+  stats.graph_disabled_reason = graph_disabled_reason_;
+  stats.eager_runs = eager_runs_;
+  stats.graph_runs = graph_runs_;
+  for (const Step& step : steps_) {
+    if (step.kind == StepKind::kDispatch) stats.dispatch_grid_sizes.push_back(step.grid_size);
+  }
+  stats.device_bytes = layout_.size;
+  return stats;
+}
+
+}  // namespace kiln::runtime::cuda

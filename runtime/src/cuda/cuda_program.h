@@ -1,0 +1,246 @@
+//===- cuda_program.h - A .kiln program ready to run on a CUDA GPU -*- C++ -*-===//
+//
+// CudaProgram is what a CUDA session runs: the code object that fits the GPU loaded through the
+// CUDA runtime's library API with every kernel resolved and its grid sized, every library call
+// prepared, and all the device memory a run needs allocated once: constants (uploaded at
+// creation), the arena, the library calls' workspace, a device buffer for every input and
+// output, and pinned host staging buffers for them. Every binding's device address is therefore
+// fixed when the session is created, so the whole run (input upload, steps, output download)
+// can be captured once as a CUDA graph and replayed.
+//
+// Only built with KILN_HAVE_CUDA; links cudart, cuBLASLt and cuDNN, never libcuda.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_CUDA_CUDA_PROGRAM_H_
+#define KILN_RUNTIME_SRC_CUDA_CUDA_PROGRAM_H_
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
+#include "runtime/src/artifact/artifact.h"
+#include "runtime/src/cuda/cuda_device.h"
+#include "runtime/src/cuda/cuda_library_call.h"
+#include "runtime/src/device_program.h"
+
+namespace kiln::runtime::cuda {
+
+/// The environment variable that turns CUDA graphs off when set to "0".
+inline constexpr const char* kCudaGraphsEnvironmentVariable = "KILN_CUDA_GRAPHS";
+
+/// The resident blocks per multiprocessor assumed when the occupancy query has no answer.
+inline constexpr int kFallbackBlocksPerMultiprocessor = 4;
+
+/// Returns the index of the code object of `artifact` (a verified "cuda" artifact) to load on a
+/// GPU of compute capability `major`.`minor`: a Cubin for exactly that architecture ("sm_86", or
+/// its arch-specific "sm_90a"), otherwise the Ptx object of the highest architecture not above
+/// the GPU's, which the driver compiles for it. UNIMPLEMENTED naming the GPU's architecture and
+/// every target the artifact has when none fits. Needs no GPU.
+Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major, int minor);
+
+/// The number of blocks a dispatch launches: enough blocks of `block_size` threads for one
+/// thread per work item, but no more than the GPU holds at once (`multiprocessors` x
+/// `blocks_per_multiprocessor`, the latter replaced by kFallbackBlocksPerMultiprocessor when not
+/// positive), since the kernels stride over their work items; at least 1.
+uint32_t cudaGridSize(uint64_t work_items, uint32_t block_size, int multiprocessors,
+                      int blocks_per_multiprocessor);
+
+/// How a CudaProgram executes its runs.
+enum class CudaGraphMode {
+  /// The next run launches the steps one by one (the first run, which also checks each step).
+  kEager,
+  /// The next run records the steps into a CUDA graph, then launches it.
+  kCapture,
+  /// Runs launch the recorded graph.
+  kReplay,
+  /// Every run launches the steps one by one: graphs are off (KILN_CUDA_GRAPHS=0) or the
+  /// capture failed.
+  kDisabled,
+};
+
+/// What a CudaProgram has done and holds, beyond ProgramStatistics.
+struct CudaProgramStatistics {
+  /// The device and the code object loaded for it.
+  int device_ordinal = 0;
+  uint32_t code_object = 0;
+  CudaGraphMode graph_mode = CudaGraphMode::kEager;
+  /// Why graphs are off (kDisabled); empty otherwise.
+  std::string graph_disabled_reason;
+  /// Runs that launched the steps one by one, and runs that launched the graph.
+  uint64_t eager_runs = 0;
+  uint64_t graph_runs = 0;
+  /// The grid size (blocks) of every dispatch step, in step order.
+  std::vector<uint32_t> dispatch_grid_sizes;
+  /// The bytes of the one device allocation (constants, arena, workspace, inputs, outputs).
+  uint64_t device_bytes = 0;
+};
+
+/// A "cuda" artifact loaded on one GPU.
+///
+/// Thread safety: `run` may be called from any number of threads, but the runs of one program
+/// serialize on a mutex: they share the one arena, the input/output buffers, the stream and the
+/// graph. Sessions (each with its own program) run concurrently; one session per concurrent
+/// caller gives parallelism on the GPU.
+class CudaProgram final : public DeviceProgram {
+ public:
+  /// Prepares `artifact` on the GPU `device_ordinal`. UNAVAILABLE (probeCudaDevices' message)
+  /// when there is no GPU; INVALID_ARGUMENT for an ordinal past the devices, or code that does
+  /// not load or lacks a kernel (naming the code object and kernel); UNIMPLEMENTED when no code
+  /// object fits the GPU; the status of any failing CUDA, cuBLASLt or cuDNN call.
+  static Result<std::unique_ptr<CudaProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
+                                                     int device_ordinal);
+
+  ~CudaProgram() override;
+  CudaProgram(const CudaProgram&) = delete;
+  CudaProgram& operator=(const CudaProgram&) = delete;
+
+  /// Runs the program (see kiln_session_run). Thread-safe; runs serialize (see the class).
+  Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
+             kiln_tensor_t** outputs) override;
+
+  const LoadedArtifact& artifact() const override { return *artifact_; }
+  ProgramStatistics statistics() const override;
+  CudaProgramStatistics cudaStatistics() const;
+
+ private:
+  /// Deleters of the CUDA objects the program owns. Teardown has no caller to report a failure
+  /// to, so they ignore the results.
+  struct FreeDeviceMemory {
+    void operator()(void* memory) const;
+  };
+  struct FreeHostMemory {
+    void operator()(void* memory) const;
+  };
+  struct DestroyStream {
+    void operator()(cudaStream_t stream) const;
+  };
+  struct UnloadLibrary {
+    void operator()(cudaLibrary_t library) const;
+  };
+  struct DestroyGraphExec {
+    void operator()(cudaGraphExec_t graph) const;
+  };
+  struct DestroyCublasLt {
+    void operator()(cublasLtHandle_t handle) const;
+  };
+  struct DestroyCudnn {
+    void operator()(cudnnHandle_t handle) const;
+  };
+  template <typename Handle, typename Deleter>
+  using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, Deleter>;
+
+  /// Where a binding's device address comes from.
+  struct ResolvedBinding {
+    kiln::artifact::BufferKind kind;
+    uint32_t index;
+    uint64_t offset;
+  };
+
+  enum class StepKind { kDispatch, kLibraryCall, kCopy };
+
+  struct Step {
+    StepKind kind;
+    /// Into `bindings_` / `addresses_`: [first_binding, first_binding + binding_count).
+    size_t first_binding = 0;
+    size_t binding_count = 0;
+    cudaKernel_t kernel = nullptr;
+    uint32_t grid_size = 1;
+    uint32_t block_size = 1;
+    const CudaLibraryCall* library_call = nullptr;
+    /// The bytes a copy moves.
+    uint64_t copy_size = 0;
+    /// The step as messages name it, e.g. "step 3 (kernel 'kiln_k1': add, relu)".
+    std::string label;
+  };
+
+  /// How the one device allocation is laid out (byte offsets from its aligned base).
+  struct DeviceLayout {
+    uint64_t constants = 0;
+    uint64_t arena = 0;
+    uint64_t workspace = 0;
+    /// One per input / output; the pinned staging allocation lays them out the same way,
+    /// relative to `inputs_begin`.
+    std::vector<uint64_t> inputs;
+    std::vector<uint64_t> outputs;
+    uint64_t inputs_begin = 0;
+    uint64_t inputs_end = 0;
+    uint64_t outputs_begin = 0;
+    uint64_t outputs_end = 0;
+    uint64_t size = 0;
+    uint64_t alignment = 256;
+  };
+
+  CudaProgram(std::shared_ptr<const LoadedArtifact> artifact, CudaDeviceInfo device);
+
+  Status prepare();
+  Status loadCode();
+  Status prepareSteps();
+  Status allocateMemory();
+  /// Resolves every binding to its device address and points the kernels' argument arrays at
+  /// them.
+  void resolveAddresses();
+
+  /// Enqueues the input upload, every step and the output download on the stream. With
+  /// `check_each_step`, synchronizes after each step so that a failing kernel is named.
+  Status enqueueRun(bool check_each_step);
+  Status enqueueStep(const Step& step);
+  /// Records enqueueRun into a graph and instantiates it. On failure the stream is out of
+  /// capture again and graphs are disabled with the reason; the run goes on eagerly.
+  Status captureGraph();
+  Status execute();
+
+  std::shared_ptr<const LoadedArtifact> artifact_;
+  CudaDeviceInfo device_;
+  uint32_t code_object_ = 0;
+
+  /// The NUL-terminated PTX the library was loaded from (empty for a cubin).
+  std::string ptx_;
+  Owned<cudaLibrary_t, UnloadLibrary> library_;
+  /// One per kernel of the loaded code object.
+  std::vector<cudaKernel_t> kernels_;
+  Owned<cudaStream_t, DestroyStream> stream_;
+  Owned<cublasLtHandle_t, DestroyCublasLt> cublaslt_;
+  Owned<cudnnHandle_t, DestroyCudnn> cudnn_;
+  std::vector<std::unique_ptr<CudaLibraryCall>> library_calls_;
+  size_t workspace_size_ = 0;
+
+  DeviceLayout layout_;
+  Owned<void*, FreeDeviceMemory> device_memory_;
+  /// The aligned base of `device_memory_`.
+  uint8_t* device_base_ = nullptr;
+  /// Pinned host memory mirroring the device's [inputs_begin, outputs_end).
+  Owned<void*, FreeHostMemory> staging_;
+
+  std::vector<ResolvedBinding> bindings_;
+  /// The device address of every binding, in `bindings_` order; fixed once resolved.
+  std::vector<void*> addresses_;
+  /// For each binding, a pointer to its entry of `addresses_`: a dispatch's cudaLaunchKernel
+  /// argument array is the slice of its bindings.
+  std::vector<void*> kernel_arguments_;
+  std::vector<Step> steps_;
+
+  /// Serializes runs: they share the buffers, the stream and the graph.
+  mutable std::mutex run_mutex_;
+  CudaGraphMode graph_mode_ = CudaGraphMode::kEager;
+  std::string graph_disabled_reason_;
+  Owned<cudaGraphExec_t, DestroyGraphExec> graph_;
+  uint64_t eager_runs_ = 0;
+  uint64_t graph_runs_ = 0;
+  std::atomic<uint64_t> run_count_{0};
+};
+
+}  // namespace kiln::runtime::cuda
+
+#endif  // KILN_RUNTIME_SRC_CUDA_CUDA_PROGRAM_H_

@@ -1,0 +1,63 @@
+//===- device_program.h - What a session runs, on any device ----*- C++ -*-===//
+//
+// DeviceProgram, the interface a session holds for its device (the CPU's CpuProgram, the CUDA
+// device's CudaProgram), and the parts of a run every device shares: checking the caller's
+// inputs and output array against the artifact's signature, and making the output tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_DEVICE_PROGRAM_H_
+#define KILN_RUNTIME_SRC_DEVICE_PROGRAM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
+#include "runtime/src/artifact/artifact.h"
+
+namespace kiln::runtime {
+
+/// What a device program has done and holds (kiln_session_statistics_t).
+struct ProgramStatistics {
+  /// The host threads that execute a run, counting the caller's.
+  size_t num_threads = 0;
+  uint64_t run_count = 0;
+  uint64_t arena_count = 0;
+  uint64_t arena_size = 0;
+};
+
+/// An artifact made ready to run on one device. `run` follows kiln_session_run and is
+/// thread-safe; each device documents how concurrent runs share it.
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+
+  /// Runs the program once (see kiln_session_run): host tensors in, new host tensors out.
+  virtual Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
+                     kiln_tensor_t** outputs) = 0;
+
+  virtual const LoadedArtifact& artifact() const = 0;
+  virtual ProgramStatistics statistics() const = 0;
+};
+
+/// Checks the arguments of a run against `artifact`'s signature: the input count, that no input
+/// is NULL, each input's element type and dims, the output count and that `outputs` is not
+/// NULL. INVALID_ARGUMENT naming the input and what was expected, e.g.
+/// "input 'x': expected f32[1,3], got f32[1,4]".
+Status checkRunArguments(const LoadedArtifact& artifact, size_t input_count,
+                         const kiln_tensor_t* const* inputs, size_t output_count,
+                         kiln_tensor_t* const* outputs);
+
+/// Makes a zero-filled host tensor for every output of `artifact` into `tensors` (resized to the
+/// output count). On failure releases what it made, leaves `tensors` all NULL and returns the
+/// status naming the output.
+Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_tensor_t*>& tensors);
+
+/// Releases every tensor of `tensors` and sets it to NULL.
+void releaseTensors(std::vector<kiln_tensor_t*>& tensors);
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_SRC_DEVICE_PROGRAM_H_

@@ -1,0 +1,491 @@
+//===- cuda_program_test.cpp - Running .kiln artifacts on a CUDA GPU ------===//
+//
+// The CUDA device over the hand-written PTX program of artifact_builder.h (cudaAffineSpec):
+// code-object choice and grid sizing, which need no GPU; session creation failing cleanly
+// without one; and, on a GPU, results against the host over eager, captured and replayed runs,
+// with graphs turned off, from several threads, with a cubin, with a cuBLASLt call inside the
+// graph, and the errors of bad code, missing kernels and a faulting kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/cuda/cuda_program.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/runtime.hpp"
+#include "runtime/src/artifact/artifact.h"
+#include "runtime/src/cuda/cuda_device.h"
+#include "tests/runtime/artifact_builder.h"
+#include "tests/runtime/test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using ::kiln::runtime::CudaDeviceInfo;
+using ::kiln::runtime::LoadedArtifact;
+using ::kiln::runtime::probeCudaDevices;
+using ::kiln::runtime::cuda::CudaGraphMode;
+using ::kiln::runtime::cuda::cudaGridSize;
+using ::kiln::runtime::cuda::CudaProgram;
+using ::kiln::runtime::cuda::CudaProgramStatistics;
+using ::kiln::runtime::cuda::selectCudaCodeObject;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+/// Not a multiple of either block size, and more work items than an H100's resident threads
+/// (132 SMs x 2048), so the last block is partial and the kernels' stride loop iterates.
+constexpr uint64_t kCount = (1u << 20) + 3;
+
+std::shared_ptr<const LoadedArtifact> loadInternal(const ArtifactSpec& spec,
+                                                   const std::string& name = "cuda.kiln") {
+  std::string bytes = buildArtifact(spec);
+  auto artifact = LoadedArtifact::loadMemory(bytes.data(), bytes.size(), name);
+  EXPECT_TRUE(artifact.ok()) << artifact.status().toString();
+  return artifact.ok() ? *artifact : nullptr;
+}
+
+Artifact loadPublic(const ArtifactSpec& spec, const std::string& name = "cuda.kiln") {
+  std::string bytes = buildArtifact(spec);
+  Result<Artifact> artifact = Artifact::loadMemory(bytes.data(), bytes.size(), name);
+  EXPECT_TRUE(artifact.ok()) << artifact.status().toString();
+  return artifact.ok() ? std::move(*artifact) : Artifact();
+}
+
+/// A f32 tensor of `dims` with seeded values in [-4, 4), none zero.
+Tensor randomTensor(std::vector<int64_t> dims, uint32_t seed) {
+  Tensor tensor = Tensor::create(KILN_ELEMENT_TYPE_F32, dims).value();
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  float* data = tensor.dataAs<float>();
+  for (size_t i = 0; i < tensor.elementCount(); ++i) {
+    float v = value(engine);
+    data[i] = v == 0.0f ? 0.5f : v;
+  }
+  return tensor;
+}
+
+/// Checks cudaAffineSpec's outputs against the host: the device computes with fused
+/// multiply-adds, which std::fma reproduces exactly.
+void expectAffineResults(const Tensor& x, const std::vector<Tensor>& outputs) {
+  ASSERT_EQ(outputs.size(), 2u);
+  ASSERT_EQ(outputs[0].elementCount(), x.elementCount());
+  const float* xs = x.dataAs<float>();
+  const float* ys = outputs[0].dataAs<float>();
+  const float* copies = outputs[1].dataAs<float>();
+  for (size_t i = 0; i < x.elementCount(); ++i) {
+    float t = std::fma(xs[i], 2.0f, 1.0f);
+    ASSERT_EQ(ys[i], std::fma(t, kCudaScale, kCudaShift)) << "y[" << i << "]";
+    ASSERT_EQ(copies[i], xs[i]) << "x_copy[" << i << "]";
+  }
+}
+
+/// Runs `program` on `inputs` through the internal API.
+Result<std::vector<Tensor>> runProgram(CudaProgram& program,
+                                       const std::vector<const Tensor*>& inputs) {
+  std::vector<const kiln_tensor_t*> c_inputs;
+  for (const Tensor* input : inputs) c_inputs.push_back(input->get());
+  std::vector<kiln_tensor_t*> c_outputs(program.artifact().outputs().size(), nullptr);
+  Status status = program.run(c_inputs.size(), c_inputs.data(), c_outputs.size(), c_outputs.data());
+  if (!status.ok()) return status;
+  std::vector<Tensor> outputs;
+  for (kiln_tensor_t* output : c_outputs) outputs.emplace_back(output);
+  return outputs;
+}
+
+/// The devices, or a skip when there are none.
+#define KILN_REQUIRE_GPU(devices)                                   \
+  Result<std::vector<CudaDeviceInfo>> devices = probeCudaDevices(); \
+  if (!devices.ok()) GTEST_SKIP() << "no CUDA device: " << devices.status().message()
+
+//===----------------------------------------------------------------------===//
+// Without a GPU
+//===----------------------------------------------------------------------===//
+
+// Tests the choice of code object: an exact cubin first (also an arch-specific one), else the
+// newest PTX the GPU can compile, never arch-specific PTX for another GPU, and a message naming
+// the GPU and every target when nothing fits. A wrong choice loads code the GPU cannot run.
+TEST(CudaProgramTest, SelectsTheCubinOfTheGpuElseTheNewestPtx) {
+  ArtifactSpec spec = cudaAffineSpec(16);
+  CodeObjectSpec ptx = spec.code_objects[0];
+  auto object = [&](fb::CodeFormat format, const std::string& target) {
+    CodeObjectSpec code = ptx;
+    code.format = format;
+    code.target = target;
+    return code;
+  };
+  spec.code_objects = {object(fb::CodeFormat::Ptx, "sm_70"), object(fb::CodeFormat::Cubin, "sm_86"),
+                       object(fb::CodeFormat::Ptx, "sm_80"),
+                       object(fb::CodeFormat::Cubin, "sm_90a"),
+                       object(fb::CodeFormat::Ptx, "sm_90a")};
+  auto artifact = loadInternal(spec, "select.kiln");
+  ASSERT_TRUE(artifact);
+  auto select = [&](int major, int minor) {
+    Result<uint32_t> index = selectCudaCodeObject(*artifact, major, minor);
+    EXPECT_TRUE(index.ok()) << index.status().toString();
+    return index.ok() ? static_cast<int>(*index) : -1;
+  };
+  EXPECT_EQ(select(8, 6), 1);
+  EXPECT_EQ(select(9, 0), 3);
+  EXPECT_EQ(select(8, 9), 2);
+  EXPECT_EQ(select(7, 5), 0);
+  EXPECT_EQ(select(12, 0), 2);
+
+  Result<uint32_t> none = selectCudaCodeObject(*artifact, 6, 1);
+  EXPECT_EQ(none.status().code(), KILN_STATUS_UNIMPLEMENTED);
+  EXPECT_THAT(none.status().message(),
+              StartsWith("select.kiln: no code object runs on this GPU (sm_61): the artifact has "
+                         "ptx sm_70, cubin sm_86, ptx sm_80, cubin sm_90a, ptx sm_90a;"));
+}
+
+// Tests the grid size: one thread per work item up to what the GPU holds at once, the fallback
+// residency when the occupancy query has no answer, and never an empty grid.
+TEST(CudaProgramTest, SizesGridsByWorkAndResidency) {
+  EXPECT_EQ(cudaGridSize(1000, 256, 132, 8), 4u);
+  EXPECT_EQ(cudaGridSize(1024, 256, 132, 8), 4u);
+  EXPECT_EQ(cudaGridSize(1u << 30, 256, 132, 8), 132u * 8u);
+  EXPECT_EQ(cudaGridSize(1u << 30, 256, 10, 0), 10u * 4u);
+  EXPECT_EQ(cudaGridSize(1, 1024, 132, 2), 1u);
+  EXPECT_EQ(cudaGridSize(0, 1024, 132, 2), 1u);
+}
+
+// Tests that a CUDA program refuses an artifact of another device before touching a GPU.
+TEST(CudaProgramTest, RefusesACpuArtifact) {
+  auto artifact = loadInternal(addAffineSpec(), "affine.kiln");
+  ASSERT_TRUE(artifact);
+  auto program = CudaProgram::create(artifact, 0);
+  EXPECT_EQ(program.status().code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(program.status().message(),
+            "affine.kiln: the artifact was compiled for device 'cpu', not for cuda");
+}
+
+// Tests that on a machine without a GPU (or driver) a CUDA session fails with UNAVAILABLE and
+// the probe's reason, through the C API as through the program: not a crash, and not a status
+// that hides why.
+TEST(CudaProgramTest, SessionCreationIsUnavailableWithoutAGpu) {
+  Result<std::vector<CudaDeviceInfo>> devices = probeCudaDevices();
+  if (devices.ok()) GTEST_SKIP() << "this machine has a CUDA device";
+  Artifact artifact = loadPublic(cudaAffineSpec(kCount));
+  SessionOptions options;
+  options.deviceKind = KILN_DEVICE_KIND_CUDA;
+  Status status = Session::create(artifact, options).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_UNAVAILABLE) << status.toString();
+  EXPECT_EQ(status.message(), "cuda.kiln: " + devices.status().message());
+
+  auto program = CudaProgram::create(loadInternal(cudaAffineSpec(kCount)), 0);
+  EXPECT_EQ(program.status().code(), KILN_STATUS_UNAVAILABLE);
+}
+
+//===----------------------------------------------------------------------===//
+// On a GPU
+//===----------------------------------------------------------------------===//
+
+// Tests the three ways a run executes: the first launches every step eagerly, the second
+// captures the run into a graph, the third replays it. Each run gets new inputs, so a graph that
+// replayed stale inputs or outputs, a lost partial block or a stride loop that stopped early
+// fails; the copy step makes an output of an input.
+TEST(CudaProgramTest, RunsEagerlyThenCapturesThenReplays) {
+  KILN_REQUIRE_GPU(devices);
+  auto created = CudaProgram::create(loadInternal(cudaAffineSpec(kCount)), 0);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  CudaProgram& program = **created;
+
+  const CudaGraphMode expected_modes[] = {CudaGraphMode::kCapture, CudaGraphMode::kReplay,
+                                          CudaGraphMode::kReplay};
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run + 1));
+    Tensor x = randomTensor({static_cast<int64_t>(kCount)}, 100 + run);
+    Result<std::vector<Tensor>> outputs = runProgram(program, {&x});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    expectAffineResults(x, *outputs);
+    CudaProgramStatistics stats = program.cudaStatistics();
+    EXPECT_EQ(stats.graph_mode, expected_modes[run]) << stats.graph_disabled_reason;
+    EXPECT_EQ(stats.eager_runs, 1u);
+    EXPECT_EQ(stats.graph_runs, static_cast<uint64_t>(run));
+  }
+
+  CudaProgramStatistics stats = program.cudaStatistics();
+  ASSERT_EQ(stats.dispatch_grid_sizes.size(), 2u);
+  const uint32_t block_sizes[] = {256, 128};
+  for (size_t d = 0; d < 2; ++d) {
+    EXPECT_GE(stats.dispatch_grid_sizes[d], 1u);
+    EXPECT_LE(stats.dispatch_grid_sizes[d], (kCount + block_sizes[d] - 1) / block_sizes[d]);
+  }
+  EXPECT_EQ(program.statistics().run_count, 3u);
+}
+
+// Tests that KILN_CUDA_GRAPHS=0 keeps every run eager, with the same results.
+TEST(CudaProgramTest, RunsEveryStepEagerlyWithGraphsOff) {
+  KILN_REQUIRE_GPU(devices);
+  ::setenv(runtime::cuda::kCudaGraphsEnvironmentVariable, "0", 1);
+  auto created = CudaProgram::create(loadInternal(cudaAffineSpec(kCount)), 0);
+  ::unsetenv(runtime::cuda::kCudaGraphsEnvironmentVariable);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  for (int run = 0; run < 3; ++run) {
+    Tensor x = randomTensor({static_cast<int64_t>(kCount)}, 200 + run);
+    Result<std::vector<Tensor>> outputs = runProgram(**created, {&x});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    expectAffineResults(x, *outputs);
+  }
+  CudaProgramStatistics stats = (*created)->cudaStatistics();
+  EXPECT_EQ(stats.graph_mode, CudaGraphMode::kDisabled);
+  EXPECT_EQ(stats.graph_disabled_reason, "KILN_CUDA_GRAPHS=0");
+  EXPECT_EQ(stats.eager_runs, 3u);
+  EXPECT_EQ(stats.graph_runs, 0u);
+}
+
+// Tests that one session serves several threads: runs share its buffers and take turns, so
+// every thread must still get the results of its own inputs; also the session's statistics.
+TEST(CudaProgramTest, ServesRunsFromSeveralThreads) {
+  KILN_REQUIRE_GPU(devices);
+  constexpr int kThreads = 4;
+  constexpr int kRunsPerThread = 6;
+  constexpr uint64_t kSmall = 10007;
+  Artifact artifact = loadPublic(cudaAffineSpec(kSmall));
+  SessionOptions options;
+  options.deviceKind = KILN_DEVICE_KIND_CUDA;
+  Result<Session> session = Session::create(artifact, options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRunsPerThread; ++r) {
+        Tensor x = randomTensor({static_cast<int64_t>(kSmall)}, 1000 + t * 100 + r);
+        Result<std::vector<Tensor>> outputs = session->run({&x});
+        if (!outputs.ok()) {
+          failures[t] = outputs.status().toString();
+          return;
+        }
+        const float* xs = x.dataAs<float>();
+        const float* ys = (*outputs)[0].dataAs<float>();
+        for (size_t i = 0; i < kSmall; ++i) {
+          if (ys[i] != std::fma(std::fma(xs[i], 2.0f, 1.0f), kCudaScale, kCudaShift)) {
+            failures[t] = "run " + std::to_string(r) + ": y[" + std::to_string(i) + "] is wrong";
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+
+  kiln_session_statistics_t stats = session->statistics().value();
+  EXPECT_EQ(stats.run_count, static_cast<uint64_t>(kThreads * kRunsPerThread));
+  EXPECT_EQ(stats.num_threads, 1u);
+  EXPECT_EQ(stats.arena_count, 1u);
+  EXPECT_EQ(stats.arena_size, (kSmall * sizeof(float) + 63) / 64 * 64);
+  EXPECT_EQ(stats.arena_bytes_allocated, stats.arena_size);
+}
+
+// Tests that CUDA runs check their inputs exactly as CPU runs do (one shared check).
+TEST(CudaProgramTest, RefusesMismatchedInputs) {
+  KILN_REQUIRE_GPU(devices);
+  Artifact artifact = loadPublic(cudaAffineSpec(1000));
+  SessionOptions options;
+  options.deviceKind = KILN_DEVICE_KIND_CUDA;
+  Session session = Session::create(artifact, options).value();
+  Tensor narrow = randomTensor({999}, 1);
+  Status status = session.run({&narrow}).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(), "input 'x': expected f32[1000], got f32[999]");
+  EXPECT_EQ(session.run({}).status().message(), "cuda.kiln: expected 1 inputs, got 0");
+  // A refused run leaves the session usable.
+  Tensor x = randomTensor({1000}, 2);
+  Result<std::vector<Tensor>> outputs = session.run({&x});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  expectAffineResults(x, *outputs);
+}
+
+// Tests that an options struct of API version 2 (without device_ordinal) still creates a
+// session, on device 0, whatever lies past its end.
+TEST(CudaProgramTest, OlderOptionsStructsRunOnDeviceZero) {
+  KILN_REQUIRE_GPU(devices);
+  Artifact artifact = loadPublic(cudaAffineSpec(1000));
+  kiln_session_options_t options;
+  kiln_session_options_initialize(&options);
+  options.device_kind = KILN_DEVICE_KIND_CUDA;
+  options.struct_size = offsetof(kiln_session_options_t, device_ordinal);
+  options.device_ordinal = 12345;
+  kiln_session_t* handle = nullptr;
+  Status status = Status::fromC(kiln_session_create(artifact.get(), &options, &handle));
+  EXPECT_TRUE(status.ok()) << status.toString();
+  kiln_session_release(handle);
+
+  options.struct_size = sizeof(options);
+  status = Status::fromC(kiln_session_create(artifact.get(), &options, &handle));
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(status.message(), HasSubstr("CUDA device 12345 does not exist"));
+}
+
+// Tests that a cubin for exactly the GPU's architecture is chosen over PTX and runs. The cubin
+// is assembled here from the same PTX with the toolkit's ptxas.
+TEST(CudaProgramTest, LoadsTheCubinOfTheGpu) {
+  KILN_REQUIRE_GPU(devices);
+  const CudaDeviceInfo& device = (*devices)[0];
+  const std::string arch = "sm_" + std::to_string(device.compute_capability_major) +
+                           std::to_string(device.compute_capability_minor);
+  ScopedTempPath ptx_path(".ptx");
+  ScopedTempPath cubin_path(".cubin");
+  writeFileBytes(ptx_path.path(), gridStridePtx(kCount, arch, "8.8"));
+  std::string command = std::string(KILN_PTXAS_PATH) + " -arch=" + arch + " -o " +
+                        cubin_path.path() + " " + ptx_path.path();
+  if (std::system(command.c_str()) != 0) GTEST_SKIP() << "ptxas cannot assemble for " << arch;
+
+  ArtifactSpec spec = cudaAffineSpec(kCount);
+  spec.code_objects.push_back({arch, fb::CodeFormat::Cubin, readFileBytes(cubin_path.path()),
+                               spec.code_objects[0].kernels});
+  auto created = CudaProgram::create(loadInternal(spec), 0);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  EXPECT_EQ((*created)->cudaStatistics().code_object, 1u);
+  Tensor x = randomTensor({static_cast<int64_t>(kCount)}, 300);
+  Result<std::vector<Tensor>> outputs = runProgram(**created, {&x});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  expectAffineResults(x, *outputs);
+}
+
+// Tests that a cuBLASLt call between generated kernels runs in all three modes and is captured
+// into the graph with them (its workspace and handles are the session's): d = a x b, then
+// y = d * 2 + 1.
+TEST(CudaProgramTest, CapturesALibraryCallWithTheKernels) {
+  KILN_REQUIRE_GPU(devices);
+  constexpr int64_t kM = 64, kK = 32, kN = 48;
+  constexpr uint64_t kElements = kM * kN;
+  ArtifactSpec spec = cudaAffineSpec(kElements);
+  spec.inputs = {{"a", KILN_ELEMENT_TYPE_F32, {kM, kK}, {}},
+                 {"b", KILN_ELEMENT_TYPE_F32, {kK, kN}, {}}};
+  spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {kM, kN}, {}}};
+  spec.constants.clear();
+  auto matrix = [](fb::BufferKind kind, uint32_t index, int64_t rows, int64_t columns) {
+    BindingSpec binding = vectorBinding(kind, index, static_cast<uint64_t>(rows * columns));
+    binding.dims = {rows, columns};
+    return binding;
+  };
+  StepSpec matmul;
+  matmul.kind = fb::StepKind::LibraryCall;
+  matmul.name = "cublaslt.matmul";
+  matmul.bindings = {matrix(fb::BufferKind::Input, 0, kM, kK),
+                     matrix(fb::BufferKind::Input, 1, kK, kN),
+                     matrix(fb::BufferKind::Arena, 0, kM, kN)};
+  StepSpec scale = spec.steps[0];
+  scale.bindings = {matrix(fb::BufferKind::Arena, 0, kM, kN),
+                    matrix(fb::BufferKind::Output, 0, kM, kN)};
+  spec.steps = {matmul, scale};
+
+  auto created = CudaProgram::create(loadInternal(spec), 0);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run + 1));
+    Tensor a = randomTensor({kM, kK}, 400 + run);
+    Tensor b = randomTensor({kK, kN}, 500 + run);
+    Result<std::vector<Tensor>> outputs = runProgram(**created, {&a, &b});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    const float* as = a.dataAs<float>();
+    const float* bs = b.dataAs<float>();
+    const float* ys = (*outputs)[0].dataAs<float>();
+    for (int64_t m = 0; m < kM; ++m) {
+      for (int64_t n = 0; n < kN; ++n) {
+        double d = 0.0;
+        for (int64_t k = 0; k < kK; ++k) d += double(as[m * kK + k]) * bs[k * kN + n];
+        ASSERT_NEAR(ys[m * kN + n], 2.0 * d + 1.0, 1e-3 * (1.0 + std::fabs(d)))
+            << "y[" << m << "][" << n << "]";
+      }
+    }
+  }
+  CudaProgramStatistics stats = (*created)->cudaStatistics();
+  EXPECT_EQ(stats.graph_mode, CudaGraphMode::kReplay) << stats.graph_disabled_reason;
+  EXPECT_EQ(stats.graph_runs, 2u);
+}
+
+// Tests that PTX the driver cannot compile is refused when the session is created, naming the
+// code object.
+TEST(CudaProgramTest, RefusesCodeThatDoesNotLoad) {
+  KILN_REQUIRE_GPU(devices);
+  ArtifactSpec spec = cudaAffineSpec(1000);
+  spec.code_objects[0].bytes = ".version 7.0\n.target sm_80\nthis is not PTX\n";
+  auto program = CudaProgram::create(loadInternal(spec), 0);
+  EXPECT_EQ(program.status().code(), KILN_STATUS_INVALID_ARGUMENT) << program.status().toString();
+  EXPECT_THAT(program.status().message(),
+              StartsWith("cuda.kiln: code object 0 (Ptx for 'sm_80'): the code does not load on "));
+}
+
+// Tests that a kernel the artifact lists but the code lacks is refused, naming it.
+TEST(CudaProgramTest, RefusesAMissingKernel) {
+  KILN_REQUIRE_GPU(devices);
+  ArtifactSpec spec = cudaAffineSpec(1000);
+  spec.code_objects[0].kernels[1] = "kiln_missing";
+  auto program = CudaProgram::create(loadInternal(spec), 0);
+  EXPECT_EQ(program.status().code(), KILN_STATUS_INVALID_ARGUMENT) << program.status().toString();
+  EXPECT_THAT(program.status().message(),
+              HasSubstr("code object 0 (Ptx for 'sm_80'): kernel 'kiln_missing' is not defined "
+                        "by the code"));
+}
+
+TEST(CudaProgramTest, RefusesADeviceOrdinalPastTheDevices) {
+  KILN_REQUIRE_GPU(devices);
+  auto program =
+      CudaProgram::create(loadInternal(cudaAffineSpec(1000)), static_cast<int>(devices->size()));
+  EXPECT_EQ(program.status().code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(program.status().message(), HasSubstr("does not exist"));
+}
+
+/// A program of one kernel that traps, described as "a kernel that traps".
+ArtifactSpec trappingSpec() {
+  ArtifactSpec spec = cudaAffineSpec(16);
+  spec.code_objects[0].bytes = R"(.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry kiln_trap(
+	.param .u64 p0,
+	.param .u64 p1
+)
+{
+	trap;
+	ret;
+}
+)";
+  spec.code_objects[0].kernels = {"kiln_trap"};
+  spec.steps[0].name = "a kernel that traps";
+  spec.steps[0].bindings[1] = vectorBinding(fb::BufferKind::Output, 0, 16);
+  spec.steps.erase(spec.steps.begin() + 1);
+  return spec;
+}
+
+// Tests that a kernel that faults on the device is named by its step and description. A fault
+// breaks the process's CUDA context, so it runs in a child process of its own.
+TEST(CudaProgramDeathTest, NamesAFaultingKernel) {
+  KILN_REQUIRE_GPU(devices);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto program = CudaProgram::create(loadInternal(trappingSpec()), 0);
+        if (!program.ok()) {
+          std::fprintf(stderr, "create: %s\n", program.status().toString().c_str());
+          std::_Exit(2);
+        }
+        Tensor x = randomTensor({16}, 7);
+        Status status = runProgram(**program, {&x}).status();
+        std::fprintf(stderr, "%s\n", status.toString().c_str());
+        // _Exit: the faulted CUDA context is no state to run the runtime's teardown in.
+        std::_Exit(status.message().find("step 0 (kernel 'kiln_trap': a kernel that traps): ") !=
+                           std::string::npos
+                       ? 0
+                       : 1);
+      },
+      ::testing::ExitedWithCode(0), "step 0 \\(kernel 'kiln_trap': a kernel that traps\\)");
+}
+
+}  // namespace
+}  // namespace kiln::testing
