@@ -345,7 +345,9 @@ int runInspect(const InspectCommand &command) {
     libraryCalls += step.kind == KILN_STEP_KIND_LIBRARY_CALL;
     copies += step.kind == KILN_STEP_KIND_COPY;
     os << llvm::format("  %3zu %-8s ", i, stepKindName(step.kind)) << (step.name ? step.name : "");
-    if (step.kind == KILN_STEP_KIND_DISPATCH) {
+    if (step.kind == KILN_STEP_KIND_DISPATCH && step.cuda_block_size != 0) {
+      os << "  " << step.cuda_work_items << " items, blocks of " << step.cuda_block_size;
+    } else if (step.kind == KILN_STEP_KIND_DISPATCH) {
       os << "  workgroups ";
       for (size_t d = 0; d < step.workgroup_rank; ++d)
         os << (d ? "x" : "") << step.workgroup_count[d];
@@ -355,6 +357,8 @@ int runInspect(const InspectCommand &command) {
     os << "\n";
     if (!command.verbose)
       continue;
+    if (step.parameters && *step.parameters)
+      os << "        " << step.parameters << "\n";
     for (size_t b = 0; b < step.binding_count; ++b) {
       const kiln_binding_info_t &binding = step.bindings[b];
       os << "        " << bufferKindName(binding.buffer_kind) << " #" << binding.buffer_index

@@ -529,6 +529,14 @@ typedef struct kiln_step_info_t {
   /// order (inputs first, then outputs); a copy's source, then destination.
   size_t binding_count;
   const kiln_binding_info_t* bindings;
+  /// For a CUDA dispatch: the threads of a block and the work items its
+  /// threads stride over (the runtime sizes the grid for the device); 0 for
+  /// other steps.
+  uint32_t cuda_block_size;
+  uint64_t cuda_work_items;
+  /// For a library call: its parameters as text, `key=v1,v2` separated by
+  /// spaces (e.g. "post_ops=add,relu strides=1,1"); "" for other steps.
+  const char* parameters;
 } kiln_step_info_t;
 
 /// Writes the description of step `index` into `*out_info` (errors as for

@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "runtime/src/artifact/artifact_verifier.h"
@@ -231,6 +233,30 @@ void LoadedArtifact::buildTables() {
     return c;
   };
 
+  // A library call's parameters as "key=v1,v2 ..." in the artifact's order.
+  auto parameterText = [](const fb::LibraryCall& call) {
+    std::string text;
+    auto add = [&](const flatbuffers::String* key, const auto& values, auto format) {
+      text += (text.empty() ? "" : " ") + key->str() + "=";
+      for (flatbuffers::uoffset_t v = 0; values && v < values->size(); ++v)
+        text += (v ? "," : "") + format(values->Get(v));
+    };
+    if (call.int_params())
+      for (const fb::IntParam* param : *call.int_params())
+        add(param->key(), param->values(), [](int64_t v) { return std::to_string(v); });
+    if (call.float_params())
+      for (const fb::FloatParam* param : *call.float_params())
+        add(param->key(), param->values(), [](float v) {
+          std::ostringstream os;
+          os << v;
+          return os.str();
+        });
+    if (call.string_params())
+      for (const fb::StringParam* param : *call.string_params())
+        add(param->key(), param->values(), [](const flatbuffers::String* v) { return v->str(); });
+    return text;
+  };
+
   static const uint32_t kNoWorkgroups[1] = {1};
   const auto& steps = *program().steps();
   for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
@@ -239,6 +265,7 @@ void LoadedArtifact::buildTables() {
     c.struct_size = sizeof(c);
     c.workgroup_count = kNoWorkgroups;
     c.workgroup_total = 1;
+    c.parameters = "";
     std::vector<kiln_binding_info_t> bindings;
     switch (step.kind_type()) {
       case fb::StepKind::Dispatch: {
@@ -252,6 +279,10 @@ void LoadedArtifact::buildTables() {
         c.workgroup_rank = dispatch.workgroup_count()->size();
         c.workgroup_count = dispatch.workgroup_count()->data();
         for (uint32_t count : *dispatch.workgroup_count()) c.workgroup_total *= count;
+        if (const fb::CudaLaunch* launch = dispatch.cuda()) {
+          c.cuda_block_size = launch->block_size();
+          c.cuda_work_items = launch->work_items();
+        }
         for (const fb::Binding* binding : *dispatch.bindings())
           bindings.push_back(bindingInfo(*binding));
         break;
@@ -261,6 +292,8 @@ void LoadedArtifact::buildTables() {
         c.kind = KILN_STEP_KIND_LIBRARY_CALL;
         c.name = call.name()->c_str();
         c.description = stringOr(call.description(), "");
+        parameter_texts_.push_back(std::make_unique<std::string>(parameterText(call)));
+        c.parameters = parameter_texts_.back()->c_str();
         for (const fb::Binding* binding : *call.bindings())
           bindings.push_back(bindingInfo(*binding));
         break;

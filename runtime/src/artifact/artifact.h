@@ -88,6 +88,7 @@ class LoadedArtifact {
   // Storage the C structs above point into (heap buffers, stable once built).
   std::vector<std::vector<const char*>> string_tables_;
   std::vector<std::vector<kiln_binding_info_t>> binding_tables_;
+  std::vector<std::unique_ptr<std::string>> parameter_texts_;
 };
 
 }  // namespace kiln::runtime
