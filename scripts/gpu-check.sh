@@ -41,6 +41,11 @@ pack() {
   trap 'rm -rf "$stage"' RETURN
   mkdir -p "$stage/kiln/bin" "$stage/kiln/lib" "$stage/kiln/data"
   strip -o "$stage/kiln/bin/kiln" "$build/bin/kiln"
+  # The runtime's CUDA test suites, whose GPU cases skip on a machine without one.
+  local test
+  for test in "$build"/tests/runtime/kiln_runtime_cuda_*_test "$build"/tests/runtime/kiln_runtime_session_test; do
+    [[ -x "$test" ]] && strip -o "$stage/kiln/bin/$(basename "$test")" "$test"
+  done
   # Every shared library kiln loads except the C runtime and the CUDA libraries, which the GPU
   # machine has (the CUDA toolkit, and cuDNN/cuBLAS/NCCL from PyTorch's wheels).
   ldd "$build/bin/kiln" | awk '/=> \//{print $3}' | sort -u |
@@ -133,6 +138,13 @@ run() {
   ((quick)) && models="resnet50 mobilenetv2"
 
   say "device: $( (nvidia-smi -L 2>/dev/null || echo "no nvidia-smi") | head -1)"
+  # 0. The runtime's CUDA tests: kernels, library calls, graphs, error paths.
+  local test
+  for test in "$kiln_dir"/bin/kiln_runtime_*_test; do
+    [[ -x "$test" ]] || continue
+    "$test" --gtest_brief=1 > "$out/$(basename "$test").log" 2>&1 || true
+    say "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$(basename "$test").log" | tr '\n' ' ')"
+  done
   # 1. The ONNX node tests, compiled for the device and compared with their reference outputs.
   say "conformance on $device"
   "$kiln" conformance --data "$kiln_dir/data/node" --device "$device" -j "$(nproc)" --quiet \
@@ -198,12 +210,16 @@ summary = {
     "torch": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/torch-*.json"))},
     "roofline": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/roofline-*.json"))},
 }
+summary["runtime_tests"] = {}
+for log in sorted(glob.glob(f"{out}/kiln_runtime_*_test.log")):
+    lines = [l for l in open(log).read().splitlines() if l.startswith(("[  PASSED", "[  FAILED", "[  SKIPPED"))]
+    summary["runtime_tests"][os.path.basename(log)[:-4]] = lines
 for log in sorted(glob.glob(f"{out}/model-*.log")):
     lines = open(log).read().splitlines()
     summary["models"][os.path.basename(log)[:-4]] = lines[-1] if lines else ""
 with open(f"{out}/gpu-check.json", "w") as f:
     json.dump(summary, f, indent=1)
-print(json.dumps({k: summary[k] for k in ("device", "conformance", "models")}, indent=1))
+print(json.dumps({k: summary[k] for k in ("device", "runtime_tests", "conformance", "models")}, indent=1))
 EOF
   say "done in $((SECONDS - started)) s; results in $out/gpu-check.json"
 }
