@@ -43,7 +43,7 @@ pack() {
   strip -o "$stage/kiln/bin/kiln" "$build/bin/kiln"
   # The runtime's CUDA test suites, whose GPU cases skip on a machine without one.
   local test
-  for test in "$build"/tests/runtime/kiln_runtime_cuda_*_test "$build"/tests/runtime/kiln_runtime_session_test; do
+  for test in "$build"/tests/runtime/kiln_runtime_cuda_*_test; do
     [[ -x "$test" ]] && strip -o "$stage/kiln/bin/$(basename "$test")" "$test"
   done
   # Every shared library kiln loads except the C runtime and the CUDA libraries, which the GPU

@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_OUTLINECUDAKERNELSPASS
@@ -217,13 +218,12 @@ void KernelBuilder::copyGlobal(memref::GetGlobalOp getGlobal) {
   builder.clone(*global);
 }
 
-void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width,
-                                   OpBuilder &builder, IRMapping &mapping) {
-  size_t inner = loop.getInductionVars().size() - 1;
-  Value iv = loop.getInductionVars()[inner];
-  for (auto [var, index] : llvm::zip(loop.getInductionVars(), indices))
-    mapping.map(var, index);
-  llvm::DenseMap<Value, Value> vectors; // Scalar value in the loop → its vector of `width` lanes.
+/// Emits `ops` (loads, elementwise arithmetic and stores of one loop body) for `width`
+/// neighbouring values of `iv`, which `mapping` maps to the first of them: loads and stores whose
+/// last index is `iv` move vectors, values uniform along `iv` stay scalars and are broadcast where
+/// they meet vectors. Returns each scalar result's vector in `vectors`.
+void vectorizeOps(ArrayRef<Operation *> ops, Value iv, int64_t width, OpBuilder &builder,
+                  IRMapping &mapping, llvm::DenseMap<Value, Value> &vectors) {
   auto vectorOf = [&](Value scalar) -> Value {
     if (Value vector = vectors.lookup(scalar))
       return vector;
@@ -238,8 +238,8 @@ void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int
   auto alignment = [&](MemRefType type) {
     return llvm::MaybeAlign(width * type.getElementTypeBitWidth() / 8);
   };
-  for (Operation &op : loop.getBody()->without_terminator()) {
-    Location loc = op.getLoc();
+  for (Operation *op : ops) {
+    Location loc = op->getLoc();
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       if (isVarying(load.getIndices())) {
         SmallVector<Value> at;
@@ -251,7 +251,7 @@ void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int
             /*nontemporal=*/false, alignment(load.getMemRefType()));
         continue;
       }
-      builder.clone(op, mapping);
+      builder.clone(*op, mapping);
       continue;
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
@@ -263,21 +263,208 @@ void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int
                               /*nontemporal=*/false, alignment(store.getMemRefType()));
       continue;
     }
-    if (!isVarying(op.getOperands())) {
-      builder.clone(op, mapping);
+    if (!isVarying(op->getOperands())) {
+      builder.clone(*op, mapping);
       continue;
     }
     // Elementwise arithmetic: the same op on vectors.
-    OperationState state(loc, op.getName());
-    for (Value operand : op.getOperands())
+    OperationState state(loc, op->getName());
+    for (Value operand : op->getOperands())
       state.addOperands(vectorOf(operand));
-    for (Type type : op.getResultTypes())
+    for (Type type : op->getResultTypes())
       state.addTypes(VectorType::get({width}, type));
-    state.addAttributes(op.getAttrs());
+    state.addAttributes(op->getAttrs());
     Operation *vectorOp = builder.create(state);
-    for (auto [scalar, vector] : llvm::zip(op.getResults(), vectorOp->getResults()))
+    for (auto [scalar, vector] : llvm::zip(op->getResults(), vectorOp->getResults()))
       vectors[scalar] = vector;
   }
+}
+
+void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width,
+                                   OpBuilder &builder, IRMapping &mapping) {
+  size_t inner = loop.getInductionVars().size() - 1;
+  for (auto [var, index] : llvm::zip(loop.getInductionVars(), indices))
+    mapping.map(var, index);
+  SmallVector<Operation *> ops;
+  for (Operation &op : loop.getBody()->without_terminator())
+    ops.push_back(&op);
+  llvm::DenseMap<Value, Value> vectors;
+  vectorizeOps(ops, loop.getInductionVars()[inner], width, builder, mapping, vectors);
+}
+
+/// A reduction along the contiguous innermost dimension of its input, as
+/// convert-linalg-to-parallel-loops writes it inside the parallel loop over the results:
+///   scf.for %r = 0 to R { ...; %a = memref.load %out[I]; %n = combine(%a, %v);
+///                         memref.store %n, %out[I] }
+/// with R a multiple of the vector width, %v computed elementwise from loads along %r, and
+/// combine associative and commutative.
+struct RowReduction {
+  scf::ForOp loop;
+  memref::LoadOp accumulator;
+  Operation *combine;
+  memref::StoreOp store;
+  vector::CombiningKind kind;
+  int64_t width;
+};
+
+std::optional<vector::CombiningKind> combiningKind(Operation *op) {
+  using Kind = vector::CombiningKind;
+  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(op)
+      .Case([](arith::AddFOp) { return Kind::ADD; })
+      .Case([](arith::AddIOp) { return Kind::ADD; })
+      .Case([](arith::MulFOp) { return Kind::MUL; })
+      .Case([](arith::MulIOp) { return Kind::MUL; })
+      .Case([](arith::MaximumFOp) { return Kind::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return Kind::MINIMUMF; })
+      .Case([](arith::MaxNumFOp) { return Kind::MAXNUMF; })
+      .Case([](arith::MinNumFOp) { return Kind::MINNUMF; })
+      .Case([](arith::MaxSIOp) { return Kind::MAXSI; })
+      .Case([](arith::MinSIOp) { return Kind::MINSI; })
+      .Case([](arith::MaxUIOp) { return Kind::MAXUI; })
+      .Case([](arith::MinUIOp) { return Kind::MINUI; })
+      .Case([](arith::AndIOp) { return Kind::AND; })
+      .Case([](arith::OrIOp) { return Kind::OR; })
+      .Case([](arith::XOrIOp) { return Kind::XOR; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t vectorBytes) {
+  Block *body = parallel.getBody();
+  if (vectorBytes <= 0 || !llvm::hasSingleElement(body->without_terminator()))
+    return std::nullopt;
+  auto loop = dyn_cast<scf::ForOp>(body->front());
+  if (!loop || loop.getNumResults() != 0)
+    return std::nullopt;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *lb != 0 || *step != 1)
+    return std::nullopt;
+  Value r = loop.getInductionVar();
+  SmallVector<Operation *> ops;
+  for (Operation &op : loop.getBody()->without_terminator())
+    ops.push_back(&op);
+  if (ops.size() < 3)
+    return std::nullopt;
+  RowReduction match;
+  match.loop = loop;
+  match.store = dyn_cast<memref::StoreOp>(ops.back());
+  if (!match.store)
+    return std::nullopt;
+  match.combine = match.store.getValueToStore().getDefiningOp();
+  if (!match.combine || match.combine->getBlock() != loop.getBody() ||
+      match.combine->getNumOperands() != 2 || !match.combine->hasOneUse())
+    return std::nullopt;
+  std::optional<vector::CombiningKind> kind = combiningKind(match.combine);
+  if (!kind)
+    return std::nullopt;
+  match.kind = *kind;
+  for (Value operand : match.combine->getOperands()) {
+    auto load = operand.getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemRef() == match.store.getMemRef() &&
+        load.getIndices() == match.store.getIndices() && load->hasOneUse())
+      match.accumulator = load;
+  }
+  if (!match.accumulator || llvm::is_contained(match.store.getIndices(), r))
+    return std::nullopt;
+  // The value combined, with the accumulator, combine and store set aside, must be
+  // vectorizable along %r exactly like an elementwise body.
+  int64_t loadBits = 0;
+  for (Operation *op : ops)
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      if (llvm::is_contained(load.getIndices(), r))
+        loadBits = std::max<int64_t>(loadBits, load.getMemRefType().getElementTypeBitWidth());
+  if (loadBits == 0)
+    return std::nullopt;
+  match.width = vectorBytes * 8 / loadBits;
+  if (match.width <= 1 || *ub % match.width != 0 || *ub < match.width)
+    return std::nullopt;
+  llvm::DenseSet<Value> varying{r};
+  auto dependsOnR = [&](ValueRange values) {
+    return llvm::any_of(values, [&](Value v) { return varying.contains(v); });
+  };
+  for (Operation *op : ops) {
+    if (op == match.accumulator.getOperation() || op == match.combine ||
+        op == match.store.getOperation())
+      continue;
+    if (op->getNumRegions() != 0)
+      return std::nullopt;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (dependsOnR(load.getIndices())) {
+        MemRefType type = load.getMemRefType();
+        if (!isContiguous(type) || type.getShape().back() % match.width != 0 ||
+            load.getIndices().back() != r || dependsOnR(load.getIndices().drop_back()))
+          return std::nullopt;
+        varying.insert(load.getResult());
+      }
+      continue;
+    }
+    if (!OpTrait::hasElementwiseMappableTraits(op) ||
+        !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+      return std::nullopt;
+    if (dependsOnR(op->getOperands())) {
+      if (llvm::is_contained(op->getOperands(), r) ||
+          llvm::any_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
+        return std::nullopt;
+      for (Value result : op->getResults())
+        varying.insert(result);
+    }
+  }
+  Value combined = match.combine->getOperand(0) == match.accumulator.getResult()
+                       ? match.combine->getOperand(1)
+                       : match.combine->getOperand(0);
+  if (!varying.contains(combined))
+    return std::nullopt;
+  return match;
+}
+
+/// Emits a row reduction for one output point: `width`-wide partial results over the row (the
+/// first chunk starts them, so no identity value is needed), folded into one with
+/// vector.reduction and combined with the accumulator's value once.
+void emitRowReduction(RowReduction match, OpBuilder &builder, IRMapping &mapping) {
+  Location loc = match.loop.getLoc();
+  Value r = match.loop.getInductionVar();
+  SmallVector<Operation *> ops;
+  for (Operation &op : match.loop.getBody()->without_terminator())
+    if (&op != match.accumulator.getOperation() && &op != match.combine &&
+        &op != match.store.getOperation())
+      ops.push_back(&op);
+  Value combined = match.combine->getOperand(0) == match.accumulator.getResult()
+                       ? match.combine->getOperand(1)
+                       : match.combine->getOperand(0);
+  auto chunk = [&](OpBuilder &b, Value at) {
+    IRMapping local = mapping;
+    local.map(r, at);
+    llvm::DenseMap<Value, Value> vectors;
+    vectorizeOps(ops, r, match.width, b, local, vectors);
+    return vectors.lookup(combined);
+  };
+  auto combineVectors = [&](OpBuilder &b, Value lhs, Value rhs) {
+    OperationState state(loc, match.combine->getName());
+    state.addOperands({lhs, rhs});
+    state.addTypes(lhs.getType());
+    state.addAttributes(match.combine->getAttrs());
+    return b.create(state)->getResult(0);
+  };
+  Value first = chunk(builder, arith::ConstantIndexOp::create(builder, loc, 0));
+  Value start = arith::ConstantIndexOp::create(builder, loc, match.width);
+  Value step = arith::ConstantIndexOp::create(builder, loc, match.width);
+  Value end = mapping.lookupOrDefault(match.loop.getUpperBound());
+  auto rest = scf::ForOp::create(
+      builder, loc, start, end, step, ValueRange{first},
+      [&](OpBuilder &b, Location, Value at, ValueRange partial) {
+        Value next = chunk(b, at);
+        scf::YieldOp::create(b, loc, combineVectors(b, partial[0], next));
+      });
+  Value folded =
+      vector::ReductionOp::create(builder, loc, match.kind, rest.getResult(0)).getResult();
+  Value accumulator = builder.clone(*match.accumulator, mapping)->getResult(0);
+  IRMapping last = mapping;
+  last.map(match.accumulator.getResult(), accumulator);
+  last.map(combined, folded);
+  Value result = builder.clone(*match.combine, last)->getResult(0);
+  last.map(match.combine->getResult(0), result);
+  builder.clone(*match.store, last);
 }
 
 /// Turns each temporary buffer of `function` into a trailing argument, the dispatch's scratch
@@ -394,8 +581,12 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
       } else {
         for (auto [var, value] : llvm::zip(loop.getInductionVars(), indices))
           mapping.map(var, value);
-        for (Operation &op : loop.getBody()->without_terminator())
-          inside.clone(op, mapping);
+        if (std::optional<RowReduction> reduction = matchRowReduction(loop, vectorBytes_)) {
+          emitRowReduction(*reduction, inside, mapping);
+        } else {
+          for (Operation &op : loop.getBody()->without_terminator())
+            inside.clone(op, mapping);
+        }
       }
       if (workItems < blockSize)
         blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));

@@ -87,8 +87,10 @@ def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp">
     runtime sizes it for the device it runs on. When the innermost loop's trip count is a
     multiple of the vector width and the body only loads, computes and stores along it
     contiguously, each thread handles neighbouring points with vector loads and stores of
-    `vector-bytes` bytes (4 f32 or 8 f16 per access). Any other phase (a loop nest without parallel loops)
-    runs on a single thread. Views, constants and index arithmetic the phases read are cloned
+    `vector-bytes` bytes (4 f32 or 8 f16 per access). A reduction along contiguous rows (a
+    sequential loop that loads along the row and folds into one accumulator with an associative
+    op) reads its row the same way into a vector of partial results, folded by
+    `vector.reduction` at the end. A phase without parallel loops runs on a single thread. Views, constants and index arithmetic the phases read are cloned
     into every kernel that needs them.
 
     A temporary buffer the dispatch allocates becomes a trailing argument (a scratch binding,

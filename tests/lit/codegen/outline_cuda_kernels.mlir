@@ -172,3 +172,67 @@ func.func private @dispatch_pad(%x: memref<4x4xf32>, %out: memref<2x6x6xf32>) at
   memref.dealloc %tmp : memref<6x6xf32>
   return
 }
+
+// -----
+
+// Tests that a reduction along contiguous rows (a softmax denominator: sum of exp) keeps one
+// thread per row but reads the row 16 bytes at a time: the first chunk starts a vector of partial
+// sums, a loop adds the others, vector.reduction folds them, and the accumulator is read, combined
+// and written once.
+// CHECK-LABEL: func.func private @dispatch_rowsum
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["dispatch_rowsum_0", 32, 6]]
+// CHECK: gpu.func @dispatch_rowsum_0(%[[X:.+]]: memref<6x256xf32>, %[[OUT:.+]]: memref<6xf32>)
+// CHECK: scf.for %[[P:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK: %[[FIRST:.+]] = vector.load %[[X]][%[[ROW:.+]], %{{.+}}] {alignment = 16 : i64} : memref<6x256xf32>, vector<4xf32>
+// CHECK: %[[E0:.+]] = math.exp %[[FIRST]] : vector<4xf32>
+// CHECK: %[[PARTIAL:.+]] = scf.for %[[R:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[E0]]) -> (vector<4xf32>)
+// CHECK: %[[V:.+]] = vector.load %[[X]][%[[ROW]], %[[R]]] {alignment = 16 : i64}
+// CHECK: %[[E:.+]] = math.exp %[[V]] : vector<4xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[ACC]], %[[E]] : vector<4xf32>
+// CHECK: scf.yield %[[SUM]]
+// CHECK: %[[TOTAL:.+]] = vector.reduction <add>, %[[PARTIAL]] : vector<4xf32> into f32
+// CHECK: %[[OLD:.+]] = memref.load %[[OUT]][%[[ROW]]]
+// CHECK: %[[NEW:.+]] = arith.addf %[[OLD]], %[[TOTAL]] : f32
+// CHECK: memref.store %[[NEW]], %[[OUT]][%[[ROW]]]
+func.func private @dispatch_rowsum(%x: memref<6x256xf32>, %out: memref<6xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c256 = arith.constant 256 : index
+  scf.parallel (%i) = (%c0) to (%c6) step (%c1) {
+    scf.for %j = %c0 to %c256 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<6x256xf32>
+      %e = math.exp %v : f32
+      %a = memref.load %out[%i] : memref<6xf32>
+      %s = arith.addf %a, %e : f32
+      memref.store %s, %out[%i] : memref<6xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Tests that a row max over a row the vector width does not divide stays a scalar loop.
+// CHECK-LABEL: func.func private @dispatch_rowmax
+// CHECK: gpu.func @dispatch_rowmax_0
+// CHECK-NOT: vector.
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : f32
+// CHECK: gpu.return
+func.func private @dispatch_rowmax(%x: memref<6x10xf32>, %out: memref<6xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c10 = arith.constant 10 : index
+  scf.parallel (%i) = (%c0) to (%c6) step (%c1) {
+    scf.for %j = %c0 to %c10 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<6x10xf32>
+      %a = memref.load %out[%i] : memref<6xf32>
+      %m = arith.maximumf %a, %v : f32
+      memref.store %m, %out[%i] : memref<6xf32>
+    }
+    scf.reduce
+  }
+  return
+}
