@@ -23,10 +23,8 @@ namespace kiln {
 using namespace mlir;
 
 namespace kiln {
-namespace {
 
-/// Whether `op` may write memory (ops with unknown effects count as writing).
-bool mayWrite(Operation *op) {
+bool mayWriteMemory(Operation *op) {
   if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))
     return false;
   if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
@@ -37,7 +35,7 @@ bool mayWrite(Operation *op) {
   }
   if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
     WalkResult nested = op->walk([&](Operation *inner) {
-      if (inner != op && mayWrite(inner))
+      if (inner != op && mayWriteMemory(inner))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });
@@ -45,6 +43,8 @@ bool mayWrite(Operation *op) {
   }
   return false;
 }
+
+namespace {
 
 /// The trip counts of a forall with static bounds, or nothing.
 std::optional<SmallVector<int64_t>> staticTripCounts(scf::ForallOp loop) {
@@ -78,7 +78,7 @@ struct DistributeWorkgroupsPass
     for (Operation &op : body) {
       if (auto loop = dyn_cast<scf::ForallOp>(op))
         loops.push_back(loop);
-      else if (mayWrite(&op))
+      else if (mayWriteMemory(&op))
         otherWrites = true;
     }
     std::optional<SmallVector<int64_t>> counts;

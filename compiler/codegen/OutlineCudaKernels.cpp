@@ -30,24 +30,6 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// Whether `op` may write memory (ops with unknown effects count as writing).
-bool writesMemory(Operation *op) {
-  if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))
-    return false;
-  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
-    if (effects.hasEffect<MemoryEffects::Write>())
-      return true;
-  if (!isa<MemoryEffectOpInterface>(op) && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-    return true;
-  if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
-    WalkResult nested = op->walk([&](Operation *inner) {
-      return inner != op && writesMemory(inner) ? WalkResult::interrupt() : WalkResult::advance();
-    });
-    return nested.wasInterrupted();
-  }
-  return false;
-}
-
 /// A phase's flattened iteration space.
 struct IterationSpace {
   SmallVector<int64_t> lower, steps, counts;
@@ -192,7 +174,7 @@ LogicalResult KernelBuilder::cloneOperandsOf(Operation *op, OpBuilder &builder,
     }
     if (op->isAncestor(producer))
       continue;
-    if (writesMemory(producer) || producer->getNumRegions() != 0)
+    if (mayWriteMemory(producer) || producer->getNumRegions() != 0)
       return op->emitError("a kernel reads a value computed by another kernel phase: ")
              << *producer;
     if (failed(cloneOperandsOf(producer, builder, mapping)))
@@ -501,7 +483,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
   Block &body = function.getBody().front();
   SmallVector<Operation *> phases;
   for (Operation &op : body.without_terminator())
-    if (writesMemory(&op))
+    if (mayWriteMemory(&op))
       phases.push_back(&op);
 
   SmallVector<Attribute> launches;

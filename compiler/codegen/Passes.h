@@ -38,6 +38,10 @@ inline constexpr llvm::StringLiteral kCudaKernelModule = "kiln_kernels";
 /// (reshapes and casts of contiguous tensors): they are views, not steps.
 bool isViewOp(mlir::Operation *op);
 
+/// Whether `op` may write memory: ops with unknown effects count as writing, allocations and
+/// deallocations do not.
+bool mayWriteMemory(mlir::Operation *op);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_CODEGEN_PASSES_H

@@ -276,18 +276,27 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
   }
 }
 
+/// A plan for `anchor` as a call of `name` with `operands`, before any epilogue.
+CallPlan startPlan(const Target &target, StringRef name, Operation *anchor, int64_t biasAxis,
+                   ArrayRef<Value> operands) {
+  CallPlan plan;
+  plan.target = &target;
+  plan.name = name;
+  plan.anchor = anchor;
+  plan.biasAxis = biasAxis;
+  plan.operands.assign(operands.begin(), operands.end());
+  plan.result = anchor->getResult(0);
+  return plan;
+}
+
 /// Plans a convolution call, or fails for one the runtime does not take.
 FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
   auto inputType = cast<RankedTensorType>(conv.getInput().getType());
   if (!hasStaticLibraryTypes(conv, target) || inputType.getRank() < 3 || inputType.getRank() > 5)
     return failure();
   Builder b(conv.getContext());
-  CallPlan plan;
-  plan.target = &target;
-  plan.name = target.convolution;
-  plan.anchor = conv;
-  plan.biasAxis = 1;
-  plan.operands = {conv.getInput(), conv.getFilter()};
+  CallPlan plan =
+      startPlan(target, target.convolution, conv, 1, {conv.getInput(), conv.getFilter()});
   if (conv.getBias()) {
     plan.operands.push_back(conv.getBias());
     plan.hasBias = true;
@@ -297,7 +306,6 @@ FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
                      b.getNamedAttr("pads_begin", conv.getPadLowAttr()),
                      b.getNamedAttr("pads_end", conv.getPadHighAttr()),
                      b.getNamedAttr("groups", b.getI64IntegerAttr(conv.getGroups()))};
-  plan.result = conv.getResult();
   return plan;
 }
 
@@ -306,14 +314,9 @@ FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
   if (!hasStaticLibraryTypes(matmul, target) || lhs.getRank() < 2 || rhs.getRank() < 2)
     return failure();
-  CallPlan plan;
-  plan.target = &target;
-  plan.name = target.matmul;
-  plan.anchor = matmul;
-  plan.biasAxis = cast<RankedTensorType>(matmul.getType()).getRank() - 1;
-  plan.operands = {matmul.getLhs(), matmul.getRhs()};
-  plan.result = matmul.getResult();
-  return plan;
+  return startPlan(target, target.matmul, matmul,
+                   cast<RankedTensorType>(matmul.getType()).getRank() - 1,
+                   {matmul.getLhs(), matmul.getRhs()});
 }
 
 /// Gemm: `alpha * op(a) op(b) + beta * c` as a bias or post-ops (see the pass description).
@@ -321,17 +324,11 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
   if (!hasStaticLibraryTypes(gemm, target))
     return failure();
   Builder b(gemm.getContext());
-  CallPlan plan;
-  plan.target = &target;
-  plan.name = target.matmul;
-  plan.anchor = gemm;
-  plan.biasAxis = 1;
-  plan.operands = {gemm.getA(), gemm.getB()};
+  CallPlan plan = startPlan(target, target.matmul, gemm, 1, {gemm.getA(), gemm.getB()});
   if (gemm.getTransA())
     plan.attributes.push_back(b.getNamedAttr("trans_a", b.getBoolAttr(true)));
   if (gemm.getTransB())
     plan.attributes.push_back(b.getNamedAttr("trans_b", b.getBoolAttr(true)));
-  plan.result = gemm.getResult();
   float alpha = gemm.getAlpha().convertToFloat(), beta = gemm.getBeta().convertToFloat();
   Value c = gemm.getC();
   if (!c || beta == 0.0f) {

@@ -9,6 +9,7 @@
 #ifndef KILN_RUNTIME_SRC_DEVICE_PROGRAM_H_
 #define KILN_RUNTIME_SRC_DEVICE_PROGRAM_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -57,6 +58,18 @@ Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_te
 
 /// Releases every tensor of `tensors` and sets it to NULL.
 void releaseTensors(std::vector<kiln_tensor_t*>& tensors);
+
+/// Counts one run in `count` when it goes out of scope, however the run ends.
+class RunCounter {
+ public:
+  explicit RunCounter(std::atomic<uint64_t>& count) : count_(count) {}
+  ~RunCounter() { count_.fetch_add(1, std::memory_order_relaxed); }
+  RunCounter(const RunCounter&) = delete;
+  RunCounter& operator=(const RunCounter&) = delete;
+
+ private:
+  std::atomic<uint64_t>& count_;
+};
 
 }  // namespace kiln::runtime
 

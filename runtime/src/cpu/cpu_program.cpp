@@ -261,10 +261,7 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
 
 Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
                        kiln_tensor_t** outputs) {
-  struct CountRun {
-    std::atomic<uint64_t>& count;
-    ~CountRun() { count.fetch_add(1, std::memory_order_relaxed); }
-  } count_run{run_count_};
+  RunCounter count_run(run_count_);
 
   if (Status s = checkRunArguments(*artifact_, input_count, inputs, output_count, outputs);
       !s.ok()) {
