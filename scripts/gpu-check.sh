@@ -88,18 +88,11 @@ stage_part() {
 # The folders of the CUDA libraries PyTorch's wheels ship (cuDNN, cuBLAS, NCCL, the runtime).
 wheel_library_path() {
   python3 - <<'EOF' 2>/dev/null || true
-import importlib, os
+import glob, os, site
 dirs = []
-for name in ("nvidia.cudnn", "nvidia.cublas", "nvidia.nccl", "nvidia.cuda_runtime", "nvidia.cu13"):
-    try:
-        module = importlib.import_module(name)
-    except ImportError:
-        continue
-    for base in list(getattr(module, "__path__", [])):
-        lib = os.path.join(base, "lib")
-        if os.path.isdir(lib):
-            dirs.append(lib)
-print(":".join(dirs))
+for base in site.getsitepackages() + [site.getusersitepackages()]:
+    dirs += sorted(glob.glob(os.path.join(base, "nvidia", "*", "lib")))
+print(":".join(d for d in dirs if os.path.isdir(d)))
 EOF
 }
 
@@ -129,8 +122,13 @@ run() {
   (cd "$work" && head -1 parts/manifest | sha256sum -c --quiet) || die "the bundle's checksum does not match"
   tar -C "$work" -xJf "$work/kiln-gpu.tar.xz"
   local kiln_dir="$work/kiln"
-  export LD_LIBRARY_PATH="$kiln_dir/lib:$(wheel_library_path):/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-  local kiln="$kiln_dir/bin/kiln"
+  # The bundled libraries are Debian's: only Kiln's programs see them (through this wrapper), so
+  # Python and PyTorch keep the machine's own.
+  local library_path="$kiln_dir/lib:$(wheel_library_path):/usr/local/cuda/lib64"
+  local kiln="$kiln_dir/kiln"
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
+    "$library_path" "$kiln_dir/bin/kiln" > "$kiln"
+  chmod +x "$kiln"
   "$kiln" --version >/dev/null || die "the bundled kiln does not start (missing libraries?)"
   local python="${KILN_PYTHON:-python3}"
   local started=$SECONDS
@@ -142,7 +140,7 @@ run() {
   local test
   for test in "$kiln_dir"/bin/kiln_runtime_*_test; do
     [[ -x "$test" ]] || continue
-    "$test" --gtest_brief=1 > "$out/$(basename "$test").log" 2>&1 || true
+    LD_LIBRARY_PATH="$library_path" "$test" --gtest_brief=1 > "$out/$(basename "$test").log" 2>&1 || true
     say "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$(basename "$test").log" | tr '\n' ' ')"
   done
   # 1. The ONNX node tests, compiled for the device and compared with their reference outputs.
