@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks Kiln on an NVIDIA GPU in one command: the ONNX conformance suite and the real models with
 # --device cuda against their references, then ResNet-50 benchmarks beside PyTorch eager and
-# torch.compile with each case's roofline floor (benchmarks/runners/roofline.py). The GPU machine has CUDA, cuDNN/cuBLAS (PyTorch's wheels) and PyTorch but no
+# torch.compile with each case's roofline floor (`benchmarks/run --device cuda`). The GPU machine has CUDA, cuDNN/cuBLAS (PyTorch's wheels) and PyTorch but no
 # LLVM/MLIR, oneDNN or ONNX libraries, so the check runs from a bundle packed here:
 #
 #   scripts/gpu-check.sh pack [BUNDLE]        here, from a built tree (build/): writes the bundle
@@ -160,31 +160,34 @@ run() {
     tail -1 "$out/model-$model-$device.log" >&2
   done
 
-  # 3. ResNet-50 at batch 1 and 32 (and 256) beside PyTorch eager and torch.compile.
+  # 3. ResNet-50 at batch 1, 32 and 256 beside PyTorch eager and torch.compile (fp32, fp16) and
+  # ONNX Runtime's CUDA provider where it has one, with roofline floors: `benchmarks/run --device
+  # cuda`. max-autotune compiles for minutes, so it is left to a run of its own.
   local modes="eager,compile"
   ((quick)) && modes="eager"
-  for batch in 1 32 256; do
-    "$python" "$root/benchmarks/models/export.py" resnet50 --batch "$batch" --cache "$cache" \
-      > "$out/export-resnet50-b$batch.log" 2>&1 || { say "export at batch $batch failed"; continue; }
-    local dir="$cache/resnet50-b$batch"
-    say "bench resnet50 batch $batch: kiln on $device"
-    "$kiln" bench "$dir/model.onnx" --device "$device" --warmup 10 --iterations 50 --max-seconds 30 \
-      --json "$out/kiln-resnet50-b$batch-$device.json" --force > "$out/kiln-bench-b$batch.log" 2>&1 ||
-      say "kiln bench failed at batch $batch (see kiln-bench-b$batch.log)"
-    if [[ "$device" == cuda ]]; then
-      say "bench resnet50 batch $batch: PyTorch $modes"
-      "$python" "$root/benchmarks/runners/torch_cuda.py" "$dir" --modes "$modes" --dtypes fp32,fp16 \
-        --json "$out/torch-resnet50-b$batch.json" > "$out/torch-b$batch.log" 2>&1 ||
-        say "the PyTorch peers failed at batch $batch (see torch-b$batch.log)"
-    fi
-    # Each case's roofline floor from this machine's measured peak rate and bandwidth.
-    "$python" "$root/benchmarks/runners/roofline.py" --device "$device" --model "$dir/model.onnx" \
-      --result "kiln=$out/kiln-resnet50-b$batch-$device.json" \
-      --result "torch=$out/torch-resnet50-b$batch.json" \
-      --json "$out/roofline-resnet50-b$batch.json" > "$out/roofline-b$batch.log" 2>&1 ||
-      say "the roofline failed at batch $batch (see roofline-b$batch.log)"
-    grep "kiln:" "$out/roofline-b$batch.log" >&2 || true
-  done
+  if [[ "$device" == cuda ]]; then
+    say "bench resnet50 at batch 1, 32, 256: kiln, PyTorch $modes"
+    KILN_PYTHON="$python" "$root/benchmarks/run" --device cuda --kiln "$kiln" --models resnet50 \
+      --batches 1,32,256 --modes "$modes" --cache "$cache" --json "$out/bench-cuda.json" \
+      > "$out/bench-cuda.log" 2>&1 || say "benchmarks/run --device cuda failed (see bench-cuda.log)"
+    grep -E '^\| resnet50' "$out/bench-cuda.log" >&2 || true
+  else
+    # The dry run: Kiln alone, with the CPU's roofline.
+    for batch in 1 32 256; do
+      "$python" "$root/benchmarks/models/export.py" resnet50 --batch "$batch" --cache "$cache" \
+        > "$out/export-resnet50-b$batch.log" 2>&1 || { say "export at batch $batch failed"; continue; }
+      local dir="$cache/resnet50-b$batch"
+      say "bench resnet50 batch $batch: kiln on $device"
+      "$kiln" bench "$dir/model.onnx" --device "$device" --warmup 10 --iterations 50 --max-seconds 30 \
+        --json "$out/kiln-resnet50-b$batch-$device.json" --force > "$out/kiln-bench-b$batch.log" 2>&1 ||
+        say "kiln bench failed at batch $batch (see kiln-bench-b$batch.log)"
+      "$python" "$root/benchmarks/runners/roofline.py" --device "$device" --model "$dir/model.onnx" \
+        --result "kiln=$out/kiln-resnet50-b$batch-$device.json" \
+        --json "$out/roofline-resnet50-b$batch.json" > "$out/roofline-b$batch.log" 2>&1 ||
+        say "the roofline failed at batch $batch (see roofline-b$batch.log)"
+      grep "kiln:" "$out/roofline-b$batch.log" >&2 || true
+    done
+  fi
 
   # Everything in one JSON.
   "$python" - "$out" "$device" "$(cat "$kiln_dir/commit")" "$((SECONDS - started))" <<'EOF'
@@ -205,7 +208,7 @@ summary = {
                     if k in ("passed", "failed", "skipped", "total", "seconds")},
     "models": {},
     "kiln_bench": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/kiln-*.json"))},
-    "torch": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/torch-*.json"))},
+    "bench_cuda": load(f"{out}/bench-cuda.json"),
     "roofline": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/roofline-*.json"))},
 }
 summary["runtime_tests"] = {}

@@ -217,6 +217,8 @@ class ModelBenchmark:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="benchmarks/run", description=__doc__.split("\n\n")[0],
                                      epilog="Details: docs/benchmarks.md")
+    parser.add_argument("--device", choices=["cpu"], default="cpu",
+                        help="cpu here; --device cuda runs benchmarks/runners/gpu_harness.py")
     parser.add_argument("--models", default=",".join(export.MODEL_NAMES),
                         help="comma-separated models (default: all: %(default)s)")
     parser.add_argument("--batch", type=int, default=1)
