@@ -195,7 +195,10 @@ std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
   options.deviceOrdinal = static_cast<int32_t>(device.ordinal);
   Result<Session> session = Session::create(artifact, options);
   if (!session.ok()) {
-    printError(session.status().message());
+    std::string message = session.status().message();
+    if (artifact.device() != device.kind)
+      message += "; run it with --device " + artifact.device();
+    printError(message);
     return std::nullopt;
   }
   return std::move(session.value());
