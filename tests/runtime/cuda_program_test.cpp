@@ -62,19 +62,6 @@ Artifact loadPublic(const ArtifactSpec& spec, const std::string& name = "cuda.ki
   return artifact.ok() ? std::move(*artifact) : Artifact();
 }
 
-/// A f32 tensor of `dims` with seeded values in [-4, 4), none zero.
-Tensor randomTensor(std::vector<int64_t> dims, uint32_t seed) {
-  Tensor tensor = Tensor::create(KILN_ELEMENT_TYPE_F32, dims).value();
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
-  float* data = tensor.dataAs<float>();
-  for (size_t i = 0; i < tensor.elementCount(); ++i) {
-    float v = value(engine);
-    data[i] = v == 0.0f ? 0.5f : v;
-  }
-  return tensor;
-}
-
 /// Checks cudaAffineSpec's outputs against the host: the device computes with fused
 /// multiply-adds, which std::fma reproduces exactly.
 void expectAffineResults(const Tensor& x, const std::vector<Tensor>& outputs) {
@@ -204,7 +191,7 @@ TEST(CudaProgramTest, RunsEagerlyThenCapturesThenReplays) {
                                           CudaGraphMode::kReplay};
   for (int run = 0; run < 3; ++run) {
     SCOPED_TRACE("run " + std::to_string(run + 1));
-    Tensor x = randomTensor({static_cast<int64_t>(kCount)}, 100 + run);
+    Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 100 + run);
     Result<std::vector<Tensor>> outputs = runProgram(program, {&x});
     ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
     expectAffineResults(x, *outputs);
@@ -232,7 +219,7 @@ TEST(CudaProgramTest, RunsEveryStepEagerlyWithGraphsOff) {
   ::unsetenv(runtime::cuda::kCudaGraphsEnvironmentVariable);
   ASSERT_TRUE(created.ok()) << created.status().toString();
   for (int run = 0; run < 3; ++run) {
-    Tensor x = randomTensor({static_cast<int64_t>(kCount)}, 200 + run);
+    Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 200 + run);
     Result<std::vector<Tensor>> outputs = runProgram(**created, {&x});
     ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
     expectAffineResults(x, *outputs);
@@ -262,7 +249,7 @@ TEST(CudaProgramTest, ServesRunsFromSeveralThreads) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int r = 0; r < kRunsPerThread; ++r) {
-        Tensor x = randomTensor({static_cast<int64_t>(kSmall)}, 1000 + t * 100 + r);
+        Tensor x = seededF32Tensor({static_cast<int64_t>(kSmall)}, 1000 + t * 100 + r);
         Result<std::vector<Tensor>> outputs = session->run({&x});
         if (!outputs.ok()) {
           failures[t] = outputs.status().toString();
@@ -297,13 +284,13 @@ TEST(CudaProgramTest, RefusesMismatchedInputs) {
   SessionOptions options;
   options.deviceKind = KILN_DEVICE_KIND_CUDA;
   Session session = Session::create(artifact, options).value();
-  Tensor narrow = randomTensor({999}, 1);
+  Tensor narrow = seededF32Tensor({999}, 1);
   Status status = session.run({&narrow}).status();
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(status.message(), "input 'x': expected f32[1000], got f32[999]");
   EXPECT_EQ(session.run({}).status().message(), "cuda.kiln: expected 1 inputs, got 0");
   // A refused run leaves the session usable.
-  Tensor x = randomTensor({1000}, 2);
+  Tensor x = seededF32Tensor({1000}, 2);
   Result<std::vector<Tensor>> outputs = session.run({&x});
   ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
   expectAffineResults(x, *outputs);
@@ -350,7 +337,7 @@ TEST(CudaProgramTest, LoadsTheCubinOfTheGpu) {
   auto created = CudaProgram::create(loadInternal(spec), 0);
   ASSERT_TRUE(created.ok()) << created.status().toString();
   EXPECT_EQ((*created)->cudaStatistics().code_object, 1u);
-  Tensor x = randomTensor({static_cast<int64_t>(kCount)}, 300);
+  Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 300);
   Result<std::vector<Tensor>> outputs = runProgram(**created, {&x});
   ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
   expectAffineResults(x, *outputs);
@@ -388,8 +375,8 @@ TEST(CudaProgramTest, CapturesALibraryCallWithTheKernels) {
   ASSERT_TRUE(created.ok()) << created.status().toString();
   for (int run = 0; run < 3; ++run) {
     SCOPED_TRACE("run " + std::to_string(run + 1));
-    Tensor a = randomTensor({kM, kK}, 400 + run);
-    Tensor b = randomTensor({kK, kN}, 500 + run);
+    Tensor a = seededF32Tensor({kM, kK}, 400 + run);
+    Tensor b = seededF32Tensor({kK, kN}, 500 + run);
     Result<std::vector<Tensor>> outputs = runProgram(**created, {&a, &b});
     ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
     const float* as = a.dataAs<float>();
@@ -475,7 +462,7 @@ TEST(CudaProgramDeathTest, NamesAFaultingKernel) {
           std::fprintf(stderr, "create: %s\n", program.status().toString().c_str());
           std::_Exit(2);
         }
-        Tensor x = randomTensor({16}, 7);
+        Tensor x = seededF32Tensor({16}, 7);
         Status status = runProgram(**program, {&x}).status();
         std::fprintf(stderr, "%s\n", status.toString().c_str());
         // _Exit: the faulted CUDA context is no state to run the runtime's teardown in.

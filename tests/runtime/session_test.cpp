@@ -33,15 +33,7 @@ Artifact loadSpec(const ArtifactSpec& spec) {
 
 /// A tensor of the affine program's input shape with seeded values in [-4, 4), none zero.
 Tensor randomInput(uint32_t seed) {
-  Tensor tensor = Tensor::create(KILN_ELEMENT_TYPE_F32, {kRows, KILN_TEST_BLOCK}).value();
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
-  float* data = tensor.dataAs<float>();
-  for (size_t i = 0; i < tensor.elementCount(); ++i) {
-    float v = value(engine);
-    data[i] = v == 0.0f ? 0.5f : v;
-  }
-  return tensor;
+  return seededF32Tensor({kRows, KILN_TEST_BLOCK}, seed);
 }
 
 /// Checks the affine program's outputs against a naive loop over its inputs.

@@ -1,6 +1,6 @@
 //===- test_util.h - Helpers shared by the runtime tests --------*- C++ -*-===//
 //
-// Scoped temporary paths, whole-file reads and writes, and seeded test data.
+// Scoped temporary paths, whole-file reads and writes, and seeded test data and tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "kiln/runtime.hpp"
 
 namespace kiln::testing {
 
@@ -63,6 +65,19 @@ inline std::vector<unsigned char> seededBytes(size_t count, uint32_t seed) {
   std::vector<unsigned char> bytes(count);
   for (unsigned char& b : bytes) b = static_cast<unsigned char>(byte(engine));
   return bytes;
+}
+
+/// An f32 host tensor of `dims` with reproducible values in [-4, 4), none of them zero.
+inline Tensor seededF32Tensor(const std::vector<int64_t>& dims, uint32_t seed) {
+  Tensor tensor = Tensor::create(KILN_ELEMENT_TYPE_F32, dims).value();
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  float* data = tensor.dataAs<float>();
+  for (size_t i = 0; i < tensor.elementCount(); ++i) {
+    float v = value(engine);
+    data[i] = v == 0.0f ? 0.5f : v;
+  }
+  return tensor;
 }
 
 }  // namespace kiln::testing
