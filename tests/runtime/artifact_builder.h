@@ -49,6 +49,19 @@ struct BindingSpec {
   std::vector<int64_t> dims;
 };
 
+/// A binding of an f32 tensor of `dims` at `offset` of buffer `index` of `kind`, sized to fit.
+inline BindingSpec f32Binding(fb::BufferKind kind, uint32_t index, std::vector<int64_t> dims,
+                              uint64_t offset = 0) {
+  BindingSpec b;
+  b.kind = kind;
+  b.index = index;
+  b.offset = offset;
+  b.size = sizeof(float);
+  for (int64_t d : dims) b.size *= static_cast<uint64_t>(d);
+  b.dims = std::move(dims);
+  return b;
+}
+
 /// Dispatch.cuda: how a CUDA kernel is launched.
 struct CudaLaunchSpec {
   uint32_t block_size = 256;
@@ -258,13 +271,7 @@ $@K@_DONE:
 /// A binding of a whole f32[count] buffer.
 inline BindingSpec vectorBinding(fb::BufferKind kind, uint32_t index, uint64_t count,
                                  uint64_t offset = 0) {
-  BindingSpec binding;
-  binding.kind = kind;
-  binding.index = index;
-  binding.offset = offset;
-  binding.size = count * sizeof(float);
-  binding.dims = {static_cast<int64_t>(count)};
-  return binding;
+  return f32Binding(kind, index, {static_cast<int64_t>(count)}, offset);
 }
 
 /// The CUDA program described in the file comment, over `count` elements, with one PTX code

@@ -320,22 +320,12 @@ constexpr uint64_t kCudaCount = 1000;
 
 /// A matmul library call of a cuda artifact: a[4,8] x b[8,3] -> output 0 (f32[4,3]).
 StepSpec cudaMatmulStep(const std::string& name) {
-  auto binding = [](fb::BufferKind kind, uint32_t index, uint64_t offset,
-                    std::vector<int64_t> dims) {
-    BindingSpec b;
-    b.kind = kind;
-    b.index = index;
-    b.offset = offset;
-    b.size = static_cast<uint64_t>(dims[0] * dims[1]) * sizeof(float);
-    b.dims = std::move(dims);
-    return b;
-  };
   StepSpec call;
   call.kind = fb::StepKind::LibraryCall;
   call.name = name;
-  call.bindings = {binding(fb::BufferKind::Arena, 0, 0, {4, 8}),
-                   binding(fb::BufferKind::Arena, 1, 128, {8, 3}),
-                   binding(fb::BufferKind::Output, 2, 0, {4, 3})};
+  call.bindings = {f32Binding(fb::BufferKind::Arena, 0, {4, 8}),
+                   f32Binding(fb::BufferKind::Arena, 1, {8, 3}, 128),
+                   f32Binding(fb::BufferKind::Output, 2, {4, 3})};
   return call;
 }
 

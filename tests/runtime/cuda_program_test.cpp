@@ -355,20 +355,15 @@ TEST(CudaProgramTest, CapturesALibraryCallWithTheKernels) {
                  {"b", KILN_ELEMENT_TYPE_F32, {kK, kN}, {}}};
   spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {kM, kN}, {}}};
   spec.constants.clear();
-  auto matrix = [](fb::BufferKind kind, uint32_t index, int64_t rows, int64_t columns) {
-    BindingSpec binding = vectorBinding(kind, index, static_cast<uint64_t>(rows * columns));
-    binding.dims = {rows, columns};
-    return binding;
-  };
   StepSpec matmul;
   matmul.kind = fb::StepKind::LibraryCall;
   matmul.name = "cublaslt.matmul";
-  matmul.bindings = {matrix(fb::BufferKind::Input, 0, kM, kK),
-                     matrix(fb::BufferKind::Input, 1, kK, kN),
-                     matrix(fb::BufferKind::Arena, 0, kM, kN)};
+  matmul.bindings = {f32Binding(fb::BufferKind::Input, 0, {kM, kK}),
+                     f32Binding(fb::BufferKind::Input, 1, {kK, kN}),
+                     f32Binding(fb::BufferKind::Arena, 0, {kM, kN})};
   StepSpec scale = spec.steps[0];
-  scale.bindings = {matrix(fb::BufferKind::Arena, 0, kM, kN),
-                    matrix(fb::BufferKind::Output, 0, kM, kN)};
+  scale.bindings = {f32Binding(fb::BufferKind::Arena, 0, {kM, kN}),
+                    f32Binding(fb::BufferKind::Output, 0, {kM, kN})};
   spec.steps = {matmul, scale};
 
   auto created = CudaProgram::create(loadInternal(spec), 0);

@@ -129,20 +129,12 @@ TEST(SessionTest, RunsAOneDnnLibraryCall) {
   spec.inputs = {{"a", KILN_ELEMENT_TYPE_F32, {kM, kK}, {}},
                  {"b", KILN_ELEMENT_TYPE_F32, {kK, kN}, {}}};
   spec.outputs = {{"c", KILN_ELEMENT_TYPE_F32, {kM, kN}, {}}};
-  auto binding = [](fb::BufferKind kind, uint32_t index, std::vector<int64_t> dims) {
-    BindingSpec b;
-    b.kind = kind;
-    b.index = index;
-    b.size = static_cast<uint64_t>(dims[0] * dims[1]) * sizeof(float);
-    b.dims = std::move(dims);
-    return b;
-  };
   StepSpec matmul;
   matmul.kind = fb::StepKind::LibraryCall;
   matmul.name = "onednn.matmul";
-  matmul.bindings = {binding(fb::BufferKind::Input, 0, {kM, kK}),
-                     binding(fb::BufferKind::Input, 1, {kK, kN}),
-                     binding(fb::BufferKind::Output, 0, {kM, kN})};
+  matmul.bindings = {f32Binding(fb::BufferKind::Input, 0, {kM, kK}),
+                     f32Binding(fb::BufferKind::Input, 1, {kK, kN}),
+                     f32Binding(fb::BufferKind::Output, 0, {kM, kN})};
   spec.steps = {matmul};
   Artifact artifact = loadSpec(spec);
   Result<Session> session = Session::create(artifact);
