@@ -58,32 +58,24 @@ bool isContiguous(MemRefType type) {
   return type.hasStaticShape() && type.getLayout().isIdentity();
 }
 
-/// Decides whether a parallel loop's body can run `width` neighbouring points of its innermost
-/// loop per thread with vector accesses: the innermost loop starts at 0 with step 1 and a trip
-/// count `width` divides; its induction variable is used only as the last index of loads and
-/// stores of contiguous memrefs whose last dimension `width` divides; every other op is
-/// elementwise arithmetic without regions.
-bool isVectorizable(scf::ParallelOp loop, const IterationSpace &space, int64_t width) {
-  if (width <= 1 || space.counts.empty())
-    return false;
-  size_t inner = space.counts.size() - 1;
-  if (space.lower[inner] != 0 || space.steps[inner] != 1 || space.counts[inner] % width != 0)
-    return false;
-  Value iv = loop.getInductionVars()[inner];
-  // Values that vary along the innermost loop (become vectors).
-  llvm::DenseSet<Value> varying;
+/// Whether `ops` (one loop body, or part of it) can run for `width` neighbouring values of `iv`
+/// with vectorizeOps: loads and stores that move along `iv` have it as their last index, and
+/// only there, into contiguous memrefs whose last dimension `width` divides (so each access is
+/// one aligned vector), every store moves along `iv` (lanes cannot agree on one element), and
+/// every other op is elementwise arithmetic without regions that does not compute with `iv`
+/// itself. Adds to `varying` the values that become vectors.
+bool canVectorize(ArrayRef<Operation *> ops, Value iv, int64_t width,
+                  llvm::DenseSet<Value> &varying) {
   auto dependsOnIv = [&](ValueRange values) {
     return llvm::any_of(values, [&](Value v) { return v == iv || varying.contains(v); });
   };
   auto lastIndexIsIv = [&](MemRefType type, ValueRange indices) {
     if (!isContiguous(type) || type.getRank() == 0 || type.getShape().back() % width != 0)
       return false;
-    if (indices.back() != iv)
-      return false;
-    return !dependsOnIv(indices.drop_back());
+    return indices.back() == iv && !dependsOnIv(indices.drop_back());
   };
-  for (Operation &op : loop.getBody()->without_terminator()) {
-    if (op.getNumRegions() != 0)
+  for (Operation *op : ops) {
+    if (op->getNumRegions() != 0)
       return false;
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       if (dependsOnIv(load.getIndices())) {
@@ -94,25 +86,44 @@ bool isVectorizable(scf::ParallelOp loop, const IterationSpace &space, int64_t w
       continue;
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      // A store that does not move along the loop would need every lane to agree.
       if (!lastIndexIsIv(store.getMemRefType(), store.getIndices()))
         return false;
       continue;
     }
-    if (!OpTrait::hasElementwiseMappableTraits(&op) ||
-        !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+    if (!OpTrait::hasElementwiseMappableTraits(op) ||
+        !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
       return false;
-    if (dependsOnIv(op.getOperands())) {
+    if (dependsOnIv(op->getOperands())) {
       // The induction variable itself (an index computation) is not a vector of data.
-      if (llvm::is_contained(op.getOperands(), iv))
+      if (llvm::is_contained(op->getOperands(), iv) ||
+          llvm::any_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
         return false;
-      if (llvm::any_of(op.getResultTypes(), [](Type t) { return t.isIndex(); }))
-        return false;
-      for (Value result : op.getResults())
+      for (Value result : op->getResults())
         varying.insert(result);
     }
   }
   return true;
+}
+
+/// The ops of `block` but its terminator.
+SmallVector<Operation *> bodyOps(Block *block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block->without_terminator())
+    ops.push_back(&op);
+  return ops;
+}
+
+/// Decides whether a parallel loop's body can run `width` neighbouring points of its innermost
+/// loop per thread with vector accesses: the innermost loop starts at 0 with step 1 and a trip
+/// count `width` divides, and the body is vectorizable along it (canVectorize).
+bool isVectorizable(scf::ParallelOp loop, const IterationSpace &space, int64_t width) {
+  if (width <= 1 || space.counts.empty())
+    return false;
+  size_t inner = space.counts.size() - 1;
+  if (space.lower[inner] != 0 || space.steps[inner] != 1 || space.counts[inner] % width != 0)
+    return false;
+  llvm::DenseSet<Value> varying;
+  return canVectorize(bodyOps(loop.getBody()), loop.getInductionVars()[inner], width, varying);
 }
 
 class KernelBuilder {
@@ -264,14 +275,11 @@ void vectorizeOps(ArrayRef<Operation *> ops, Value iv, int64_t width, OpBuilder 
 
 void KernelBuilder::emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width,
                                    OpBuilder &builder, IRMapping &mapping) {
-  size_t inner = loop.getInductionVars().size() - 1;
   for (auto [var, index] : llvm::zip(loop.getInductionVars(), indices))
     mapping.map(var, index);
-  SmallVector<Operation *> ops;
-  for (Operation &op : loop.getBody()->without_terminator())
-    ops.push_back(&op);
   llvm::DenseMap<Value, Value> vectors;
-  vectorizeOps(ops, loop.getInductionVars()[inner], width, builder, mapping, vectors);
+  vectorizeOps(bodyOps(loop.getBody()), loop.getInductionVars().back(), width, builder, mapping,
+               vectors);
 }
 
 /// A reduction along the contiguous innermost dimension of its input, as
@@ -285,6 +293,11 @@ struct RowReduction {
   memref::LoadOp accumulator;
   Operation *combine;
   memref::StoreOp store;
+  /// The operand of `combine` that is not the accumulator: the value folded in per element.
+  Value combined;
+  /// The loop body but the accumulator's load, `combine` and the store: what computes
+  /// `combined`, run `width` elements at a time.
+  SmallVector<Operation *> element;
   vector::CombiningKind kind;
   int64_t width;
 };
@@ -323,9 +336,7 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t 
   if (!lb || !ub || !step || *lb != 0 || *step != 1)
     return std::nullopt;
   Value r = loop.getInductionVar();
-  SmallVector<Operation *> ops;
-  for (Operation &op : loop.getBody()->without_terminator())
-    ops.push_back(&op);
+  SmallVector<Operation *> ops = bodyOps(loop.getBody());
   if (ops.size() < 3)
     return std::nullopt;
   RowReduction match;
@@ -346,13 +357,19 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t 
     if (load && load.getMemRef() == match.store.getMemRef() &&
         load.getIndices() == match.store.getIndices() && load->hasOneUse())
       match.accumulator = load;
+    else
+      match.combined = operand;
   }
-  if (!match.accumulator || llvm::is_contained(match.store.getIndices(), r))
+  if (!match.accumulator || !match.combined || llvm::is_contained(match.store.getIndices(), r))
     return std::nullopt;
-  // The value combined, with the accumulator, combine and store set aside, must be
-  // vectorizable along %r exactly like an elementwise body.
-  int64_t loadBits = 0;
   for (Operation *op : ops)
+    if (op != match.accumulator.getOperation() && op != match.combine &&
+        op != match.store.getOperation())
+      match.element.push_back(op);
+  // The element's computation must be vectorizable along %r exactly like an elementwise body,
+  // at the width of its widest load along the row.
+  int64_t loadBits = 0;
+  for (Operation *op : match.element)
     if (auto load = dyn_cast<memref::LoadOp>(op))
       if (llvm::is_contained(load.getIndices(), r))
         loadBits = std::max<int64_t>(loadBits, load.getMemRefType().getElementTypeBitWidth());
@@ -361,41 +378,8 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t 
   match.width = vectorBytes * 8 / loadBits;
   if (match.width <= 1 || *ub % match.width != 0 || *ub < match.width)
     return std::nullopt;
-  llvm::DenseSet<Value> varying{r};
-  auto dependsOnR = [&](ValueRange values) {
-    return llvm::any_of(values, [&](Value v) { return varying.contains(v); });
-  };
-  for (Operation *op : ops) {
-    if (op == match.accumulator.getOperation() || op == match.combine ||
-        op == match.store.getOperation())
-      continue;
-    if (op->getNumRegions() != 0)
-      return std::nullopt;
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      if (dependsOnR(load.getIndices())) {
-        MemRefType type = load.getMemRefType();
-        if (!isContiguous(type) || type.getShape().back() % match.width != 0 ||
-            load.getIndices().back() != r || dependsOnR(load.getIndices().drop_back()))
-          return std::nullopt;
-        varying.insert(load.getResult());
-      }
-      continue;
-    }
-    if (!OpTrait::hasElementwiseMappableTraits(op) ||
-        !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
-      return std::nullopt;
-    if (dependsOnR(op->getOperands())) {
-      if (llvm::is_contained(op->getOperands(), r) ||
-          llvm::any_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
-        return std::nullopt;
-      for (Value result : op->getResults())
-        varying.insert(result);
-    }
-  }
-  Value combined = match.combine->getOperand(0) == match.accumulator.getResult()
-                       ? match.combine->getOperand(1)
-                       : match.combine->getOperand(0);
-  if (!varying.contains(combined))
+  llvm::DenseSet<Value> varying;
+  if (!canVectorize(match.element, r, match.width, varying) || !varying.contains(match.combined))
     return std::nullopt;
   return match;
 }
@@ -406,20 +390,12 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t 
 void emitRowReduction(RowReduction match, OpBuilder &builder, IRMapping &mapping) {
   Location loc = match.loop.getLoc();
   Value r = match.loop.getInductionVar();
-  SmallVector<Operation *> ops;
-  for (Operation &op : match.loop.getBody()->without_terminator())
-    if (&op != match.accumulator.getOperation() && &op != match.combine &&
-        &op != match.store.getOperation())
-      ops.push_back(&op);
-  Value combined = match.combine->getOperand(0) == match.accumulator.getResult()
-                       ? match.combine->getOperand(1)
-                       : match.combine->getOperand(0);
   auto chunk = [&](OpBuilder &b, Value at) {
     IRMapping local = mapping;
     local.map(r, at);
     llvm::DenseMap<Value, Value> vectors;
-    vectorizeOps(ops, r, match.width, b, local, vectors);
-    return vectors.lookup(combined);
+    vectorizeOps(match.element, r, match.width, b, local, vectors);
+    return vectors.lookup(match.combined);
   };
   auto combineVectors = [&](OpBuilder &b, Value lhs, Value rhs) {
     OperationState state(loc, match.combine->getName());
@@ -443,7 +419,7 @@ void emitRowReduction(RowReduction match, OpBuilder &builder, IRMapping &mapping
   Value accumulator = builder.clone(*match.accumulator, mapping)->getResult(0);
   IRMapping last = mapping;
   last.map(match.accumulator.getResult(), accumulator);
-  last.map(combined, folded);
+  last.map(match.combined, folded);
   Value result = builder.clone(*match.combine, last)->getResult(0);
   last.map(match.combine->getResult(0), result);
   builder.clone(*match.store, last);
