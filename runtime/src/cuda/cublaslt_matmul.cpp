@@ -77,30 +77,6 @@ std::string problemKey(const MatmulProblem& problem, const CudaLibraryContext& c
   return key.str();
 }
 
-/// The process-wide heuristic cache: problem key -> the algorithm cuBLASLt chose.
-class MatmulAlgorithmCache {
- public:
-  static MatmulAlgorithmCache& instance() {
-    static MatmulAlgorithmCache cache;
-    return cache;
-  }
-  bool find(const std::string& key, cublasLtMatmulHeuristicResult_t* out) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return false;
-    *out = it->second;
-    return true;
-  }
-  void insert(const std::string& key, const cublasLtMatmulHeuristicResult_t& result) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    entries_.emplace(key, result);
-  }
-
- private:
-  std::mutex mutex_;
-  std::unordered_map<std::string, cublasLtMatmulHeuristicResult_t> entries_;
-};
-
 class CublasLtMatmul : public CudaLibraryCall {
  public:
   ~CublasLtMatmul() override {
@@ -212,7 +188,8 @@ Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryCo
   if (!status.ok()) return status;
 
   std::string key = problemKey(problem, context);
-  if (MatmulAlgorithmCache::instance().find(key, &algorithm_)) return Status();
+  auto& cache = ChoiceCache<cublasLtMatmulHeuristicResult_t>::instance();
+  if (cache.find(key, &algorithm_)) return Status();
 
   cublasLtMatmulPreference_t preference = nullptr;
   KILN_CUDA_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&preference));
@@ -243,7 +220,7 @@ Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryCo
                   common_.label + ": cuBLASLt has no algorithm for this problem (" + key + ")");
   status = cudaResultToStatus(result, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
   if (!status.ok()) return status;
-  MatmulAlgorithmCache::instance().insert(key, algorithm_);
+  cache.insert(key, algorithm_);
   return Status();
 }
 

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/src/cuda/cuda_library_call.h"
@@ -145,6 +147,33 @@ Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryConte
 Status createCudnnConvolution(const ConvolutionProblem& problem,
                               const CudaLibraryContext& context,
                               std::unique_ptr<CudaLibraryCall>* out);
+
+/// A process-wide cache of what a library chose for each problem, keyed by a text that names
+/// the problem (shapes, types, epilogue, architecture): cuBLASLt's heuristic result, cuDNN's
+/// engine or legacy algorithm. One instance per Choice type; thread-safe.
+template <typename Choice>
+class ChoiceCache {
+ public:
+  static ChoiceCache& instance() {
+    static ChoiceCache cache;
+    return cache;
+  }
+  bool find(const std::string& key, Choice* out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  void insert(const std::string& key, const Choice& choice) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.emplace(key, choice);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, Choice> entries_;
+};
 
 }  // namespace kiln::runtime::cuda
 

@@ -194,32 +194,6 @@ struct EngineChoice {
   std::vector<std::pair<cudnnBackendKnobType_t, int64_t>> knobs;
 };
 
-/// A process-wide cache of what each path chose: problem key -> the engine that built a plan
-/// (EngineChoice) or the legacy algorithm that was accepted (LegacyConvolutionChoice).
-template <typename Choice>
-class ChoiceCache {
- public:
-  static ChoiceCache& instance() {
-    static ChoiceCache cache;
-    return cache;
-  }
-  bool find(const std::string& key, Choice* out) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return false;
-    *out = it->second;
-    return true;
-  }
-  void insert(const std::string& key, const Choice& choice) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    entries_.emplace(key, choice);
-  }
-
- private:
-  std::mutex mutex_;
-  std::unordered_map<std::string, Choice> entries_;
-};
-
 std::string problemKey(const ConvolutionProblem& problem, const CudaLibraryContext& context) {
   const CudaCallCommon& common = problem.common;
   std::ostringstream key;
