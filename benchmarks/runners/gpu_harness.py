@@ -19,6 +19,7 @@ import argparse
 import datetime
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -31,12 +32,14 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "models"))
 
 import export  # noqa: E402  (found through the path set above)
+from harness import run_command  # noqa: E402  (beside this file)
 
 
-def run(command: list, commands: list) -> subprocess.CompletedProcess:
-    commands.append(" ".join(str(c) for c in command))
-    print("gpu_harness: " + commands[-1], flush=True)
-    return subprocess.run([str(c) for c in command], capture_output=True, text=True)
+def run(command: list, commands: list) -> dict:
+    """harness.run_command, printing the command first."""
+    command = [str(c) for c in command]
+    print("gpu_harness: " + shlex.join(command), flush=True)
+    return run_command(command, commands)
 
 
 def ort_case(directory: Path, warmup: int, iterations: int):
@@ -111,21 +114,21 @@ def main() -> int:
                 outcome = run([args.kiln, "bench", directory / "model.onnx", "--device", "cuda",
                                "--warmup", args.warmup, "--iterations", args.iterations,
                                "--json", kiln_json, "--force"], results["commands"])
-                if outcome.returncode == 0:
+                if outcome["returncode"] == 0:
                     files.append(f"kiln={kiln_json}")
                 else:
                     results["cases"].append({"model": model, "batch": batch, "runtime": "kiln",
-                                             "error": (outcome.stderr or outcome.stdout)[-2000:]})
+                                             "error": outcome["output"]})
                 torch_json = scratch / f"torch-{model}-b{batch}.json"
                 outcome = run([sys.executable, HERE / "torch_cuda.py", directory, "--modes",
                                args.modes, "--dtypes", args.dtypes, "--warmup", args.warmup,
                                "--iterations", args.iterations, "--json", torch_json],
                               results["commands"])
-                if outcome.returncode == 0:
+                if outcome["returncode"] == 0:
                     files.append(f"torch={torch_json}")
                 else:
                     results["cases"].append({"model": model, "batch": batch, "runtime": "torch",
-                                             "error": (outcome.stderr or outcome.stdout)[-2000:]})
+                                             "error": outcome["output"]})
                 ort = ort_case(directory, args.warmup, args.iterations)
                 if ort:
                     ort_json = scratch / f"ort-{model}-b{batch}.json"
@@ -137,9 +140,8 @@ def main() -> int:
                 for spec in files:
                     command += ["--result", spec]
                 outcome = run(command, results["commands"])
-                print(outcome.stdout, end="", flush=True)
-                if outcome.returncode != 0:
-                    print(outcome.stderr, file=sys.stderr)
+                print(outcome["output"], end="", flush=True)
+                if outcome["returncode"] != 0:
                     continue
                 roofline = json.loads(roof_json.read_text())
                 results.setdefault("peaks", roofline["peaks"])
