@@ -19,6 +19,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace kiln::conformance {
@@ -151,9 +152,27 @@ const NamedTensor *findTensor(const std::vector<NamedTensor> &tensors, const std
 }
 
 #if KILN_CONFORMANCE_HAVE_DRIVER
-/// What a compiled artifact lacks: for CUDA, a cubin (an ELF image from ptxas) for each of
-/// `options.gpuArchs` and the PTX fallback; for the CPU, its shared object. Empty when complete.
+/// What a compiled artifact lacks: for CUDA, a cubin for each of `options.gpuArchs` (gpu-module-
+/// to-binary fails the compilation when ptxas refuses a kernel) and the PTX fallback; for the
+/// CPU, its shared object. Empty when complete.
 std::string missingCodeObjects(const kiln_artifact_t *artifact, const CompileOptions &options) {
+  std::set<std::string> present;
+  for (size_t i = 0; i < kiln_artifact_code_object_count(artifact); ++i) {
+    kiln_code_object_info_t info{};
+    info.struct_size = sizeof(info);
+    if (kiln_status_t *status = kiln_artifact_code_object_info(artifact, i, &info)) {
+      kiln_status_release(status);
+      continue;
+    }
+    if (info.byte_size <= 4) // Too small to hold code.
+      continue;
+    if (info.format == KILN_CODE_FORMAT_CUBIN)
+      present.insert(std::string(info.target) + "/cubin");
+    else if (info.format == KILN_CODE_FORMAT_PTX)
+      present.insert(std::string(info.target) + "/ptx");
+    else
+      present.insert("elf");
+  }
   std::vector<std::string> wanted;
   if (options.device == "cuda") {
     for (const std::string &arch : options.gpuArchs)
@@ -163,26 +182,9 @@ std::string missingCodeObjects(const kiln_artifact_t *artifact, const CompileOpt
     wanted.push_back("elf");
   }
   std::string missing;
-  for (const std::string &want : wanted) {
-    bool found = false;
-    for (size_t i = 0; i < kiln_artifact_code_object_count(artifact) && !found; ++i) {
-      kiln_code_object_info_t info{};
-      info.struct_size = sizeof(info);
-      if (kiln_status_t *status = kiln_artifact_code_object_info(artifact, i, &info)) {
-        kiln_status_release(status);
-        continue;
-      }
-      std::string format = info.format == KILN_CODE_FORMAT_CUBIN ? "cubin"
-                           : info.format == KILN_CODE_FORMAT_PTX ? "ptx"
-                                                                 : "elf";
-      std::string name = format == "elf" ? "elf" : std::string(info.target) + "/" + format;
-      // ptxas wrote an ELF object, and PTX text names its target.
-      bool valid = info.byte_size > 4;
-      found = name == want && valid;
-    }
-    if (!found)
+  for (const std::string &want : wanted)
+    if (!present.count(want))
       missing += (missing.empty() ? "the artifact lacks " : ", ") + want;
-  }
   return missing;
 }
 #endif
