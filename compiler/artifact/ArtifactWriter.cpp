@@ -354,15 +354,17 @@ std::string ProgramBuilder::serialize(const ArtifactInfo &info) {
     switch (step.kind) {
     case PendingStep::Dispatch: {
       if (info.device == "cuda") {
-        // One step per kernel; on one stream they run in order.
+        // One step per kernel; on one stream they run in order. They share the dispatch's
+        // bindings and description in the file.
+        auto shared = bindings(step.bindings);
+        auto description = fbb.CreateString(step.description);
         for (const KernelTable::CudaLaunch &launch : step.kernel->cudaLaunches) {
           uint64_t blocks = llvm::divideCeil(launch.workItems, launch.blockSize);
           std::vector<uint32_t> count{
               static_cast<uint32_t>(std::min<uint64_t>(blocks, UINT32_MAX)), 1, 1};
           auto cuda = art::CreateCudaLaunch(fbb, launch.blockSize, launch.workItems);
           auto dispatch = art::CreateDispatch(fbb, 0, launch.kernel, fbb.CreateVector(count),
-                                              bindings(step.bindings),
-                                              fbb.CreateString(step.description), cuda);
+                                              shared, description, cuda);
           steps.push_back(art::CreateStep(fbb, art::StepKind::Dispatch, dispatch.Union()));
         }
         break;
