@@ -102,6 +102,12 @@ def main():
     bad = error > args.atol + args.rtol * np.abs(reference)
     print(f"reference: {args.output} against NumPy: max abs err {error.max():.3e}, "
           f"{int(bad.sum())} of {bad.size} elements out of bounds (rtol {args.rtol}, atol {args.atol})")
+    if reference.ndim == 2:
+        # Each image's most likely class and its probability, as Kiln and the reference see them.
+        for name, probs in (("Kiln", got), ("NumPy", reference)):
+            top = probs.argmax(axis=1)
+            classes = ", ".join(f"{c} ({p:.2f})" for c, p in zip(top, probs.max(axis=1)))
+            print(f"reference: top class per image ({name}): {classes}")
     return 1 if bad.any() else 0
 
 

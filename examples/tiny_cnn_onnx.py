@@ -45,12 +45,16 @@ def build_tiny_cnn():
         h.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
         h.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
     ]
-    inits = [const("w1", weights(8, 3, 3, 3)), const("b1", weights(8)),
-             const("g1", weights(8)), const("be1", weights(8)), const("m1", weights(8)),
-             const("v1", np.abs(weights(8))), const("w2", weights(8, 8, 3, 3)),
+    # Scaled as a trained network's would be (He initialization for the convolutions, batch-norm
+    # statistics near 1 and 0), so that activations keep their size through the layers and the
+    # softmax gives a spread of probabilities rather than one class at 1.0.
+    inits = [const("w1", weights(8, 3, 3, 3) * np.sqrt(2 / 27)), const("b1", 0.1 * weights(8)),
+             const("g1", 1 + 0.1 * weights(8)), const("be1", 0.1 * weights(8)),
+             const("m1", 0.1 * weights(8)), const("v1", 1 + 0.1 * np.abs(weights(8))),
+             const("w2", weights(8, 8, 3, 3) * np.sqrt(2 / 72)),
              const("zero", np.array(0, np.int64)), const("axes0", np.array([0], np.int64)),
              const("minus_one", np.array([-1], np.int64)),
-             const("fc_w", weights(10, 8)), const("fc_b", weights(10))]
+             const("fc_w", weights(10, 8)), const("fc_b", 0.1 * weights(10))]
     graph = h.make_graph(
         nodes, "tiny_cnn",
         [h.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 32, 32])],

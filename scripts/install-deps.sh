@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Installs everything Kiln needs to build and test on Debian 12, from Debian's packages (and npm
-# where a peer runtime is needed). Idempotent: packages already present are not reinstalled, and the
-# package lists are refreshed only when something is missing.
+# Installs everything Kiln needs to build and test on Debian 12: the C++ side from Debian's
+# packages, the Python side of the model tests and benchmarks from PyPI into the project-local
+# virtual environment .venv (pinned in scripts/requirements.txt). Idempotent: packages already
+# present are not reinstalled, the package lists are refreshed only when something is missing, and
+# the virtual environment is rebuilt only when scripts/requirements.txt changed.
 #
-#   scripts/install-deps.sh            build + test dependencies
-#   scripts/install-deps.sh --models   also PyTorch/torchvision (model export) and ONNX Runtime
-#                                      (npm onnxruntime-node, the CPU peer for benchmarks)
+#   scripts/install-deps.sh            build + test dependencies (Debian's packages)
+#   scripts/install-deps.sh --models   also .venv: PyTorch 2.x, torchvision, timm, transformers,
+#                                      onnx (today's node tests), ONNX Runtime, IREE, TVM, for the
+#                                      model tests, the current conformance suite and benchmarks/run
+#
+# KILN_VENV moves the virtual environment (default: .venv in the repository). docs/dependencies.md
+# says why PyTorch comes from PyPI and what that costs.
 #
 # The CUDA toolkit (nvcc, ptxas, cuBLASLt, cuDNN, NCCL) is expected under /usr/local/cuda; the build
 # turns the CUDA code paths on when it finds it and off otherwise.
@@ -33,16 +39,12 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev libdnnl-dev
   # Fuzzing the loaders (clang's libFuzzer runtime).
   clang-14 libclang-rt-14-dev
-  # Test-time helpers: numpy references, ONNX model construction.
+  # Test-time helpers of the lit tests and the example: numpy references, ONNX model construction.
   python3 python3-numpy python3-onnx
 )
 if [[ $with_models == 1 ]]; then
-  packages+=(python3-torch python3-torchvision python3-matplotlib nodejs)
-  # Debian's npm package conflicts with a nodejs that bundles npm (nodesource); ask for it only
-  # when no npm command exists.
-  if ! command -v npm >/dev/null 2>&1; then
-    packages+=(npm)
-  fi
+  # The interpreter the virtual environment is made from.
+  packages+=(python3-venv)
 fi
 
 sudo_cmd=()
@@ -68,15 +70,22 @@ fi
 
 if [[ $with_models == 1 ]]; then
   root="$(cd "$(dirname "$0")/.." && pwd)"
-  if [[ ! -d "$root/node_modules/onnxruntime-node" ]]; then
-    # Its install script would download a GPU build; the CPU library ships inside the package.
-    # Only the benchmarks need it: a registry that cannot be reached is a warning, not a failure.
-    if ! (cd "$root" && npm install --no-save --ignore-scripts onnxruntime-node >/dev/null); then
-      echo "install-deps: warning: npm could not install onnxruntime-node;" \
-           "benchmarks/run will measure without ONNX Runtime" >&2
-    fi
-  fi
-  if [[ -d "$root/node_modules/onnxruntime-node" ]]; then
-    echo "install-deps: onnxruntime-node present"
+  venv="${KILN_VENV:-$root/.venv}"
+  requirements="$root/scripts/requirements.txt"
+  stamp="$venv/.kiln-requirements.sha256"
+  want="$(sha256sum < "$requirements" | cut -d' ' -f1)"
+  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    echo "install-deps: $venv matches scripts/requirements.txt"
+  else
+    count=$(grep -c '==' "$requirements")
+    echo "install-deps: installing $count pinned PyPI packages into $venv" \
+         "(about 3 GB to download and 6.6 GB on disk; a few minutes)"
+    venv_start=$(date +%s)
+    # Debian's interpreter, whatever python3 comes first on PATH: the same 3.11 on every machine.
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+      --requirement "$requirements"
+    echo "$want" > "$stamp"
+    echo "install-deps: $venv ready in $(( $(date +%s) - venv_start )) s"
   fi
 fi

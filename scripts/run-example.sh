@@ -7,9 +7,12 @@
 #   3. run the artifact on a seeded input written as .npy, writing its output as .npy, and check it
 #      against a NumPy evaluation of the same ONNX graph (examples/reference.py);
 #   4. measure it (kiln bench);
-#   5. run the graph-dialect program examples/tiny_cnn.mlir just in time;
-#   6. compile it for CUDA: kernels through NVVM to sm_80/sm_90 cubins (ptxas) and PTX, when
-#      the CUDA toolkit is installed.
+#   5. run the graph-dialect program examples/tiny_cnn.mlir (the same network written in Kiln's
+#      graph dialect) just in time on the same input, and check it against the same reference;
+#   6. compile the ONNX model for CUDA (batch 4): kernels through NVVM to sm_80/sm_90 cubins
+#      (ptxas) and PTX, cuDNN and cuBLASLt calls, when the CUDA toolkit is installed.
+#
+# BUILD_DIR (default build/) is where Kiln is built and the example's files are written.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -36,7 +39,10 @@ echo "== 3. kiln run on a seeded input, checked against NumPy"
 /usr/bin/python3 - "$out/image.npy" <<'EOF'
 import sys
 import numpy as np
-np.save(sys.argv[1], np.random.default_rng(7).standard_normal((4, 3, 32, 32)).astype(np.float32))
+# Four noise images, each with its own colour cast (a per-channel offset), so they differ.
+rng = np.random.default_rng(7)
+image = rng.standard_normal((4, 3, 32, 32)) + rng.normal(0, 1.5, (4, 3, 1, 1))
+np.save(sys.argv[1], image.astype(np.float32))
 EOF
 "$kiln" run "$out/tiny_cnn.kiln" --input image=@"$out/image.npy" --output-dir "$out/outputs" \
   --force --summary
@@ -46,12 +52,16 @@ EOF
 echo "== 4. kiln bench"
 "$kiln" bench "$out/tiny_cnn.kiln" --iterations 200 --json "$out/tiny_cnn.bench.json" --force
 
-echo "== 5. kiln run examples/tiny_cnn.mlir (compiled just in time, random input)"
-"$kiln" run "$root/examples/tiny_cnn.mlir" --shape image=2x3x32x32
+echo "== 5. kiln run examples/tiny_cnn.mlir (graph dialect, compiled just in time), checked against NumPy"
+"$kiln" run "$root/examples/tiny_cnn.mlir" --input image=@"$out/image.npy" \
+  --output-dir "$out/outputs-mlir" --force --summary
+/usr/bin/python3 "$root/examples/reference.py" "$out/tiny_cnn.onnx" "$out/image.npy" \
+  "$out/outputs-mlir/probs.npy"
 
 if [[ -x /usr/local/cuda/bin/ptxas ]]; then
-  echo "== 6. kiln compile --target cuda: sm_80 and sm_90 cubins (ptxas), PTX, cuDNN/cuBLASLt calls"
-  "$kiln" compile "$out/tiny_cnn.onnx" -o "$out/tiny_cnn.cuda.kiln" --target cuda \
-    --gpu-arch sm_80,sm_90 --force
+  echo "== 6. kiln compile --target cuda (batch 4): sm_80 and sm_90 cubins (ptxas), PTX, cuDNN/cuBLASLt calls"
+  "$kiln" compile "$out/tiny_cnn.onnx" --shape image=4x3x32x32 -o "$out/tiny_cnn.cuda.kiln" \
+    --target cuda --gpu-arch sm_80,sm_90 --force
   "$kiln" inspect "$out/tiny_cnn.cuda.kiln"
 fi
+echo "== run-example: every step passed"

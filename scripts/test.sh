@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test suite: installs the dependencies (idempotent; with the model
-# dependencies, PyTorch for the model tests and ONNX Runtime for benchmarks), configures a
-# Release build with Ninja (and ccache when present) in build/, builds it, and runs ctest, which
-# runs the GoogleTest suites and the lit suite and prints the counts; then builds the runtime alone
-# and serves a compiled artifact with it.
+# Sets up, builds and runs every test suite: installs the dependencies (idempotent: Debian's
+# packages, and the pinned PyPI set in .venv for the model tests, today's ONNX node tests and the
+# benchmarks), configures a Release build with Ninja (and ccache when present) in build/, builds it,
+# and runs ctest, which runs the GoogleTest suites, the lit suite, the conformance suites and the
+# model checks and prints the counts; then builds the runtime alone and serves a compiled artifact
+# with it, and runs README's first command (scripts/run-example.sh) on the built tree.
 #
 #   scripts/test.sh [BUILD_DIR]
 set -euo pipefail
@@ -46,3 +47,13 @@ if ldd "$runtime_build/examples/serve/kiln-serve-example" | grep -Eq "libLLVM|li
 fi
 "$runtime_build/examples/serve/kiln-serve-example" "$build/examples/serve/tiny_cnn.kiln" \
   --threads 8 --requests 400 --pool-threads 2 | tail -n 2
+
+# README's first command, on the tree just built: every step of the example must keep working.
+echo "test.sh: scripts/run-example.sh"
+example_log="$build/run-example.log"
+if ! BUILD_DIR="$build" bash "$root/scripts/run-example.sh" > "$example_log" 2>&1; then
+  tail -n 60 "$example_log"
+  echo "test.sh: scripts/run-example.sh failed (full log: $example_log)" >&2
+  exit 1
+fi
+grep -E "^== |^reference:" "$example_log"

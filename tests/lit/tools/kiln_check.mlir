@@ -9,7 +9,7 @@
 // CHECK: function @tiny_cnn
 // CHECK-NEXT: input  image: tensor<4x3x32x32xf32>
 // CHECK-NEXT: output 0: tensor<4x10xf32>
-// CHECK-NEXT: 21 ops: {{.*}}graph.conv=2{{.*}}graph.gemm=1
+// CHECK-NEXT: 22 ops: {{.*}}graph.conv=2{{.*}}graph.gemm=1{{.*}}graph.max_pool=1
 // DYNAMIC: input  image: tensor<?x3x32x32xf32>
 // DYNAMIC: output 0: tensor<?x10xf32>
 // MISMATCH: error: shape binding 'image=4x1x32x32' does not fit argument 0 of type 'tensor<?x3x32x32xf32>'
