@@ -309,8 +309,10 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
     table.dispatches[function.getSymName()] = entry;
   }
 
-  // PTX for the newest architecture is the fallback; it is serialized from a copy because
-  // serializing replaces the kernel module.
+  // PTX for the oldest architecture is the fallback: the driver compiles PTX for any GPU at least
+  // as new as its target, so it covers every GPU the cubins do not (sm_86 and sm_89 for
+  // sm_80,sm_90 take the sm_80 cubin; sm_100 and sm_120 compile the PTX). It is serialized from a
+  // copy because serializing replaces the kernel module.
   OwningOpRef<ModuleOp> ptxCopy = cast<ModuleOp>(kernels->clone());
   for (const std::string &arch : options_.gpuArchs) {
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>(kernels->clone());
@@ -320,8 +322,16 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
     cubin->kernels = names;
     table.codeObjects.push_back(std::move(*cubin));
   }
-  FailureOr<CodeObjectImage> ptx =
-      serializeCudaKernels(*ptxCopy, {options_.gpuArchs.back()}, /*ptx=*/true);
+  auto archNumber = [](StringRef arch) {
+    unsigned number = 0;
+    (void)arch.drop_front(3).getAsInteger(10, number);  // "sm_" checked by ptxFeatures
+    return number;
+  };
+  const std::string &oldest = *llvm::min_element(
+      options_.gpuArchs, [&](const std::string &a, const std::string &b) {
+        return archNumber(a) < archNumber(b);
+      });
+  FailureOr<CodeObjectImage> ptx = serializeCudaKernels(*ptxCopy, {oldest}, /*ptx=*/true);
   if (failed(ptx))
     return failure();
   ptx->kernels = names;

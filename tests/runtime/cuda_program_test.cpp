@@ -99,10 +99,12 @@ Result<std::vector<Tensor>> runProgram(CudaProgram& program,
 // Without a GPU
 //===----------------------------------------------------------------------===//
 
-// Tests the choice of code object: an exact cubin first (also an arch-specific one), else the
-// newest PTX the GPU can compile, never arch-specific PTX for another GPU, and a message naming
-// the GPU and every target when nothing fits. A wrong choice loads code the GPU cannot run.
-TEST(CudaProgramTest, SelectsTheCubinOfTheGpuElseTheNewestPtx) {
+// Tests the choice of code object: an exact cubin first (also an arch-specific one), else a cubin
+// of the same major architecture and an older minor one, else the newest PTX the GPU can compile,
+// never arch-specific code for another GPU, and a message naming the GPU and every target when
+// nothing fits. A wrong choice loads code the GPU cannot run (a newer minor's or another major's
+// cubin) or JIT-compiles PTX where machine code was there.
+TEST(CudaProgramTest, SelectsTheCubinOfTheGpuElseACompatibleCubinElseTheNewestPtx) {
   ArtifactSpec spec = cudaAffineSpec(16);
   CodeObjectSpec ptx = spec.code_objects[0];
   auto object = [&](fb::CodeFormat format, const std::string& target) {
@@ -124,8 +126,11 @@ TEST(CudaProgramTest, SelectsTheCubinOfTheGpuElseTheNewestPtx) {
   };
   EXPECT_EQ(select(8, 6), 1);
   EXPECT_EQ(select(9, 0), 3);
-  EXPECT_EQ(select(8, 9), 2);
+  EXPECT_EQ(select(8, 9), 1);   // sm_86 machine code runs on sm_89
+  EXPECT_EQ(select(8, 7), 1);
+  EXPECT_EQ(select(8, 0), 2);   // not sm_86 code on an older minor: PTX
   EXPECT_EQ(select(7, 5), 0);
+  EXPECT_EQ(select(10, 0), 2);  // neither sm_86 code nor sm_90a PTX on another major: PTX
   EXPECT_EQ(select(12, 0), 2);
 
   Result<uint32_t> none = selectCudaCodeObject(*artifact, 6, 1);

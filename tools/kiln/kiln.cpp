@@ -207,8 +207,8 @@ int main(int argc, char **argv) {
   compileApp->add_option("--target", compile.target, "Device to compile for: cpu or cuda")
       ->capture_default_str();
   compileApp->add_option("--gpu-arch", compile.gpuArchs,
-                         "CUDA architectures to build cubins for, e.g. sm_80,sm_90 (the last "
-                         "one's PTX is kept as the fallback for other GPUs)")
+                         "CUDA architectures to build cubins for, e.g. sm_80,sm_90 (the oldest "
+                         "one's PTX is kept as the fallback for newer GPUs)")
       ->delimiter(',')
       ->capture_default_str();
   compileApp->add_option("--shape", compile.shapes,

@@ -118,6 +118,8 @@ bool graphsDisabledByEnvironment() {
 Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major, int minor) {
   const auto& code_objects = *artifact.root().code_objects();
   const int device_number = major * 10 + minor;
+  std::optional<uint32_t> best_cubin;
+  int best_cubin_number = -1;
   std::optional<uint32_t> best_ptx;
   int best_ptx_number = -1;
   std::string targets;
@@ -129,9 +131,16 @@ Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major,
     std::optional<TargetArchitecture> architecture = parseTarget(code.target()->string_view());
     if (!architecture) continue;
     if (code.format() == fb::CodeFormat::Cubin) {
-      // A cubin is machine code for one architecture: only an exact match is taken, so that the
-      // choice does not depend on the binary-compatibility rules between minor versions.
+      // CUDA's binary compatibility: a cubin for sm_XY runs on sm_XZ for every Z >= Y (same
+      // major, no older minor); an arch-specific one (sm_90a) runs only on its own architecture.
       if (architecture->number == device_number) return i;
+      const bool compatible = !architecture->specific &&
+                              architecture->number / 10 == major &&
+                              architecture->number < device_number;
+      if (compatible && architecture->number > best_cubin_number) {
+        best_cubin = i;
+        best_cubin_number = architecture->number;
+      }
       continue;
     }
     if (!ptx) continue;
@@ -142,13 +151,16 @@ Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major,
       best_ptx_number = architecture->number;
     }
   }
+  // Machine code of the same major architecture loads without a JIT compilation; PTX is the
+  // fallback for every other GPU.
+  if (best_cubin) return *best_cubin;
   if (best_ptx) return *best_ptx;
   return Status(KILN_STATUS_UNIMPLEMENTED,
                 artifact.name() + ": no code object runs on this GPU (" +
                     architectureName(major, minor) + "): the artifact has " +
                     (targets.empty() ? std::string("none") : targets) +
-                    "; a cubin must match the GPU's architecture exactly and PTX must not be for "
-                    "a newer one (compile with --gpu-arch " +
+                    "; a cubin must be for the GPU's major architecture and not a newer minor one, "
+                    "PTX must not be for a newer architecture (compile with --gpu-arch " +
                     architectureName(major, minor) + ")");
 }
 

@@ -45,8 +45,10 @@ inline constexpr int kFallbackBlocksPerMultiprocessor = 4;
 
 /// Returns the index of the code object of `artifact` (a verified "cuda" artifact) to load on a
 /// GPU of compute capability `major`.`minor`: a Cubin for exactly that architecture ("sm_86", or
-/// its arch-specific "sm_90a"), otherwise the Ptx object of the highest architecture not above
-/// the GPU's, which the driver compiles for it. UNIMPLEMENTED naming the GPU's architecture and
+/// its arch-specific "sm_90a"); otherwise the newest Cubin of the same major architecture and an
+/// older minor one (CUDA's binary compatibility: sm_80 code runs on sm_86 and sm_89; arch-specific
+/// cubins never run elsewhere); otherwise the Ptx object of the highest architecture not above the
+/// GPU's, which the driver compiles for it. UNIMPLEMENTED naming the GPU's architecture and
 /// every target the artifact has when none fits. Needs no GPU.
 Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major, int minor);
 
