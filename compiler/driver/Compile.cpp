@@ -322,16 +322,8 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
     cubin->kernels = names;
     table.codeObjects.push_back(std::move(*cubin));
   }
-  auto archNumber = [](StringRef arch) {
-    unsigned number = 0;
-    (void)arch.drop_front(3).getAsInteger(10, number);  // "sm_" checked by ptxFeatures
-    return number;
-  };
-  const std::string &oldest = *llvm::min_element(
-      options_.gpuArchs, [&](const std::string &a, const std::string &b) {
-        return archNumber(a) < archNumber(b);
-      });
-  FailureOr<CodeObjectImage> ptx = serializeCudaKernels(*ptxCopy, {oldest}, /*ptx=*/true);
+  FailureOr<CodeObjectImage> ptx =
+      serializeCudaKernels(*ptxCopy, {ptxFallbackArch(options_.gpuArchs)}, /*ptx=*/true);
   if (failed(ptx))
     return failure();
   ptx->kernels = names;
@@ -467,6 +459,17 @@ FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
   return Compilation(module, options).run();
+}
+
+std::string ptxFallbackArch(ArrayRef<std::string> gpuArchs) {
+  auto number = [](StringRef arch) {
+    unsigned value = 0;
+    (void)arch.drop_front(3).getAsInteger(10, value); // after "sm_"
+    return value;
+  };
+  return *llvm::min_element(gpuArchs, [&](const std::string &a, const std::string &b) {
+    return number(a) < number(b);
+  });
 }
 
 } // namespace kiln

@@ -24,8 +24,8 @@ namespace kiln {
 struct CompileOptions {
   /// "cpu" (the host) or "cuda".
   std::string device = "cpu";
-  /// CUDA: the architectures to assemble cubins for ("sm_80", "sm_90", ...); the newest one's
-  /// PTX also goes into the artifact, for GPUs none of the cubins fits.
+  /// CUDA: the architectures to assemble cubins for ("sm_80", "sm_90", ...); the oldest one's
+  /// PTX (ptxFallbackArch) also goes into the artifact, for GPUs none of the cubins fits.
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   /// CUDA: libdevice bitcode linked into kernels for math functions; empty for the toolkit's.
   std::string libdevice;
@@ -41,6 +41,10 @@ struct CompileOptions {
   /// holds, and the memory plan.
   llvm::raw_ostream *report = nullptr;
 };
+
+/// The architecture of `gpuArchs` ("sm_NN", not empty) whose PTX the artifact keeps: the oldest,
+/// since the driver compiles PTX for every GPU at least as new as its target.
+std::string ptxFallbackArch(llvm::ArrayRef<std::string> gpuArchs);
 
 /// The function compileToArtifact compiles: `@main`, or the module's only public function.
 /// Emits an error on the module and fails when there is none, or several and no `@main`.

@@ -177,7 +177,7 @@ std::string missingCodeObjects(const kiln_artifact_t *artifact, const CompileOpt
   if (options.device == "cuda") {
     for (const std::string &arch : options.gpuArchs)
       wanted.push_back(arch + "/cubin");
-    wanted.push_back(options.gpuArchs.back() + "/ptx");
+    wanted.push_back(ptxFallbackArch(options.gpuArchs) + "/ptx");
   } else {
     wanted.push_back("elf");
   }
