@@ -96,7 +96,9 @@ def check_compiled(kiln: Path, model: str, device: str, onnx: Path, scratch: Pat
     if device == "cuda":
         objects = [line.split(",")[:2] for line in lines if line.strip().startswith("#")]
         objects = {(o[0].split()[1], o[1].strip()) for o in objects}
-        wanted = {(arch, "cubin") for arch in GPU_ARCHS} | {(GPU_ARCHS[-1], "PTX")}
+        # The PTX fallback is built for the oldest architecture (it runs on every newer GPU).
+        oldest = min(GPU_ARCHS, key=lambda arch: int(arch[3:]))
+        wanted = {(arch, "cubin") for arch in GPU_ARCHS} | {(oldest, "PTX")}
         for target, form in sorted(wanted):
             found = (target, form) in objects
             print(f"  {form} for {target}: {'present' if found else 'MISSING'}")
