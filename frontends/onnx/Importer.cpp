@@ -106,9 +106,17 @@ LogicalResult GraphImporter::reportUnsupportedOperators(const onnx::GraphProto &
       continue;
     std::string qualified =
         node.domain().empty() ? node.op_type() : node.domain() + "." + node.op_type();
-    mlir::emitError(nodeLoc(node, i))
-        << "node '" << nodeLabel(node, i) << "': operator " << qualified << " (opset " << opset
-        << ") is not supported";
+    InFlightDiagnostic error = mlir::emitError(nodeLoc(node, i));
+    error << "node '" << nodeLabel(node, i) << "': operator " << qualified << " (opset " << opset
+          << ") is not supported";
+    auto registered = table.entries().find(
+        {node.domain() == "ai.onnx" ? std::string() : node.domain(), node.op_type()});
+    std::optional<int64_t> revision = onnxRevision(node.domain(), node.op_type(), opset);
+    if (registered != table.entries().end() && revision) {
+      error << ": its revision " << *revision << " is newer than those translated (";
+      llvm::interleaveComma(llvm::make_first_range(registered->second), error);
+      error << ")";
+    }
     std::string entry = qualified + "-" + std::to_string(opset);
     if (!llvm::is_contained(missing, entry))
       missing.push_back(entry);

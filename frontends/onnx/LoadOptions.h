@@ -11,20 +11,22 @@
 namespace kiln::onnx_frontend {
 
 /// Limits and policies of loadOnnxModel. The defaults suit the importer: default-domain opsets
-/// 7..17 are fully supported (what libonnx 1.12 knows), 18..21 are accepted with a warning so
-/// that the importer can decide operator by operator.
+/// 7..17 are fully supported (what Debian's libonnx knows: its checker and shape inference run),
+/// 18..28 (the newest of onnx 1.23, whose operator revisions the importer's table knows:
+/// frontends/onnx/ops/OnnxOperatorVersions.inc) are accepted with a warning, and the importer
+/// decides operator by operator, refusing any operator revised after what it translates.
 struct LoadOptions {
   /// The fully supported default-domain (ai.onnx) opset range.
   int64_t minDefaultOpset = 7;
   int64_t maxDefaultOpset = 17;
   /// Default-domain opsets in (maxDefaultOpset, maxKnownDefaultOpset] load with a warning;
   /// newer ones are errors.
-  int64_t maxKnownDefaultOpset = 21;
+  int64_t maxKnownDefaultOpset = 28;
 
   /// The supported IR version range; IR versions up to maxKnownIrVersion load with a note.
   int64_t minIrVersion = 3;
   int64_t maxIrVersion = 8;
-  int64_t maxKnownIrVersion = 10;
+  int64_t maxKnownIrVersion = 14;
 
   /// Operator domains accepted besides ai.onnx, ai.onnx.ml, ai.onnx.training,
   /// ai.onnx.preview.training and the domains of the model's own functions.

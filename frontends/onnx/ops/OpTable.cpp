@@ -9,7 +9,10 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 using namespace mlir;
 
@@ -406,8 +409,97 @@ TranslateFn OpTable::lookup(StringRef domain, StringRef opType, int64_t opset) c
   auto versions = found->second.upper_bound(opset);
   if (versions == found->second.begin())
     return nullptr;
-  return std::prev(versions)->second;
+  auto entry = std::prev(versions);
+  std::optional<int64_t> revision = onnxRevision(canonical, opType, opset);
+  if (revision && *revision > entry->first)
+    return nullptr; // ONNX changed the operator after the newest revision translated
+  return entry->second;
 }
+
+void OpTable::addTypeOnlyRevisions(StringRef domain, StringRef opType,
+                                   std::initializer_list<int64_t> revisions) {
+  auto &versions = entries_[{domain.str(), opType.str()}];
+  for (int64_t revision : revisions) {
+    auto previous = versions.lower_bound(revision);
+    assert(previous != versions.begin() && "a type-only revision needs an earlier one");
+    versions[revision] = std::prev(previous)->second;
+  }
+}
+
+namespace {
+
+struct OnnxRelease {
+  const char *version;
+  int64_t irVersion;
+  int64_t defaultOpset;
+};
+
+#define KILN_ONNX_RELEASE(version, ir, opset) constexpr OnnxRelease kOnnxRelease{version, ir, opset};
+#define KILN_ONNX_OPERATOR(...)
+#include "frontends/onnx/ops/OnnxOperatorVersions.inc"
+#undef KILN_ONNX_RELEASE
+#undef KILN_ONNX_OPERATOR
+
+const std::map<std::pair<std::string, std::string>, std::vector<int64_t>> &operatorRevisions() {
+  static const auto *table = [] {
+    auto *result = new std::map<std::pair<std::string, std::string>, std::vector<int64_t>>();
+#define KILN_ONNX_RELEASE(...)
+#define KILN_ONNX_OPERATOR(domain, opType, ...)                                                   \
+  (*result)[{domain, opType}] = {__VA_ARGS__};
+#include "frontends/onnx/ops/OnnxOperatorVersions.inc"
+#undef KILN_ONNX_RELEASE
+#undef KILN_ONNX_OPERATOR
+    return result;
+  }();
+  return *table;
+}
+
+/// ONNX revisions that only widen the element types an operator accepts (bfloat16 at 22,
+/// float4e2m1 at 23, float8e8m0 at 24, int2/uint2 at 25, float6 at 28, more integer types for
+/// BitShift at 28, fewer for ReduceLogSum(Exp) at 28), checked against the schemas of onnx 1.23:
+/// same attributes, inputs and outputs. Cast/CastLike-24 add `round_mode`, which applies only to
+/// float8e8m0, a type Kiln refuses; Range-27 adds `stash_type`, which applies only to float16 and
+/// bfloat16 accumulation. Left out on purpose (their meaning changed, or Kiln does not check what
+/// they added): DepthToSpace-28, SpaceToDepth-28 (`mode`), Mod-28, QuantizeLinear-23
+/// (`precision`) and DequantizeLinear-23 (`output_dtype`).
+void registerTypeOnlyRevisions(OpTable &t) {
+  for (const char *op : {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "AveragePool", "Conv",
+                         "ConvTranspose", "Cos", "Cosh", "Dropout", "Elu", "EyeLike", "GRU",
+                         "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "HardSigmoid",
+                         "HardSwish", "InstanceNormalization", "LSTM", "LpNormalization", "LpPool",
+                         "MaxPool", "MaxUnpool", "Mish", "NegativeLogLikelihoodLoss", "RNN",
+                         "Round", "Selu", "Sin", "Sinh", "Softplus", "Softsign", "Tan",
+                         "ThresholdedRelu"})
+    t.addTypeOnlyRevisions("", op, {22});
+  for (const char *op : {"Constant", "ConstantOfShape", "Flatten", "Identity", "Pad", "Reshape",
+                         "Shape", "Size", "Squeeze", "Transpose", "Unsqueeze"})
+    t.addTypeOnlyRevisions("", op, {23, 24, 25});
+  t.addTypeOnlyRevisions("", "Cast", {23, 24, 25, 28});
+  t.addTypeOnlyRevisions("", "CastLike", {23, 24, 25});
+  for (const char *op : {"BitShift", "Celu", "Compress", "Einsum", "OneHot", "ReduceLogSum",
+                         "ReduceLogSumExp", "ReverseSequence"})
+    t.addTypeOnlyRevisions("", op, {28});
+  t.addTypeOnlyRevisions("", "TopK", {24});
+  t.addTypeOnlyRevisions("", "Range", {27});
+}
+
+} // namespace
+
+std::optional<int64_t> onnxRevision(StringRef domain, StringRef opType, int64_t opset) {
+  StringRef canonical = domain == "ai.onnx" ? StringRef() : domain;
+  const auto &table = operatorRevisions();
+  auto found = table.find({canonical.str(), opType.str()});
+  if (found == table.end())
+    return std::nullopt;
+  std::optional<int64_t> revision;
+  for (int64_t version : found->second)
+    if (version <= opset)
+      revision = version;
+  return revision;
+}
+
+int64_t newestKnownIrVersion() { return kOnnxRelease.irVersion; }
+int64_t newestKnownDefaultOpset() { return kOnnxRelease.defaultOpset; }
 
 const OpTable &defaultOpTable() {
   static const OpTable table = [] {
@@ -420,6 +512,7 @@ const OpTable &defaultOpTable() {
     registerIndexingOps(t);
     registerExtraOps(t);
     registerRecurrentOps(t);
+    registerTypeOnlyRevisions(t);
     return t;
   }();
   return table;

@@ -283,8 +283,14 @@ public:
   void add(llvm::StringRef domain, llvm::StringRef opType,
            std::initializer_list<int64_t> versions, TranslateFn fn);
   /// The translator for `opType` at `opset`: the entry with the greatest since_version not above
-  /// it, or nullptr.
+  /// it, or nullptr. Also nullptr when ONNX revised the operator after that entry and at or
+  /// before `opset` (onnxRevision), so that a node is never translated by an older revision's
+  /// rules.
   TranslateFn lookup(llvm::StringRef domain, llvm::StringRef opType, int64_t opset) const;
+  /// Registers, for each of `revisions`, the translator of the revision before it: for ONNX
+  /// revisions that only add element types (whose support the translators check themselves).
+  void addTypeOnlyRevisions(llvm::StringRef domain, llvm::StringRef opType,
+                            std::initializer_list<int64_t> revisions);
   /// Every registered (domain, op_type) with its since_versions, ascending.
   const std::map<std::pair<std::string, std::string>, std::map<int64_t, TranslateFn>> &
   entries() const {
@@ -297,6 +303,16 @@ private:
 
 /// The table with every operator the importer supports.
 const OpTable &defaultOpTable();
+
+/// The revision of an ONNX operator in effect at `opset` of its domain (the greatest of its
+/// since_versions not above `opset`, from OnnxOperatorVersions.inc), or nullopt for an operator
+/// ONNX does not define.
+std::optional<int64_t> onnxRevision(llvm::StringRef domain, llvm::StringRef opType, int64_t opset);
+
+/// The newest IR version and default-domain opset of the ONNX release OnnxOperatorVersions.inc
+/// was generated from: the newest the importer can check operators against.
+int64_t newestKnownIrVersion();
+int64_t newestKnownDefaultOpset();
 
 void registerElementwiseOps(OpTable &table);
 void registerShapeOps(OpTable &table);
