@@ -25,7 +25,7 @@ Tolerances (fp32 everywhere; PyTorch's outputs are the reference):
   efficientnet_b0, regnet_y_400mf, convnext_tiny
                           rtol 1e-3, atol 1e-4, as the other CNNs.
   llama, vit, whisper_enc, distilbert
-                          rtol 1e-3, atol 1e-3, as BERT and GPT-2 (see TOLERANCES).
+                          rtol 1e-3, atol 1e-4: 2-4 layers only (see TOLERANCES).
 
 Exit codes: 0 every output within tolerance; 1 a mismatch, a missing or malformed output, or kiln
 failing; 2 a bad command line; 77 skipped because PyTorch/torchvision are not installed
@@ -60,16 +60,18 @@ TOLERANCES = {
     "bert": (1e-3, 1e-3),
     "gpt2": (1e-3, 1e-3),
     # The current architectures (benchmarks/models/current.py). The CNNs' logits have the
-    # magnitude of ResNet-50's; the transformers are shallower than BERT (2-4 layers) but their
-    # outputs (hidden states up to ~5, Llama's logits up to ~1) go through the same normalizations,
-    # softmaxes and GELU/SiLU approximations, so they share BERT's bounds.
+    # magnitude of ResNet-50's (|values| 0.3-2) and get its bounds. The transformers are reduced to
+    # 2-4 layers, so the compounding that widens BERT's and GPT-2's bounds is mostly absent: their
+    # outputs (hidden states up to ~5.6, Llama's logits up to ~1.4) differ from PyTorch's by at
+    # most 2.4e-6 (every export that imports), and atol 1e-4 keeps a 40x margin for another reduction
+    # order while catching a wrong RMSNorm epsilon, rotary table or mask (1e-3 or more).
     "efficientnet_b0": (1e-3, 1e-4),
     "regnet_y_400mf": (1e-3, 1e-4),
     "convnext_tiny": (1e-3, 1e-4),
-    "llama": (1e-3, 1e-3),
-    "vit": (1e-3, 1e-3),
-    "whisper_enc": (1e-3, 1e-3),
-    "distilbert": (1e-3, 1e-3),
+    "llama": (1e-3, 1e-4),
+    "vit": (1e-3, 1e-4),
+    "whisper_enc": (1e-3, 1e-4),
+    "distilbert": (1e-3, 1e-4),
 }
 # The models built with `transformers` (the others need only torch and torchvision).
 TRANSFORMERS_MODELS = {"llama", "vit", "whisper_enc", "distilbert"}
