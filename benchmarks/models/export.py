@@ -19,9 +19,9 @@ ${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}):
                         version, and the fingerprint the cache is keyed on
 
 An export is skipped when meta.json's fingerprint matches: a hash of these scripts, the model's
-parameters (name, batch, seed, exporter, opset) and the torch, torchvision, transformers and onnx
-versions, so that a new exporter, opset or library version never reuses a stale file. The directory's path
-is printed on stdout. Exports are written to a temporary directory and renamed into place, so an
+parameters (name, batch, seed, exporter, opset) and the torch, torchvision, transformers, onnx
+and onnxscript versions, so that a new exporter, opset or library version never reuses a stale
+file. The directory's path is printed on stdout. Exports are written to a temporary directory and renamed into place, so an
 interrupted export never leaves a half-written model that looks up to date.
 """
 

@@ -63,8 +63,8 @@ TOLERANCES = {
     # magnitude of ResNet-50's (|values| 0.3-2) and get its bounds. The transformers are reduced to
     # 2-4 layers, so the compounding that widens BERT's and GPT-2's bounds is mostly absent: their
     # outputs (hidden states up to ~5.6, Llama's logits up to ~1.4) differ from PyTorch's by at
-    # most 2.4e-6 (every export that imports), and atol 1e-4 keeps a 40x margin for another reduction
-    # order while catching a wrong RMSNorm epsilon, rotary table or mask (1e-3 or more).
+    # most 2.4e-6 (every export that imports), and atol 1e-4 keeps a 40x margin for another
+    # reduction order while catching a wrong RMSNorm epsilon, rotary table or mask (1e-3 or more).
     "efficientnet_b0": (1e-3, 1e-4),
     "regnet_y_400mf": (1e-3, 1e-4),
     "convnext_tiny": (1e-3, 1e-4),
