@@ -1,12 +1,17 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Exports Kiln's real benchmark and test models to ONNX, with seeded inputs and PyTorch references.
 
-    /usr/bin/python3 benchmarks/models/export.py MODEL [--batch N] [--seed S] [--cache DIR] [--force]
+    .venv/bin/python benchmarks/models/export.py MODEL [--batch N] [--seed S] [--cache DIR]
+        [--exporter torchscript|dynamo] [--force]
 
-MODEL is one of resnet50, mobilenetv2, bert, gpt2 (or `all`). Each export lands in
-CACHE/MODEL-bN/ (CACHE defaults to ${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}):
+Run it with the project's environment (.venv, from scripts/requirements.txt). MODEL is one of
+MODEL_NAMES (or `all`): the four original ones (resnet50, mobilenetv2, bert, gpt2) and the current
+architectures of current.py. Each export lands in CACHE/MODEL-bN-EXPORTER/ (CACHE defaults to
+${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}):
 
-    model.onnx          the model, opset 17, static shapes, fp32 weights
+    model.onnx          the model, static shapes, fp32 weights: opset 17 from the TorchScript
+                        exporter (torch.onnx.export(dynamo=False)), opset 18 from the dynamo
+                        exporter (dynamo=True, which writes no opset below 18)
     model.pt            the eager PyTorch module (torch.save), for the PyTorch benchmark runner
     inputs/NAME.npy     seeded inputs, one per model input
     reference/NAME.npy  PyTorch's fp32 outputs for those inputs, one per model output
@@ -14,8 +19,9 @@ CACHE/MODEL-bN/ (CACHE defaults to ${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}
                         version, and the fingerprint the cache is keyed on
 
 An export is skipped when meta.json's fingerprint matches: a hash of these scripts, the model's
-parameters (name, batch, seed, opset) and the torch and torchvision versions. The directory's path
-is printed on stdout. Exports are written to a temporary directory and renamed into place, so an
+parameters (name, batch, seed, exporter, opset) and the torch, torchvision, transformers, onnx
+and onnxscript versions, so that a new exporter, opset or library version never reuses a stale
+file. The directory's path is printed on stdout. Exports are written to a temporary directory and renamed into place, so an
 interrupted export never leaves a half-written model that looks up to date.
 """
 
@@ -34,7 +40,9 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 # The model definitions (and the modules model.pt pickles refer to) live beside this script.
 sys.path.insert(0, str(HERE))
-OPSET = 17
+# The opset each exporter writes.
+OPSETS = {"torchscript": 17, "dynamo": 18}
+EXPORTERS = tuple(OPSETS)
 DEFAULT_SEED = 1234
 
 
@@ -48,6 +56,7 @@ class ModelSpec:
 
 def model_specs() -> dict:
     # Imported here so that `--help` and the cache lookup work without torch.
+    import current
     import language
     import vision
     return {
@@ -56,10 +65,20 @@ def model_specs() -> dict:
         "bert": ModelSpec(language.bert, language.bert_inputs,
                           ("last_hidden_state", "pooled_output")),
         "gpt2": ModelSpec(language.gpt2, language.gpt2_inputs, ("logits",)),
+        "llama": ModelSpec(current.llama, current.llama_inputs, ("logits",)),
+        "vit": ModelSpec(current.vit, current.image_inputs, ("last_hidden_state",)),
+        "whisper_enc": ModelSpec(current.whisper_enc, current.whisper_inputs,
+                                 ("last_hidden_state",)),
+        "distilbert": ModelSpec(current.distilbert, current.distilbert_inputs,
+                                ("last_hidden_state",)),
+        "efficientnet_b0": ModelSpec(current.efficientnet_b0, vision.image_inputs, ("logits",)),
+        "regnet_y_400mf": ModelSpec(current.regnet_y_400mf, vision.image_inputs, ("logits",)),
+        "convnext_tiny": ModelSpec(current.convnext_tiny, vision.image_inputs, ("logits",)),
     }
 
 
-MODEL_NAMES = ("resnet50", "mobilenetv2", "bert", "gpt2")
+MODEL_NAMES = ("resnet50", "mobilenetv2", "bert", "gpt2", "llama", "vit", "whisper_enc",
+               "distilbert", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny")
 
 
 def default_cache() -> Path:
@@ -67,18 +86,28 @@ def default_cache() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "kiln" / "models"
 
 
-def model_dir(name: str, batch: int, cache: Path) -> Path:
-    return cache / f"{name}-b{batch}"
+def model_dir(name: str, batch: int, cache: Path, exporter: str = "torchscript") -> Path:
+    return cache / f"{name}-b{batch}-{exporter}"
 
 
-def fingerprint(name: str, batch: int, seed: int) -> str:
-    import torch
-    import torchvision
+def library_versions() -> dict:
+    """The versions of the libraries an export depends on (None for one not installed)."""
+    from importlib import metadata
+    versions = {}
+    for package in ("torch", "torchvision", "transformers", "onnx", "onnxscript"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def fingerprint(name: str, batch: int, seed: int, exporter: str = "torchscript") -> str:
     digest = hashlib.sha256()
-    for script in ("export.py", "vision.py", "language.py"):
+    for script in ("export.py", "vision.py", "language.py", "current.py"):
         digest.update((HERE / script).read_bytes())
-    parameters = {"name": name, "batch": batch, "seed": seed, "opset": OPSET,
-                  "torch": torch.__version__, "torchvision": torchvision.__version__}
+    parameters = {"name": name, "batch": batch, "seed": seed, "exporter": exporter,
+                  "opset": OPSETS[exporter], **library_versions()}
     digest.update(json.dumps(parameters, sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -100,10 +129,10 @@ def _describe(name: str, array) -> dict:
     return {"name": name, "shape": list(array.shape), "dtype": str(array.dtype)}
 
 
-def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: str) -> None:
+def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: str,
+                  exporter: str) -> None:
     import numpy as np
     import torch
-    import torchvision
 
     spec = model_specs()[name]
     torch.manual_seed(seed)
@@ -125,21 +154,29 @@ def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: st
             raise RuntimeError(f"{name}: reference output '{output_name}' is not finite")
         np.save(destination / "reference" / f"{output_name}.npy", array)
 
-    # Newer PyTorch exports through dynamo by default; the TorchScript exporter is the one whose
-    # output (opset 17, folded constants) the tests were written against.
-    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
-    torch.onnx.export(model, tuple(inputs.values()), str(destination / "model.onnx"),
-                      input_names=list(inputs), output_names=list(spec.outputs),
-                      opset_version=OPSET, do_constant_folding=True, **legacy)
+    opset = OPSETS[exporter]
+    if exporter == "dynamo":
+        # torch.export traces the module; onnxscript's optimizer folds constants. The weights stay
+        # inside model.onnx (external_data=False): the cache holds one self-contained file.
+        program = torch.onnx.export(model, tuple(inputs.values()), dynamo=True,
+                                    input_names=list(inputs), output_names=list(spec.outputs),
+                                    opset_version=opset, optimize=True)
+        program.save(str(destination / "model.onnx"), external_data=False)
+    else:
+        legacy = ({"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters
+                  else {})
+        torch.onnx.export(model, tuple(inputs.values()), str(destination / "model.onnx"),
+                          input_names=list(inputs), output_names=list(spec.outputs),
+                          opset_version=opset, do_constant_folding=True, **legacy)
     torch.save(model, destination / "model.pt")
 
     meta = {
         "model": name,
         "batch": batch,
         "seed": seed,
-        "opset": OPSET,
-        "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
+        "exporter": exporter,
+        "opset": opset,
+        **library_versions(),
         "inputs": [_describe(n, v.numpy()) for n, v in inputs.items()],
         "outputs": [_describe(n, v.numpy()) for n, v in zip(spec.outputs, outputs)],
         "reference_stats": {n: {"min": float(v.min()), "max": float(v.max()),
@@ -151,24 +188,27 @@ def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: st
 
 
 def ensure_exported(name: str, batch: int = 1, seed: int = DEFAULT_SEED, cache: Path = None,
-                    force: bool = False, log=sys.stderr) -> Path:
+                    force: bool = False, log=sys.stderr, exporter: str = "torchscript") -> Path:
     """Returns the directory holding an up-to-date export of the model, exporting it if needed."""
     if name not in MODEL_NAMES:
         raise ValueError(f"unknown model '{name}' (known: {', '.join(MODEL_NAMES)})")
+    if exporter not in EXPORTERS:
+        raise ValueError(f"unknown exporter '{exporter}' (known: {', '.join(EXPORTERS)})")
     if batch < 1:
         raise ValueError("batch must be at least 1")
     cache = Path(cache) if cache else default_cache()
-    directory = model_dir(name, batch, cache)
-    stamp = fingerprint(name, batch, seed)
+    directory = model_dir(name, batch, cache, exporter)
+    stamp = fingerprint(name, batch, seed, exporter)
     if not force and is_up_to_date(directory, stamp):
         return directory
 
     cache.mkdir(parents=True, exist_ok=True)
-    print(f"export: {name} (batch {batch}, seed {seed}) -> {directory}", file=log, flush=True)
+    print(f"export: {name} (batch {batch}, seed {seed}, {exporter} exporter) -> {directory}",
+          file=log, flush=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=cache))
     staging.chmod(0o755)
     try:
-        _write_export(name, batch, seed, staging, stamp)
+        _write_export(name, batch, seed, staging, stamp, exporter)
         if directory.exists():
             shutil.rmtree(directory)
         os.replace(staging, directory)
@@ -185,11 +225,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--cache", type=Path, default=None,
                         help="cache directory (default: $KILN_MODEL_CACHE or ~/.cache/kiln/models)")
+    parser.add_argument("--exporter", choices=EXPORTERS, default="torchscript")
     parser.add_argument("--force", action="store_true", help="export even when up to date")
     args = parser.parse_args()
     names = MODEL_NAMES if args.model == "all" else (args.model,)
     for name in names:
-        print(ensure_exported(name, args.batch, args.seed, args.cache, args.force))
+        print(ensure_exported(name, args.batch, args.seed, args.cache, args.force,
+                              exporter=args.exporter))
     return 0
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def _calibrate(model: torch.nn.Module, generator: torch.Generator) -> None:
     model.eval()
 
 
-def _build(constructor, seed: int) -> torch.nn.Module:
+def build(constructor, seed: int) -> torch.nn.Module:
     torch.manual_seed(seed)
     model = constructor(weights=None)
     generator = torch.Generator().manual_seed(seed + 1)
@@ -46,11 +46,11 @@ def _build(constructor, seed: int) -> torch.nn.Module:
 
 
 def resnet50(seed: int) -> torch.nn.Module:
-    return _build(torchvision.models.resnet50, seed)
+    return build(torchvision.models.resnet50, seed)
 
 
 def mobilenetv2(seed: int) -> torch.nn.Module:
-    return _build(torchvision.models.mobilenet_v2, seed)
+    return build(torchvision.models.mobilenet_v2, seed)
 
 
 def image_inputs(batch: int, seed: int) -> dict:

@@ -314,6 +314,47 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
     }
     return result;
   }
+  // Comparisons and selections between known numbers: the TorchScript exporter computes the
+  // shape of `expand(-1, ...)` as Where(Equal(shape, -1), ones, shape).
+  if (llvm::isa<graph::CompareOp, graph::SelectOp>(op)) {
+    SmallVector<KnownIntegers> inputs;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      std::optional<KnownIntegers> input = operand(i);
+      if (!input)
+        return std::nullopt;
+      inputs.push_back(std::move(*input));
+    }
+    int64_t count = type.getNumElements();
+    for (int64_t i = 0; i < count; ++i) {
+      SmallVector<int64_t> elements;
+      for (const KnownIntegers &input : inputs) {
+        // Only equal sizes and single elements broadcast here.
+        int64_t size = static_cast<int64_t>(input.values.size());
+        if (size != 1 && size != count)
+          return std::nullopt;
+        const ShapeEntry &entry = input.values[size == 1 ? 0 : i];
+        if (entry.isDynamicDim())
+          return std::nullopt;
+        elements.push_back(entry.value);
+      }
+      if (auto compare = llvm::dyn_cast<graph::CompareOp>(op)) {
+        int64_t a = elements[0], b = elements[1];
+        bool holds = false;
+        switch (compare.getDirection()) {
+        case graph::ComparisonDirection::eq: holds = a == b; break;
+        case graph::ComparisonDirection::ne: holds = a != b; break;
+        case graph::ComparisonDirection::lt: holds = a < b; break;
+        case graph::ComparisonDirection::gt: holds = a > b; break;
+        case graph::ComparisonDirection::le: holds = a <= b; break;
+        case graph::ComparisonDirection::ge: holds = a >= b; break;
+        }
+        result.values.push_back(number(holds ? 1 : 0));
+      } else {
+        result.values.push_back(number(elements[0] != 0 ? elements[1] : elements[2]));
+      }
+    }
+    return result;
+  }
   return std::nullopt;
 }
 

@@ -298,6 +298,22 @@ def shape_arithmetic():
                  const("three_1d", np.array([3], np.int64))])
 
 
+@model("expand_where_shape")
+def expand_where_shape():
+    # x.expand(2, -1, -1) as the TorchScript exporter writes it: the -1s are replaced by ones
+    # through Where(Equal(shape, -1 * ones), ones, shape), all of it computed from constants.
+    ones = h.make_tensor("ones_value", T.INT64, [1], [1])
+    return make([h.make_node("ConstantOfShape", ["rank"], ["ones"], value=ones),
+                 h.make_node("Mul", ["ones", "minus_one"], ["minus_ones"]),
+                 h.make_node("Equal", ["requested", "minus_ones"], ["keep"]),
+                 h.make_node("Where", ["keep", "ones", "requested"], ["target"]),
+                 h.make_node("Expand", ["x", "target"], ["y"])],
+                [f32("x", [1, 3, 4])], [unknown("y", T.FLOAT, 3)],
+                [const("rank", np.array([3], np.int64)),
+                 const("minus_one", np.array(-1, np.int64)),
+                 const("requested", np.array([2, -1, -1], np.int64))])
+
+
 @model("flatten_dynamic_batch")
 def flatten_dynamic_batch():
     # x.view(x.size(0), -1) with a dynamic batch, and a target that needs the batch's value.
