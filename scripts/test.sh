@@ -12,6 +12,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 
 "$root/scripts/install-deps.sh" --models
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere reuses the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 
 start=$(date +%s)
 if [[ ! -f "$build/build.ninja" ]]; then
