@@ -368,13 +368,12 @@ def runtime_versions() -> dict:
     """The installed versions of the peers (read from package metadata, without importing them)."""
     import importlib.metadata
     versions = {}
-    for runtime, package in (("ort", "onnxruntime"), ("iree", "iree-base-compiler"),
-                             ("torch", "torch"), ("tvm", "apache-tvm"), ("numpy", "numpy"),
-                             ("onnx", "onnx")):
+    for package in ("onnxruntime", "iree-base-compiler", "iree-base-runtime", "torch", "apache-tvm",
+                    "onnx", "numpy"):
         try:
-            versions[runtime] = importlib.metadata.version(package)
+            versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
-            versions[runtime] = None
+            versions[package] = None
     return versions
 
 
@@ -382,16 +381,19 @@ def parse_arguments() -> argparse.Namespace:
     names = export.MODEL_NAMES
     parser = argparse.ArgumentParser(
         prog="benchmarks/run", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Measures Kiln next to ONNX Runtime, IREE, torch.compile, PyTorch eager and "
-                    "Apache TVM on the CPU, on the same ONNX files and seeded inputs, in alternating "
-                    "rounds; writes benchmarks/results/<machine>-<date>.json, the plot and "
-                    "docs/benchmarks.md's table.",
-        epilog="runtimes: kiln (kiln compile + kiln bench), ort (onnxruntime, CPU provider, "
-               "ORT_ENABLE_ALL), iree (iree-base-compiler llvm-cpu for the host + iree.runtime), "
-               "torch-compile (torch.compile, Inductor), torch (PyTorch eager), tvm (apache-tvm "
-               "Relax, llvm for the host, untuned).\n"
-               "With --device cuda, benchmarks/runners/gpu_harness.py runs instead (its own "
-               "--help). Details: docs/benchmarks.md")
+        description="Measures Kiln next to ONNX Runtime, IREE, torch.compile, PyTorch eager and\n"
+                    "Apache TVM on the CPU, on the same ONNX files and seeded inputs, in alternating\n"
+                    "rounds; writes benchmarks/results/<machine>-<date>.json, the plot and\n"
+                    "docs/benchmarks.md's results section.",
+        epilog="runtimes:\n"
+               "  kiln           kiln compile --target cpu, then kiln bench\n"
+               "  ort            onnxruntime, CPU execution provider, ORT_ENABLE_ALL\n"
+               "  iree           iree-base-compiler (llvm-cpu, host CPU) and iree.runtime\n"
+               "  torch-compile  torch.compile with Inductor\n"
+               "  torch          PyTorch eager\n"
+               "  tvm            apache-tvm: Relax ONNX frontend, llvm for the host, untuned\n"
+               "With --device cuda, benchmarks/runners/gpu_harness.py runs instead (its own\n"
+               "--help). Method and results: docs/benchmarks.md")
     parser.add_argument("--device", choices=["cpu"], default="cpu",
                         help="cpu here; --device cuda runs benchmarks/runners/gpu_harness.py")
     parser.add_argument("--models", default=",".join(names),
