@@ -173,7 +173,7 @@ def section(results: dict, results_path: Path, plot_path: Path) -> str:
         "",
     ]
     ratio_rows, latency_rows, compile_rows, memory_rows, error_rows = [], [], [], [], []
-    failures = []
+    failures, notes = [], []
     for model, batch, entry in _cases(results):
         case = [_model(model), str(batch)]
         ratios = entry.get("latency_ratio_peer_over_kiln") or {}
@@ -201,6 +201,10 @@ def section(results: dict, results_path: Path, plot_path: Path) -> str:
                     failures.append(f"- {_model(model)}, batch {batch}, {_label(runtime)}"
                                     f"{' (output check)' if key == 'check_error' else ''}: {head[:200]}"
                                     + (f" … `{tail[:300]}`" if tail else ""))
+        for runtime in runtimes:
+            if (entry.get(runtime) or {}).get("single_round"):
+                notes.append(f"- {_model(model)}, batch {batch}, {_label(runtime)}: "
+                             f"{entry[runtime]['single_round']}.")
         if entry.get("check_error"):
             failures.append(f"- {_model(model)}, batch {batch}: the output check failed: "
                             f"{entry['check_error'].strip().splitlines()[-1][:300]}")
@@ -222,6 +226,9 @@ def section(results: dict, results_path: Path, plot_path: Path) -> str:
         failures.insert(0, f"- Kiln's figures are missing: {results['kiln_missing']}.")
     lines += ["", "**Failures**" + (" (the first and last lines of each; the results file has more)"
                                     if failures else ": none."), ""] + failures
+    if notes:
+        lines += ["", "**Runtimes measured in one round** (too slow to alternate within the time "
+                  "limits)", ""] + notes
     return "\n".join(lines).rstrip() + "\n"
 
 
