@@ -433,7 +433,7 @@ def parse_arguments() -> argparse.Namespace:
                         help="each runtime stops its warm-up after half this time and its timed runs "
                              "after this time, once 1 warm-up and 3 timed runs (or 1 longer one) are "
                              "done (default 5; 0: no limit)")
-    parser.add_argument("--round-timeout", type=float, default=240,
+    parser.add_argument("--round-timeout", type=float, default=180,
                         help="limit in seconds on one runtime's round (a process) before it is "
                              "killed and recorded as failed (default %(default)s)")
     parser.add_argument("--slow-round", type=float, default=90,
