@@ -504,7 +504,7 @@ def main() -> int:
                      "quick": args.quick,
                      "runtimes": runtimes, "models": args.models,
                      "order": "alternating, one process per runtime and round",
-                     "python": sys.executable},
+                     "python": sys.executable, "argv": sys.argv[1:]},
         "versions": runtime_versions(),
         "load_average": {"start": list(os.getloadavg())},
         "harness_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,

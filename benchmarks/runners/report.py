@@ -72,7 +72,7 @@ def _failed(entry: dict, runtime: str) -> bool:
 def plot(results: dict, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
-    from matplotlib import pyplot
+    from matplotlib import patches, pyplot, ticker
 
     runtimes = results["settings"]["runtimes"]
     batches = results["settings"]["batches"]
@@ -101,11 +101,15 @@ def plot(results: dict, path: Path) -> None:
                 axes.annotate("×", (x, 0.01), xycoords=axes.get_xaxis_transform(), ha="center",
                               va="bottom", fontsize=11, color=COLORS.get(runtime, "#999999"))
         axes.set_xticks(range(len(models)), [_model(m) for m in models], fontsize=8)
+        axes.set_xlim(-0.5, len(models) - 0.5)
         axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.yaxis.set_minor_formatter(ticker.NullFormatter())
         axes.set_ylabel("median latency, ms (log; bars: spread of rounds)", fontsize=8)
         axes.set_title(f"batch {batch}", fontsize=9)
         axes.grid(axis="y", which="both", alpha=0.3)
-    axes_list[0][0].legend(fontsize=7, ncol=2)
+    handles = [patches.Patch(color=COLORS.get(r, "#999999"), label=_label(r)) for r in runtimes]
+    axes_list[0][0].legend(handles=handles, fontsize=7, ncol=2)
     machine = results["machine"]
     load = results.get("load_average", {}).get("start", [None])[0]
     figure.suptitle(f"CPU inference: {machine['cpu']}, {machine['cores']} cores; {results['date'][:10]}, "
@@ -145,6 +149,22 @@ def _load_note(results: dict) -> str:
     return text + "."
 
 
+def _command(results: dict) -> str:
+    """The benchmarks/run command that gives these settings (with the results' own kiln)."""
+    settings = results["settings"]
+    parts = ["benchmarks/run", "--models", ",".join(settings.get("models") or results["models"]),
+             "--runtimes", ",".join(settings["runtimes"]),
+             "--batches", ",".join(str(b) for b in settings["batches"]),
+             "--rounds", settings["rounds"], "--warmup", settings["warmup"],
+             "--iterations", settings["iterations"], "--max-seconds", f"{settings['max_seconds']:g}",
+             "--round-timeout", f"{settings['round_timeout_s']:g}",
+             "--compile-timeout", f"{settings['compile_timeout_s']:g}"]
+    if settings.get("slow_round_s") is not None:
+        parts += ["--slow-round", f"{settings['slow_round_s']:g}"]
+    parts += ["--threads", settings["threads"]]
+    return " ".join(str(p) for p in parts)
+
+
 def section(results: dict, results_path: Path, plot_path: Path) -> str:
     settings = results["settings"]
     machine = results["machine"]
@@ -160,12 +180,16 @@ def section(results: dict, results_path: Path, plot_path: Path) -> str:
         f"{' (with local changes)' if results.get('dirty') else ''}; batches "
         f"{', '.join(str(b) for b in settings['batches'])}; {settings['rounds']} alternating rounds of "
         f"{settings['warmup']} warm-up + {settings['iterations']} timed runs (each runtime stops timing "
-        f"after {settings['max_seconds']:g} s, after 3 runs at least); {settings['threads'] or 'default'} "
+        f"after {settings['max_seconds']:g} s, after 3 runs at least or 1 longer one); {settings['threads'] or 'default'} "
         f"threads for every runtime; limits: {settings['round_timeout_s']:g} s per round, "
         f"{settings['compile_timeout_s']:g} s per compile. {shown_versions}. "
         + (f"The whole run took {results['wall_s'] / 60:.0f} min. " if results.get("wall_s") else "")
         + _load_note(results)
         + f" Raw figures: [`{_shown(results_path)}`]({_link(results_path)}).",
+        "",
+        f"Command: `{_command(results)}`" + (f" with `--kiln` at `{results['kiln']}` "
+                                             f"({results.get('versions', {}).get('kiln') or 'version unknown'})"
+                                             if results.get("kiln") else "") + ".",
         "",
         f"![median latency per model, batch and runtime]({_link(plot_path)})",
         "",
