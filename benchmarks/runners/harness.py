@@ -516,7 +516,18 @@ def main() -> int:
     if kiln_ok:
         version = subprocess.run([str(kiln), "--version"], capture_output=True, text=True)
         results["versions"]["kiln"] = version.stdout.strip() or None
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    path = args.results_dir / f"{machine_name}-{now.date().isoformat()}{'-quick' if args.quick else ''}.json"
+    shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
     started = time.monotonic()
+
+    def write_results(complete: bool) -> None:
+        # Written after every model and batch too, marked incomplete, so that an interrupted run
+        # keeps what it measured.
+        results["complete"] = complete
+        results["wall_s"] = time.monotonic() - started
+        path.write_text(json.dumps(results, indent=2) + "\n")
+
     with tempfile.TemporaryDirectory(prefix="kiln-bench-") as scratch:
         for model in args.models:
             model_result = results["models"].setdefault(model, {"batches": {}})
@@ -529,6 +540,7 @@ def main() -> int:
                     model_result["batches"][str(batch)] = {
                         "export_error": export_error,
                         **{r: {"rounds": [], "error": export_error} for r in runtimes}}
+                    write_results(False)
                     continue
                 bench = ModelBenchmark(model, batch, directory, args, Path(scratch),
                                        results["commands"])
@@ -545,14 +557,10 @@ def main() -> int:
                 bench.check_outputs()
                 model_result["batches"][str(batch)] = bench.finish(runtimes)
                 results["load_average"][f"{model}-b{batch}"] = list(os.getloadavg())
+                write_results(False)
     results["load_average"]["end"] = list(os.getloadavg())
-    results["wall_s"] = time.monotonic() - started
-
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    path = args.results_dir / f"{machine_name}-{now.date().isoformat()}{'-quick' if args.quick else ''}.json"
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"benchmarks/run: wrote {path.relative_to(REPO) if path.is_relative_to(REPO) else path} "
-          f"({results['wall_s'] / 60:.1f} min)")
+    write_results(True)
+    print(f"benchmarks/run: wrote {shown} ({results['wall_s'] / 60:.1f} min)")
     if not args.no_docs and not args.quick:
         import report
         report.regenerate(path)

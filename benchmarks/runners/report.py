@@ -185,6 +185,8 @@ def section(results: dict, results_path: Path, plot_path: Path) -> str:
         f"{settings['compile_timeout_s']:g} s per compile. {shown_versions}. "
         + (f"The whole run took {results['wall_s'] / 60:.0f} min. " if results.get("wall_s") else "")
         + _load_note(results)
+        + (" **This run was interrupted: only the models and batches below were measured.**"
+           if results.get("complete") is False else "")
         + f" Raw figures: [`{_shown(results_path)}`]({_link(results_path)}).",
         "",
         f"Command: `{_command(results)}`" + (f" with `--kiln` at `{results['kiln']}` "
