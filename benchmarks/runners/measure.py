@@ -44,6 +44,28 @@ def check_counts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         parser.error("--iterations must be positive and --warmup not negative")
 
 
+def ahead_of_time_arguments(doc: str, program: str, compile_model, module_help: str):
+    """The command line of a runner that compiles ahead of time (IREE, TVM).
+
+    `PROGRAM compile MODEL_DIR -o OUT` calls compile_model(MODEL_DIR, OUT) and returns its exit
+    code; `PROGRAM [run] MODEL_DIR --module OUT ...` returns the parsed measuring arguments (those of
+    argument_parser, plus --module).
+    """
+    if len(sys.argv) > 1 and sys.argv[1] == "compile":
+        parser = argparse.ArgumentParser(prog=f"{program} compile")
+        parser.add_argument("model_dir", type=Path)
+        parser.add_argument("-o", dest="output", type=Path, required=True)
+        args = parser.parse_args(sys.argv[2:])
+        return compile_model(args.model_dir, args.output.resolve())
+    if len(sys.argv) > 1 and sys.argv[1] == "run":
+        del sys.argv[1]
+    parser = argument_parser(doc.split("\n\n")[0])
+    parser.add_argument("--module", type=Path, required=True, help=module_help)
+    args = parser.parse_args()
+    check_counts(parser, args)
+    return args
+
+
 def load_meta(model_dir: Path) -> dict:
     return json.loads((model_dir / "meta.json").read_text())
 

@@ -41,19 +41,10 @@ def compile_model(model_dir: Path, output: Path) -> int:
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "compile":
-        import argparse
-        parser = argparse.ArgumentParser(prog="tvm_runner.py compile")
-        parser.add_argument("model_dir", type=Path)
-        parser.add_argument("-o", dest="output", type=Path, required=True)
-        args = parser.parse_args(sys.argv[2:])
-        return compile_model(args.model_dir, args.output.resolve())
-    if len(sys.argv) > 1 and sys.argv[1] == "run":
-        del sys.argv[1]
-    parser = measure.argument_parser(__doc__.split("\n\n")[0])
-    parser.add_argument("--module", type=Path, required=True, help="the library from `compile`")
-    args = parser.parse_args()
-    measure.check_counts(parser, args)
+    args = measure.ahead_of_time_arguments(__doc__, "tvm_runner.py", compile_model,
+                                           "the library from `compile`")
+    if isinstance(args, int):
+        return args
 
     import tvm
     from tvm import relax
