@@ -204,8 +204,10 @@ LogicalResult translateMod(NodeContext &ctx) {
   Value a = ctx.input(0), b = ctx.input(1);
   int64_t fmod = ctx.intAttr("fmod", 0);
   bool isFloat = llvm::isa<FloatType>(elementTypeOf(a));
-  if (isFloat && fmod != 1)
-    return ctx.emitError() << "floating-point Mod requires fmod = 1";
+  // Before opset 28 fmod = 0 was defined for integers only; Mod-28 defines it for floating point
+  // too, as A - floor(A / B) * B, which the sign correction below computes.
+  if (isFloat && fmod != 1 && ctx.opset() < 28)
+    return ctx.emitError() << "floating-point Mod requires fmod = 1 before opset 28";
   FailureOr<Value> rem = ctx.build<RemOp>({a, b});
   if (failed(rem))
     return failure();
@@ -463,7 +465,7 @@ void registerElementwiseOps(OpTable &table) {
   table.add("", "Mul", {7, 13, 14}, translateBinary<MulOp>);
   table.add("", "Div", {7, 13, 14}, translateBinary<DivOp>);
   table.add("", "Pow", {7, 12, 13, 15}, translatePow);
-  table.add("", "Mod", {10, 13}, translateMod);
+  table.add("", "Mod", {10, 13, 28}, translateMod);
   table.add("", "Max", {6, 8, 12, 13}, translateVariadic<MaxOp>);
   table.add("", "Min", {6, 8, 12, 13}, translateVariadic<MinOp>);
   table.add("", "Sum", {6, 8, 13}, translateVariadic<AddOp>);

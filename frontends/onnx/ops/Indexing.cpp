@@ -658,7 +658,17 @@ LogicalResult translateSpaceToDepth(NodeContext &ctx) {
   if (h == kDynamic || w == kDynamic || h % b != 0 || w % b != 0)
     return ctx.emitError() << "spatial dimensions of input type " << type
                            << " must be static and divisible by blocksize " << b;
-  return ctx.setResult(rearrange(ctx, ctx.input(0), {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+  // The blocks go to the depth dimension as (row, column, channel) in DCR order, the only one
+  // before opset 28, or (channel, row, column) in CRD order.
+  std::string mode = ctx.opset() >= 28 ? ctx.stringAttr("mode", "DCR") : "DCR";
+  SmallVector<int64_t> permutation;
+  if (mode == "DCR")
+    permutation = {0, 3, 5, 1, 2, 4};
+  else if (mode == "CRD")
+    permutation = {0, 1, 3, 5, 2, 4};
+  else
+    return ctx.emitError() << "mode '" << mode << "' is neither DCR nor CRD";
+  return ctx.setResult(rearrange(ctx, ctx.input(0), {n, c, h / b, b, w / b, b}, permutation,
                                  {n, scaleDim(c, b * b), h / b, w / b}));
 }
 
@@ -951,8 +961,9 @@ void registerIndexingOps(OpTable &table) {
   table.add("", "EyeLike", 9, translateEyeLike);
   table.add("", "NonZero", {9, 13}, translateNonZero);
   table.add("", "Tile", {6, 13}, translateTile);
-  table.add("", "DepthToSpace", {1, 11, 13}, translateDepthToSpace);
-  table.add("", "SpaceToDepth", {1, 13}, translateSpaceToDepth);
+  // DepthToSpace-28 changed neither attributes nor types; SpaceToDepth-28 added `mode`.
+  table.add("", "DepthToSpace", {1, 11, 13, 28}, translateDepthToSpace);
+  table.add("", "SpaceToDepth", {1, 13, 28}, translateSpaceToDepth);
   table.add("", "Einsum", 12, translateEinsum);
 }
 

@@ -500,9 +500,9 @@ const std::map<std::pair<std::string, std::string>, std::vector<int64_t>> &opera
 /// BitShift at 28, fewer for ReduceLogSum(Exp) at 28), checked against the schemas of onnx 1.23:
 /// same attributes, inputs and outputs. Cast/CastLike-24 add `round_mode`, which applies only to
 /// float8e8m0, a type Kiln refuses; Range-27 adds `stash_type`, which applies only to float16 and
-/// bfloat16 accumulation. Left out on purpose (their meaning changed, or Kiln does not check what
-/// they added): DepthToSpace-28, SpaceToDepth-28 (`mode`), Mod-28, QuantizeLinear-23
-/// (`precision`) and DequantizeLinear-23 (`output_dtype`).
+/// bfloat16 accumulation. Not here: revisions whose translators handle what changed (Mod-28,
+/// SpaceToDepth-28 and DepthToSpace-28, registered with their operators), and QuantizeLinear-23
+/// (`precision`) and DequantizeLinear-23 (`output_dtype`), which are not translated.
 void registerTypeOnlyRevisions(OpTable &t) {
   for (const char *op : {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "AveragePool", "Conv",
                          "ConvTranspose", "Cos", "Cosh", "Dropout", "Elu", "EyeLike", "GRU",
