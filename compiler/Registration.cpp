@@ -6,8 +6,10 @@
 #include "compiler/conversion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
+#include "compiler/program/Passes.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphDialect.h"
+#include "dialects/program/ProgramDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -18,7 +20,7 @@
 namespace kiln {
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect>();
+  registry.insert<graph::GraphDialect, program::ProgramDialect>();
   // The upstream dialects Kiln lowers through, with their interfaces (bufferization, conversion
   // to LLVM, GPU targets and translation to LLVM IR).
   mlir::registerAllDialects(registry);
@@ -34,6 +36,7 @@ void registerAllPasses() {
   registerGraphTransformsPasses();
   registerLibraryCallsPasses();
   registerPipelines();
+  registerProgramPasses();
 }
 
 } // namespace kiln

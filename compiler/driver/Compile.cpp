@@ -4,9 +4,13 @@
 //   graph      bind shapes, canonicalize, select library calls
 //   linalg     lower to linalg/tensor, fuse elementwise producers into their consumers
 //   kernels    outline kernel groups (dispatch functions) from the entry function
+//   program    the entry function becomes a program.program over buffers; the dispatch
+//              functions move into the nested module @kernels
 //   codegen    per kernel: destination passing, workgroup tiling, bufferization, lowering to
-//              LLVM, the dispatch entry points; then host object code in a shared object
-//   artifact   buffers, the static memory plan, steps, constants → .kiln bytes
+//              LLVM, the dispatch entry points; then host object code in a shared object (CPU)
+//              or cubins and PTX (CUDA); @kernels becomes a program.executable
+//   memory     the static memory plan, verified
+//   artifact   the program translated into .kiln bytes
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +22,7 @@
 #include "compiler/codegen/Passes.h"
 #include "compiler/conversion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
+#include "compiler/program/Passes.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphDialect.h"
 
@@ -49,6 +54,30 @@ using namespace mlir;
 
 namespace {
 
+/// A compiled code object and the symbol of each kernel it exports.
+struct CodeObjectImage {
+  std::string target;
+  program::CodeFormat format = program::CodeFormat::elf;
+  std::string data;
+  std::vector<std::string> kernels;
+};
+
+/// What code generation made of the dispatch functions.
+struct KernelTable {
+  std::vector<CodeObjectImage> codeObjects;
+  struct Entry {
+    /// CPU: the exported kernel and the workgroups it runs over.
+    std::string symbol;
+    int64_t workgroupCount = 1;
+    /// CUDA: the kernels launched in order (a dispatch that writes nothing has none) and the
+    /// scratch buffers they bind after the dispatch's outputs.
+    std::optional<SmallVector<Attribute>> cudaLaunches;
+    SmallVector<Attribute> scratch;
+  };
+  /// Dispatch function name → what it became.
+  llvm::StringMap<Entry> dispatches;
+};
+
 class Compilation {
 public:
   Compilation(ModuleOp module, const CompileOptions &options)
@@ -61,15 +90,12 @@ private:
                             llvm::function_ref<void(OpPassManager &)> build);
   void dump(Operation *op, StringRef stage);
   LogicalResult checkLowered(func::FuncOp entry);
-  OwningOpRef<ModuleOp> splitKernels();
   FailureOr<KernelTable> compileKernels(ModuleOp kernels);
   FailureOr<KernelTable> compileCudaKernels(ModuleOp kernels);
   FailureOr<CodeObjectImage> serializeCudaKernels(ModuleOp kernels, ArrayRef<std::string> archs,
                                                   bool ptx);
-  void addScratchResults(func::FuncOp entry);
-
-  /// CUDA: the scratch buffers (kiln.cuda_scratch) of each dispatch function, as tensor types.
-  llvm::StringMap<SmallVector<Type>> scratch_;
+  void replaceWithExecutable(ModuleOp kernels, const KernelTable &table);
+  void bindScratch(program::ProgramOp program);
 
   ModuleOp module_;
   const CompileOptions &options_;
@@ -119,20 +145,6 @@ LogicalResult Compilation::checkLowered(func::FuncOp entry) {
   return success(ok);
 }
 
-/// Moves the dispatch functions into a module of their own, leaving declarations behind.
-OwningOpRef<ModuleOp> Compilation::splitKernels() {
-  OwningOpRef<ModuleOp> kernels = ModuleOp::create(module_.getLoc());
-  OpBuilder builder(kernels->getBodyRegion());
-  for (auto function : llvm::make_early_inc_range(module_.getOps<func::FuncOp>())) {
-    if (!function->hasAttr(kDispatchAttr) || function.isExternal())
-      continue;
-    builder.clone(*function);
-    function.getBody().getBlocks().clear();
-    function.setPrivate();
-  }
-  return kernels;
-}
-
 /// Rewrites memref.copy into a linalg copy so that it lowers to loops instead of a call into
 /// MLIR's runner library, which kernels do not link.
 /// Replaces transcendental math ops on f32 (exp, log, tanh, erf, ...) with MLIR's polynomial
@@ -172,14 +184,13 @@ FailureOr<KernelTable> Compilation::compileKernels(ModuleOp kernels) {
 
   KernelTable table;
   CodeObjectImage image;
-  image.format = 0;
+  image.format = program::CodeFormat::elf;
   for (auto function : kernels.getOps<func::FuncOp>()) {
     KernelTable::Entry entry;
-    entry.codeObject = 0;
-    entry.kernel = image.kernels.size();
+    entry.symbol = ("kiln_" + function.getSymName()).str();
     if (auto count = function->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr))
       entry.workgroupCount = count.getInt();
-    image.kernels.push_back(("kiln_" + function.getSymName()).str());
+    image.kernels.push_back(entry.symbol);
     table.dispatches[function.getSymName()] = entry;
   }
 
@@ -245,7 +256,7 @@ FailureOr<CodeObjectImage> Compilation::serializeCudaKernels(ModuleOp kernels,
   if (!binary)
     return kernels.emitError("the CUDA kernels were not serialized");
   CodeObjectImage image;
-  image.format = ptx ? 2 : 1;
+  image.format = ptx ? program::CodeFormat::ptx : program::CodeFormat::cubin;
   for (Attribute attribute : binary.getObjects()) {
     auto object = cast<gpu::ObjectAttr>(attribute);
     auto target = cast<NVVM::NVVMTargetAttr>(object.getTarget());
@@ -287,24 +298,19 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
   KernelTable table;
   std::vector<std::string> names;
   for (auto function : kernels.getOps<func::FuncOp>()) {
-    if (auto scratch = function->getAttrOfType<ArrayAttr>(kCudaScratchAttr))
-      for (Attribute type : scratch) {
-        auto memref = cast<MemRefType>(cast<TypeAttr>(type).getValue());
-        scratch_[function.getSymName()].push_back(
-            RankedTensorType::get(memref.getShape(), memref.getElementType()));
-      }
     auto launches = function->getAttrOfType<ArrayAttr>(kCudaLaunchesAttr);
     if (!launches)
       continue;
     KernelTable::Entry entry;
+    if (auto scratch = function->getAttrOfType<ArrayAttr>(kCudaScratchAttr))
+      entry.scratch.assign(scratch.begin(), scratch.end());
+    entry.cudaLaunches.emplace();
     for (Attribute launch : launches) {
       auto fields = cast<ArrayAttr>(launch);
-      KernelTable::CudaLaunch cuda;
-      cuda.kernel = names.size();
       names.push_back(cast<StringAttr>(fields[0]).getValue().str());
-      cuda.blockSize = cast<IntegerAttr>(fields[1]).getInt();
-      cuda.workItems = cast<IntegerAttr>(fields[2]).getInt();
-      entry.cudaLaunches.push_back(cuda);
+      entry.cudaLaunches->push_back(program::CudaLaunchAttr::get(
+          context_, names.back(), cast<IntegerAttr>(fields[1]).getInt(),
+          cast<IntegerAttr>(fields[2]).getInt()));
     }
     table.dispatches[function.getSymName()] = entry;
   }
@@ -331,29 +337,53 @@ FailureOr<KernelTable> Compilation::compileCudaKernels(ModuleOp kernels) {
   return table;
 }
 
-/// Gives each call of a dispatch with scratch buffers one more (unused) result per buffer, after
-/// its own, so the memory plan reserves them for the duration of the call; the kernels take them
-/// as bindings after the outputs.
-void Compilation::addScratchResults(func::FuncOp entry) {
-  SmallVector<func::CallOp> calls;
-  entry.walk([&](func::CallOp call) {
-    if (scratch_.count(call.getCallee()))
-      calls.push_back(call);
-  });
-  for (func::CallOp call : calls) {
-    const SmallVector<Type> &extra = scratch_[call.getCallee()];
-    SmallVector<Type> results(call.getResultTypes());
-    results.append(extra.begin(), extra.end());
-    OpBuilder builder(call);
-    auto replacement = func::CallOp::create(builder, call.getLoc(), call.getCalleeAttr(), results,
-                                            call.getOperands());
-    replacement->setDiscardableAttrs(call->getDiscardableAttrDictionary());
-    for (auto [from, to] : llvm::zip(call.getResults(), replacement.getResults()))
-      from.replaceAllUsesWith(to);
-    if (auto callee = module_.lookupSymbol<func::FuncOp>(call.getCalleeAttr()))
-      callee.setFunctionType(
-          FunctionType::get(context_, callee.getArgumentTypes(), results));
-    call.erase();
+/// Replaces the compiled kernel module with the program.executable describing what it became.
+void Compilation::replaceWithExecutable(ModuleOp kernels, const KernelTable &table) {
+  OpBuilder builder(kernels);
+  auto executable = program::ExecutableOp::create(builder, kernels.getLoc(), kKernelsSymbol);
+  builder.setInsertionPointToStart(&executable.getBody().front());
+  // In the order of the dispatch functions, for a stable printed form.
+  SmallVector<StringRef> names;
+  for (const auto &entry : table.dispatches)
+    names.push_back(entry.getKey());
+  llvm::sort(names);
+  for (StringRef name : names) {
+    const KernelTable::Entry &entry = table.dispatches.find(name)->second;
+    auto kernel = program::KernelOp::create(builder, kernels.getLoc(), name, StringAttr(),
+                                            IntegerAttr(), ArrayAttr(), ArrayAttr());
+    if (entry.cudaLaunches) {
+      kernel.setLaunchesAttr(builder.getArrayAttr(*entry.cudaLaunches));
+      if (!entry.scratch.empty())
+        kernel.setScratchAttr(builder.getArrayAttr(entry.scratch));
+    } else {
+      kernel.setSymbolAttr(builder.getStringAttr(entry.symbol));
+      kernel.setWorkgroupsAttr(builder.getI64IntegerAttr(entry.workgroupCount));
+    }
+  }
+  for (const CodeObjectImage &image : table.codeObjects) {
+    SmallVector<StringRef> symbols(image.kernels.begin(), image.kernels.end());
+    program::BinaryOp::create(builder, kernels.getLoc(), image.target, image.format,
+                              builder.getStrArrayAttr(symbols),
+                              builder.getStringAttr(image.data));
+  }
+  kernels.erase();
+}
+
+/// Binds each CUDA dispatch's scratch buffers: one allocation per buffer after its outputs,
+/// live for the step only.
+void Compilation::bindScratch(program::ProgramOp program) {
+  for (auto dispatch : llvm::to_vector(program.getBody().front().getOps<program::DispatchOp>())) {
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<program::KernelOp>(
+        dispatch, dispatch.getKernelAttr());
+    if (!kernel || !kernel.getScratch())
+      continue;
+    OpBuilder builder(dispatch);
+    SmallVector<Value> buffers;
+    for (Attribute type : *kernel.getScratch())
+      buffers.push_back(program::AllocOp::create(
+          builder, dispatch.getLoc(), cast<MemRefType>(cast<TypeAttr>(type).getValue()),
+          IntegerAttr()));
+    dispatch.getOutputsMutable().append(buffers);
   }
 }
 
@@ -401,9 +431,16 @@ FailureOr<std::string> Compilation::run() {
   }
 
   // The lowering makes unsigned element types signless; the signature keeps the declared ones.
-  ArtifactInfo info;
-  info.inputTypes.assign(entry->getArgumentTypes().begin(), entry->getArgumentTypes().end());
-  info.outputTypes.assign(entry->getResultTypes().begin(), entry->getResultTypes().end());
+  auto declare = [&](Type type, auto setAttr) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.getElementType().isUnsignedInteger())
+      setAttr(TypeAttr::get(tensor));
+  };
+  for (auto [i, type] : llvm::enumerate(entry->getArgumentTypes()))
+    declare(type, [&](TypeAttr attr) { entry->setArgAttr(i, "kiln.declared_type", attr); });
+  for (auto [i, type] : llvm::enumerate(entry->getResultTypes()))
+    if (isa<RankedTensorType>(type))
+      declare(type, [&](TypeAttr attr) { entry->setResultAttr(i, "kiln.declared_type", attr); });
 
   if (failed(runPipeline(module_, "linalg", [&](OpPassManager &pm) {
         pm.addNestedPass<func::FuncOp>(createConvertGraphToLinalgPass());
@@ -420,19 +457,39 @@ FailureOr<std::string> Compilation::run() {
       })))
     return failure();
 
-  OwningOpRef<ModuleOp> kernels = splitKernels();
-  FailureOr<KernelTable> table = options_.device == "cuda" ? compileCudaKernels(*kernels)
-                                                            : compileKernels(*kernels);
+  if (failed(runPipeline(module_, "program", [&](OpPassManager &pm) {
+        FormProgramPassOptions form;
+        form.entry = entryName;
+        form.device = options_.device;
+        pm.addPass(createFormProgramPass(form));
+      })))
+    return failure();
+
+  auto kernels = module_.lookupSymbol<ModuleOp>(kKernelsSymbol);
+  FailureOr<KernelTable> table = options_.device == "cuda" ? compileCudaKernels(kernels)
+                                                            : compileKernels(kernels);
   if (failed(table))
     return failure();
-  addScratchResults(*entry);
+  replaceWithExecutable(kernels, *table);
+  FailureOr<program::ProgramOp> program = findProgram(module_);
+  if (failed(program))
+    return failure();
+  bindScratch(*program);
+
+  if (failed(runPipeline(module_, "memory", [&](OpPassManager &pm) {
+        pm.addPass(createPlanMemoryPass());
+        pm.addPass(createVerifyMemoryPlanPass());
+      })))
+    return failure();
 
   if (options_.onStage)
     options_.onStage("artifact");
-  info.device = options_.device;
+  if (options_.report)
+    printProgramReport(*program, *options_.report);
+  ArtifactInfo info;
   info.source = options_.sourceName;
   info.producer = "kiln " KILN_VERSION_STRING;
-  return writeArtifact(*entry, *table, info, options_.report);
+  return writeArtifact(module_, info);
 }
 
 } // namespace

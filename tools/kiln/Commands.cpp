@@ -376,6 +376,10 @@ int runInspect(const InspectCommand &command) {
   os << "memory:\n";
   uint64_t arena = artifact.arenaSize(), naive = artifact.naiveIntermediateSize();
   os << "  arena:         " << humanBytes(arena) << " (" << arena << " bytes)\n";
+  if (uint64_t bound = artifact.peakLiveSize())
+    os << "  lower bound:   " << humanBytes(bound) << " (" << bound
+       << " bytes live at once; the arena is "
+       << llvm::format("%.3fx", double(arena) / double(bound)) << ")\n";
   os << "  naive sum:     " << humanBytes(naive) << " (" << naive << " bytes) of intermediates";
   if (naive)
     os << llvm::format(", the plan uses %.1f%%", 100.0 * double(arena) / double(naive));
@@ -477,6 +481,7 @@ int runBench(const BenchCommand &command) {
       {"planned_memory_bytes",
        {{"arena", artifact->arenaSize()},
         {"naive_intermediates", artifact->naiveIntermediateSize()},
+        {"peak_live", artifact->peakLiveSize()},
         {"constants", artifact->constantsSize()},
         {"run_peak", artifact->runPeakMemory()}}},
       {"samples_ms", samples},

@@ -422,6 +422,11 @@ KILN_API uint64_t kiln_artifact_arena_size(const kiln_artifact_t* artifact);
 /// reused: what the memory plan saved compared to (0 for NULL).
 KILN_API uint64_t kiln_artifact_naive_intermediate_size(const kiln_artifact_t* artifact);
 
+/// Returns the largest sum of intermediate buffers live at one step: the lower
+/// bound no arena can go below, for judging the plan (0 for NULL, and for
+/// artifacts that do not record it).
+KILN_API uint64_t kiln_artifact_peak_live_size(const kiln_artifact_t* artifact);
+
 /// Returns the bytes of constants (weights) the artifact holds; a session
 /// keeps them once, shared by all its runs (0 for NULL).
 KILN_API uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact);

@@ -1,0 +1,289 @@
+//===- FormProgram.cpp - The entry function as a program over buffers --------===//
+
+#include "compiler/codegen/Passes.h"
+#include "compiler/program/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_FORMPROGRAMPASS
+#include "compiler/program/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+MemRefType bufferType(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+/// The (input, output) pairs of a dispatch function that is one elementwise linalg.generic: an
+/// argument read only at the element being written, by identity indexing maps, and an output
+/// of the same shape and element width that starts from an empty tensor.
+SmallVector<int64_t> inPlacePairs(func::FuncOp function) {
+  Block &body = function.getBody().front();
+  linalg::GenericOp generic;
+  for (Operation &op : body) {
+    if (auto candidate = dyn_cast<linalg::GenericOp>(op)) {
+      if (generic)
+        return {};
+      generic = candidate;
+    } else if (!isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp>(op)) {
+      return {};
+    }
+  }
+  if (!generic || generic.getNumLoops() != generic.getNumParallelLoops() ||
+      body.getTerminator()->getOperands() != ValueRange(generic.getResults()))
+    return {};
+  SmallVector<int64_t> pairs;
+  for (auto [o, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
+    if (!generic.getMatchingIndexingMap(&init).isIdentity() ||
+        !init.get().getDefiningOp<tensor::EmptyOp>() || generic.payloadUsesValueFromOperand(&init))
+      continue;
+    auto result = cast<RankedTensorType>(generic.getResult(o).getType());
+    for (BlockArgument argument : function.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(argument.getType());
+      if (!type || type.getShape() != result.getShape() ||
+          !type.getElementType().isIntOrFloat() || !result.getElementType().isIntOrFloat() ||
+          type.getElementType().getIntOrFloatBitWidth() !=
+              result.getElementType().getIntOrFloatBitWidth() ||
+          argument.use_empty())
+        continue;
+      bool elementwise = llvm::all_of(argument.getUses(), [&](OpOperand &use) {
+        return use.getOwner() == generic.getOperation() && generic.isDpsInput(&use) &&
+               generic.getMatchingIndexingMap(&use).isIdentity();
+      });
+      if (elementwise)
+        pairs.append({static_cast<int64_t>(argument.getArgNumber()), static_cast<int64_t>(o)});
+    }
+  }
+  return pairs;
+}
+
+class ProgramFormer {
+public:
+  ProgramFormer(ModuleOp module, func::FuncOp entry, ModuleOp kernels, program::Device device)
+      : module_(module), entry_(entry), kernels_(kernels), device_(device),
+        builder_(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  FailureOr<Value> lookup(Value value, Operation *user) {
+    auto it = buffers_.find(value);
+    if (it != buffers_.end())
+      return it->second;
+    return user->emitError() << "operand of type " << value.getType()
+                             << " has no buffer in the program (its producer was not compiled)";
+  }
+  LogicalResult addCall(func::CallOp call);
+  LogicalResult addReturn(func::ReturnOp op);
+  std::string describe(func::CallOp call, func::FuncOp callee);
+
+  ModuleOp module_;
+  func::FuncOp entry_;
+  ModuleOp kernels_;
+  program::Device device_;
+  OpBuilder builder_;
+  program::ProgramOp program_;
+  DenseMap<Value, Value> buffers_;
+};
+
+std::string ProgramFormer::describe(func::CallOp call, func::FuncOp callee) {
+  if (auto description = callee->getAttrOfType<StringAttr>(kDescriptionAttr))
+    return description.getValue().str();
+  std::string name = callee->getAttrOfType<StringAttr>(kLibraryCallAttr)
+                         ? callee->getAttrOfType<StringAttr>(kLibraryCallAttr).getValue().str()
+                         : callee.getSymName().str();
+  if (auto loc = dyn_cast<NameLoc>(call.getLoc()))
+    return name + " (" + loc.getName().getValue().str() + ")";
+  return name;
+}
+
+LogicalResult ProgramFormer::addCall(func::CallOp call) {
+  auto callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+  if (!callee)
+    callee = module_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+  if (!callee)
+    return call.emitError() << "call to unknown function @" << call.getCallee();
+  SmallVector<Value> inputs, outputs;
+  for (Value operand : call.getOperands()) {
+    FailureOr<Value> buffer = lookup(operand, call);
+    if (failed(buffer))
+      return failure();
+    inputs.push_back(*buffer);
+  }
+  for (Value result : call.getResults()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || !type.hasStaticShape())
+      return call.emitError() << "result of type " << result.getType() << " is not static";
+    Value buffer = program::AllocOp::create(builder_, call.getLoc(), bufferType(type), IntegerAttr());
+    buffers_[result] = buffer;
+    outputs.push_back(buffer);
+  }
+  StringAttr description = builder_.getStringAttr(describe(call, callee));
+  if (auto library = callee->getAttrOfType<StringAttr>(kLibraryCallAttr)) {
+    program::LibraryCallOp::create(builder_, call.getLoc(), library, inputs, outputs,
+                                   call->getDiscardableAttrDictionary(), description,
+                                   IntegerAttr());
+    return success();
+  }
+  if (!callee->hasAttr(kDispatchAttr) || callee->getParentOp() != kernels_)
+    return call.emitError() << "call to @" << call.getCallee()
+                            << ", which is neither a kernel nor a library call";
+  auto kernel = SymbolRefAttr::get(builder_.getContext(), kKernelsSymbol,
+                                   {FlatSymbolRefAttr::get(callee.getSymNameAttr())});
+  SmallVector<int64_t> pairs = inPlacePairs(callee);
+  program::DispatchOp::create(builder_, call.getLoc(), kernel, inputs, outputs, description,
+                              pairs.empty() ? DenseI64ArrayAttr()
+                                            : builder_.getDenseI64ArrayAttr(pairs),
+                              IntegerAttr());
+  return success();
+}
+
+LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
+  llvm::DenseSet<Operation *> claimed;
+  for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+    FailureOr<Value> buffer = lookup(operand, op);
+    if (failed(buffer))
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(entry_.getResultTypes()[i]);
+    if (!type || !type.hasStaticShape())
+      return op.emitError() << "output " << i << " has type " << entry_.getResultTypes()[i]
+                            << ", which is not static";
+    auto name = entry_.getResultAttrOfType<StringAttr>(i, "kiln.name");
+    auto declared = entry_.getResultAttrOfType<TypeAttr>(i, "kiln.declared_type");
+    auto symbols = entry_.getResultAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
+    MemRefType outputType = bufferType(type);
+    auto createOutput = [&](Location loc) {
+      return program::OutputOp::create(
+          builder_, loc, outputType, builder_.getI64IntegerAttr(i),
+          name ? name : builder_.getStringAttr("output_" + std::to_string(i)),
+          declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr());
+    };
+    // An output computed by a step is written straight into the caller's tensor: the
+    // allocation becomes the output (seen through a view where the shapes differ).
+    Value root = program::rootBuffer(*buffer);
+    auto alloc = root.getDefiningOp<program::AllocOp>();
+    if (alloc && program::bufferBytes(alloc.getType()) == program::bufferBytes(outputType) &&
+        claimed.insert(alloc).second) {
+      OpBuilder::InsertionGuard guard(builder_);
+      builder_.setInsertionPoint(alloc);
+      Value output = createOutput(alloc.getLoc());
+      if (output.getType() != alloc.getType())
+        output = program::ViewOp::create(builder_, alloc.getLoc(), alloc.getType(), output);
+      alloc.getResult().replaceAllUsesWith(output);
+      alloc.erase();
+      continue;
+    }
+    Value output = createOutput(op.getLoc());
+    Value source = *buffer;
+    program::CopyOp::create(builder_, op.getLoc(), source, output,
+                            builder_.getStringAttr("output " + std::to_string(i)),
+                            IntegerAttr());
+  }
+  return success();
+}
+
+LogicalResult ProgramFormer::run() {
+  builder_.setInsertionPoint(entry_);
+  program_ = program::ProgramOp::create(builder_, entry_.getLoc(), entry_.getSymName(), device_);
+  builder_.setInsertionPointToStart(&program_.getBody().front());
+
+  for (auto [i, argument] : llvm::enumerate(entry_.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (!type || !type.hasStaticShape())
+      return entry_.emitError() << "input " << i << " has type " << argument.getType()
+                                << "; bind its dynamic dimensions with --shape";
+    auto name = entry_.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    auto declared = entry_.getArgAttrOfType<TypeAttr>(i, "kiln.declared_type");
+    auto symbols = entry_.getArgAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
+    buffers_[argument] = program::InputOp::create(
+        builder_, argument.getLoc(), bufferType(type), builder_.getI64IntegerAttr(i),
+        name ? name : builder_.getStringAttr("input_" + std::to_string(i)),
+        declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr());
+  }
+
+  for (Operation &op : entry_.getBody().front()) {
+    LogicalResult result = success();
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto type = dyn_cast<RankedTensorType>(constant.getType());
+      if (!type || constant->use_empty())
+        continue; // Scalars only feed kernels, which copied them.
+      auto value = dyn_cast<ElementsAttr>(constant.getValue());
+      if (!value || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+        return constant.emitError() << "constant of type " << type
+                                    << " cannot be stored in the artifact";
+      buffers_[constant] =
+          program::ConstantOp::create(builder_, constant.getLoc(), bufferType(type), value);
+    } else if (isViewOp(&op)) {
+      FailureOr<Value> source = lookup(op.getOperand(0), &op);
+      if (failed(source))
+        return failure();
+      auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      if (!type || !type.hasStaticShape() ||
+          program::bufferBytes(bufferType(type)) !=
+              program::bufferBytes(cast<MemRefType>(source->getType())))
+        return op.emitError() << "view to " << op.getResult(0).getType()
+                              << " does not keep the byte size of its operand";
+      buffers_[op.getResult(0)] =
+          program::ViewOp::create(builder_, op.getLoc(), bufferType(type), *source);
+    } else if (auto call = dyn_cast<func::CallOp>(op)) {
+      result = addCall(call);
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      result = addReturn(ret);
+    } else if (isa<tensor::EmptyOp>(op) && op.use_empty()) {
+      continue;
+    } else {
+      return op.emitError() << "'" << op.getName() << "' was not compiled into a kernel";
+    }
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+struct FormProgramPass : impl::FormProgramPassBase<FormProgramPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<program::Device> kind = program::symbolizeDevice(device);
+    if (!kind) {
+      module.emitError() << "unknown device '" << device << "'; expected cpu or cuda";
+      return signalPassFailure();
+    }
+    auto entryFunction = module.lookupSymbol<func::FuncOp>(entry);
+    if (!entryFunction || entryFunction.isExternal()) {
+      module.emitError() << "the module has no entry function @" << entry;
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(kKernelsSymbol)) {
+      module.emitError() << "the module already has a symbol @" << kKernelsSymbol;
+      return signalPassFailure();
+    }
+
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    auto kernels = ModuleOp::create(builder, module.getLoc(), StringRef(kKernelsSymbol));
+    for (auto function : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (function->hasAttr(kDispatchAttr) && !function.isExternal())
+        function->moveBefore(kernels.getBody(), kernels.getBody()->end());
+
+    if (failed(ProgramFormer(module, entryFunction, kernels, *kind).run()))
+      return signalPassFailure();
+    entryFunction.erase();
+    for (auto function : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (function->hasAttr(kLibraryCallAttr))
+        function.erase();
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,106 @@
+//===- MemoryPlanner.cpp - Static arena planning from live ranges -------------===//
+
+#include "compiler/program/MemoryPlanner.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace kiln {
+namespace {
+
+uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+uint64_t alignedSize(const BufferLifetime &buffer, uint64_t alignment) {
+  return alignUp(std::max<uint64_t>(buffer.size, 1), alignment);
+}
+
+bool overlapInTime(const BufferLifetime &a, const BufferLifetime &b) {
+  return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep;
+}
+
+} // namespace
+
+ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
+                       PlacementOrder order) {
+  if (alignment == 0)
+    alignment = 1;
+  ArenaPlan plan;
+  plan.order = order;
+  plan.offsets.assign(buffers.size(), 0);
+  std::vector<size_t> sorted(buffers.size());
+  std::iota(sorted.begin(), sorted.end(), 0);
+  std::stable_sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
+    const BufferLifetime &x = buffers[a], &y = buffers[b];
+    if (order == PlacementOrder::DecreasingSize) {
+      if (x.size != y.size)
+        return x.size > y.size;
+      return x.firstStep < y.firstStep;
+    }
+    if (x.firstStep != y.firstStep)
+      return x.firstStep < y.firstStep;
+    return x.size > y.size;
+  });
+
+  struct Placed {
+    uint64_t begin, end;
+    size_t index;
+  };
+  std::vector<Placed> placed;
+  for (size_t index : sorted) {
+    const BufferLifetime &buffer = buffers[index];
+    uint64_t size = alignedSize(buffer, alignment);
+    plan.naiveSize += size;
+    // The address ranges taken by buffers alive at the same time, in address order.
+    std::vector<std::pair<uint64_t, uint64_t>> taken;
+    for (const Placed &other : placed)
+      if (overlapInTime(buffer, buffers[other.index]))
+        taken.emplace_back(other.begin, other.end);
+    std::sort(taken.begin(), taken.end());
+    uint64_t bestOffset = 0, bestGap = UINT64_MAX, cursor = 0;
+    bool found = false;
+    for (const auto &[begin, end] : taken) {
+      if (begin > cursor && begin - cursor >= size && begin - cursor < bestGap) {
+        bestGap = begin - cursor;
+        bestOffset = cursor;
+        found = true;
+      }
+      cursor = std::max(cursor, end);
+    }
+    if (!found)
+      bestOffset = cursor;
+    plan.offsets[index] = bestOffset;
+    placed.push_back({bestOffset, bestOffset + size, index});
+    plan.arenaSize = std::max(plan.arenaSize, bestOffset + size);
+  }
+  plan.peakLiveSize = peakLiveBytes(buffers, alignment);
+  return plan;
+}
+
+ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignment) {
+  ArenaPlan bySize = placeBuffers(buffers, alignment, PlacementOrder::DecreasingSize);
+  ArenaPlan byTime = placeBuffers(buffers, alignment, PlacementOrder::Temporal);
+  return byTime.arenaSize < bySize.arenaSize ? byTime : bySize;
+}
+
+uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alignment) {
+  if (alignment == 0)
+    alignment = 1;
+  // A sweep over the steps where some buffer starts or ends.
+  std::map<int64_t, int64_t> delta;
+  for (const BufferLifetime &buffer : buffers) {
+    int64_t size = static_cast<int64_t>(alignedSize(buffer, alignment));
+    delta[buffer.firstStep] += size;
+    delta[buffer.lastStep + 1] -= size;
+  }
+  int64_t live = 0, peak = 0;
+  for (const auto &[step, change] : delta) {
+    live += change;
+    peak = std::max(peak, live);
+  }
+  return static_cast<uint64_t>(peak);
+}
+
+} // namespace kiln

@@ -1,0 +1,59 @@
+//===- MemoryPlanner.h - Static arena planning from live ranges -*- C++ -*-===//
+//
+// Every intermediate buffer of a program gets an offset in one arena. Buffers whose live ranges
+// (the steps from the one that writes them to the last that reads them) overlap never share
+// bytes. The plan is computed once at compile time; a run only needs the arena's size.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_PROGRAM_MEMORYPLANNER_H
+#define KILN_COMPILER_PROGRAM_MEMORYPLANNER_H
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln {
+
+/// One intermediate buffer: its size in bytes and the first and last step (inclusive) at which
+/// it holds a live value.
+struct BufferLifetime {
+  uint64_t size = 0;
+  int64_t firstStep = 0;
+  int64_t lastStep = 0;
+};
+
+/// The order in which best-fit packing places buffers.
+enum class PlacementOrder {
+  /// Largest first; ties by first step.
+  DecreasingSize,
+  /// By first step; ties largest first.
+  Temporal,
+};
+
+struct ArenaPlan {
+  /// The offset of each buffer, in the order they were given; a multiple of the alignment.
+  std::vector<uint64_t> offsets;
+  /// The arena's size: the highest end of any placed buffer, rounded up to the alignment.
+  uint64_t arenaSize = 0;
+  /// The sum of every buffer's aligned size: the arena without reuse.
+  uint64_t naiveSize = 0;
+  /// The largest sum of aligned sizes of buffers live at one step: no arena is smaller.
+  uint64_t peakLiveSize = 0;
+  /// The order whose packing this is.
+  PlacementOrder order = PlacementOrder::DecreasingSize;
+};
+
+/// Places `buffers` in `order`, each at the best-fitting gap among the buffers already placed
+/// whose lifetimes overlap its own (the smallest gap that holds it, else above them all).
+ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
+                       PlacementOrder order);
+
+/// Packs in both orders and keeps the smaller arena (the decreasing-size one on a tie).
+ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignment);
+
+/// The largest sum of aligned sizes of the buffers live at one step.
+uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alignment);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PROGRAM_MEMORYPLANNER_H

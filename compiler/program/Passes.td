@@ -1,0 +1,68 @@
+//===- Passes.td - Passes over the program dialect ---------------------------===//
+
+#ifndef KILN_COMPILER_PROGRAM_PASSES_TD
+#define KILN_COMPILER_PROGRAM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Forming the program
+//===----------------------------------------------------------------------===//
+
+def FormProgramPass : Pass<"kiln-form-program", "mlir::ModuleOp"> {
+  let summary = "Turns the entry function into a program.program over buffers";
+  let description = [{
+    Runs after dispatch formation. The entry function (calls of dispatch functions and library
+    functions, views, tensor constants and its return) becomes a `program.program` of the same
+    name: each argument a `program.input`, each tensor constant a `program.constant`, each call
+    result a `program.alloc` written by a `program.dispatch` or `program.library_call` (the
+    call's attributes become the library call's parameters), each view a `program.view`. A
+    returned result is written straight into its `program.output`; a value that cannot be (an
+    input, a constant, a value returned twice) is copied into it. The dispatch functions move
+    into a nested `builtin.module @kernels`, which code generation compiles; the library
+    function declarations are erased.
+
+    A dispatch whose kernel is one elementwise `linalg.generic` lists in `in_place` the inputs
+    read only at the element it writes, so that the memory planner may reuse their bytes.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"",
+           "The entry function: the model's, which becomes the program">,
+    Option<"device", "device", "std::string", "\"cpu\"",
+           "The device the program runs on: cpu or cuda">,
+  ];
+  let dependentDialects = ["kiln::program::ProgramDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def PlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Places every program.alloc at an offset in the device's arena";
+  let description = [{
+    Each allocation is live from the first step that binds it (directly or through views) to the
+    last. Allocations live at the same step never share bytes; an output placed over the input of
+    an elementwise dispatch (`in_place`) at the input's last use shares its bytes. Offsets come
+    from best-fit packing, run once with the buffers in decreasing size and once in the order
+    they become live; the smaller arena wins. The program records `arena_size`, `naive_size`
+    (the sum of every allocation), `peak_live_size` (the most bytes live at one step: no arena is
+    smaller) and `alignment`.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "64", "The alignment of every offset, in bytes">,
+    Option<"inPlace", "in-place", "bool", "true",
+           "Place elementwise outputs over their dead inputs (in_place)">,
+  ];
+}
+
+def VerifyMemoryPlanPass : Pass<"kiln-verify-memory-plan", "mlir::ModuleOp"> {
+  let summary = "Proves that no two allocations live at the same step overlap";
+  let description = [{
+    Recomputes every allocation's live range from the steps, independently of the planner, and
+    fails naming both allocations when two whose ranges meet share a byte, unless the step where
+    they meet writes one over the other in place. Also fails for an allocation past the arena.
+  }];
+}
+
+#endif // KILN_COMPILER_PROGRAM_PASSES_TD

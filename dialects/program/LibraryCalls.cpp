@@ -1,0 +1,212 @@
+//===- LibraryCalls.cpp - What each library entry point takes ----------------===//
+//
+// One table of the library calls the runtime implements (runtime/src/cpu/onednn and
+// runtime/src/cuda): their tensors, element types and parameters. The program verifier checks
+// every program.library_call against it, so a call the runtime would refuse is refused when it
+// is made, with the op's location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/program/ProgramOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+
+namespace kiln::program {
+namespace {
+
+enum class Kind { Ints, Int, Bool, Floats, Strings };
+
+/// How many values an integer parameter has: any number, or one per spatial dimension of the
+/// first tensor (its rank minus batch and channels).
+enum class Count { Any, Spatial };
+
+struct Param {
+  StringLiteral name;
+  Kind kind;
+  Count count = Count::Any;
+  bool required = false;
+};
+
+struct PostOp {
+  StringLiteral name;
+  /// The values of post_op_args it takes.
+  unsigned args;
+};
+
+struct Entry {
+  StringLiteral callee;
+  /// The leading tensors, always present ("src, weights").
+  StringLiteral operands;
+  /// Whether a bias may follow them.
+  bool bias;
+  /// The first tensor's ranks.
+  int64_t minRank, maxRank;
+  bool halfPrecision;
+  ArrayRef<Param> params;
+  ArrayRef<PostOp> postOps;
+};
+
+constexpr Param kConvolutionParams[] = {
+    {"strides", Kind::Ints, Count::Spatial, true},   {"dilations", Kind::Ints, Count::Spatial, true},
+    {"pads_begin", Kind::Ints, Count::Spatial, true}, {"pads_end", Kind::Ints, Count::Spatial, true},
+    {"groups", Kind::Int, Count::Any, true},          {"post_ops", Kind::Strings},
+    {"post_op_args", Kind::Floats},                   {"allow_tf32", Kind::Bool}};
+constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},
+                                   {"trans_b", Kind::Bool},
+                                   {"post_ops", Kind::Strings},
+                                   {"post_op_args", Kind::Floats},
+                                   {"allow_tf32", Kind::Bool}};
+// oneDNN takes no TF32 switch: the CPU computes in f32.
+constexpr Param kOneDnnConvolutionParams[] = {
+    {"strides", Kind::Ints, Count::Spatial, true},   {"dilations", Kind::Ints, Count::Spatial, true},
+    {"pads_begin", Kind::Ints, Count::Spatial, true}, {"pads_end", Kind::Ints, Count::Spatial, true},
+    {"groups", Kind::Int, Count::Any, true},          {"post_ops", Kind::Strings},
+    {"post_op_args", Kind::Floats}};
+constexpr Param kOneDnnMatmulParams[] = {{"trans_a", Kind::Bool},
+                                         {"trans_b", Kind::Bool},
+                                         {"post_ops", Kind::Strings},
+                                         {"post_op_args", Kind::Floats}};
+
+constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"add", 0}};
+constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
+constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
+
+const Entry kEntries[] = {
+    {"onednn.convolution", "src, weights", true, 3, 5, false, kOneDnnConvolutionParams,
+     kOneDnnPostOps},
+    {"onednn.matmul", "a, b", true, 2, 8, false, kOneDnnMatmulParams, kOneDnnPostOps},
+    {"cudnn.convolution", "x, w", true, 3, 5, true, kConvolutionParams, kCudnnPostOps},
+    {"cublaslt.matmul", "a, b", true, 2, 8, true, kMatmulParams, kCublasLtPostOps},
+};
+
+StringRef kindName(Kind kind) {
+  switch (kind) {
+  case Kind::Ints:
+    return "an array<i64>";
+  case Kind::Int:
+    return "an i64 integer";
+  case Kind::Bool:
+    return "a boolean";
+  case Kind::Floats:
+    return "an array<f32>";
+  case Kind::Strings:
+    return "an array of strings";
+  }
+  llvm_unreachable("unknown parameter kind");
+}
+
+bool hasKind(Attribute value, Kind kind) {
+  switch (kind) {
+  case Kind::Ints:
+    return isa<DenseI64ArrayAttr>(value);
+  case Kind::Int:
+    return isa<IntegerAttr>(value) && !isa<BoolAttr>(value);
+  case Kind::Bool:
+    return isa<BoolAttr>(value);
+  case Kind::Floats:
+    return isa<DenseF32ArrayAttr>(value);
+  case Kind::Strings: {
+    auto array = dyn_cast<ArrayAttr>(value);
+    return array && llvm::all_of(array, [](Attribute e) { return isa<StringAttr>(e); });
+  }
+  }
+  return false;
+}
+
+} // namespace
+
+LogicalResult verifyLibraryCall(LibraryCallOp op) {
+  const Entry *entry = llvm::find_if(kEntries, [&](const Entry &e) {
+    return e.callee == op.getCallee();
+  });
+  if (entry == std::end(kEntries)) {
+    std::string known;
+    for (const Entry &e : kEntries)
+      known += (known.empty() ? "" : ", ") + e.callee.str();
+    return op.emitOpError() << "calls '" << op.getCallee() << "', which is not a library entry "
+                            << "point Kiln knows (" << known << ")";
+  }
+
+  // Element types: f32, and on CUDA f16 and bf16 too, alike across the call.
+  Type element;
+  for (Value value : op->getOperands()) {
+    Type type = cast<MemRefType>(value.getType()).getElementType();
+    if (!type.isF32() && !(entry->halfPrecision && (type.isF16() || type.isBF16())))
+      return op.emitOpError() << "'" << entry->callee << "' takes "
+                              << (entry->halfPrecision ? "f32, f16 or bf16" : "f32")
+                              << " tensors, not " << type;
+    if (!element)
+      element = type;
+  }
+
+  // Parameters: known names, their kinds and counts.
+  DictionaryAttr params = op.getParams();
+  for (NamedAttribute param : params) {
+    const Param *spec = llvm::find_if(entry->params, [&](const Param &p) {
+      return p.name == param.getName().getValue();
+    });
+    if (spec == entry->params.end())
+      return op.emitOpError() << "'" << entry->callee << "' takes no parameter '"
+                              << param.getName().getValue() << "'";
+    if (!hasKind(param.getValue(), spec->kind))
+      return op.emitOpError() << "parameter '" << spec->name << "' must be "
+                              << kindName(spec->kind) << ", not " << param.getValue();
+  }
+  for (const Param &spec : entry->params)
+    if (spec.required && !params.get(spec.name))
+      return op.emitOpError() << "'" << entry->callee << "' needs the parameter '" << spec.name
+                              << "'";
+
+  // Post-ops: known kinds, their arguments, and one addend tensor per 'add'.
+  unsigned args = 0, adds = 0;
+  if (auto postOps = params.getAs<ArrayAttr>("post_ops")) {
+    for (auto [i, attr] : llvm::enumerate(postOps)) {
+      StringRef kind = cast<StringAttr>(attr).getValue();
+      const PostOp *postOp = llvm::find_if(entry->postOps, [&](const PostOp &p) {
+        return p.name == kind;
+      });
+      if (postOp == entry->postOps.end()) {
+        std::string known;
+        for (const PostOp &p : entry->postOps)
+          known += (known.empty() ? "" : ", ") + p.name.str();
+        return op.emitOpError() << "post-op " << i << " is '" << kind << "'; '" << entry->callee
+                                << "' fuses " << known;
+      }
+      args += postOp->args;
+      adds += kind == "add";
+    }
+  }
+  size_t given = 0;
+  if (auto postOpArgs = params.getAs<DenseF32ArrayAttr>("post_op_args"))
+    given = postOpArgs.size();
+  if (given != args)
+    return op.emitOpError() << "'post_op_args' has " << given << " values; the post-ops take "
+                            << args;
+
+  // Tensors: the leading operands, an optional bias, the addends; one result.
+  size_t leading = 2;
+  size_t inputs = op.getInputs().size();
+  if (op.getOutputs().size() != 1)
+    return op.emitOpError() << "'" << entry->callee << "' writes one tensor, not "
+                            << op.getOutputs().size();
+  if (inputs < leading + adds || inputs > leading + adds + (entry->bias ? 1 : 0))
+    return op.emitOpError() << "'" << entry->callee << "' takes " << entry->operands
+                            << (entry->bias ? ", an optional bias" : "") << " and " << adds
+                            << " 'add' operand(s); it has " << inputs << " inputs";
+  int64_t rank = cast<MemRefType>(op.getInputs()[0].getType()).getRank();
+  if (rank < entry->minRank || rank > entry->maxRank)
+    return op.emitOpError() << "'" << entry->callee << "' takes a first tensor of rank "
+                            << entry->minRank << " to " << entry->maxRank << ", not " << rank;
+  for (const Param &spec : entry->params) {
+    auto ints = params.getAs<DenseI64ArrayAttr>(spec.name);
+    if (spec.count == Count::Spatial && ints && ints.size() != rank - 2)
+      return op.emitOpError() << "parameter '" << spec.name << "' has " << ints.size()
+                              << " values; the " << rank - 2 << " spatial dimensions need "
+                              << rank - 2;
+  }
+  return success();
+}
+
+} // namespace kiln::program

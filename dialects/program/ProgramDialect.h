@@ -1,0 +1,10 @@
+//===- ProgramDialect.h - The Kiln program dialect ---------------*- C++ -*-===//
+
+#ifndef KILN_DIALECTS_PROGRAM_PROGRAMDIALECT_H
+#define KILN_DIALECTS_PROGRAM_PROGRAMDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/program/ProgramOpsDialect.h.inc"
+
+#endif // KILN_DIALECTS_PROGRAM_PROGRAMDIALECT_H

@@ -1,0 +1,124 @@
+// RUN: kiln-opt --split-input-file --verify-diagnostics --kiln-form-program="entry=forward" %s | FileCheck %s
+
+// Tests that the entry function becomes a program: the argument an input with its name, the
+// weight a constant, each call result an allocation written by its step (the library call with
+// the call's attributes as parameters), the returned result written straight into the output;
+// the dispatch function moves into @kernels, the library declaration is erased, and the
+// elementwise dispatch may write its output over its input.
+// CHECK-LABEL: module @chain
+// CHECK-NOT: func.func @forward
+// CHECK-NOT: kiln.library_call
+// CHECK: program.program @forward device(cpu) {
+// CHECK-NEXT: %[[X:.+]] = program.input 0 "x" : memref<2x8xf32>
+// CHECK-NEXT: %[[W:.+]] = program.constant dense<5.000000e-01> : tensor<8x4xf32> -> memref<8x4xf32>
+// CHECK-NEXT: %[[T:.+]] = program.alloc : memref<2x4xf32>
+// CHECK-NEXT: program.library_call "onednn.matmul" ins(%[[X]], %[[W]] : memref<2x8xf32>, memref<8x4xf32>) outs(%[[T]] : memref<2x4xf32>) params({trans_b = false}) {description = "onednn.matmul (fc)"}
+// CHECK-NEXT: %[[Y:.+]] = program.output 0 "y" : memref<2x4xf32>
+// CHECK-NEXT: program.dispatch @kernels::@dispatch_0 ins(%[[T]] : memref<2x4xf32>) outs(%[[Y]] : memref<2x4xf32>) {description = "linalg.generic (relu)", in_place = array<i64: 0, 0>}
+// CHECK-NEXT: }
+// CHECK: module @kernels {
+// CHECK-NEXT: func.func private @dispatch_0
+module @chain {
+  func.func private @onednn.matmul_0(tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> attributes {kiln.library_call = "onednn.matmul"}
+  func.func @forward(%x: tensor<2x8xf32> {kiln.name = "x"}) -> (tensor<2x4xf32> {kiln.name = "y"}) {
+    %w = arith.constant dense<0.5> : tensor<8x4xf32>
+    %0 = call @onednn.matmul_0(%x, %w) {trans_b = false} : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("fc")
+    %1 = call @dispatch_0(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    return %1 : tensor<2x4xf32>
+  }
+  func.func private @dispatch_0(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> attributes {kiln.description = "linalg.generic (relu)", kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<2x4xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %1 = arith.maximumf %in, %zero : f32
+      linalg.yield %1 : f32
+    } -> tensor<2x4xf32>
+    return %0 : tensor<2x4xf32>
+  }
+}
+
+// -----
+
+// Tests that a dispatch reading its input other than at the element it writes (a transpose) and
+// one whose output starts from its input get no in_place pairs.
+// CHECK-LABEL: module @not_in_place
+// CHECK: program.dispatch @kernels::@transpose
+// CHECK-NOT: in_place
+// CHECK: program.dispatch @kernels::@accumulate
+// CHECK-NOT: in_place
+// CHECK: module @kernels
+module @not_in_place {
+  func.func @forward(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+    %0 = call @transpose(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %1 = call @accumulate(%0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+  func.func private @transpose(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {kiln.dispatch} {
+    %e = tensor.empty() : tensor<4x4xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
+  }
+  func.func private @accumulate(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {kiln.dispatch} {
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4x4xf32>) outs(%arg0 : tensor<4x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %1 = arith.addf %in, %out : f32
+      linalg.yield %1 : f32
+    } -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Tests the outputs no step can write directly: an input returned as it is, a constant, and the
+// second return of a result are copied; a result returned through a reshape is written into its
+// first output, seen with the result's shape through a view; a declared unsigned type is kept.
+// CHECK-LABEL: module @outputs
+// CHECK: %[[X:.+]] = program.input 0 "input_0" {declared_type = tensor<4xui8>} : memref<4xi8>
+// CHECK: %[[C:.+]] = program.constant
+// CHECK: %[[O2:.+]] = program.output 2 "output_2" : memref<2x2xi8>
+// CHECK-NEXT: %[[V:.+]] = program.view %[[O2]] : memref<2x2xi8> to memref<4xi8>
+// CHECK-NEXT: program.dispatch @kernels::@negate ins(%[[X]] : memref<4xi8>) outs(%[[V]] : memref<4xi8>)
+// CHECK-NEXT: %[[R:.+]] = program.view %[[V]] : memref<4xi8> to memref<2x2xi8>
+// CHECK-NEXT: %[[O0:.+]] = program.output 0 "output_0" {declared_type = tensor<4xui8>} : memref<4xi8>
+// CHECK-NEXT: program.copy %[[X]] to %[[O0]] {description = "output 0"}
+// CHECK-NEXT: %[[O1:.+]] = program.output 1 "output_1" : memref<4xi8>
+// CHECK-NEXT: program.copy %[[C]] to %[[O1]] {description = "output 1"}
+// CHECK-NEXT: %[[O3:.+]] = program.output 3 "output_3" : memref<2x2xi8>
+// CHECK-NEXT: program.copy %[[R]] to %[[O3]] {description = "output 3"}
+module @outputs {
+  func.func @forward(%x: tensor<4xi8> {kiln.declared_type = tensor<4xui8>}) -> (tensor<4xi8> {kiln.declared_type = tensor<4xui8>}, tensor<4xi8>, tensor<2x2xi8>, tensor<2x2xi8>) {
+    %c = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi8>
+    %0 = call @negate(%x) : (tensor<4xi8>) -> tensor<4xi8>
+    %1 = tensor.expand_shape %0 [[0, 1]] output_shape [2, 2] : tensor<4xi8> into tensor<2x2xi8>
+    return %x, %c, %1, %1 : tensor<4xi8>, tensor<4xi8>, tensor<2x2xi8>, tensor<2x2xi8>
+  }
+  func.func private @negate(%arg0: tensor<4xi8>) -> tensor<4xi8> attributes {kiln.dispatch} {
+    return %arg0 : tensor<4xi8>
+  }
+}
+
+// -----
+
+// Tests that an op left in the entry function, which no kernel computes, is an error naming it.
+module @uncompiled {
+  func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'math.exp' was not compiled into a kernel}}
+    %0 = "math.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Tests that an input whose dimensions were not bound is an error that says how to bind them.
+module @dynamic {
+  // expected-error @+1 {{input 0 has type 'tensor<?x4xf32>'; bind its dynamic dimensions with --shape}}
+  func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    return %x : tensor<?x4xf32>
+  }
+}
