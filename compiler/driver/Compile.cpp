@@ -462,6 +462,7 @@ FailureOr<std::string> Compilation::run() {
         form.entry = entryName;
         form.device = options_.device;
         pm.addPass(createFormProgramPass(form));
+        pm.addPass(createDeduplicateKernelsPass());
       })))
     return failure();
 

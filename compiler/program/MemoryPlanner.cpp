@@ -32,17 +32,47 @@ ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alig
   plan.offsets.assign(buffers.size(), 0);
   std::vector<size_t> sorted(buffers.size());
   std::iota(sorted.begin(), sorted.end(), 0);
-  std::stable_sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
-    const BufferLifetime &x = buffers[a], &y = buffers[b];
-    if (order == PlacementOrder::DecreasingSize) {
-      if (x.size != y.size)
+  if (order == PlacementOrder::Breadth) {
+    // The bytes live at each step; the steps most crowded first.
+    std::map<int64_t, uint64_t> breadth;
+    for (const BufferLifetime &buffer : buffers)
+      for (int64_t step = buffer.firstStep; step <= buffer.lastStep; ++step)
+        breadth[step] += alignedSize(buffer, alignment);
+    std::vector<std::pair<int64_t, uint64_t>> steps(breadth.begin(), breadth.end());
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const auto &a, const auto &b) { return a.second > b.second; });
+    std::vector<size_t> bySize(sorted);
+    std::stable_sort(bySize.begin(), bySize.end(),
+                     [&](size_t a, size_t b) { return buffers[a].size > buffers[b].size; });
+    std::vector<bool> taken(buffers.size(), false);
+    sorted.clear();
+    for (const auto &[step, bytes] : steps)
+      for (size_t index : bySize)
+        if (!taken[index] && buffers[index].firstStep <= step && step <= buffers[index].lastStep) {
+          taken[index] = true;
+          sorted.push_back(index);
+        }
+  } else {
+    std::stable_sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
+      const BufferLifetime &x = buffers[a], &y = buffers[b];
+      switch (order) {
+      case PlacementOrder::DecreasingSize:
+        if (x.size != y.size)
+          return x.size > y.size;
+        return x.firstStep < y.firstStep;
+      case PlacementOrder::Temporal:
+        if (x.firstStep != y.firstStep)
+          return x.firstStep < y.firstStep;
         return x.size > y.size;
-      return x.firstStep < y.firstStep;
-    }
-    if (x.firstStep != y.firstStep)
-      return x.firstStep < y.firstStep;
-    return x.size > y.size;
-  });
+      case PlacementOrder::Lifetime:
+      case PlacementOrder::Breadth:
+        if (x.lastStep - x.firstStep != y.lastStep - y.firstStep)
+          return x.lastStep - x.firstStep > y.lastStep - y.firstStep;
+        return x.size > y.size;
+      }
+      return false;
+    });
+  }
 
   struct Placed {
     uint64_t begin, end;
@@ -80,9 +110,18 @@ ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alig
 }
 
 ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignment) {
-  ArenaPlan bySize = placeBuffers(buffers, alignment, PlacementOrder::DecreasingSize);
-  ArenaPlan byTime = placeBuffers(buffers, alignment, PlacementOrder::Temporal);
-  return byTime.arenaSize < bySize.arenaSize ? byTime : bySize;
+  ArenaPlan best;
+  bool first = true;
+  for (PlacementOrder order : {PlacementOrder::DecreasingSize, PlacementOrder::Temporal,
+                               PlacementOrder::Breadth, PlacementOrder::Lifetime}) {
+    ArenaPlan plan = placeBuffers(buffers, alignment, order);
+    if (first || plan.arenaSize < best.arenaSize)
+      best = std::move(plan);
+    first = false;
+    if (best.arenaSize == best.peakLiveSize)
+      break; // No order can do better than the bound.
+  }
+  return best;
 }
 
 uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alignment) {

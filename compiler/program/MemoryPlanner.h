@@ -28,6 +28,11 @@ enum class PlacementOrder {
   DecreasingSize,
   /// By first step; ties largest first.
   Temporal,
+  /// The steps by the bytes live at them, most first; at each, its buffers largest first
+  /// (greedy by breadth: the buffers of the most crowded step are packed first).
+  Breadth,
+  /// Longest live range first; ties largest first.
+  Lifetime,
 };
 
 struct ArenaPlan {
@@ -48,7 +53,7 @@ struct ArenaPlan {
 ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
                        PlacementOrder order);
 
-/// Packs in both orders and keeps the smaller arena (the decreasing-size one on a tie).
+/// Packs in every order and keeps the smallest arena (the earliest order on a tie).
 ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignment);
 
 /// The largest sum of aligned sizes of the buffers live at one step.

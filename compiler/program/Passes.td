@@ -34,6 +34,16 @@ def FormProgramPass : Pass<"kiln-form-program", "mlir::ModuleOp"> {
   let dependentDialects = ["kiln::program::ProgramDialect"];
 }
 
+def DeduplicateKernelsPass : Pass<"kiln-deduplicate-kernels", "mlir::ModuleOp"> {
+  let summary = "Compiles identical dispatch functions once";
+  let description = [{
+    Dispatch functions of the `@kernels` module that are the same but for their names and
+    descriptions (BERT's twelve layers form the same kernels twelve times) are merged into the
+    first of them; every `program.dispatch` of a duplicate dispatches the one kept, and keeps its
+    own description.
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//

@@ -47,7 +47,8 @@ TEST(MemoryPlannerTest, SizesRoundUpToTheAlignment) {
 TEST(MemoryPlannerTest, TiesAreBrokenByFirstStepForAStablePlan) {
   // Equal sizes: the earlier buffer is placed first, at offset 0, in either order.
   std::vector<BufferLifetime> buffers{{64, 5, 6}, {64, 0, 6}};
-  for (PlacementOrder order : {PlacementOrder::DecreasingSize, PlacementOrder::Temporal}) {
+  for (PlacementOrder order : {PlacementOrder::DecreasingSize, PlacementOrder::Temporal,
+                               PlacementOrder::Lifetime}) {
     ArenaPlan plan = placeBuffers(buffers, 64, order);
     EXPECT_EQ(plan.offsets[1], 0u);
     EXPECT_EQ(plan.offsets[0], 64u);
@@ -64,9 +65,11 @@ TEST(MemoryPlannerTest, BestFitTakesTheSmallestGapThatHolds) {
   EXPECT_EQ(plan.arenaSize, plan.peakLiveSize);
 }
 
-TEST(MemoryPlannerTest, KeepsTheSmallerOfBothOrdersOnRandomPrograms) {
+TEST(MemoryPlannerTest, KeepsTheSmallestOfEveryOrderOnRandomPrograms) {
   std::mt19937 random(7);
-  int temporalWins = 0;
+  int otherOrderWins = 0;
+  const PlacementOrder orders[] = {PlacementOrder::DecreasingSize, PlacementOrder::Temporal,
+                                   PlacementOrder::Breadth, PlacementOrder::Lifetime};
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<BufferLifetime> buffers;
     int count = 2 + random() % 40;
@@ -74,19 +77,22 @@ TEST(MemoryPlannerTest, KeepsTheSmallerOfBothOrdersOnRandomPrograms) {
       int64_t first = random() % 30;
       buffers.push_back({1 + random() % 5000, first, first + int64_t(random() % 8)});
     }
-    ArenaPlan bySize = placeBuffers(buffers, 64, PlacementOrder::DecreasingSize);
-    ArenaPlan byTime = placeBuffers(buffers, 64, PlacementOrder::Temporal);
     ArenaPlan plan = planArena(buffers, 64);
-    expectSound(buffers, bySize, 64);
-    expectSound(buffers, byTime, 64);
-    EXPECT_EQ(plan.arenaSize, std::min(bySize.arenaSize, byTime.arenaSize));
+    expectSound(buffers, plan, 64);
+    uint64_t smallest = UINT64_MAX;
+    for (PlacementOrder order : orders) {
+      ArenaPlan each = placeBuffers(buffers, 64, order);
+      expectSound(buffers, each, 64);
+      smallest = std::min(smallest, each.arenaSize);
+    }
+    EXPECT_EQ(plan.arenaSize, smallest);
     EXPECT_GE(plan.arenaSize, plan.peakLiveSize) << "no arena is below the live peak";
     EXPECT_LE(plan.arenaSize, plan.naiveSize);
-    temporalWins += byTime.arenaSize < bySize.arenaSize;
+    otherOrderWins +=
+        plan.arenaSize < placeBuffers(buffers, 64, PlacementOrder::DecreasingSize).arenaSize;
   }
-  // Both orders matter: on these programs each sometimes wins.
-  EXPECT_GT(temporalWins, 0);
-  EXPECT_LT(temporalWins, 300);
+  // The other orders matter: on some of these programs one beats decreasing size.
+  EXPECT_GT(otherOrderWins, 0);
 }
 
 TEST(MemoryPlannerTest, PeakLiveCountsBuffersThatMeetAtOneStep) {
