@@ -13,6 +13,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Format.h"
 
+#include <cstring>
+
 namespace kiln {
 
 using namespace mlir;
@@ -73,12 +75,22 @@ int elementTypeCode(Type type) {
 class Translator {
 public:
   Translator(program::ProgramOp program, const ArtifactInfo &info)
-      : program_(program), info_(info), fbb_(1 << 16) {}
+      : program_(program), info_(info), fbb_(initialSize(program)) {}
+
+  /// The whole file's size, about: the builder never grows (growing copies it).
+  static size_t initialSize(program::ProgramOp program) {
+    size_t size = 1 << 20;
+    for (auto constant : program.getBody().front().getOps<program::ConstantOp>())
+      size += program::bufferBytes(constant.getType()) + kConstantAlignment;
+    if (auto module = program->getParentOfType<ModuleOp>())
+      module.walk([&](program::BinaryOp binary) { size += binary.getData().size() + 64; });
+    return size;
+  }
 
   FailureOr<std::string> run();
 
 private:
-  LogicalResult addConstant(program::ConstantOp op);
+  LogicalResult addConstants();
   FailureOr<art::BufferRef> bufferRef(Value value, Operation *user);
   FailureOr<fb::Offset<fb::Vector<fb::Offset<art::Binding>>>> bindings(ValueRange values,
                                                                          Operation *user);
@@ -94,7 +106,8 @@ private:
   program::ProgramOp program_;
   const ArtifactInfo &info_;
   fb::FlatBufferBuilder fbb_;
-  std::string constants_;
+  fb::uoffset_t constants_ = 0;
+  uint64_t constantsSize_ = 0;
   DenseMap<Operation *, art::BufferRef> roots_;
   unsigned arenaBuffers_ = 0;
   std::vector<fb::Offset<art::Step>> steps_;
@@ -102,41 +115,68 @@ private:
   DenseMap<Operation *, unsigned> firstCodeObject_;
 };
 
-LogicalResult Translator::addConstant(program::ConstantOp op) {
+/// Copies a constant's bytes into `out`, which holds exactly its buffer's bytes.
+LogicalResult writeConstant(program::ConstantOp op, uint8_t *out) {
   MemRefType type = op.getType();
-  if (!elementTypeCode(type.getElementType()))
-    return op.emitError() << "constant of type " << type << " cannot be stored in the artifact";
   uint64_t size = program::bufferBytes(type);
-  uint64_t offset = alignUp(constants_.size(), kConstantAlignment);
-  constants_.resize(offset, '\0');
   Type elementType = type.getElementType();
   if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
     if (elementType.isInteger(1)) {
       for (bool bit : dense.getValues<bool>())
-        constants_.push_back(bit ? 1 : 0);
-    } else {
-      ArrayRef<char> raw = dense.getRawData();
-      if (dense.isSplat()) {
-        uint64_t width = llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
-        for (int64_t i = 0; i < type.getNumElements(); ++i)
-          constants_.append(raw.data(), width);
-      } else {
-        constants_.append(raw.data(), raw.size());
-      }
+        *out++ = bit ? 1 : 0;
+      return success();
     }
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      uint64_t width = llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        std::memcpy(out + i * width, raw.data(), width);
+      return success();
+    }
+    if (raw.size() != size)
+      return op.emitError() << "constant holds " << raw.size() << " bytes, its type needs " << size;
+    std::memcpy(out, raw.data(), size);
+    return success();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
       return op.emitError("constant's resource data is missing");
     ArrayRef<char> data = blob->getData();
-    constants_.append(data.data(), data.size());
-  } else {
-    return op.emitError("constant is neither dense data nor a resource");
+    if (data.size() != size)
+      return op.emitError() << "constant holds " << data.size() << " bytes, its type needs "
+                            << size;
+    std::memcpy(out, data.data(), size);
+    return success();
   }
-  if (constants_.size() != offset + size)
-    return op.emitError() << "constant holds " << (constants_.size() - offset)
-                          << " bytes, its type needs " << size;
-  roots_[op] = art::BufferRef(art::BufferKind::Constant, 0, offset, size);
+  return op.emitError("constant is neither dense data nor a resource");
+}
+
+/// Lays the constants out at aligned offsets and writes them straight into the builder's buffer
+/// (no second copy of the weights).
+LogicalResult Translator::addConstants() {
+  SmallVector<std::pair<program::ConstantOp, uint64_t>> placed;
+  uint64_t total = 0;
+  for (auto op : program_.getBody().front().getOps<program::ConstantOp>()) {
+    if (!elementTypeCode(op.getType().getElementType()))
+      return op.emitError() << "constant of type " << op.getType()
+                            << " cannot be stored in the artifact";
+    uint64_t offset = alignUp(total, kConstantAlignment);
+    uint64_t size = program::bufferBytes(op.getType());
+    placed.push_back({op, offset});
+    roots_[op] = art::BufferRef(art::BufferKind::Constant, 0, offset, size);
+    total = offset + size;
+  }
+  uint8_t *data = nullptr;
+  fbb_.ForceVectorAlignment(total, 1, kConstantAlignment);
+  constants_ = fbb_.CreateUninitializedVector(total, 1, &data);
+  constantsSize_ = total;
+  if (total)
+    std::memset(data, 0, total);
+  // The pointer is good until the builder grows: fill it before anything else is added.
+  for (auto [op, offset] : placed)
+    if (failed(writeConstant(op, data + offset)))
+      return failure();
   return success();
 }
 
@@ -294,6 +334,8 @@ fb::Offset<fb::Vector<fb::Offset<art::TensorSignature>>> Translator::signature(b
 FailureOr<std::string> Translator::run() {
   if (!program_.isPlanned())
     return program_.emitError("has no memory plan (run kiln-plan-memory before writing it)");
+  if (failed(addConstants()))
+    return failure();
   // Every executable's code objects, in module order, whether or not a step dispatches one of
   // its kernels: the runtime checks them against the device at load time.
   if (auto module = program_->getParentOfType<ModuleOp>())
@@ -316,8 +358,6 @@ FailureOr<std::string> Translator::run() {
       // that share a range apart.
       roots_[alloc] = art::BufferRef(art::BufferKind::Arena, arenaBuffers_++, *alloc.getOffset(),
                                      program::bufferBytes(alloc.getType()));
-    } else if (auto constant = dyn_cast<program::ConstantOp>(op)) {
-      result = addConstant(constant);
     } else if (auto dispatch = dyn_cast<program::DispatchOp>(op)) {
       result = addDispatch(dispatch);
     } else if (auto call = dyn_cast<program::LibraryCallOp>(op)) {
@@ -331,7 +371,7 @@ FailureOr<std::string> Translator::run() {
           fbb_, art::CreateBinding(fbb_, &*source, tensorType(copy.getSource().getType())),
           art::CreateBinding(fbb_, &*target, tensorType(copy.getTarget().getType())));
       steps_.push_back(art::CreateStep(fbb_, art::StepKind::Copy, step.Union()));
-    } else if (!isa<program::ViewOp>(op)) {
+    } else if (!isa<program::ViewOp, program::ConstantOp>(op)) {
       return op.emitError() << "'" << op.getName() << "' has no translation into the artifact";
     }
     if (failed(result))
@@ -344,9 +384,7 @@ FailureOr<std::string> Translator::run() {
   auto inputs = signature(false);
   auto outputs = signature(true);
   auto codeObjects = fbb_.CreateVector(codeObjects_);
-  fbb_.ForceVectorAlignment(constants_.size(), 1, kConstantAlignment);
-  auto constants =
-      fbb_.CreateVector(reinterpret_cast<const uint8_t *>(constants_.data()), constants_.size());
+  fb::Offset<fb::Vector<uint8_t>> constants(constants_);
   auto artifact = art::CreateArtifact(
       fbb_, KILN_ARTIFACT_FORMAT_VERSION, fbb_.CreateString(info_.producer),
       fbb_.CreateString(program::stringifyDevice(program_.getDevice()).str()),

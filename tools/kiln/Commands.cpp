@@ -130,16 +130,6 @@ void printSummary(const std::string &name, const Tensor &tensor) {
   llvm::outs() << (count > 6 ? ", ...]\n" : "]\n");
 }
 
-/// The process's peak resident set (VmHWM), or 0 when /proc does not say.
-uint64_t peakResidentBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0)
-      return std::stoull(line.substr(6)) * 1024;
-  return 0;
-}
-
 const char *stepKindName(kiln_step_kind_t kind) {
   switch (kind) {
   case KILN_STEP_KIND_DISPATCH:
@@ -477,7 +467,7 @@ int runBench(const BenchCommand &command) {
         {"max", sorted.back()},
         {"mean", mean}}},
       {"throughput_per_s", double(batch) * 1000.0 / percentile(50)},
-      {"peak_memory_bytes", peakResidentBytes()},
+      {"peak_memory_bytes", residentMemory().peak},
       {"planned_memory_bytes",
        {{"arena", artifact->arenaSize()},
         {"naive_intermediates", artifact->naiveIntermediateSize()},
@@ -491,7 +481,7 @@ int runBench(const BenchCommand &command) {
                                command.model.c_str(), command.device.c_str(), percentile(50),
                                percentile(90), percentile(99), double(batch) * 1000.0 / percentile(50),
                                samples.size(), compileSeconds,
-                               humanBytes(peakResidentBytes()).c_str());
+                               humanBytes(residentMemory().peak).c_str());
   if (!command.json.empty() && !writeFile(command.json, result.dump(2) + "\n"))
     return kExitFailure;
   return 0;

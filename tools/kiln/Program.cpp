@@ -26,6 +26,20 @@
 #include <random>
 
 namespace kiln::cli {
+
+ResidentMemory residentMemory() {
+  ResidentMemory memory;
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0)
+      memory.current = std::stoull(line.substr(6)) * 1024;
+    else if (line.rfind("VmHWM:", 0) == 0)
+      memory.peak = std::stoull(line.substr(6)) * 1024;
+  }
+  return memory;
+}
+
 namespace {
 
 std::string joinDims(const std::vector<int64_t> &dims) {
@@ -188,14 +202,18 @@ std::optional<std::string> compileModel(const std::string &path,
     });
   }
 
-  // Each stage is printed as it starts, with the seconds the compilation has taken so far.
+  // Each stage is printed as it starts, with the seconds the compilation has taken so far and
+  // the process's resident memory then and at its peak so far.
   auto started = std::chrono::steady_clock::now();
   auto stage = [&](llvm::StringRef name) {
     if (!settings.progress)
       return;
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    llvm::errs() << llvm::format("kiln: %s: [%6.2f s] ", path.c_str(), seconds) << name << "\n";
+    ResidentMemory memory = residentMemory();
+    llvm::errs() << llvm::format("kiln: %s: [%6.2f s, %5.0f MiB, peak %5.0f MiB] ", path.c_str(),
+                                 seconds, memory.current / 1048576.0, memory.peak / 1048576.0)
+                 << name << "\n";
   };
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (*kind == ModelKind::Onnx) {
@@ -219,6 +237,8 @@ std::optional<std::string> compileModel(const std::string &path,
       return std::nullopt;
     }
     module = std::move(*imported);
+    // The model's weights now live in the module; the parsed protobuf is no longer needed.
+    loaded.model.reset();
   } else {
     stage("parse");
     module = mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, mlir::ParserConfig(&context));

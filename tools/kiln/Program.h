@@ -18,6 +18,14 @@
 
 namespace kiln::cli {
 
+/// The process's resident memory now (VmRSS) and at its peak so far (VmHWM), in bytes; 0 where
+/// /proc does not say.
+struct ResidentMemory {
+  uint64_t current = 0;
+  uint64_t peak = 0;
+};
+ResidentMemory residentMemory();
+
 /// Exit codes: 0 success, 1 the model is invalid or a step failed, 2 bad command line (including
 /// a file that does not exist or an input that does not fit the model).
 constexpr int kExitFailure = 1;
