@@ -125,4 +125,56 @@ def ExportCpuDispatchAbiPass : Pass<"kiln-export-cpu-dispatch-abi", "mlir::Modul
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Lowering and code objects
+//===----------------------------------------------------------------------===//
+
+def ApproximateMathPass : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replaces f32 transcendental math with MLIR's polynomial approximations";
+  let description = [{
+    exp, log, tanh, erf and the others on f32 become plain arithmetic the LLVM vectorizer turns
+    into vector code, where the libm calls they would otherwise become keep every loop scalar. The
+    approximations stay within a few ulp of libm.
+  }];
+}
+
+def EmitCpuExecutablePass : Pass<"kiln-emit-cpu-executable", "mlir::ModuleOp"> {
+  let summary = "Compiles the lowered @kernels module into a shared object in a program.executable";
+  let description = [{
+    Runs on the top module once `@kernels` is in the LLVM dialect with its `kiln_<dispatch>`
+    entry points. The kernels are compiled at -O3 for the host CPU and linked into an ELF shared
+    object; `@kernels` becomes a `program.executable` with a `program.kernel` per dispatch (its
+    symbol and workgroup count) and the object as its `program.binary`.
+  }];
+  let dependentDialects = ["kiln::program::ProgramDialect"];
+}
+
+def EmitCudaExecutablePass : Pass<"kiln-emit-cuda-executable", "mlir::ModuleOp"> {
+  let summary = "Assembles the CUDA kernels of @kernels into cubins and PTX in a program.executable";
+  let description = [{
+    Runs on the top module once `@kernels` holds the host dispatch functions (with their
+    `kiln.cuda_launches` and `kiln.cuda_scratch`) and the `gpu.module` of NVVM kernels. Each
+    architecture gets a cubin (ptxas), the oldest one's PTX is kept as the fallback, libdevice is
+    linked into each. `@kernels` becomes a `program.executable` with a `program.kernel` per
+    dispatch (its launches and scratch buffers) and a `program.binary` per code object; each
+    dispatch's scratch buffers become allocations bound after its outputs.
+  }];
+  let options = [
+    ListOption<"gpuArchs", "gpu-archs", "std::string",
+               "The GPU architectures to assemble cubins for (sm_80, ...)">,
+    Option<"libdevice", "libdevice", "std::string", "\"\"",
+           "CUDA's libdevice bitcode, linked into every kernel for math functions">,
+  ];
+  let dependentDialects = ["kiln::program::ProgramDialect"];
+}
+
+def LowerMemRefCopiesPass : Pass<"kiln-lower-memref-copies", "mlir::ModuleOp"> {
+  let summary = "Rewrites memref.copy as a linalg copy";
+  let description = [{
+    So that it lowers to loops instead of a call into MLIR's runner library, which kernels do not
+    link.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 #endif // KILN_COMPILER_CODEGEN_PASSES_TD

@@ -415,6 +415,20 @@ struct ConvertGraphToLinalgPass
     : kiln::impl::ConvertGraphToLinalgPassBase<ConvertGraphToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    // The signature keeps the element types the graph declared (kiln.declared_type) where the
+    // lowering makes them signless, for the program's inputs and outputs.
+    func::FuncOp function = getOperation();
+    auto declare = [&](Type type) -> TypeAttr {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      return tensor && tensor.getElementType().isUnsignedInteger() ? TypeAttr::get(tensor)
+                                                                   : TypeAttr();
+    };
+    for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
+      if (TypeAttr declared = declare(type))
+        function.setArgAttr(i, "kiln.declared_type", declared);
+    for (auto [i, type] : llvm::enumerate(function.getResultTypes()))
+      if (TypeAttr declared = declare(type))
+        function.setResultAttr(i, "kiln.declared_type", declared);
     SignlessTypeConverter converter;
     RewritePatternSet patterns(context);
     kiln::populateGraphToLinalgPatterns(converter, patterns);

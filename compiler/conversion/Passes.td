@@ -37,4 +37,12 @@ def ConvertGraphToLinalgPass : Pass<"kiln-convert-graph-to-linalg", "mlir::func:
   ];
 }
 
+def VerifyGraphLoweredPass : Pass<"kiln-verify-graph-lowered", "mlir::ModuleOp"> {
+  let summary = "Fails for a graph op left after the lowering to linalg";
+  let description = [{
+    Every graph op must have been lowered or turned into a library call by now; one that was not
+    is an error naming it ("'graph.x' has no code generation yet").
+  }];
+}
+
 #endif // KILN_COMPILER_CONVERSION_PASSES_TD

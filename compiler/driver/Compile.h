@@ -9,6 +9,8 @@
 #ifndef KILN_COMPILER_DRIVER_COMPILE_H_
 #define KILN_COMPILER_DRIVER_COMPILE_H_
 
+#include "compiler/codegen/Executable.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -41,10 +43,6 @@ struct CompileOptions {
   /// holds, and the memory plan.
   llvm::raw_ostream *report = nullptr;
 };
-
-/// The architecture of `gpuArchs` ("sm_NN", not empty) whose PTX the artifact keeps: the oldest,
-/// since the driver compiles PTX for every GPU at least as new as its target.
-std::string ptxFallbackArch(llvm::ArrayRef<std::string> gpuArchs);
 
 /// The function compileToArtifact compiles: `@main`, or the module's only public function.
 /// Emits an error on the module and fails when there is none, or several and no `@main`.

@@ -2,7 +2,13 @@
 
 #include "compiler/pipelines/Pipelines.h"
 
+#include "compiler/codegen/Passes.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/librarycalls/Passes.h"
+#include "compiler/program/Passes.h"
+#include "compiler/transforms/Passes.h"
+
+#include "mlir/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -54,7 +60,114 @@ void buildCudaPipeline(mlir::OpPassManager &pm, const CudaPipelineOptions &optio
   addTextual(pm, "gpu-module-to-binary{format=" + options.format.getValue() + "}");
 }
 
+llvm::ArrayRef<llvm::StringRef> compileStages(llvm::StringRef target) {
+  static const llvm::StringRef cpu[] = {"graph", "linalg", "kernels", "program", "tile",
+                                        "bufferize", "llvm", "object", "memory"};
+  static const llvm::StringRef cuda[] = {"graph",     "linalg",    "kernels", "program",
+                                         "destinations", "bufferize", "gpu",     "binaries",
+                                         "memory"};
+  if (target == "cuda")
+    return cuda;
+  return cpu;
+}
+
+void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
+                       const CompilePipelineOptions &options) {
+  bool cuda = options.target == "cuda";
+  if (stage == "graph") {
+    RefineShapesPassOptions refine;
+    refine.bindings.assign(options.shapes.begin(), options.shapes.end());
+    pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
+    pm.addPass(mlir::createCanonicalizerPass());
+    // Convolutions and matmuls become library calls (oneDNN, or cuDNN and cuBLASLt), with their
+    // epilogues fused.
+    pm.addPass(cuda ? createSelectCudaLibraryCallsPass() : createSelectCpuLibraryCallsPass());
+  } else if (stage == "linalg") {
+    pm.addNestedPass<mlir::func::FuncOp>(createConvertGraphToLinalgPass());
+    pm.addPass(createVerifyGraphLoweredPass());
+  } else if (stage == "kernels") {
+    addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse");
+    FormDispatchesPassOptions form;
+    form.entryName = options.entry;
+    pm.addPass(createFormDispatchesPass(form));
+    addTextual(pm, "canonicalize,cse");
+  } else if (stage == "program") {
+    FormProgramPassOptions form;
+    form.entry = options.entry;
+    form.device = options.target;
+    pm.addPass(createFormProgramPass(form));
+    pm.addPass(createDeduplicateKernelsPass());
+  } else if (stage == "tile") {
+    mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
+    kernels.addPass(createTileDispatchesPass());
+    addTextual(kernels, "canonicalize,cse");
+  } else if (stage == "destinations") {
+    mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
+    TileDispatchesPassOptions tile;
+    tile.tile = false;
+    kernels.addPass(createTileDispatchesPass(tile));
+    addTextual(kernels, "canonicalize,cse");
+  } else if (stage == "bufferize") {
+    mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
+    addTextual(kernels, "one-shot-bufferize{bufferize-function-boundaries "
+                        "function-boundary-type-conversion=identity-layout-map},"
+                        "drop-equivalent-buffer-results,canonicalize,cse");
+    if (!cuda) {
+      addTextual(kernels, "buffer-deallocation-pipeline,canonicalize");
+      kernels.addPass(createDistributeWorkgroupsPass());
+    }
+    kernels.addPass(createLowerMemRefCopiesPass());
+  } else if (stage == "llvm") {
+    mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
+    kernels.addPass(createApproximateMathPass());
+    addTextual(kernels, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
+                        "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+                        "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
+                        "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+                        "convert-arith-to-llvm,convert-cf-to-llvm,convert-index-to-llvm,"
+                        "convert-ub-to-llvm,reconcile-unrealized-casts");
+    kernels.addPass(createExportCpuDispatchAbiPass());
+  } else if (stage == "object") {
+    pm.addPass(createEmitCpuExecutablePass());
+  } else if (stage == "gpu") {
+    mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
+    // Integer powers become calls of generated functions, which the kernels copy.
+    addTextual(kernels, "func.func(convert-linalg-to-parallel-loops),convert-math-to-funcs,"
+                        "canonicalize,cse");
+    kernels.addPass(createOutlineCudaKernelsPass());
+    addTextual(kernels, "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+                        "canonicalize,cse,"
+                        "gpu.module(convert-vector-to-llvm,convert-gpu-to-nvvm{"
+                        "use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
+                        "reconcile-unrealized-casts)");
+  } else if (stage == "binaries") {
+    EmitCudaExecutablePassOptions emit;
+    emit.gpuArchs.assign(options.gpuArchs.begin(), options.gpuArchs.end());
+    emit.libdevice = options.libdevice;
+    pm.addPass(createEmitCudaExecutablePass(emit));
+  } else if (stage == "memory") {
+    pm.addPass(createPlanMemoryPass());
+    pm.addPass(createVerifyMemoryPlanPass());
+  } else {
+    llvm::report_fatal_error(llvm::Twine("unknown compile stage: ") + stage);
+  }
+}
+
+void buildCompilePipeline(mlir::OpPassManager &pm, const CompilePipelineOptions &options) {
+  for (llvm::StringRef stage : compileStages(options.target)) {
+    buildCompileStage(pm, stage, options);
+    if (stage == options.stopAfter)
+      break;
+  }
+}
+
 void registerPipelines() {
+  mlir::PassPipelineRegistration<CompilePipelineOptions>(
+      "kiln-compile-pipeline",
+      "What kiln compile runs: graph to a planned program with compiled kernels",
+      [](mlir::OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildCompilePipeline(pm, options);
+      });
   mlir::PassPipelineRegistration<>(
       "kiln-cpu-pipeline", "Lowers a graph program to the LLVM dialect for the host CPU",
       [](mlir::OpPassManager &pm) { buildCpuPipeline(pm); });

@@ -46,7 +46,39 @@ struct CudaPipelineOptions : mlir::PassPipelineOptions<CudaPipelineOptions> {
 /// the result become a grid of thread blocks, outlined into kernels and compiled through NVVM.
 void buildCudaPipeline(mlir::OpPassManager &pm, const CudaPipelineOptions &options);
 
-/// Registers `kiln-cpu-pipeline` and `kiln-cuda-pipeline` for kiln-opt.
+/// What `kiln compile` compiles for, as pipeline options: `kiln-opt
+/// --kiln-compile-pipeline="target=cpu"` runs what the driver runs.
+struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions> {
+  Option<std::string> target{*this, "target", llvm::cl::desc("cpu or cuda"),
+                             llvm::cl::init("cpu")};
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("The model's function, which becomes the program"),
+                            llvm::cl::init("main")};
+  ListOption<std::string> gpuArchs{*this, "gpu-arch",
+                                   llvm::cl::desc("CUDA: the architectures to assemble for")};
+  ListOption<std::string> shapes{*this, "shape",
+                                 llvm::cl::desc("NAME=DIMS bindings of dynamic input dimensions")};
+  Option<std::string> libdevice{*this, "libdevice",
+                                llvm::cl::desc("CUDA's libdevice bitcode for math functions"),
+                                llvm::cl::init(KILN_DEFAULT_LIBDEVICE)};
+  Option<std::string> stopAfter{*this, "stop-after",
+                                llvm::cl::desc("The last stage to run (all when empty)"),
+                                llvm::cl::init("")};
+};
+
+/// The stages of the compile pipeline for `target` ("cpu" or "cuda"), in order: graph, linalg,
+/// kernels, program, the target's code generation stages, memory.
+llvm::ArrayRef<llvm::StringRef> compileStages(llvm::StringRef target);
+
+/// Adds the passes of one stage of the compile pipeline to `pm` (on builtin.module). The code
+/// generation stages run nested on the kernel module `@kernels`.
+void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
+                       const CompilePipelineOptions &options);
+
+/// Every stage (up to `stop-after`): what `kiln compile` runs before writing the artifact.
+void buildCompilePipeline(mlir::OpPassManager &pm, const CompilePipelineOptions &options);
+
+/// Registers `kiln-compile-pipeline`, `kiln-cpu-pipeline` and `kiln-cuda-pipeline` for kiln-opt.
 void registerPipelines();
 
 } // namespace kiln

@@ -259,14 +259,23 @@ LogicalResult DispatchOp::verifySymbolUses(SymbolTableCollection &symbols) {
     if (!function->hasAttr("kiln.dispatch"))
       return emitOpError() << "dispatches " << getKernel() << ", a function that is not a "
                            << "dispatch function (kiln.dispatch)";
-    if (function.getNumArguments() != getInputs().size() ||
-        function.getNumResults() != getOutputs().size())
-      return emitOpError() << "binds " << getInputs().size() << " inputs and "
-                           << getOutputs().size() << " outputs; " << getKernel() << " takes "
-                           << function.getNumArguments() << " and returns "
-                           << function.getNumResults();
+    // On tensors a dispatch function takes the inputs and returns the outputs, or in
+    // destination-passing style takes both; once bufferized it also takes scratch buffers and
+    // the workgroup id, which code generation adds.
+    unsigned inputs = getInputs().size(), outputs = getOutputs().size();
+    bool onTensors = llvm::all_of(function.getArgumentTypes(),
+                                  [](Type type) { return isa<RankedTensorType>(type); });
+    bool returns = function.getNumArguments() == inputs && function.getNumResults() == outputs;
+    bool destinations = function.getNumArguments() == inputs + outputs;
+    if (onTensors && !returns && !destinations)
+      return emitOpError() << "binds " << inputs << " inputs and " << outputs << " outputs; "
+                           << getKernel() << " takes " << function.getNumArguments()
+                           << " and returns " << function.getNumResults();
     return success();
   }
+  // A dispatch function lowered further (to the LLVM dialect) keeps its attribute.
+  if (kernel->hasAttr("kiln.dispatch"))
+    return success();
   if (auto compiled = dyn_cast<KernelOp>(kernel)) {
     size_t scratch = compiled.getScratch() ? compiled.getScratch()->size() : 0;
     if (getOutputs().size() < scratch)

@@ -30,8 +30,7 @@ Status LibraryCallView::create(const kiln::artifact::LibraryCall& call,
     if (!binding || !binding->buffer() || !binding->type())
       return view.invalid("binding " + std::to_string(i) + " lacks its buffer or type");
     auto element_type = static_cast<kiln_element_type_t>(binding->type()->element_type());
-    if (std::find(element_types.begin(), element_types.end(), element_type) ==
-        element_types.end())
+    if (std::find(element_types.begin(), element_types.end(), element_type) == element_types.end())
       return view.invalid("binding " + std::to_string(i) + " has element type " +
                           std::to_string(binding->type()->element_type()) + "; " +
                           element_types_text);
@@ -145,8 +144,7 @@ Status LibraryCallView::checkKeys(const std::vector<std::string>& known) const {
   for (const auto& entry : floats_)
     if (!isKnown(entry.first)) return invalid("has unknown float parameter '" + entry.first + "'");
   for (const auto& entry : strings_)
-    if (!isKnown(entry.first))
-      return invalid("has unknown string parameter '" + entry.first + "'");
+    if (!isKnown(entry.first)) return invalid("has unknown string parameter '" + entry.first + "'");
   return Status();
 }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <cstring>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -301,6 +302,36 @@ TEST(SessionTest, ReusesArenasAcrossRuns) {
   EXPECT_FALSE(session.run({&x, &narrow}).ok());
   EXPECT_TRUE(session.run({&x, &y}).ok());
   EXPECT_EQ(session.statistics()->arena_count, 1u);
+}
+
+// Tests the statistics struct's versioning: a caller built against a newer header (a larger
+// struct) gets the fields this runtime knows and struct_size saying how many bytes it wrote; one
+// whose struct is shorter than the first version is refused rather than overrun.
+TEST(SessionTest, StatisticsHonourTheCallersStructSize) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 1}).value();
+  Tensor x = randomInput(3);
+  Tensor y = randomInput(4);
+  ASSERT_TRUE(session.run({&x, &y}).ok());
+
+  struct Newer {
+    kiln_session_statistics_t known;
+    uint64_t added_later;
+  } newer;
+  std::memset(&newer, 0xAB, sizeof(newer));
+  newer.known.struct_size = sizeof(newer);
+  kiln_status_t* status = kiln_session_statistics(session.get(), &newer.known);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(newer.known.struct_size, sizeof(kiln_session_statistics_t));
+  EXPECT_EQ(newer.known.run_count, 1u);
+  EXPECT_EQ(newer.added_later, 0xABABABABABABABABull) << "bytes past the runtime's struct";
+
+  kiln_session_statistics_t short_struct{};
+  short_struct.struct_size = sizeof(size_t) + sizeof(uint32_t);
+  status = kiln_session_statistics(session.get(), &short_struct);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  kiln_status_release(status);
 }
 
 }  // namespace

@@ -54,6 +54,7 @@
 // underlying type, so any value a C caller passes is a well-defined value the
 // library can reject; in C it is a plain enum of the same size.
 #if defined(__cplusplus)
+// Enums declared with it are kept out of clang-format, which does not parse the macro.
 #define KILN_ENUM(name) enum name : int32_t
 #else
 #define KILN_ENUM(name) enum name
@@ -92,6 +93,7 @@ KILN_API uint32_t kiln_api_version(void);
 
 /// The category of a failure. The values follow the canonical codes of gRPC,
 /// Abseil and IREE and are stable.
+// clang-format off
 typedef KILN_ENUM(kiln_status_code_e) {
   /// Success; only ever seen as the code of a NULL status.
   KILN_STATUS_OK = 0,
@@ -127,6 +129,7 @@ typedef KILN_ENUM(kiln_status_code_e) {
   /// Data is corrupt or truncated.
   KILN_STATUS_DATA_LOSS = 15,
 } kiln_status_code_t;
+// clang-format on
 
 /// The result of a fallible call: NULL for success, otherwise a code and a
 /// message.
@@ -163,6 +166,7 @@ KILN_API const char* kiln_status_code_string(kiln_status_code_t code);
 /// The element type of a tensor. The values are stable: artifacts store them.
 /// Zero is never a valid element type, so a zero-initialized field reads as
 /// "unset".
+// clang-format off
 typedef KILN_ENUM(kiln_element_type_e) {
   /// IEEE 754 binary32.
   KILN_ELEMENT_TYPE_F32 = 1,
@@ -189,6 +193,7 @@ typedef KILN_ENUM(kiln_element_type_e) {
   /// Boolean (i1), stored as one byte holding 0 or 1.
   KILN_ELEMENT_TYPE_BOOL = 12,
 } kiln_element_type_t;
+// clang-format on
 
 /// Returns the storage size in bytes of one element of `type`, or 0 when
 /// `type` is not a valid element type.
@@ -297,12 +302,14 @@ KILN_API const void* kiln_tensor_const_data(const kiln_tensor_t* tensor);
 // header bytes `numpy.save` writes.
 
 /// Flags for `kiln_tensor_write_npy`.
+// clang-format off
 typedef KILN_ENUM(kiln_npy_write_flag_bits_e) {
   KILN_NPY_WRITE_FLAG_NONE = 0,
   /// Replace the file when it exists. Without this flag, an existing file is
   /// never touched and the call returns ALREADY_EXISTS.
   KILN_NPY_WRITE_FLAG_OVERWRITE = 1u << 0,
 } kiln_npy_write_flag_bits_t;
+// clang-format on
 
 /// A bitwise OR of `kiln_npy_write_flag_bits_t` values.
 typedef uint32_t kiln_npy_write_flags_t;
@@ -440,6 +447,7 @@ KILN_API uint64_t kiln_artifact_run_peak_memory(const kiln_artifact_t* artifact)
 KILN_API size_t kiln_artifact_code_object_count(const kiln_artifact_t* artifact);
 
 /// The format of a code object; the values are those of the .kiln schema.
+// clang-format off
 typedef KILN_ENUM(kiln_code_format_e) {
   /// A position-independent ELF shared object for the host CPU.
   KILN_CODE_FORMAT_ELF_SHARED_OBJECT = 0,
@@ -448,6 +456,7 @@ typedef KILN_ENUM(kiln_code_format_e) {
   /// PTX text.
   KILN_CODE_FORMAT_PTX = 2,
 } kiln_code_format_t;
+// clang-format on
 
 /// One code object of an artifact. Every pointer lives as long as the
 /// artifact.
@@ -474,6 +483,7 @@ KILN_API kiln_status_t* kiln_artifact_code_object_info(const kiln_artifact_t* ar
 KILN_API size_t kiln_artifact_step_count(const kiln_artifact_t* artifact);
 
 /// What a step does.
+// clang-format off
 typedef KILN_ENUM(kiln_step_kind_e) {
   /// A generated kernel run over a grid of workgroups.
   KILN_STEP_KIND_DISPATCH = 1,
@@ -482,9 +492,11 @@ typedef KILN_ENUM(kiln_step_kind_e) {
   /// A byte copy from one buffer to another.
   KILN_STEP_KIND_COPY = 3,
 } kiln_step_kind_t;
+// clang-format on
 
 /// Where a buffer lives while a program runs; the values are those of the
 /// .kiln schema.
+// clang-format off
 typedef KILN_ENUM(kiln_buffer_kind_e) {
   /// A range of the run's arena.
   KILN_BUFFER_KIND_ARENA = 0,
@@ -495,6 +507,7 @@ typedef KILN_ENUM(kiln_buffer_kind_e) {
   /// One of the outputs handed back to the caller.
   KILN_BUFFER_KIND_OUTPUT = 3,
 } kiln_buffer_kind_t;
+// clang-format on
 
 /// One buffer a step reads or writes, as the step sees it.
 typedef struct kiln_binding_info_t {
@@ -554,6 +567,7 @@ KILN_API kiln_status_t* kiln_artifact_step_info(const kiln_artifact_t* artifact,
 //===----------------------------------------------------------------------===//
 
 /// The kind of device a session runs on.
+// clang-format off
 typedef KILN_ENUM(kiln_device_kind_e) {
   /// The host CPU: generated kernels on a thread pool, oneDNN library calls.
   KILN_DEVICE_KIND_CPU = 1,
@@ -561,6 +575,7 @@ typedef KILN_ENUM(kiln_device_kind_e) {
   /// graphs. UNIMPLEMENTED in a runtime built without CUDA.
   KILN_DEVICE_KIND_CUDA = 2,
 } kiln_device_kind_t;
+// clang-format on
 
 /// How a session runs. Fill it with `kiln_session_options_initialize`, then
 /// change what differs from the defaults.

@@ -107,10 +107,9 @@ class CublasLtMatmul : public CudaLibraryCall {
       bias_pointer_ = bias;
     }
     // Column-major D^T = B^T A^T: cuBLASLt's A is our b, its B our a (see the file comment).
-    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatmul(handle_, desc_, &alpha_, buffers[1], lt_a_,
-                                             buffers[0], lt_b_, &beta_, c, lt_d_, d, lt_d_,
-                                             &algorithm_.algo, workspace,
-                                             algorithm_.workspaceSize, stream));
+    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatmul(handle_, desc_, &alpha_, buffers[1], lt_a_, buffers[0],
+                                             lt_b_, &beta_, c, lt_d_, d, lt_d_, &algorithm_.algo,
+                                             workspace, algorithm_.workspaceSize, stream));
     return Status();
   }
 
@@ -197,8 +196,7 @@ Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryCo
       preference_owner(preference, cublasLtMatmulPreferenceDestroy);
   uint64_t max_workspace = kMaxWorkspaceBytes;
   KILN_CUDA_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
-      sizeof(max_workspace)));
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof(max_workspace)));
   int c_binding = epilogue.addend_binding >= 0 ? epilogue.addend_binding : common_.result_binding;
   const std::pair<cublasLtMatmulPreferenceAttributes_t, int> alignments[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, 1},
@@ -212,9 +210,8 @@ Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryCo
   }
 
   int returned = 0;
-  cublasStatus_t result = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_a_, lt_b_, lt_d_,
-                                                         lt_d_, preference, 1, &algorithm_,
-                                                         &returned);
+  cublasStatus_t result = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, lt_a_, lt_b_, lt_d_, lt_d_,
+                                                         preference, 1, &algorithm_, &returned);
   if (result == CUBLAS_STATUS_NOT_SUPPORTED || (result == CUBLAS_STATUS_SUCCESS && returned == 0))
     return Status(KILN_STATUS_UNIMPLEMENTED,
                   common_.label + ": cuBLASLt has no algorithm for this problem (" + key + ")");
@@ -227,8 +224,7 @@ Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryCo
 }  // namespace
 
 Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
-  Status status =
-      view.checkKeys({"trans_a", "trans_b", "post_ops", "post_op_args", "allow_tf32"});
+  Status status = view.checkKeys({"trans_a", "trans_b", "post_ops", "post_op_args", "allow_tf32"});
   if (!status.ok()) return status;
   MatmulProblem problem;
   if (!(status = readCudaCallCommon(view, {"a, b", /*matmul=*/true}, &problem.common)).ok())
@@ -269,8 +265,7 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
   int64_t batch = 1;
   bool a_batched = false, b_batched = false;
   for (size_t i = 0; i + 2 < rank; ++i) {
-    if ((a[i] != 1 && a[i] != d[i]) || (b[i] != 1 && b[i] != d[i]) ||
-        d[i] != std::max(a[i], b[i]))
+    if ((a[i] != 1 && a[i] != d[i]) || (b[i] != 1 && b[i] != d[i]) || d[i] != std::max(a[i], b[i]))
       return view.invalid("batch dimension " + std::to_string(i) + " of a (" +
                           std::to_string(a[i]) + ") and b (" + std::to_string(b[i]) +
                           ") does not broadcast to the result's " + std::to_string(d[i]));
@@ -281,7 +276,8 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
   for (size_t i = 0; i + 2 < rank; ++i)
     if ((a_batched && a[i] != d[i]) || (b_batched && b[i] != d[i]))
       return view.unimplemented(
-          "a (" + formatTypeDims(bindings[0].dims) + ") and b (" + formatTypeDims(bindings[1].dims) +
+          "a (" + formatTypeDims(bindings[0].dims) + ") and b (" +
+          formatTypeDims(bindings[1].dims) +
           ") broadcast only some batch dimensions; cuBLASLt's strided batches take an operand "
           "with all of the result's batch dimensions or none");
   if (batch > INT32_MAX)

@@ -24,16 +24,15 @@ constexpr const char* kMatmulName = "cublaslt.matmul";
 constexpr const char* kConvolutionName = "cudnn.convolution";
 
 Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out) {
-  return LibraryCallView::create(call,
-                                 {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_F16,
-                                  KILN_ELEMENT_TYPE_BF16},
-                                 "CUDA library calls take f32, f16 or bf16 tensors", out);
+  return LibraryCallView::create(
+      call, {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_F16, KILN_ELEMENT_TYPE_BF16},
+      "CUDA library calls take f32, f16 or bf16 tensors", out);
 }
 
 Status unknownCall(const LibraryCallView& view) {
-  return Status(KILN_STATUS_UNIMPLEMENTED,
-                view.label() + " is not available on the cuda device (it runs '" + kMatmulName +
-                    "' and '" + kConvolutionName + "')");
+  return Status(KILN_STATUS_UNIMPLEMENTED, view.label() +
+                                               " is not available on the cuda device (it runs '" +
+                                               kMatmulName + "' and '" + kConvolutionName + "')");
 }
 
 }  // namespace
@@ -108,8 +107,7 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
     if (epilogue.activation != Activation::kNone)
       return view.invalid(where + " follows the activation; relu and gelu must come last");
     if (kind == "linear") {
-      if (!shape.matmul)
-        return view.unimplemented(where + " is not fused by cuDNN convolutions");
+      if (!shape.matmul) return view.unimplemented(where + " is not fused by cuDNN convolutions");
       if (i != 0)
         return view.invalid(where + " must come first: it scales the product (cuBLASLt's alpha)");
       if (next_arg + 2 > args.size())
@@ -119,7 +117,8 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
         return view.invalid(where + " has shift " + std::to_string(args[next_arg + 1]) +
                             "; cuBLASLt's alpha scales without a shift (expected 0)");
       if (epilogue.bias_binding >= 0)
-        return view.invalid(where + " cannot be fused with a bias: cuBLASLt's alpha scales the "
+        return view.invalid(where +
+                            " cannot be fused with a bias: cuBLASLt's alpha scales the "
                             "product but not the bias");
       epilogue.alpha = args[next_arg];
       next_arg += 2;
@@ -134,7 +133,8 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
         return view.unimplemented(where + " is not fused by cuDNN convolutions (relu is)");
       epilogue.activation = Activation::kGelu;
     } else if (kind == "clip") {
-      return view.unimplemented(where + " is not fused by the CUDA library calls (the CPU's "
+      return view.unimplemented(where +
+                                " is not fused by the CUDA library calls (the CPU's "
                                 "oneDNN calls take it)");
     } else {
       return view.invalid("post-op " + std::to_string(i) + " is '" + kind +
@@ -146,9 +146,9 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
                         " values, the post-ops use " + std::to_string(next_arg));
   if (epilogue.addend_binding >= 0 &&
       bindings[epilogue.addend_binding].dims != bindings.back().dims)
-    return view.invalid("the 'add' operand (" + formatTypeDims(bindings[epilogue.addend_binding].dims) +
-                        ") must have the result's dims (" + formatTypeDims(bindings.back().dims) +
-                        ")");
+    return view.invalid(
+        "the 'add' operand (" + formatTypeDims(bindings[epilogue.addend_binding].dims) +
+        ") must have the result's dims (" + formatTypeDims(bindings.back().dims) + ")");
 
   for (const LibraryCallBinding& binding : bindings)
     common.alignments.push_back(assumedAlignment(binding));

@@ -144,8 +144,7 @@ Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* o
 /// Prepare each call on `context`'s device.
 Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryContext& context,
                             std::unique_ptr<CudaLibraryCall>* out);
-Status createCudnnConvolution(const ConvolutionProblem& problem,
-                              const CudaLibraryContext& context,
+Status createCudnnConvolution(const ConvolutionProblem& problem, const CudaLibraryContext& context,
                               std::unique_ptr<CudaLibraryCall>* out);
 
 /// A process-wide cache of what a library chose for each problem, keyed by a text that names

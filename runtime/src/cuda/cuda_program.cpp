@@ -134,8 +134,7 @@ Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major,
       // CUDA's binary compatibility: a cubin for sm_XY runs on sm_XZ for every Z >= Y (same
       // major, no older minor); an arch-specific one (sm_90a) runs only on its own architecture.
       if (architecture->number == device_number) return i;
-      const bool compatible = !architecture->specific &&
-                              architecture->number / 10 == major &&
+      const bool compatible = !architecture->specific && architecture->number / 10 == major &&
                               architecture->number < device_number;
       if (compatible && architecture->number > best_cubin_number) {
         best_cubin = i;

@@ -139,8 +139,8 @@ Status makeTensor(int64_t uid, cudnnDataType_t type, const std::vector<int64_t>&
                                                      CUDNN_TYPE_INT64, rank, dims.data()));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(tensor.get(), CUDNN_ATTR_TENSOR_STRIDES,
                                                      CUDNN_TYPE_INT64, rank, strides.data()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      tensor.get(), CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(tensor.get(), CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
+                                                     CUDNN_TYPE_INT64, 1, &alignment));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(tensor.get(), CUDNN_ATTR_TENSOR_IS_VIRTUAL,
                                                      CUDNN_TYPE_BOOLEAN, 1, &is_virtual));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(tensor.get()));
@@ -168,19 +168,16 @@ Status makePointwise(cudnnPointwiseMode_t mode, const BackendDescriptor& x,
   KILN_CUDA_RETURN_IF_ERROR(
       cudnnBackendSetAttribute(operation.get(), CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, pointwise.address()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(operation.get(),
-                                                     CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                     x.address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(operation.get(), CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, x.address()));
   if (b)
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(operation.get(),
-                                                       CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-                                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                       b->address()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(operation.get(),
-                                                     CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                     y.address()));
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudnnBackendSetAttribute(operation.get(), CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, b->address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(operation.get(), CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, y.address()));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(operation.get()));
   keep->push_back(std::move(pointwise));
   *out = std::move(operation);
@@ -256,9 +253,8 @@ Status setLegacyTensor(cudnnDataType_t type, const std::vector<int64_t>& dims,
                        LegacyTensor* tensor) {
   KILN_CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(tensor->receive()));
   std::vector<int> int_dims = toInts(dims), strides = toInts(packedStrides(dims));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(tensor->get(), type,
-                                                       static_cast<int>(int_dims.size()),
-                                                       int_dims.data(), strides.data()));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(
+      tensor->get(), type, static_cast<int>(int_dims.size()), int_dims.data(), strides.data()));
   return Status();
 }
 
@@ -340,10 +336,9 @@ Status CudnnConvolution::enqueueGraph(cudaStream_t stream, void* const* buffers,
     auto count = static_cast<int64_t>(uids_.size());
     KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
         pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids_.data()));
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(pack.get(),
-                                                       CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                                       CUDNN_TYPE_VOID_PTR, count,
-                                                       pointers.data()));
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                 CUDNN_TYPE_VOID_PTR, count, pointers.data()));
     KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
         pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace));
     KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(pack.get()));
@@ -372,21 +367,19 @@ Status CudnnConvolution::enqueueLegacy(cudaStream_t stream, void* const* buffers
     const void* bias = epilogue.bias_binding >= 0 ? buffers[epilogue.bias_binding] : zero_bias_;
     KILN_CUDA_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
         handle_, &one, x_desc_.get(), buffers[0], w_desc_.get(), buffers[1], conv_desc_.get(),
-        legacy_choice_.algo, workspace, workspace_bytes, has_addend ? &one : &zero,
-        y_desc_.get(), z, bias_desc_.get(), bias, activation_desc_.get(), y_desc_.get(), y));
+        legacy_choice_.algo, workspace, workspace_bytes, has_addend ? &one : &zero, y_desc_.get(),
+        z, bias_desc_.get(), bias, activation_desc_.get(), y_desc_.get(), y));
     return Status();
   }
   KILN_CUDA_RETURN_IF_ERROR(cudnnConvolutionForward(
       handle_, &one, x_desc_.get(), buffers[0], w_desc_.get(), buffers[1], conv_desc_.get(),
       legacy_choice_.algo, workspace, workspace_bytes, &zero, y_desc_.get(), y));
   if (epilogue.bias_binding >= 0)
-    KILN_CUDA_RETURN_IF_ERROR(cudnnAddTensor(handle_, &one, bias_desc_.get(),
-                                             buffers[epilogue.bias_binding], &one, y_desc_.get(),
-                                             y));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnAddTensor(
+        handle_, &one, bias_desc_.get(), buffers[epilogue.bias_binding], &one, y_desc_.get(), y));
   if (epilogue.addend_binding >= 0)
-    KILN_CUDA_RETURN_IF_ERROR(cudnnAddTensor(handle_, &one, y_desc_.get(),
-                                             buffers[epilogue.addend_binding], &one,
-                                             y_desc_.get(), y));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnAddTensor(
+        handle_, &one, y_desc_.get(), buffers[epilogue.addend_binding], &one, y_desc_.get(), y));
   return Status();
 }
 
@@ -404,8 +397,8 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
   Status status;
   if (!(status = makeTensor(kX, io_type, problem.x_dims, alignment(0), false, &x)).ok() ||
       !(status = makeTensor(kW, io_type, problem.w_dims, alignment(1), false, &w)).ok() ||
-      !(status = makeTensor(kY, io_type, problem.y_dims, alignment(common_.result_binding), false,
-                            &y))
+      !(status =
+            makeTensor(kY, io_type, problem.y_dims, alignment(common_.result_binding), false, &y))
            .ok())
     return status;
   uids_ = {kX, kW, kY};
@@ -427,41 +420,40 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(conv.get(), CUDNN_ATTR_CONVOLUTION_DILATIONS,
                                                      CUDNN_TYPE_INT64, spatial,
                                                      problem.dilations.data()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      conv.get(), CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial,
-      problem.strides.data()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      conv.get(), CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial,
-      problem.pads_begin.data()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      conv.get(), CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial,
-      problem.pads_end.data()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(conv.get(), CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64,
+                               spatial, problem.strides.data()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(conv.get(), CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64,
+                               spatial, problem.pads_begin.data()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(conv.get(), CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64,
+                               spatial, problem.pads_end.data()));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(conv.get()));
 
   // Without an epilogue the convolution writes y; otherwise a virtual fp32 tensor.
   BackendDescriptor current;
-  if (steps > 0 &&
-      !(status = makeTensor(kConvOut, CUDNN_DATA_FLOAT, problem.y_dims, kVirtualAlignment, true,
-                            &current))
-           .ok())
+  if (steps > 0 && !(status = makeTensor(kConvOut, CUDNN_DATA_FLOAT, problem.y_dims,
+                                         kVirtualAlignment, true, &current))
+                        .ok())
     return status;
   const BackendDescriptor& conv_out = steps > 0 ? current : y;
   BackendDescriptor conv_op;
   if (!(status = conv_op.create(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)).ok())
     return status;
   float alpha = 1.0f, beta = 0.0f;
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-      x.address()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-      w.address()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-      conv_out.address()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-      conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, conv.address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, x.address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, w.address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, conv_out.address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, conv.address()));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
       conv_op.get(), CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
@@ -477,10 +469,9 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
                   int64_t out_uid) -> Status {
     BackendDescriptor next;
     Status result;
-    if (--remaining > 0 &&
-        !(result = makeTensor(out_uid, CUDNN_DATA_FLOAT, problem.y_dims, kVirtualAlignment, true,
-                              &next))
-             .ok())
+    if (--remaining > 0 && !(result = makeTensor(out_uid, CUDNN_DATA_FLOAT, problem.y_dims,
+                                                 kVirtualAlignment, true, &next))
+                                .ok())
       return result;
     const BackendDescriptor& target = remaining > 0 ? next : y;
     BackendDescriptor operation;
@@ -498,8 +489,8 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
     std::vector<int64_t> bias_dims(problem.y_dims.size(), 1);
     bias_dims[1] = problem.y_dims[1];
     BackendDescriptor bias;
-    if (!(status = makeTensor(kBias, io_type, bias_dims, alignment(epilogue.bias_binding), false,
-                              &bias))
+    if (!(status =
+              makeTensor(kBias, io_type, bias_dims, alignment(epilogue.bias_binding), false, &bias))
              .ok() ||
         !(status = step(CUDNN_POINTWISE_ADD, &bias, kBiasOut)).ok())
       return status;
@@ -509,8 +500,8 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
   }
   if (has_addend) {
     BackendDescriptor addend;
-    if (!(status = makeTensor(kAddend, io_type, problem.y_dims,
-                              alignment(epilogue.addend_binding), false, &addend))
+    if (!(status = makeTensor(kAddend, io_type, problem.y_dims, alignment(epilogue.addend_binding),
+                              false, &addend))
              .ok() ||
         !(status = step(CUDNN_POINTWISE_ADD, &addend, kAddOut)).ok())
       return status;
@@ -521,8 +512,8 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
   if (has_relu && !(status = step(CUDNN_POINTWISE_RELU_FWD, nullptr, 0)).ok()) return status;
 
   if (!(status = graph_.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)).ok()) return status;
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(graph_.get(), kGraphHandle, CUDNN_TYPE_HANDLE,
-                                                     1, &handle_));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(graph_.get(), kGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle_));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
       graph_.get(), CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
       static_cast<int64_t>(operations.size()), operations.data()));
@@ -557,10 +548,9 @@ Status CudnnConvolution::buildPlan(const EngineChoice& choice) {
   BackendDescriptor engine, config, plan;
   Status status = engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   if (!status.ok()) return status;
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(engine.get(),
-                                                     CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
-                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                     graph_.address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(engine.get(), CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, graph_.address()));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
                                                      CUDNN_TYPE_INT64, 1, &choice.global_index));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(engine.get()));
@@ -568,14 +558,12 @@ Status CudnnConvolution::buildPlan(const EngineChoice& choice) {
   std::vector<cudnnBackendDescriptor_t> knob_handles;
   for (size_t i = 0; i < knobs.size(); ++i) {
     if (!(status = knobs[i].create(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)).ok()) return status;
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(knobs[i].get(),
-                                                       CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
-                                                       CUDNN_TYPE_KNOB_TYPE, 1,
-                                                       &choice.knobs[i].first));
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(knobs[i].get(),
-                                                       CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
-                                                       CUDNN_TYPE_INT64, 1,
-                                                       &choice.knobs[i].second));
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudnnBackendSetAttribute(knobs[i].get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                 CUDNN_TYPE_KNOB_TYPE, 1, &choice.knobs[i].first));
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudnnBackendSetAttribute(knobs[i].get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                 CUDNN_TYPE_INT64, 1, &choice.knobs[i].second));
     KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(knobs[i].get()));
     knob_handles.push_back(knobs[i].get());
   }
@@ -592,10 +580,9 @@ Status CudnnConvolution::buildPlan(const EngineChoice& choice) {
   if (!(status = plan.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)).ok()) return status;
   KILN_CUDA_RETURN_IF_ERROR(
       cudnnBackendSetAttribute(plan.get(), kPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle_));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(plan.get(),
-                                                     CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                     config.address()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnBackendSetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, config.address()));
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendFinalize(plan.get()));
   int64_t workspace = 0, count = 0;
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendGetAttribute(plan.get(),
@@ -633,8 +620,8 @@ Status readEngineChoice(const BackendDescriptor& config, const BackendDescriptor
   for (int64_t i = 0; i < count; ++i) {
     cudnnBackendKnobType_t type{};
     int64_t value = 0, got = 0;
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendGetAttribute(
-        handles[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &got, &type));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendGetAttribute(handles[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                                       CUDNN_TYPE_KNOB_TYPE, 1, &got, &type));
     KILN_CUDA_RETURN_IF_ERROR(cudnnBackendGetAttribute(
         handles[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &got, &value));
     choice.knobs.emplace_back(type, value);
@@ -649,12 +636,11 @@ Status CudnnConvolution::searchPlan(EngineChoice* out) {
     BackendDescriptor heuristics;
     Status status = heuristics.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     if (!status.ok()) return status;
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(heuristics.get(),
-                                                       CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                       graph_.address()));
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(
-        heuristics.get(), CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode));
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudnnBackendSetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, graph_.address()));
+    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_MODE,
+                                                       CUDNN_TYPE_HEUR_MODE, 1, &mode));
     // A mode that knows no engine for the graph fails to finalize: try the next one.
     cudnnStatus_t finalized = cudnnBackendFinalize(heuristics.get());
     if (finalized != CUDNN_STATUS_SUCCESS) {
@@ -664,10 +650,9 @@ Status CudnnConvolution::searchPlan(EngineChoice* out) {
       continue;
     }
     int64_t count = 0;
-    KILN_CUDA_RETURN_IF_ERROR(cudnnBackendGetAttribute(heuristics.get(),
-                                                       CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                                       nullptr));
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
     std::vector<BackendDescriptor> configs(static_cast<size_t>(count));
     std::vector<cudnnBackendDescriptor_t> handles;
     for (BackendDescriptor& config : configs) {
@@ -675,20 +660,18 @@ Status CudnnConvolution::searchPlan(EngineChoice* out) {
       handles.push_back(config.get());
     }
     if (count > 0)
-      KILN_CUDA_RETURN_IF_ERROR(cudnnBackendGetAttribute(heuristics.get(),
-                                                         CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                                         &count, handles.data()));
+      KILN_CUDA_RETURN_IF_ERROR(
+          cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, handles.data()));
     for (int64_t i = 0; i < count; ++i) {
       BackendDescriptor engine;
       if (!(status = engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR)).ok()) return status;
       // Reading a descriptor attribute fills a descriptor the caller created.
       int64_t got = 0;
       cudnnBackendDescriptor_t engine_handle = engine.get();
-      KILN_CUDA_RETURN_IF_ERROR(cudnnBackendGetAttribute(configs[i].get(),
-                                                         CUDNN_ATTR_ENGINECFG_ENGINE,
-                                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
-                                                         &engine_handle));
+      KILN_CUDA_RETURN_IF_ERROR(
+          cudnnBackendGetAttribute(configs[i].get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &engine_handle));
       bool allowed = false;
       if (!(status = allowsEngine(engine, &allowed)).ok()) return status;
       if (!allowed) {
@@ -713,8 +696,7 @@ Status CudnnConvolution::searchPlan(EngineChoice* out) {
                     last_failure);
 }
 
-Status CudnnConvolution::prepareGraph(const ConvolutionProblem& problem,
-                                      const std::string& key) {
+Status CudnnConvolution::prepareGraph(const ConvolutionProblem& problem, const std::string& key) {
   Status status = buildGraph(problem);
   if (!status.ok()) return status;
   EngineChoice choice;
@@ -732,16 +714,15 @@ Status CudnnConvolution::acceptLegacyChoice(const LegacyConvolutionChoice& choic
       handle_, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(), choice.algo,
       &workspace));
   if (workspace > static_cast<size_t>(kMaxWorkspaceBytes))
-    return Status(KILN_STATUS_RESOURCE_EXHAUSTED,
-                  "algorithm " + std::to_string(choice.algo) + " needs " +
-                      std::to_string(workspace) + " bytes of workspace");
+    return Status(KILN_STATUS_RESOURCE_EXHAUSTED, "algorithm " + std::to_string(choice.algo) +
+                                                      " needs " + std::to_string(workspace) +
+                                                      " bytes of workspace");
   legacy_choice_ = choice;
   workspace_size_ = static_cast<int64_t>(workspace);
   return Status();
 }
 
-Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem,
-                                       const std::string& key) {
+Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem, const std::string& key) {
   Status status = checkLegacyConvolution(problem);
   if (!status.ok()) return status;
   const CudaEpilogue& epilogue = common_.epilogue;
@@ -754,9 +735,8 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem,
     return status;
   std::vector<int> w_dims = toInts(problem.w_dims);
   KILN_CUDA_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(w_desc_.receive()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(w_desc_.get(), io_type, CUDNN_TENSOR_NCHW,
-                                                       static_cast<int>(w_dims.size()),
-                                                       w_dims.data()));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(
+      w_desc_.get(), io_type, CUDNN_TENSOR_NCHW, static_cast<int>(w_dims.size()), w_dims.data()));
   // Cross-correlation computed in fp32 for every element type (FLOAT_CONFIG and the pseudo-half
   // and pseudo-bf16 configurations); checkLegacyConvolution made pads_begin the only pads.
   std::vector<int> pads = toInts(problem.pads_begin), strides = toInts(problem.strides),
@@ -767,8 +747,7 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem,
       dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   KILN_CUDA_RETURN_IF_ERROR(
       cudnnSetConvolutionGroupCount(conv_desc_.get(), static_cast<int>(problem.groups)));
-  KILN_CUDA_RETURN_IF_ERROR(
-      cudnnSetConvolutionMathType(conv_desc_.get(), legacyMathType(problem)));
+  KILN_CUDA_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_desc_.get(), legacyMathType(problem)));
 
   // The heuristics' candidates, best first; the cached choice, if any, goes before them.
   int max_count = 0;
@@ -780,8 +759,8 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem,
       static_cast<int>(results.size()), &returned, results.data()));
   std::vector<LegacyAlgorithmCandidate> candidates;
   for (int i = 0; i < returned; ++i)
-    candidates.push_back({results[i].algo, results[i].status, results[i].memory,
-                          results[i].mathType});
+    candidates.push_back(
+        {results[i].algo, results[i].status, results[i].memory, results[i].mathType});
   std::vector<LegacyConvolutionChoice> choices =
       rankLegacyChoices(problem, candidates, static_cast<size_t>(kMaxWorkspaceBytes));
   std::string legacy_key = key + " legacy";
@@ -801,8 +780,9 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem,
   }
   if (!accepted)
     return Status(KILN_STATUS_UNIMPLEMENTED,
-                  common_.label + ": the legacy cuDNN convolution API has no algorithm for this "
-                                  "convolution; last failure: " +
+                  common_.label +
+                      ": the legacy cuDNN convolution API has no algorithm for this "
+                      "convolution; last failure: " +
                       last_failure);
   if (!found) ChoiceCache<LegacyConvolutionChoice>::instance().insert(legacy_key, legacy_choice_);
 
@@ -841,9 +821,8 @@ Status CudnnConvolution::prepare(const ConvolutionProblem& problem,
   workspace_size_ = 0;
   Status legacy_status = prepareLegacy(problem, key);
   if (legacy_status.ok()) return legacy_status;
-  return Status(legacy_status.code(),
-                legacy_status.message() + " (the fused graph failed first: " +
-                    graph_status.message() + ")");
+  return Status(legacy_status.code(), legacy_status.message() + " (the fused graph failed first: " +
+                                          graph_status.message() + ")");
 }
 
 }  // namespace
@@ -865,8 +844,9 @@ Status checkLegacyConvolution(const ConvolutionProblem& problem) {
   };
   if (!fits(problem.x_dims) || !fits(problem.w_dims) || !fits(problem.y_dims))
     return Status(KILN_STATUS_UNIMPLEMENTED,
-                  label + ": a tensor has more elements than the legacy cuDNN convolution API's "
-                          "int dims and strides reach");
+                  label +
+                      ": a tensor has more elements than the legacy cuDNN convolution API's "
+                      "int dims and strides reach");
   return Status();
 }
 
@@ -987,8 +967,7 @@ Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* o
   return Status();
 }
 
-Status createCudnnConvolution(const ConvolutionProblem& problem,
-                              const CudaLibraryContext& context,
+Status createCudnnConvolution(const ConvolutionProblem& problem, const CudaLibraryContext& context,
                               std::unique_ptr<CudaLibraryCall>* out) {
   // The heuristics and plans ask the current device what it is.
   KILN_CUDA_RETURN_IF_ERROR(cudaSetDevice(context.device));

@@ -94,9 +94,9 @@ func.func @not_lowered(%x: tensor<1x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 // -----
 
 // Tests that unsigned elements become signless ones with unsigned arith ops, the function's
-// signature included.
+// signature included, which records the declared types (kiln.declared_type) for the program.
 // CHECK-LABEL: func.func @unsigned_ops
-// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xi8>) -> (tensor<4xi8>, tensor<4xi1>, tensor<4xf32>, tensor<i8>)
+// CHECK-SAME: (%{{.+}}: tensor<4xi8> {kiln.declared_type = tensor<4xui8>}, %{{.+}}: tensor<4xi8> {kiln.declared_type = tensor<4xui8>}) -> (tensor<4xi8> {kiln.declared_type = tensor<4xui8>}, tensor<4xi1>, tensor<4xf32>, tensor<i8> {kiln.declared_type = tensor<ui8>})
 // CHECK: arith.divui
 // CHECK: arith.cmpi ult
 // CHECK: arith.uitofp

@@ -74,9 +74,7 @@ class ConvolutionKernel : public LibraryCallKernel {
     return status;
   }
 
-  bool writes(size_t binding) const override {
-    return static_cast<int>(binding) == dst_binding;
-  }
+  bool writes(size_t binding) const override { return static_cast<int>(binding) == dst_binding; }
 
   std::shared_ptr<const ActivationLayout> nativeLayout(size_t binding) const override {
     if (static_cast<int>(binding) != dst_binding || !dst_reorder) return nullptr;
@@ -200,10 +198,9 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
                         " input channels per group; src has " + std::to_string(channels) +
                         " channels in " + std::to_string(groups) + " group(s)");
   if (dst.dims[0] != batch || dst.dims[1] != features)
-    return call.invalid("dst must be " + std::to_string(batch) + " x " +
-                        std::to_string(features) + " x ...; got batch " +
-                        std::to_string(dst.dims[0]) + " and " + std::to_string(dst.dims[1]) +
-                        " channels");
+    return call.invalid("dst must be " + std::to_string(batch) + " x " + std::to_string(features) +
+                        " x ...; got batch " + std::to_string(dst.dims[0]) + " and " +
+                        std::to_string(dst.dims[1]) + " channels");
   for (int i = 0; i < spatial; ++i) {
     if (strides[i] < 1 || dilations[i] < 1 || pads_begin[i] < 0 || pads_end[i] < 0)
       return call.invalid("spatial dimension " + std::to_string(i) +
@@ -222,8 +219,7 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
 
   onednn::Epilogue epilogue;
   std::vector<BindingInfo> extra(bindings.begin() + 2 + bias_count, bindings.end() - 1);
-  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue, /*allow_sum=*/true))
-           .ok())
+  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue, /*allow_sum=*/true)).ok())
     return status;
 
   auto kernel = std::make_unique<ConvolutionKernel>();
@@ -247,8 +243,7 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
     weight_dims.insert(weight_dims.begin(), groups);
   }
   dnnl::memory::desc weights_plain = onednn::plainDesc(weight_dims);
-  dnnl::memory::desc weights_desc =
-      kernel->constant_weights ? anyDesc(weight_dims) : weights_plain;
+  dnnl::memory::desc weights_desc = kernel->constant_weights ? anyDesc(weight_dims) : weights_plain;
   dnnl::memory::dims dnnl_strides(strides.begin(), strides.end());
   dnnl::memory::dims dnnl_dilations, dnnl_pads_begin(pads_begin.begin(), pads_begin.end()),
       dnnl_pads_end(pads_end.begin(), pads_end.end());
@@ -260,16 +255,15 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   auto makeDesc = [&](bool choose_activation_layout) {
     dnnl::memory::desc src_desc = choose_activation_layout ? anyDesc(src.dims) : kernel->src_plain;
     dnnl::memory::desc dst_desc = choose_activation_layout ? anyDesc(dst.dims) : kernel->dst_plain;
-    auto desc = has_bias ? dnnl::convolution_forward::desc(
-                               dnnl::prop_kind::forward_inference,
-                               dnnl::algorithm::convolution_direct, src_desc, weights_desc,
-                               kernel->bias_desc, dst_desc, dnnl_strides, dnnl_dilations,
-                               dnnl_pads_begin, dnnl_pads_end)
-                         : dnnl::convolution_forward::desc(
-                               dnnl::prop_kind::forward_inference,
-                               dnnl::algorithm::convolution_direct, src_desc, weights_desc,
-                               dst_desc, dnnl_strides, dnnl_dilations, dnnl_pads_begin,
-                               dnnl_pads_end);
+    auto desc =
+        has_bias ? dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                       src_desc, weights_desc, kernel->bias_desc, dst_desc, dnnl_strides,
+                       dnnl_dilations, dnnl_pads_begin, dnnl_pads_end)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::convolution_direct, src_desc,
+                                                   weights_desc, dst_desc, dnnl_strides,
+                                                   dnnl_dilations, dnnl_pads_begin, dnnl_pads_end);
     return dnnl::convolution_forward::primitive_desc(desc, attr, onednn::cpuEngine());
   };
   // Larger kernels prefer oneDNN's blocked activations (see the file header); keep the plain
@@ -284,7 +278,8 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
     }
   }
   if (!blocked) {
-    status = onednn::makePrimitiveDesc(call, [&] { return makeDesc(false); }, &kernel->pd);
+    status = onednn::makePrimitiveDesc(
+        call, [&] { return makeDesc(false); }, &kernel->pd);
     if (!status.ok()) return status;
   }
 

@@ -16,9 +16,9 @@ Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t
   if (!status.ok()) return status;
   if (view.name() == "onednn.convolution") return createOneDnnConvolution(view, constants, out);
   if (view.name() == "onednn.matmul") return createOneDnnMatmul(view, constants, out);
-  return Status(KILN_STATUS_UNIMPLEMENTED,
-                view.label() + " is not a oneDNN call; expected onednn.convolution or " +
-                    "onednn.matmul");
+  return Status(
+      KILN_STATUS_UNIMPLEMENTED,
+      view.label() + " is not a oneDNN call; expected onednn.convolution or " + "onednn.matmul");
 }
 
 }  // namespace kiln::runtime::cpu

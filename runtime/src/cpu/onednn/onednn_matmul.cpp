@@ -25,8 +25,7 @@ class MatmulKernel : public LibraryCallKernel {
     return onednn::runOnStream(label, [&](dnnl::stream& stream) {
       std::unordered_map<int, dnnl::memory> args;
       args.emplace(DNNL_ARG_SRC, onednn::wrap(a_desc, buffers[0]));
-      args.emplace(DNNL_ARG_WEIGHTS,
-                   constant_b ? packed_b : onednn::wrap(b_desc, buffers[1]));
+      args.emplace(DNNL_ARG_WEIGHTS, constant_b ? packed_b : onednn::wrap(b_desc, buffers[1]));
       if (has_bias) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, buffers[2]));
       int next = has_bias ? 3 : 2;
       for (const auto& addend : addends)
@@ -140,15 +139,15 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   status = onednn::makePrimitiveDesc(
       call,
       [&] {
-        auto desc = has_bias ? dnnl::matmul::desc(a_desc, b_desc, kernel->bias_desc,
-                                                  kernel->dst_desc)
-                             : dnnl::matmul::desc(a_desc, b_desc, kernel->dst_desc);
+        auto desc = has_bias
+                        ? dnnl::matmul::desc(a_desc, b_desc, kernel->bias_desc, kernel->dst_desc)
+                        : dnnl::matmul::desc(a_desc, b_desc, kernel->dst_desc);
         return dnnl::matmul::primitive_desc(desc, attr, onednn::cpuEngine());
       },
       &kernel->pd);
   if (!status.ok()) return status;
-  status = onednn::runOnStream(call.label(),
-                               [&](dnnl::stream&) { kernel->primitive = dnnl::matmul(kernel->pd); });
+  status = onednn::runOnStream(
+      call.label(), [&](dnnl::stream&) { kernel->primitive = dnnl::matmul(kernel->pd); });
   if (!status.ok()) return status;
   if (kernel->constant_b) {
     status = onednn::packConstant(call, b, constants, b_desc_plain, kernel->pd.weights_desc(),

@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,6 +28,11 @@ struct kiln_session_t {
 };
 
 namespace {
+
+/// The size of kiln_session_statistics_t when it was added, every field through
+/// `arena_bytes_allocated`; later versions may only append fields.
+constexpr size_t kStatisticsMinSize =
+    offsetof(kiln_session_statistics_t, arena_bytes_allocated) + sizeof(uint64_t);
 
 /// The size of kiln_session_options_t in the first API version that has it (before
 /// device_ordinal); callers built against it keep working.
@@ -149,12 +156,14 @@ kiln_status_t* kiln_session_statistics(const kiln_session_t* session,
       return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
                           "kiln_session_statistics: session and out_statistics must not be NULL");
     }
-    if (out_statistics->struct_size < sizeof(kiln_session_statistics_t)) {
+    // A caller built against an older header passes a shorter struct: it gets the fields it
+    // knows (every field's offset stays where it was when it was added).
+    if (out_statistics->struct_size < kStatisticsMinSize) {
       return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
                           "kiln_session_statistics: struct_size " +
                               std::to_string(out_statistics->struct_size) +
-                              " is smaller than sizeof(kiln_session_statistics_t) " +
-                              std::to_string(sizeof(kiln_session_statistics_t)));
+                              " is smaller than the first kiln_session_statistics_t (" +
+                              std::to_string(kStatisticsMinSize) + " bytes)");
     }
     kiln::runtime::ProgramStatistics stats = session->program->statistics();
     kiln_session_statistics_t c{};
@@ -164,7 +173,9 @@ kiln_status_t* kiln_session_statistics(const kiln_session_t* session,
     c.arena_count = stats.arena_count;
     c.arena_size = stats.arena_size;
     c.arena_bytes_allocated = stats.arena_count * stats.arena_size;
-    *out_statistics = c;
+    size_t size = std::min(out_statistics->struct_size, sizeof(c));
+    c.struct_size = size;
+    std::memcpy(out_statistics, &c, size);
     return kiln::Status();
   });
 }

@@ -1,0 +1,110 @@
+//===- EmitCudaExecutable.cpp - The CUDA kernels as cubins and PTX ------------===//
+
+#include "compiler/codegen/Executable.h"
+#include "compiler/codegen/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_EMITCUDAEXECUTABLEPASS
+#include "compiler/codegen/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecutablePass> {
+  using Base::Base;
+
+  /// Serializes a copy of `kernels` for `arch` into a cubin or PTX: serializing replaces the
+  /// gpu.module, which every code object needs. The copy stands alone while it is serialized.
+  FailureOr<CodeObjectImage> serialize(ModuleOp kernels, StringRef arch, bool ptx) {
+    OwningOpRef<ModuleOp> owned = cast<ModuleOp>(kernels->clone());
+    ModuleOp copy = *owned;
+    std::string target = "nvvm-attach-target{module=" + kCudaKernelModule.str() +
+                         " chip=" + arch.str() + " features=" + ptxFeatures(arch)->str() + " O=3";
+    if (!libdevice.empty())
+      target += " l=" + libdevice;
+    target += "},gpu-module-to-binary{format=" + std::string(ptx ? "isa" : "bin") + "}";
+    PassManager pm(&getContext(), ModuleOp::getOperationName());
+    if (failed(parsePassPipeline(target, pm, llvm::errs())) || failed(pm.run(copy)))
+      return failure();
+    auto binary = copy.lookupSymbol<gpu::BinaryOp>(kCudaKernelModule);
+    if (!binary)
+      return kernels.emitError("the CUDA kernels were not serialized");
+    CodeObjectImage image;
+    image.format = ptx ? program::CodeFormat::ptx : program::CodeFormat::cubin;
+    for (Attribute attribute : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attribute);
+      image.target = cast<NVVM::NVVMTargetAttr>(object.getTarget()).getChip().str();
+      image.data = object.getObject().getValue().str();
+    }
+    return image;
+  }
+
+  void runOnOperation() override {
+    ModuleOp top = getOperation();
+    if (gpuArchs.empty()) {
+      top.emitError("no GPU architecture to compile for (gpu-archs)");
+      return signalPassFailure();
+    }
+    for (const std::string &arch : gpuArchs)
+      if (!ptxFeatures(arch)) {
+        top.emitError() << "GPU architecture '" << arch
+                        << "' is not one ptxas assembles for: sm_75, sm_80, sm_86, sm_87, sm_89, "
+                           "sm_90, sm_100, sm_103, sm_120 or sm_121";
+        return signalPassFailure();
+      }
+    for (auto kernels : llvm::to_vector(top.getOps<ModuleOp>())) {
+      if (!kernels.getSymName())
+        continue;
+      // The kernels in launch order; every code object lists them alike.
+      KernelTable table;
+      std::vector<std::string> names;
+      for (auto function : kernels.getOps<func::FuncOp>()) {
+        auto launches = function->getAttrOfType<ArrayAttr>(kCudaLaunchesAttr);
+        if (!launches)
+          continue;
+        KernelTable::Entry entry;
+        if (auto scratch = function->getAttrOfType<ArrayAttr>(kCudaScratchAttr))
+          entry.scratch.assign(scratch.begin(), scratch.end());
+        entry.cudaLaunches.emplace();
+        for (Attribute launch : launches) {
+          auto fields = cast<ArrayAttr>(launch);
+          names.push_back(cast<StringAttr>(fields[0]).getValue().str());
+          entry.cudaLaunches->push_back(program::CudaLaunchAttr::get(
+              &getContext(), names.back(), cast<IntegerAttr>(fields[1]).getInt(),
+              cast<IntegerAttr>(fields[2]).getInt()));
+        }
+        table.dispatches[function.getSymName()] = entry;
+      }
+      // A cubin per architecture; PTX for the oldest is the fallback: the driver compiles PTX
+      // for any GPU at least as new as its target, so it covers every GPU the cubins do not
+      // (sm_86 and sm_89 for sm_80,sm_90 take the sm_80 cubin; sm_100 and sm_120 compile the
+      // PTX).
+      for (const std::string &arch : gpuArchs) {
+        FailureOr<CodeObjectImage> cubin = serialize(kernels, arch, /*ptx=*/false);
+        if (failed(cubin))
+          return signalPassFailure();
+        cubin->kernels = names;
+        table.codeObjects.push_back(std::move(*cubin));
+      }
+      SmallVector<std::string> archs(gpuArchs.begin(), gpuArchs.end());
+      FailureOr<CodeObjectImage> ptx = serialize(kernels, ptxFallbackArch(archs), /*ptx=*/true);
+      if (failed(ptx))
+        return signalPassFailure();
+      ptx->kernels = names;
+      table.codeObjects.push_back(std::move(*ptx));
+      replaceWithExecutable(kernels, table);
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,96 @@
+//===- Executable.cpp - Compiled kernels as a program.executable -------------===//
+
+#include "compiler/codegen/Executable.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace kiln {
+
+using namespace mlir;
+
+namespace {
+
+/// Binds each dispatch's scratch buffers: one allocation per buffer after its outputs, live for
+/// the step only.
+void bindScratch(program::ProgramOp program) {
+  for (auto dispatch : llvm::to_vector(program.getBody().front().getOps<program::DispatchOp>())) {
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<program::KernelOp>(
+        dispatch, dispatch.getKernelAttr());
+    if (!kernel || !kernel.getScratch())
+      continue;
+    // A named copy: iterating `*kernel.getScratch()` would outlive the optional it reads.
+    ArrayAttr scratch = *kernel.getScratch();
+    OpBuilder builder(dispatch);
+    SmallVector<Value> buffers;
+    for (Attribute type : scratch)
+      buffers.push_back(program::AllocOp::create(
+          builder, dispatch.getLoc(), cast<MemRefType>(cast<TypeAttr>(type).getValue()),
+          IntegerAttr()));
+    dispatch.getOutputsMutable().append(buffers);
+  }
+}
+
+} // namespace
+
+void replaceWithExecutable(ModuleOp kernels, const KernelTable &table) {
+  OpBuilder builder(kernels);
+  ModuleOp top = kernels->getParentOfType<ModuleOp>();
+  auto executable =
+      program::ExecutableOp::create(builder, kernels.getLoc(), *kernels.getSymName());
+  builder.setInsertionPointToStart(&executable.getBody().front());
+  // In the order of the dispatch functions' names, for a stable printed form.
+  SmallVector<StringRef> names;
+  for (const auto &entry : table.dispatches)
+    names.push_back(entry.getKey());
+  llvm::sort(names);
+  for (StringRef name : names) {
+    const KernelTable::Entry &entry = table.dispatches.find(name)->second;
+    auto kernel = program::KernelOp::create(builder, kernels.getLoc(), name, StringAttr(),
+                                            IntegerAttr(), ArrayAttr(), ArrayAttr());
+    if (entry.cudaLaunches) {
+      kernel.setLaunchesAttr(builder.getArrayAttr(*entry.cudaLaunches));
+      if (!entry.scratch.empty())
+        kernel.setScratchAttr(builder.getArrayAttr(entry.scratch));
+    } else {
+      kernel.setSymbolAttr(builder.getStringAttr(entry.symbol));
+      kernel.setWorkgroupsAttr(builder.getI64IntegerAttr(entry.workgroupCount));
+    }
+  }
+  for (const CodeObjectImage &image : table.codeObjects) {
+    SmallVector<StringRef> symbols(image.kernels.begin(), image.kernels.end());
+    program::BinaryOp::create(builder, kernels.getLoc(), image.target, image.format,
+                              builder.getStrArrayAttr(symbols), builder.getStringAttr(image.data));
+  }
+  kernels.erase();
+  if (top)
+    for (auto program : top.getOps<program::ProgramOp>())
+      bindScratch(program);
+}
+
+std::optional<StringRef> ptxFeatures(StringRef arch) {
+  unsigned number = 0;
+  if (!arch.consume_front("sm_") || arch.getAsInteger(10, number))
+    return std::nullopt;
+  switch (number) {
+  case 75: case 80: case 86: case 87: case 89: case 90:
+    return StringRef("+ptx80");
+  case 100: case 103: case 120: case 121:
+    return StringRef("+ptx88");
+  default:
+    return std::nullopt;
+  }
+}
+
+std::string ptxFallbackArch(ArrayRef<std::string> gpuArchs) {
+  auto number = [](StringRef arch) {
+    unsigned value = 0;
+    (void)arch.drop_front(3).getAsInteger(10, value); // after "sm_"
+    return value;
+  };
+  return *llvm::min_element(gpuArchs, [&](const std::string &a, const std::string &b) {
+    return number(a) < number(b);
+  });
+}
+
+} // namespace kiln
