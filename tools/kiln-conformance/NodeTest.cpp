@@ -8,6 +8,7 @@
 #include "frontends/onnx/ModelLoader.h"
 #include "frontends/onnx/TestDataSet.h"
 #include "frontends/onnx/ops/OpTable.h"
+#include "kiln/inspect.h"
 #include "kiln/runtime.h"
 
 #if KILN_CONFORMANCE_HAVE_DRIVER

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/inspect.h"
 #include "kiln/runtime.h"
 
 namespace kiln {

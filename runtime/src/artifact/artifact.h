@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/inspect.h"
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
 #include "runtime/schema/artifact_generated.h"
