@@ -3,6 +3,7 @@
 #include "compiler/artifact/ArtifactWriter.h"
 
 #include "kiln/artifact_format.h"
+#include "kiln/runtime.h"
 #include "runtime/schema/artifact_generated.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -37,39 +38,40 @@ uint64_t alignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-/// The kiln_element_type_t value of an MLIR element type, or 0.
+/// The runtime's element type (kiln_element_type_t, the one numbering the artifact and the C API
+/// share) of an MLIR element type, or 0 for one the runtime has no type for.
 int elementTypeCode(Type type) {
   if (type.isF32())
-    return 1;
+    return KILN_ELEMENT_TYPE_F32;
   if (type.isF16())
-    return 2;
+    return KILN_ELEMENT_TYPE_F16;
   if (type.isBF16())
-    return 3;
+    return KILN_ELEMENT_TYPE_BF16;
   if (isa<Float8E4M3FNType>(type))
-    return 4;
+    return KILN_ELEMENT_TYPE_F8E4M3FN;
   if (isa<Float8E5M2Type>(type))
-    return 5;
+    return KILN_ELEMENT_TYPE_F8E5M2;
   if (type.isF64())
-    return 6;
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    if (integer.getWidth() == 1)
-      return 12;
-    if (integer.isUnsigned())
-      return integer.getWidth() == 8 ? 11 : 0;
-    switch (integer.getWidth()) {
-    case 64:
-      return 7;
-    case 32:
-      return 8;
-    case 16:
-      return 9;
-    case 8:
-      return 10;
-    default:
-      return 0;
-    }
+    return KILN_ELEMENT_TYPE_F64;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return 0;
+  if (integer.getWidth() == 1)
+    return KILN_ELEMENT_TYPE_BOOL;
+  if (integer.isUnsigned())
+    return integer.getWidth() == 8 ? KILN_ELEMENT_TYPE_U8 : 0;
+  switch (integer.getWidth()) {
+  case 64:
+    return KILN_ELEMENT_TYPE_I64;
+  case 32:
+    return KILN_ELEMENT_TYPE_I32;
+  case 16:
+    return KILN_ELEMENT_TYPE_I16;
+  case 8:
+    return KILN_ELEMENT_TYPE_I8;
+  default:
+    return 0;
   }
-  return 0;
 }
 
 class Translator {
