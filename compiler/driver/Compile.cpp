@@ -70,7 +70,7 @@ LogicalResult Compilation::runStage(StringRef stage, const CompilePipelineOption
   if (options_.onStage)
     options_.onStage(stage);
   PassManager pm(context_, ModuleOp::getOperationName());
-  buildCompileStage(pm, stage, pipeline);
+  buildCompileStage(pm, stage, pipeline, options_.shapeBindings);
   if (failed(pm.run(module_)))
     return failure();
   dump(stage);
@@ -114,7 +114,6 @@ FailureOr<std::string> Compilation::run() {
   pipeline.target = options_.device;
   pipeline.entry = entry->getSymName().str();
   pipeline.gpuArchs = options_.gpuArchs;
-  pipeline.shapes = options_.shapeBindings;
   if (!options_.libdevice.empty())
     pipeline.libdevice = options_.libdevice;
   for (StringRef stage : compileStages(options_.device)) {

@@ -10,6 +10,7 @@
 #define KILN_COMPILER_DRIVER_COMPILE_H_
 
 #include "compiler/codegen/Executable.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,8 +32,8 @@ struct CompileOptions {
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   /// CUDA: libdevice bitcode linked into kernels for math functions; empty for the toolkit's.
   std::string libdevice;
-  /// Shape bindings for dynamic inputs, "NAME=1x3x224x224" (as `kiln-refine-shapes`).
-  std::vector<std::string> shapeBindings;
+  /// Shape bindings for dynamic inputs (parseShapeBinding reads `--shape NAME=1x3x224x224`).
+  std::vector<ShapeBinding> shapeBindings;
   /// When not empty, the IR after each stage is written here as NN-stage.mlir.
   std::string dumpIrDirectory;
   /// The model's file name, recorded in the artifact and used in messages.

@@ -72,12 +72,17 @@ llvm::ArrayRef<llvm::StringRef> compileStages(llvm::StringRef target) {
 }
 
 void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
-                       const CompilePipelineOptions &options) {
+                       const CompilePipelineOptions &options,
+                       llvm::ArrayRef<ShapeBinding> shapes) {
   bool cuda = options.target == "cuda";
   if (stage == "graph") {
-    RefineShapesPassOptions refine;
-    refine.bindings.assign(options.shapes.begin(), options.shapes.end());
-    pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
+    if (!shapes.empty()) {
+      pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(shapes));
+    } else {
+      RefineShapesPassOptions refine;
+      refine.bindings.assign(options.shapes.begin(), options.shapes.end());
+      pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
+    }
     pm.addPass(mlir::createCanonicalizerPass());
     // Convolutions and matmuls become library calls (oneDNN, or cuDNN and cuBLASLt), with their
     // epilogues fused.

@@ -9,6 +9,8 @@
 #ifndef KILN_COMPILER_PIPELINES_PIPELINES_H
 #define KILN_COMPILER_PIPELINES_PIPELINES_H
 
+#include "compiler/transforms/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -72,8 +74,10 @@ llvm::ArrayRef<llvm::StringRef> compileStages(llvm::StringRef target);
 
 /// Adds the passes of one stage of the compile pipeline to `pm` (on builtin.module). The code
 /// generation stages run nested on the kernel module `@kernels`.
+/// `shapes`, when given, bind the inputs' dimensions instead of the textual `shape` option.
 void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
-                       const CompilePipelineOptions &options);
+                       const CompilePipelineOptions &options,
+                       llvm::ArrayRef<ShapeBinding> shapes = {});
 
 /// Every stage (up to `stop-after`): what `kiln compile` runs before writing the artifact.
 void buildCompilePipeline(mlir::OpPassManager &pm, const CompilePipelineOptions &options);

@@ -19,6 +19,24 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "compiler/transforms/Passes.h.inc"
 
+/// A binding of an input's dimensions: the input's name (or its position, "0") and its dims,
+/// `graph::kDynamic` for one left dynamic ("?").
+struct ShapeBinding {
+  std::string name;
+  llvm::SmallVector<int64_t> dims;
+};
+
+/// Parses "NAME=DIMS" ("image=1x3x224x224", "?" for a dimension left dynamic): the one spelling
+/// of `kiln --shape`, `kiln-refine-shapes{bind=...}` and `kiln-compile-pipeline{shape=...}`.
+/// Fails for anything else.
+mlir::FailureOr<ShapeBinding> parseShapeBinding(llvm::StringRef text);
+
+/// "NAME=DIMS", for messages.
+std::string formatShapeBinding(const ShapeBinding &binding);
+
+/// kiln-refine-shapes with bindings given as values rather than text.
+std::unique_ptr<mlir::Pass> createRefineShapesPass(llvm::ArrayRef<ShapeBinding> bindings);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_TRANSFORMS_PASSES_H

@@ -21,23 +21,6 @@ namespace {
 /// The attribute frontends put on function arguments to keep the model's input names.
 constexpr llvm::StringLiteral kNameAttr = "kiln.name";
 
-/// Parses "1x3x224x224" into sizes; "?" stays dynamic.
-FailureOr<SmallVector<int64_t>> parseDims(StringRef text) {
-  SmallVector<int64_t> dims;
-  SmallVector<StringRef> parts;
-  text.split(parts, 'x');
-  for (StringRef part : parts) {
-    int64_t size;
-    if (part == "?")
-      dims.push_back(graph::kDynamic);
-    else if (part.getAsInteger(10, size) || size < 0)
-      return failure();
-    else
-      dims.push_back(size);
-  }
-  return dims;
-}
-
 /// The more static of two compatible types: each dimension of `refined` that is static wins.
 RankedTensorType meet(RankedTensorType current, RankedTensorType refined) {
   SmallVector<int64_t> shape(current.getShape());
@@ -49,6 +32,12 @@ RankedTensorType meet(RankedTensorType current, RankedTensorType refined) {
 
 struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
   using RefineShapesPassBase::RefineShapesPassBase;
+
+  explicit RefineShapesPass(ArrayRef<ShapeBinding> values)
+      : given(values.begin(), values.end()) {}
+
+  /// Bindings given as values (createRefineShapesPass); the textual option's otherwise.
+  SmallVector<ShapeBinding> given;
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
@@ -69,12 +58,18 @@ struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
     if (function.isExternal())
       return success();
     Block &entry = function.front();
-    for (const std::string &binding : bindings) {
-      auto [name, dimsText] = StringRef(binding).split('=');
-      FailureOr<SmallVector<int64_t>> dims = parseDims(dimsText);
-      if (name.empty() || dimsText.empty() || failed(dims))
+    SmallVector<ShapeBinding> all(given);
+    for (const std::string &text : bindings) {
+      FailureOr<ShapeBinding> parsed = parseShapeBinding(text);
+      if (failed(parsed))
         return function.emitError("malformed shape binding '")
-               << binding << "', expected NAME=DIMS like input=1x3x224x224";
+               << text << "', expected NAME=DIMS like input=1x3x224x224";
+      all.push_back(*parsed);
+    }
+    for (const ShapeBinding &shape : all) {
+      StringRef name = shape.name;
+      const SmallVector<int64_t> *dims = &shape.dims;
+      std::string binding = formatShapeBinding(shape);
       std::optional<unsigned> index;
       for (unsigned i = 0; i < function.getNumArguments(); ++i) {
         auto argName = function.getArgAttrOfType<StringAttr>(i, kNameAttr);
@@ -129,4 +124,35 @@ struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
 };
 
 } // namespace
+FailureOr<ShapeBinding> parseShapeBinding(StringRef text) {
+  auto [name, dimsText] = text.rsplit('=');
+  if (name.empty() || dimsText.empty() || !text.contains('='))
+    return failure();
+  ShapeBinding binding;
+  binding.name = name.str();
+  SmallVector<StringRef> parts;
+  dimsText.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t size;
+    if (part == "?")
+      binding.dims.push_back(graph::kDynamic);
+    else if (part.getAsInteger(10, size) || size < 0)
+      return failure();
+    else
+      binding.dims.push_back(size);
+  }
+  return binding;
+}
+
+std::string formatShapeBinding(const ShapeBinding &binding) {
+  std::string text = binding.name + "=";
+  for (auto [i, dim] : llvm::enumerate(binding.dims))
+    text += (i ? "x" : "") + (dim == graph::kDynamic ? std::string("?") : std::to_string(dim));
+  return text;
+}
+
+std::unique_ptr<Pass> createRefineShapesPass(ArrayRef<ShapeBinding> bindings) {
+  return std::make_unique<RefineShapesPass>(bindings);
+}
+
 } // namespace kiln

@@ -55,10 +55,19 @@ bool hasSuffix(const std::string &text, const char *suffix) {
 
 /// The bindings for the entry's dynamic inputs: from the shapes of the given input values, else
 /// the batch size for a dynamic leading dimension. Unknown names are reported.
-std::optional<std::vector<std::string>> bindingsFor(mlir::func::FuncOp entry,
-                                                    const std::string &path,
-                                                    const CompileSettings &settings) {
-  std::vector<std::string> bindings = settings.shapes;
+std::optional<std::vector<ShapeBinding>> bindingsFor(mlir::func::FuncOp entry,
+                                                     const std::string &path,
+                                                     const CompileSettings &settings) {
+  std::vector<ShapeBinding> bindings;
+  for (const std::string &text : settings.shapes) {
+    mlir::FailureOr<ShapeBinding> parsed = parseShapeBinding(text);
+    if (mlir::failed(parsed)) {
+      printError("--shape '" + text +
+                 "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
+      return std::nullopt;
+    }
+    bindings.push_back(std::move(*parsed));
+  }
   std::vector<std::string> names;
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
     auto nameAttr = entry.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
@@ -82,13 +91,14 @@ std::optional<std::vector<std::string>> bindingsFor(mlir::func::FuncOp entry,
                    " but the model expects " + expected);
         return std::nullopt;
       }
-      bindings.push_back(name + "=" + joinDims(given->second));
+      ShapeBinding binding{name, {}};
+      for (int64_t dim : given->second)
+        binding.dims.push_back(dim < 0 ? mlir::ShapedType::kDynamic : dim);
+      bindings.push_back(std::move(binding));
     } else if (settings.batch > 0 && type.getRank() > 0 && type.isDynamicDim(0)) {
-      std::vector<int64_t> dims(type.getShape().begin(), type.getShape().end());
-      dims[0] = settings.batch;
-      for (int64_t &dim : dims)
-        dim = mlir::ShapedType::isDynamic(dim) ? -1 : dim;
-      bindings.push_back(name + "=" + joinDims(dims));
+      ShapeBinding binding{name, llvm::SmallVector<int64_t>(type.getShape())};
+      binding.dims[0] = settings.batch;
+      bindings.push_back(std::move(binding));
     }
   }
   for (const auto &[name, dims] : settings.inputShapes) {
@@ -122,30 +132,16 @@ void printError(const std::string &message) {
 bool parseShapeBindings(const std::vector<std::string> &bindings,
                         std::map<std::string, std::vector<int64_t>> &shapes) {
   for (const std::string &binding : bindings) {
-    size_t equals = binding.rfind('=');
-    bool valid = equals != std::string::npos && equals > 0 && equals + 1 < binding.size();
-    std::vector<int64_t> dims;
-    if (valid) {
-      llvm::SmallVector<llvm::StringRef> parts;
-      llvm::StringRef(binding).drop_front(equals + 1).split(parts, 'x');
-      for (llvm::StringRef part : parts) {
-        int64_t dim = 0;
-        if (part == "?") {
-          dims.push_back(-1);
-        } else if (part.getAsInteger(10, dim) || dim < 0) {
-          valid = false;
-          break;
-        } else {
-          dims.push_back(dim);
-        }
-      }
-    }
-    if (!valid) {
+    mlir::FailureOr<ShapeBinding> parsed = parseShapeBinding(binding);
+    if (mlir::failed(parsed)) {
       printError("--shape '" + binding +
                  "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
       return false;
     }
-    shapes[binding.substr(0, equals)] = std::move(dims);
+    std::vector<int64_t> dims;
+    for (int64_t dim : parsed->dims)
+      dims.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
+    shapes[parsed->name] = std::move(dims);
   }
   return true;
 }
@@ -253,7 +249,7 @@ std::optional<std::string> compileModel(const std::string &path,
     printError(path + ": compilation failed");
     return std::nullopt;
   }
-  std::optional<std::vector<std::string>> bindings = bindingsFor(*entry, path, settings);
+  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, settings);
   if (!bindings)
     return std::nullopt;
 
