@@ -17,7 +17,7 @@ struct EmitCpuExecutablePass : impl::EmitCpuExecutablePassBase<EmitCpuExecutable
   void runOnOperation() override {
     ModuleOp top = getOperation();
     for (auto kernels : llvm::to_vector(top.getOps<ModuleOp>())) {
-      if (!kernels.getSymName())
+      if (kernels.getSymName() != program::kKernelsSymbol)
         continue;
       // The dispatches, lowered to the LLVM dialect, keep their attributes; each is exported as
       // kiln_<name> (kiln-export-cpu-dispatch-abi).

@@ -62,7 +62,7 @@ struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecuta
         return signalPassFailure();
       }
     for (auto kernels : llvm::to_vector(top.getOps<ModuleOp>())) {
-      if (!kernels.getSymName())
+      if (kernels.getSymName() != program::kKernelsSymbol)
         continue;
       // The kernels in launch order; every code object lists them alike.
       KernelTable table;

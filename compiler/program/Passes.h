@@ -16,9 +16,7 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "compiler/program/Passes.h.inc"
 
-/// The name of the nested module holding the dispatch functions, and of the executable that
-/// replaces it after code generation.
-inline constexpr llvm::StringLiteral kKernelsSymbol = "kernels";
+using program::kKernelsSymbol;
 
 } // namespace kiln
 

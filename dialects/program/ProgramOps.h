@@ -25,6 +25,10 @@
 
 namespace kiln::program {
 
+/// The name of the nested module holding a program's dispatch functions, and of the
+/// program.executable that replaces it after code generation.
+inline constexpr llvm::StringLiteral kKernelsSymbol = "kernels";
+
 /// The bytes a static buffer holds (an i1 takes a byte).
 uint64_t bufferBytes(mlir::MemRefType type);
 
