@@ -10,6 +10,7 @@
 #include "dialects/program/ProgramOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -43,7 +44,9 @@ struct Entry {
   bool bias;
   /// The first tensor's ranks.
   int64_t minRank, maxRank;
-  bool halfPrecision;
+  /// A CUDA library (cuDNN, cuBLASLt): it also takes f16 and bf16 tensors and the
+  /// `allow_tf32` switch. oneDNN computes in f32 on the CPU and takes neither.
+  bool cuda;
   ArrayRef<Param> params;
   ArrayRef<PostOp> postOps;
 };
@@ -52,31 +55,21 @@ constexpr Param kConvolutionParams[] = {
     {"strides", Kind::Ints, Count::Spatial, true},   {"dilations", Kind::Ints, Count::Spatial, true},
     {"pads_begin", Kind::Ints, Count::Spatial, true}, {"pads_end", Kind::Ints, Count::Spatial, true},
     {"groups", Kind::Int, Count::Any, true},          {"post_ops", Kind::Strings},
-    {"post_op_args", Kind::Floats},                   {"allow_tf32", Kind::Bool}};
+    {"post_op_args", Kind::Floats}};
 constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},
                                    {"trans_b", Kind::Bool},
                                    {"post_ops", Kind::Strings},
-                                   {"post_op_args", Kind::Floats},
-                                   {"allow_tf32", Kind::Bool}};
-// oneDNN takes no TF32 switch: the CPU computes in f32.
-constexpr Param kOneDnnConvolutionParams[] = {
-    {"strides", Kind::Ints, Count::Spatial, true},   {"dilations", Kind::Ints, Count::Spatial, true},
-    {"pads_begin", Kind::Ints, Count::Spatial, true}, {"pads_end", Kind::Ints, Count::Spatial, true},
-    {"groups", Kind::Int, Count::Any, true},          {"post_ops", Kind::Strings},
-    {"post_op_args", Kind::Floats}};
-constexpr Param kOneDnnMatmulParams[] = {{"trans_a", Kind::Bool},
-                                         {"trans_b", Kind::Bool},
-                                         {"post_ops", Kind::Strings},
-                                         {"post_op_args", Kind::Floats}};
+                                   {"post_op_args", Kind::Floats}};
+/// The CUDA libraries' switch for TF32 tensor cores.
+constexpr Param kTf32Param = {"allow_tf32", Kind::Bool};
 
 constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"add", 0}};
 constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
 constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
 
 const Entry kEntries[] = {
-    {"onednn.convolution", "src, weights", true, 3, 5, false, kOneDnnConvolutionParams,
-     kOneDnnPostOps},
-    {"onednn.matmul", "a, b", true, 2, 8, false, kOneDnnMatmulParams, kOneDnnPostOps},
+    {"onednn.convolution", "src, weights", true, 3, 5, false, kConvolutionParams, kOneDnnPostOps},
+    {"onednn.matmul", "a, b", true, 2, 8, false, kMatmulParams, kOneDnnPostOps},
     {"cudnn.convolution", "x, w", true, 3, 5, true, kConvolutionParams, kCudnnPostOps},
     {"cublaslt.matmul", "a, b", true, 2, 8, true, kMatmulParams, kCublasLtPostOps},
 };
@@ -121,24 +114,22 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
   const Entry *entry = llvm::find_if(kEntries, [&](const Entry &e) {
     return e.callee == op.getCallee();
   });
-  if (entry == std::end(kEntries)) {
-    std::string known;
-    for (const Entry &e : kEntries)
-      known += (known.empty() ? "" : ", ") + e.callee.str();
+  if (entry == std::end(kEntries))
     return op.emitOpError() << "calls '" << op.getCallee() << "', which is not a library entry "
-                            << "point Kiln knows (" << known << ")";
-  }
+                            << "point Kiln knows ("
+                            << llvm::join(llvm::map_range(kEntries, [](const Entry &e) {
+                                            return StringRef(e.callee);
+                                          }),
+                                          ", ")
+                            << ")";
 
-  // Element types: f32, and on CUDA f16 and bf16 too, alike across the call.
-  Type element;
+  // Element types: f32, and on CUDA f16 and bf16 too.
   for (Value value : op->getOperands()) {
     Type type = cast<MemRefType>(value.getType()).getElementType();
-    if (!type.isF32() && !(entry->halfPrecision && (type.isF16() || type.isBF16())))
+    if (!type.isF32() && !(entry->cuda && (type.isF16() || type.isBF16())))
       return op.emitOpError() << "'" << entry->callee << "' takes "
-                              << (entry->halfPrecision ? "f32, f16 or bf16" : "f32")
-                              << " tensors, not " << type;
-    if (!element)
-      element = type;
+                              << (entry->cuda ? "f32, f16 or bf16" : "f32") << " tensors, not "
+                              << type;
   }
 
   // Parameters: known names, their kinds and counts.
@@ -147,6 +138,8 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
     const Param *spec = llvm::find_if(entry->params, [&](const Param &p) {
       return p.name == param.getName().getValue();
     });
+    if (spec == entry->params.end() && entry->cuda && param.getName() == kTf32Param.name)
+      spec = &kTf32Param;
     if (spec == entry->params.end())
       return op.emitOpError() << "'" << entry->callee << "' takes no parameter '"
                               << param.getName().getValue() << "'";
@@ -167,13 +160,14 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
       const PostOp *postOp = llvm::find_if(entry->postOps, [&](const PostOp &p) {
         return p.name == kind;
       });
-      if (postOp == entry->postOps.end()) {
-        std::string known;
-        for (const PostOp &p : entry->postOps)
-          known += (known.empty() ? "" : ", ") + p.name.str();
+      if (postOp == entry->postOps.end())
         return op.emitOpError() << "post-op " << i << " is '" << kind << "'; '" << entry->callee
-                                << "' fuses " << known;
-      }
+                                << "' fuses "
+                                << llvm::join(llvm::map_range(entry->postOps,
+                                                              [](const PostOp &p) {
+                                                                return StringRef(p.name);
+                                                              }),
+                                              ", ");
       args += postOp->args;
       adds += kind == "add";
     }
