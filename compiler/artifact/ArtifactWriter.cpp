@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cstring>
 
@@ -34,8 +35,21 @@ namespace {
 /// Constants are laid out in the artifact at this alignment.
 constexpr uint64_t kConstantAlignment = 64;
 
-uint64_t alignUp(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
+/// Where the program's constants go in the artifact: in program order, each at an offset aligned
+/// to kConstantAlignment.
+struct ConstantLayout {
+  SmallVector<std::pair<program::ConstantOp, uint64_t>> offsets;
+  uint64_t size = 0;
+};
+
+ConstantLayout layOutConstants(program::ProgramOp program) {
+  ConstantLayout layout;
+  for (auto op : program.getBody().front().getOps<program::ConstantOp>()) {
+    uint64_t offset = llvm::alignTo(layout.size, kConstantAlignment);
+    layout.offsets.push_back({op, offset});
+    layout.size = offset + program::bufferBytes(op.getType());
+  }
+  return layout;
 }
 
 /// The runtime's element type (kiln_element_type_t, the one numbering the artifact and the C API
@@ -81,9 +95,7 @@ public:
 
   /// The whole file's size, about: the builder never grows (growing copies it).
   static size_t initialSize(program::ProgramOp program) {
-    size_t size = 1 << 20;
-    for (auto constant : program.getBody().front().getOps<program::ConstantOp>())
-      size += program::bufferBytes(constant.getType()) + kConstantAlignment;
+    size_t size = (1 << 20) + layOutConstants(program).size + kConstantAlignment;
     if (auto module = program->getParentOfType<ModuleOp>())
       module.walk([&](program::BinaryOp binary) { size += binary.getData().size() + 64; });
     return size;
@@ -109,7 +121,6 @@ private:
   const ArtifactInfo &info_;
   fb::FlatBufferBuilder fbb_;
   fb::uoffset_t constants_ = 0;
-  uint64_t constantsSize_ = 0;
   DenseMap<Operation *, art::BufferRef> roots_;
   unsigned arenaBuffers_ = 0;
   std::vector<fb::Offset<art::Step>> steps_;
@@ -157,26 +168,21 @@ LogicalResult writeConstant(program::ConstantOp op, uint8_t *out) {
 /// Lays the constants out at aligned offsets and writes them straight into the builder's buffer
 /// (no second copy of the weights).
 LogicalResult Translator::addConstants() {
-  SmallVector<std::pair<program::ConstantOp, uint64_t>> placed;
-  uint64_t total = 0;
-  for (auto op : program_.getBody().front().getOps<program::ConstantOp>()) {
+  ConstantLayout layout = layOutConstants(program_);
+  for (auto [op, offset] : layout.offsets) {
     if (!elementTypeCode(op.getType().getElementType()))
       return op.emitError() << "constant of type " << op.getType()
                             << " cannot be stored in the artifact";
-    uint64_t offset = alignUp(total, kConstantAlignment);
-    uint64_t size = program::bufferBytes(op.getType());
-    placed.push_back({op, offset});
-    roots_[op] = art::BufferRef(art::BufferKind::Constant, 0, offset, size);
-    total = offset + size;
+    roots_[op] = art::BufferRef(art::BufferKind::Constant, 0, offset,
+                                program::bufferBytes(op.getType()));
   }
   uint8_t *data = nullptr;
-  fbb_.ForceVectorAlignment(total, 1, kConstantAlignment);
-  constants_ = fbb_.CreateUninitializedVector(total, 1, &data);
-  constantsSize_ = total;
-  if (total)
-    std::memset(data, 0, total);
+  fbb_.ForceVectorAlignment(layout.size, 1, kConstantAlignment);
+  constants_ = fbb_.CreateUninitializedVector(layout.size, 1, &data);
+  if (layout.size)
+    std::memset(data, 0, layout.size);
   // The pointer is good until the builder grows: fill it before anything else is added.
-  for (auto [op, offset] : placed)
+  for (auto [op, offset] : layout.offsets)
     if (failed(writeConstant(op, data + offset)))
       return failure();
   return success();
@@ -419,7 +425,6 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
     if (isa<program::StepOpInterface>(op))
       steps.push_back(&op);
   os << "program: " << steps.size() << " steps\n";
-  uint64_t constants = 0;
   for (auto [i, op] : llvm::enumerate(steps)) {
     os << llvm::format("  %3zu ", i);
     if (auto dispatch = dyn_cast<program::DispatchOp>(op)) {
@@ -445,8 +450,7 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
       os << "copy    " << copy.getDescription().value_or("") << "\n";
     }
   }
-  for (auto constant : program.getBody().front().getOps<program::ConstantOp>())
-    constants = alignUp(constants, kConstantAlignment) + program::bufferBytes(constant.getType());
+  uint64_t constants = layOutConstants(program).size;
   uint64_t arena = program.getArenaSize().value_or(0);
   uint64_t bound = program.getPeakLiveSize().value_or(0);
   os << "memory plan: arena " << arena << " bytes (lower bound " << bound;

@@ -50,17 +50,9 @@ struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecuta
 
   void runOnOperation() override {
     ModuleOp top = getOperation();
-    if (gpuArchs.empty()) {
-      top.emitError("no GPU architecture to compile for (gpu-archs)");
+    SmallVector<std::string> archs(gpuArchs.begin(), gpuArchs.end());
+    if (failed(verifyGpuArchs(top, archs, "gpu-archs")))
       return signalPassFailure();
-    }
-    for (const std::string &arch : gpuArchs)
-      if (!ptxFeatures(arch)) {
-        top.emitError() << "GPU architecture '" << arch
-                        << "' is not one ptxas assembles for: sm_75, sm_80, sm_86, sm_87, sm_89, "
-                           "sm_90, sm_100, sm_103, sm_120 or sm_121";
-        return signalPassFailure();
-      }
     for (auto kernels : llvm::to_vector(top.getOps<ModuleOp>())) {
       if (kernels.getSymName() != program::kKernelsSymbol)
         continue;
@@ -95,7 +87,6 @@ struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecuta
         cubin->kernels = names;
         table.codeObjects.push_back(std::move(*cubin));
       }
-      SmallVector<std::string> archs(gpuArchs.begin(), gpuArchs.end());
       FailureOr<CodeObjectImage> ptx = serialize(kernels, ptxFallbackArch(archs), /*ptx=*/true);
       if (failed(ptx))
         return signalPassFailure();

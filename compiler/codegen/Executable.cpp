@@ -82,6 +82,18 @@ std::optional<StringRef> ptxFeatures(StringRef arch) {
   }
 }
 
+LogicalResult verifyGpuArchs(Operation *anchor, ArrayRef<std::string> gpuArchs, StringRef option) {
+  if (gpuArchs.empty())
+    return anchor->emitError() << "no GPU architecture to compile for (" << option << ")";
+  for (const std::string &arch : gpuArchs)
+    if (!ptxFeatures(arch))
+      return anchor->emitError()
+             << "GPU architecture '" << arch
+             << "' is not one ptxas assembles for: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, "
+                "sm_100, sm_103, sm_120 or sm_121";
+  return success();
+}
+
 std::string ptxFallbackArch(ArrayRef<std::string> gpuArchs) {
   auto number = [](StringRef arch) {
     unsigned value = 0;

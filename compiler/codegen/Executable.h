@@ -54,6 +54,11 @@ void replaceWithExecutable(mlir::ModuleOp kernels, const KernelTable &table);
 /// architecture it does not assemble for.
 std::optional<llvm::StringRef> ptxFeatures(llvm::StringRef arch);
 
+/// Fails, with the error on `anchor`, unless `gpuArchs` names at least one architecture and
+/// only ones ptxas assembles for; `option` is how the user spells the list ("--gpu-arch").
+mlir::LogicalResult verifyGpuArchs(mlir::Operation *anchor, llvm::ArrayRef<std::string> gpuArchs,
+                                   llvm::StringRef option);
+
 /// The architecture the PTX fallback is built for: the oldest of `gpuArchs`, whose PTX the
 /// driver compiles for any newer GPU.
 std::string ptxFallbackArch(llvm::ArrayRef<std::string> gpuArchs);

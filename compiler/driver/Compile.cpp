@@ -95,16 +95,8 @@ FailureOr<std::string> Compilation::run() {
   if (options_.device != "cpu" && options_.device != "cuda")
     return module_.emitError() << "unknown device '" << options_.device
                                << "'; use --target cpu or cuda";
-  if (options_.device == "cuda") {
-    if (options_.gpuArchs.empty())
-      return module_.emitError("no GPU architecture to compile for (--gpu-arch)");
-    for (const std::string &arch : options_.gpuArchs)
-      if (!ptxFeatures(arch))
-        return module_.emitError()
-               << "GPU architecture '" << arch
-               << "' is not one ptxas assembles for: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, "
-                  "sm_100, sm_103, sm_120 or sm_121";
-  }
+  if (options_.device == "cuda" && failed(verifyGpuArchs(module_, options_.gpuArchs, "--gpu-arch")))
+    return failure();
   FailureOr<func::FuncOp> entry = findEntryFunction(module_);
   if (failed(entry))
     return failure();

@@ -9,12 +9,8 @@
 namespace kiln {
 namespace {
 
-uint64_t alignUp(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
 uint64_t alignedSize(const BufferLifetime &buffer, uint64_t alignment) {
-  return alignUp(std::max<uint64_t>(buffer.size, 1), alignment);
+  return alignedBufferSize(buffer.size, alignment);
 }
 
 bool overlapInTime(const BufferLifetime &a, const BufferLifetime &b) {
@@ -22,6 +18,10 @@ bool overlapInTime(const BufferLifetime &a, const BufferLifetime &b) {
 }
 
 } // namespace
+
+uint64_t alignedBufferSize(uint64_t size, uint64_t alignment) {
+  return (std::max<uint64_t>(size, 1) + alignment - 1) / alignment * alignment;
+}
 
 ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
                        PlacementOrder order) {

@@ -48,6 +48,10 @@ struct ArenaPlan {
   PlacementOrder order = PlacementOrder::DecreasingSize;
 };
 
+/// The bytes a buffer of `size` takes in the arena: rounded up to the alignment, at least one
+/// alignment unit (an empty buffer still gets an address of its own).
+uint64_t alignedBufferSize(uint64_t size, uint64_t alignment);
+
 /// Places `buffers` in `order`, each at the best-fitting gap among the buffers already placed
 /// whose lifetimes overlap its own (the smallest gap that holds it, else above them all).
 ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alignment,

@@ -113,7 +113,7 @@ void planProgram(program::ProgramOp program, int64_t alignment, bool inPlace) {
   uint64_t naive = 0;
   for (unsigned i = 0; i < allocs.size(); ++i) {
     uint64_t bytes = program::bufferBytes(allocs[i].getType());
-    naive += (std::max<uint64_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+    naive += alignedBufferSize(bytes, alignment);
     unsigned leader = groups.getLeaderValue(i);
     auto [it, inserted] = slot.try_emplace(leader, lifetimes.size());
     if (inserted)

@@ -57,17 +57,9 @@ bool hasSuffix(const std::string &text, const char *suffix) {
 /// the batch size for a dynamic leading dimension. Unknown names are reported.
 std::optional<std::vector<ShapeBinding>> bindingsFor(mlir::func::FuncOp entry,
                                                      const std::string &path,
-                                                     const CompileSettings &settings) {
-  std::vector<ShapeBinding> bindings;
-  for (const std::string &text : settings.shapes) {
-    mlir::FailureOr<ShapeBinding> parsed = parseShapeBinding(text);
-    if (mlir::failed(parsed)) {
-      printError("--shape '" + text +
-                 "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
-      return std::nullopt;
-    }
-    bindings.push_back(std::move(*parsed));
-  }
+                                                     const CompileSettings &settings,
+                                                     const std::vector<ShapeBinding> &flags) {
+  std::vector<ShapeBinding> bindings = flags;
   std::vector<std::string> names;
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
     auto nameAttr = entry.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
@@ -76,9 +68,8 @@ std::optional<std::vector<ShapeBinding>> bindingsFor(mlir::func::FuncOp entry,
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(entry.getArgumentTypes()[i]);
     if (!type || type.hasStaticShape())
       continue;
-    bool boundByFlag = llvm::any_of(settings.shapes, [&](const std::string &binding) {
-      return llvm::StringRef(binding).starts_with(name + "=");
-    });
+    bool boundByFlag =
+        llvm::any_of(flags, [&](const ShapeBinding &binding) { return binding.name == name; });
     if (boundByFlag)
       continue;
     auto given = settings.inputShapes.find(name);
@@ -129,21 +120,28 @@ void printError(const std::string &message) {
   llvm::errs() << "kiln: error: " << message << "\n";
 }
 
-bool parseShapeBindings(const std::vector<std::string> &bindings,
-                        std::map<std::string, std::vector<int64_t>> &shapes) {
-  for (const std::string &binding : bindings) {
-    mlir::FailureOr<ShapeBinding> parsed = parseShapeBinding(binding);
+std::optional<std::vector<ShapeBinding>> parseShapeFlags(const std::vector<std::string> &flags) {
+  std::vector<ShapeBinding> bindings;
+  for (const std::string &text : flags) {
+    mlir::FailureOr<ShapeBinding> parsed = parseShapeBinding(text);
     if (mlir::failed(parsed)) {
-      printError("--shape '" + binding +
+      printError("--shape '" + text +
                  "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
-      return false;
+      return std::nullopt;
     }
-    std::vector<int64_t> dims;
-    for (int64_t dim : parsed->dims)
-      dims.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
-    shapes[parsed->name] = std::move(dims);
+    bindings.push_back(std::move(*parsed));
   }
-  return true;
+  return bindings;
+}
+
+void importerShapes(const std::vector<ShapeBinding> &bindings,
+                    std::map<std::string, std::vector<int64_t>> &shapes) {
+  for (const ShapeBinding &binding : bindings) {
+    std::vector<int64_t> dims;
+    for (int64_t dim : binding.dims)
+      dims.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
+    shapes[binding.name] = std::move(dims);
+  }
 }
 
 std::optional<ModelKind> modelKind(const std::string &path) {
@@ -211,6 +209,9 @@ std::optional<std::string> compileModel(const std::string &path,
                                  seconds, memory.current / 1048576.0, memory.peak / 1048576.0)
                  << name << "\n";
   };
+  std::optional<std::vector<ShapeBinding>> flags = parseShapeFlags(settings.shapes);
+  if (!flags)
+    return std::nullopt;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (*kind == ModelKind::Onnx) {
     stage("load");
@@ -225,8 +226,7 @@ std::optional<std::string> compileModel(const std::string &path,
     onnx_frontend::ImportOptions options;
     options.modelName = path;
     options.resourceThresholdBytes = 1024;
-    if (!parseShapeBindings(settings.shapes, options.inputShapes))
-      return std::nullopt;
+    importerShapes(*flags, options.inputShapes);
     auto imported = onnx_frontend::importOnnxModel(context, *loaded.model, options);
     if (mlir::failed(imported)) {
       printError(path + ": import failed");
@@ -249,7 +249,7 @@ std::optional<std::string> compileModel(const std::string &path,
     printError(path + ": compilation failed");
     return std::nullopt;
   }
-  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, settings);
+  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, settings, *flags);
   if (!bindings)
     return std::nullopt;
 

@@ -8,6 +8,8 @@
 #ifndef KILN_TOOLS_KILN_PROGRAM_H
 #define KILN_TOOLS_KILN_PROGRAM_H
 
+#include "compiler/transforms/Passes.h"
+
 #include "kiln/runtime.hpp"
 
 #include <cstdint>
@@ -93,10 +95,13 @@ std::string describeTensor(const Tensor &tensor);
 /// Prints `message` as "kiln: error: MESSAGE".
 void printError(const std::string &message);
 
-/// Parses `--shape` bindings "NAME=1x3x224x224" ('?' leaves a dimension dynamic, -1) into
-/// `shapes`; reports the first malformed one and returns false.
-bool parseShapeBindings(const std::vector<std::string> &bindings,
-                        std::map<std::string, std::vector<int64_t>> &shapes);
+/// Parses `--shape` flags "NAME=1x3x224x224" ('?' leaves a dimension dynamic); reports the first
+/// malformed one and returns nothing.
+std::optional<std::vector<ShapeBinding>> parseShapeFlags(const std::vector<std::string> &flags);
+
+/// The bindings as the ONNX importer takes them (a dynamic dimension is -1).
+void importerShapes(const std::vector<ShapeBinding> &bindings,
+                    std::map<std::string, std::vector<int64_t>> &shapes);
 
 } // namespace kiln::cli
 

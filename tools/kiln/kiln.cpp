@@ -105,8 +105,10 @@ int runImport(const std::string &modelPath, const std::string &outputPath,
   kiln::onnx_frontend::ImportOptions options;
   options.modelName = modelPath;
   options.resourceThresholdBytes = resourceThreshold;
-  if (!kiln::cli::parseShapeBindings(shapes, options.inputShapes))
+  std::optional<std::vector<kiln::ShapeBinding>> bindings = kiln::cli::parseShapeFlags(shapes);
+  if (!bindings)
     return kExitUsage;
+  kiln::cli::importerShapes(*bindings, options.inputShapes);
   if (!outputPath.empty() && !force && llvm::sys::fs::exists(outputPath)) {
     llvm::errs() << "kiln: error: " << outputPath
                  << " already exists; pass --force to overwrite it\n";
