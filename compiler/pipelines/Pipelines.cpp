@@ -24,13 +24,18 @@ void addTextual(mlir::OpPassManager &pm, llvm::StringRef pipeline) {
     llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + pipeline);
 }
 
+/// Bufferizes whole functions, their signatures included, with identity layouts: kernels take
+/// dense buffers.
+constexpr llvm::StringLiteral kBufferizeFunctions =
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map}";
+
 } // namespace
 
 void buildGraphToBuffersPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createConvertGraphToLinalgPass());
-  addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse,"
-                 "one-shot-bufferize{bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map}");
+  addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse");
+  addTextual(pm, kBufferizeFunctions);
 }
 
 void buildCpuPipeline(mlir::OpPassManager &pm) {
@@ -114,9 +119,8 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     addTextual(kernels, "canonicalize,cse");
   } else if (stage == "bufferize") {
     mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
-    addTextual(kernels, "one-shot-bufferize{bufferize-function-boundaries "
-                        "function-boundary-type-conversion=identity-layout-map},"
-                        "drop-equivalent-buffer-results,canonicalize,cse");
+    addTextual(kernels, kBufferizeFunctions);
+    addTextual(kernels, "drop-equivalent-buffer-results,canonicalize,cse");
     if (!cuda) {
       addTextual(kernels, "buffer-deallocation-pipeline,canonicalize");
       kernels.addPass(createDistributeWorkgroupsPass());

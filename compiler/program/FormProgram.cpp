@@ -99,9 +99,8 @@ private:
 std::string ProgramFormer::describe(func::CallOp call, func::FuncOp callee) {
   if (auto description = callee->getAttrOfType<StringAttr>(kDescriptionAttr))
     return description.getValue().str();
-  std::string name = callee->getAttrOfType<StringAttr>(kLibraryCallAttr)
-                         ? callee->getAttrOfType<StringAttr>(kLibraryCallAttr).getValue().str()
-                         : callee.getSymName().str();
+  auto library = callee->getAttrOfType<StringAttr>(kLibraryCallAttr);
+  std::string name = (library ? library.getValue() : callee.getSymName()).str();
   if (auto loc = dyn_cast<NameLoc>(call.getLoc()))
     return name + " (" + loc.getName().getValue().str() + ")";
   return name;
