@@ -38,17 +38,17 @@ struct TemporaryFiles {
   }
 };
 
-FailureOr<std::string> temporaryPath(ModuleOp module, StringRef suffix, TemporaryFiles &files) {
+FailureOr<std::string> temporaryPath(Operation *anchor, StringRef suffix, TemporaryFiles &files) {
   SmallString<128> path;
   if (std::error_code error = llvm::sys::fs::createTemporaryFile("kiln-kernels", suffix, path))
-    return module.emitError() << "cannot create a temporary file: " << error.message();
+    return anchor->emitError() << "cannot create a temporary file: " << error.message();
   files.paths.push_back(path.str().str());
   return path.str().str();
 }
 
 } // namespace
 
-FailureOr<CpuObject> emitCpuSharedObject(ModuleOp module) {
+FailureOr<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(Operation *anchor) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
@@ -56,7 +56,7 @@ FailureOr<CpuObject> emitCpuSharedObject(ModuleOp module) {
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
   if (!target)
-    return module.emitError() << "no code generator for the host (" << triple << "): " << error;
+    return anchor->emitError() << "no code generator for the host (" << triple << "): " << error;
   std::string cpu = llvm::sys::getHostCPUName().str();
   llvm::SubtargetFeatures features;
   for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
@@ -66,8 +66,59 @@ FailureOr<CpuObject> emitCpuSharedObject(ModuleOp module) {
       llvm::Triple(triple), cpu, features.getString(), options, llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
-    return module.emitError() << "cannot create a code generator for " << triple << " (" << cpu
-                              << ")";
+    return anchor->emitError() << "cannot create a code generator for " << triple << " (" << cpu
+                               << ")";
+  return machine;
+}
+
+FailureOr<std::string> linkHostSharedObject(llvm::Module &llvmModule,
+                                            llvm::TargetMachine &machine, Operation *anchor) {
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &machine);
+  if (llvm::Error failure = optimize(&llvmModule))
+    return anchor->emitError() << "LLVM optimization failed: "
+                               << llvm::toString(std::move(failure));
+
+  TemporaryFiles files;
+  FailureOr<std::string> objectPath = temporaryPath(anchor, "o", files);
+  FailureOr<std::string> libraryPath = temporaryPath(anchor, "so", files);
+  if (failed(objectPath) || failed(libraryPath))
+    return failure();
+  {
+    std::error_code fileError;
+    llvm::raw_fd_ostream object(*objectPath, fileError);
+    if (fileError)
+      return anchor->emitError() << "cannot write " << *objectPath << ": " << fileError.message();
+    llvm::legacy::PassManager passes;
+    if (machine.addPassesToEmitFile(passes, object, nullptr, llvm::CodeGenFileType::ObjectFile))
+      return anchor->emitError("the host code generator cannot emit object files");
+    passes.run(llvmModule);
+  }
+
+  const char *linkerOverride = std::getenv("KILN_LINKER");
+  std::string linkerName = linkerOverride && *linkerOverride ? linkerOverride : "cc";
+  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName(linkerName);
+  if (!linker)
+    return anchor->emitError() << "cannot find the linker driver '" << linkerName
+                               << "' (set KILN_LINKER to a C compiler driver)";
+  SmallVector<StringRef> arguments{*linker, "-shared", "-nostartfiles", "-o", *libraryPath,
+                                   *objectPath, "-lm"};
+  std::string linkError;
+  int status = llvm::sys::ExecuteAndWait(*linker, arguments, std::nullopt, {}, 0, 0, &linkError);
+  if (status != 0)
+    return anchor->emitError() << "linking the kernels failed (" << *linker << " exited with "
+                               << status << (linkError.empty() ? "" : ": ") << linkError << ")";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
+      llvm::MemoryBuffer::getFile(*libraryPath, /*IsText=*/false);
+  if (!library)
+    return anchor->emitError() << "cannot read " << *libraryPath << ": "
+                               << library.getError().message();
+  return (*library)->getBuffer().str();
+}
+
+FailureOr<CpuObject> emitCpuSharedObject(ModuleOp module) {
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = createHostTargetMachine(module);
+  if (failed(machine))
+    return failure();
 
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
@@ -76,51 +127,15 @@ FailureOr<CpuObject> emitCpuSharedObject(ModuleOp module) {
       translateModuleToLLVMIR(module, llvmContext, "kiln_kernels");
   if (!llvmModule)
     return module.emitError("cannot translate the kernels to LLVM IR");
-  llvmModule->setTargetTriple(machine->getTargetTriple());
-  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  llvmModule->setDataLayout((*machine)->createDataLayout());
 
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());
-  if (llvm::Error failure = optimize(llvmModule.get()))
-    return module.emitError() << "LLVM optimization failed: "
-                              << llvm::toString(std::move(failure));
-
-  TemporaryFiles files;
-  FailureOr<std::string> objectPath = temporaryPath(module, "o", files);
-  FailureOr<std::string> libraryPath = temporaryPath(module, "so", files);
-  if (failed(objectPath) || failed(libraryPath))
+  FailureOr<std::string> library = linkHostSharedObject(*llvmModule, **machine, module);
+  if (failed(library))
     return failure();
-  {
-    std::error_code fileError;
-    llvm::raw_fd_ostream object(*objectPath, fileError);
-    if (fileError)
-      return module.emitError() << "cannot write " << *objectPath << ": " << fileError.message();
-    llvm::legacy::PassManager passes;
-    if (machine->addPassesToEmitFile(passes, object, nullptr, llvm::CodeGenFileType::ObjectFile))
-      return module.emitError("the host code generator cannot emit object files");
-    passes.run(*llvmModule);
-  }
-
-  const char *linkerOverride = std::getenv("KILN_LINKER");
-  std::string linkerName = linkerOverride && *linkerOverride ? linkerOverride : "cc";
-  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName(linkerName);
-  if (!linker)
-    return module.emitError() << "cannot find the linker driver '" << linkerName
-                              << "' (set KILN_LINKER to a C compiler driver)";
-  SmallVector<StringRef> arguments{*linker, "-shared", "-nostartfiles", "-o", *libraryPath,
-                                   *objectPath, "-lm"};
-  std::string linkError;
-  int status = llvm::sys::ExecuteAndWait(*linker, arguments, std::nullopt, {}, 0, 0, &linkError);
-  if (status != 0)
-    return module.emitError() << "linking the kernels failed (" << *linker << " exited with "
-                              << status << (linkError.empty() ? "" : ": ") << linkError << ")";
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
-      llvm::MemoryBuffer::getFile(*libraryPath, /*IsText=*/false);
-  if (!library)
-    return module.emitError() << "cannot read " << *libraryPath << ": "
-                              << library.getError().message();
   CpuObject result;
-  result.sharedObject = (*library)->getBuffer().str();
-  result.target = triple + ":" + cpu;
+  result.sharedObject = std::move(*library);
+  result.target = (*machine)->getTargetTriple().str() + ":" + (*machine)->getTargetCPU().str();
   return result;
 }
 

@@ -12,7 +12,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
 
 namespace kiln {
 
@@ -22,6 +28,17 @@ struct CpuObject {
   /// What it was compiled for: "<triple>:<cpu>", e.g. "x86_64-pc-linux-gnu:znver3".
   std::string target;
 };
+
+/// A code generator for the host CPU (its triple, CPU and features), position-independent, at
+/// -O3. Errors are emitted on `anchor`.
+mlir::FailureOr<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(mlir::Operation *anchor);
+
+/// Optimizes `module` (LLVM IR, already given `machine`'s triple and data layout) at -O3, emits
+/// it as an object file and links that into a shared object (see emitCpuSharedObject); returns
+/// the shared object's bytes. Errors are emitted on `anchor`.
+mlir::FailureOr<std::string> linkHostSharedObject(llvm::Module &module,
+                                                  llvm::TargetMachine &machine,
+                                                  mlir::Operation *anchor);
 
 /// Compiles `module` (LLVM dialect) for the host CPU at -O3. The shared object is linked with
 /// the system C compiler driver (`cc`, or $KILN_LINKER) against libm. Errors are emitted on the

@@ -1,5 +1,6 @@
 //===- EmitCudaExecutable.cpp - The CUDA kernels as cubins and PTX ------------===//
 
+#include "compiler/codegen/CudaSimObject.h"
 #include "compiler/codegen/Executable.h"
 #include "compiler/codegen/Passes.h"
 
@@ -8,11 +9,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln {
 
 #define GEN_PASS_DEF_EMITCUDAEXECUTABLEPASS
+#define GEN_PASS_DEF_PRINTCUDASIMIRPASS
 #include "compiler/codegen/Passes.h.inc"
 
 using namespace mlir;
@@ -81,19 +85,52 @@ struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecuta
       // (sm_86 and sm_89 for sm_80,sm_90 take the sm_80 cubin; sm_100 and sm_120 compile the
       // PTX).
       for (const std::string &arch : gpuArchs) {
+        if (arch == kCudaSimArch)
+          continue;
         FailureOr<CodeObjectImage> cubin = serialize(kernels, arch, /*ptx=*/false);
         if (failed(cubin))
           return signalPassFailure();
         cubin->kernels = names;
         table.codeObjects.push_back(std::move(*cubin));
       }
-      FailureOr<CodeObjectImage> ptx = serialize(kernels, ptxFallbackArch(archs), /*ptx=*/true);
-      if (failed(ptx))
-        return signalPassFailure();
-      ptx->kernels = names;
-      table.codeObjects.push_back(std::move(*ptx));
+      if (std::string fallback = ptxFallbackArch(archs); !fallback.empty()) {
+        FailureOr<CodeObjectImage> ptx = serialize(kernels, fallback, /*ptx=*/true);
+        if (failed(ptx))
+          return signalPassFailure();
+        ptx->kernels = names;
+        table.codeObjects.push_back(std::move(*ptx));
+      }
+      // The simulated device's code: the same NVVM kernels, retargeted to the host.
+      if (llvm::is_contained(archs, kCudaSimArch.str())) {
+        auto gpuModule = kernels.lookupSymbol<gpu::GPUModuleOp>(kCudaKernelModule);
+        if (!gpuModule) {
+          kernels.emitError("no gpu.module @") << kCudaKernelModule << " to simulate";
+          return signalPassFailure();
+        }
+        FailureOr<std::string> object = emitCudaSimObject(gpuModule, libdevice);
+        if (failed(object))
+          return signalPassFailure();
+        CodeObjectImage image;
+        image.target = kCudaSimArch.str();
+        image.format = program::CodeFormat::elf;
+        image.data = std::move(*object);
+        image.kernels = names;
+        table.codeObjects.push_back(std::move(image));
+      }
       replaceWithExecutable(kernels, table);
     }
+  }
+};
+
+struct PrintCudaSimIRPass : impl::PrintCudaSimIRPassBase<PrintCudaSimIRPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    llvm::LLVMContext context;
+    FailureOr<std::unique_ptr<llvm::Module>> module =
+        retargetCudaKernelsToHost(getOperation(), libdevice, context);
+    if (failed(module))
+      return signalPassFailure();
+    (*module)->print(llvm::outs(), nullptr);
   }
 };
 

@@ -86,11 +86,12 @@ LogicalResult verifyGpuArchs(Operation *anchor, ArrayRef<std::string> gpuArchs, 
   if (gpuArchs.empty())
     return anchor->emitError() << "no GPU architecture to compile for (" << option << ")";
   for (const std::string &arch : gpuArchs)
-    if (!ptxFeatures(arch))
+    if (arch != kCudaSimArch && !ptxFeatures(arch))
       return anchor->emitError()
              << "GPU architecture '" << arch
              << "' is not one ptxas assembles for: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, "
-                "sm_100, sm_103, sm_120 or sm_121";
+                "sm_100, sm_103, sm_120 or sm_121; or '"
+             << kCudaSimArch << "', the simulated CUDA device";
   return success();
 }
 
@@ -100,9 +101,11 @@ std::string ptxFallbackArch(ArrayRef<std::string> gpuArchs) {
     (void)arch.drop_front(3).getAsInteger(10, value); // after "sm_"
     return value;
   };
-  return *llvm::min_element(gpuArchs, [&](const std::string &a, const std::string &b) {
-    return number(a) < number(b);
-  });
+  std::string oldest;
+  for (const std::string &arch : gpuArchs)
+    if (arch != kCudaSimArch && (oldest.empty() || number(arch) < number(oldest)))
+      oldest = arch;
+  return oldest;
 }
 
 } // namespace kiln

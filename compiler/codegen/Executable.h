@@ -50,17 +50,21 @@ struct KernelTable {
 /// buffer after its outputs.
 void replaceWithExecutable(mlir::ModuleOp kernels, const KernelTable &table);
 
+/// The pseudo-architecture of `--gpu-arch` that adds the simulated CUDA device's code object
+/// (a host shared object, see CudaSimObject.h); also that code object's target.
+inline constexpr llvm::StringLiteral kCudaSimArch = "cuda-sim";
+
 /// The PTX ISA feature ptxas (CUDA 13) needs for `arch` ("+ptx80"), or nothing for an
 /// architecture it does not assemble for.
 std::optional<llvm::StringRef> ptxFeatures(llvm::StringRef arch);
 
 /// Fails, with the error on `anchor`, unless `gpuArchs` names at least one architecture and
-/// only ones ptxas assembles for; `option` is how the user spells the list ("--gpu-arch").
+/// only ones ptxas assembles for or kCudaSimArch; `option` is how the user spells the list ("--gpu-arch").
 mlir::LogicalResult verifyGpuArchs(mlir::Operation *anchor, llvm::ArrayRef<std::string> gpuArchs,
                                    llvm::StringRef option);
 
 /// The architecture the PTX fallback is built for: the oldest of `gpuArchs`, whose PTX the
-/// driver compiles for any newer GPU.
+/// driver compiles for any newer GPU; empty when `gpuArchs` has only kCudaSimArch.
 std::string ptxFallbackArch(llvm::ArrayRef<std::string> gpuArchs);
 
 } // namespace kiln

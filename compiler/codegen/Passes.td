@@ -157,7 +157,9 @@ def EmitCudaExecutablePass : Pass<"kiln-emit-cuda-executable", "mlir::ModuleOp">
     architecture gets a cubin (ptxas), the oldest one's PTX is kept as the fallback, libdevice is
     linked into each. `@kernels` becomes a `program.executable` with a `program.kernel` per
     dispatch (its launches and scratch buffers) and a `program.binary` per code object; each
-    dispatch's scratch buffers become allocations bound after its outputs.
+    dispatch's scratch buffers become allocations bound after its outputs. The pseudo-architecture
+    `cuda-sim` adds the simulated CUDA device's code object: the same kernels retargeted to the
+    host (CudaSimObject.h), an ELF shared object.
   }];
   let options = [
     ListOption<"gpuArchs", "gpu-archs", "std::string",
@@ -166,6 +168,20 @@ def EmitCudaExecutablePass : Pass<"kiln-emit-cuda-executable", "mlir::ModuleOp">
            "CUDA's libdevice bitcode, linked into every kernel for math functions">,
   ];
   let dependentDialects = ["kiln::program::ProgramDialect"];
+}
+
+def PrintCudaSimIRPass : Pass<"kiln-print-cuda-sim-ir", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Prints the LLVM IR of NVVM kernels retargeted to the simulated CUDA device";
+  let description = [{
+    What `--gpu-arch cuda-sim` compiles into the simulator's code object (CudaSimObject.h),
+    printed to standard output before optimization: GPU instructions as calls through the
+    `kiln_sim_runtime` table, checked memory accesses, the exported `void K(void**)` entries and
+    their `kiln_sim_info_K`. For tests and for reading what the simulator runs.
+  }];
+  let options = [
+    Option<"libdevice", "libdevice", "std::string", "\"\"",
+           "CUDA's libdevice bitcode, linked when the kernels call its functions">,
+  ];
 }
 
 def LowerMemRefCopiesPass : Pass<"kiln-lower-memref-copies", "mlir::ModuleOp"> {

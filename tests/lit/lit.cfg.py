@@ -13,6 +13,10 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%kiln_source_dir", config.kiln_source_dir))
 if config.kiln_cuda:
     config.available_features.add("cuda-toolkit")
+# CUDA's libdevice bitcode, which kernels link for math functions.
+if config.kiln_libdevice and os.path.exists(config.kiln_libdevice):
+    config.available_features.add("libdevice")
+    config.substitutions.append(("%libdevice", config.kiln_libdevice))
 
 # Execution tests lower graph programs through Kiln's conversion and upstream passes to LLVM and
 # run them with mlir-runner on the CPU.
