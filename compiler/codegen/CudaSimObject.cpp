@@ -30,6 +30,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LLVMContext.h"
@@ -298,13 +299,17 @@ LogicalResult Retargeter::rewriteIntrinsics() {
   llvm::SmallVector<std::pair<llvm::CallInst *, llvm::Function *>> calls;
   for (llvm::Function &function : module.functions())
     for (llvm::Instruction &instruction : llvm::instructions(function))
-      if (auto *call = llvm::dyn_cast<llvm::CallInst>(&instruction))
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(&instruction)) {
+        if (auto *assembly = llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()))
+          return error() << "'" << function.getName() << "' has inline PTX assembly ('"
+                         << assembly->getAsmString() << "'), which is not simulated";
         if (llvm::Function *callee = call->getCalledFunction())
           if (callee->getName().starts_with("llvm.nvvm.") ||
               callee->getIntrinsicID() == llvm::Intrinsic::trap ||
               callee->getIntrinsicID() == llvm::Intrinsic::debugtrap ||
               callee->getIntrinsicID() == llvm::Intrinsic::ubsantrap)
             calls.emplace_back(call, callee);
+      }
   for (auto [call, callee] : calls)
     if (failed(rewriteIntrinsic(call, callee)))
       return failure();

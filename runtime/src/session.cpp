@@ -20,6 +20,7 @@
 #include "runtime/src/status.h"
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
 #include "runtime/src/cuda/cuda_program.h"
+#include "runtime/src/cuda/sim/sim_cuda_api.h"
 #endif
 
 /// The C session object.
@@ -48,14 +49,18 @@ kiln::Result<std::unique_ptr<kiln::runtime::DeviceProgram>> createProgram(
     return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
   }
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
-  auto program = kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal);
+  auto program =
+      options.device_kind == KILN_DEVICE_KIND_CUDA_SIM
+          ? kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal,
+                                                     kiln::runtime::cuda::sim::createSimCudaApi())
+          : kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal);
   if (!program.ok()) return program.status();
   return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
 #else
   return kiln::Status(KILN_STATUS_UNIMPLEMENTED,
-                      artifact->name() +
-                          ": cannot run on device 'cuda': this runtime was built "
-                          "without CUDA");
+                      artifact->name() + ": cannot run on device '" +
+                          (options.device_kind == KILN_DEVICE_KIND_CUDA_SIM ? "cuda-sim" : "cuda") +
+                          "': this runtime was built without CUDA");
 #endif
 }
 
@@ -65,6 +70,8 @@ const char* deviceKindName(kiln_device_kind_t kind) {
       return "cpu";
     case KILN_DEVICE_KIND_CUDA:
       return "cuda";
+    case KILN_DEVICE_KIND_CUDA_SIM:
+      return "cuda-sim";
   }
   return nullptr;
 }
@@ -116,7 +123,9 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
     }
     const auto& loaded = artifact->artifact;
     std::string artifact_device = loaded->root().device()->str();
-    if (artifact_device != device) {
+    // The simulated CUDA device runs cuda artifacts.
+    const std::string runs = resolved.device_kind == KILN_DEVICE_KIND_CUDA_SIM ? "cuda" : device;
+    if (artifact_device != runs) {
       return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
                           loaded->name() + ": the artifact was compiled for device '" +
                               artifact_device + "', but the session asks for '" + device + "'");

@@ -2,9 +2,12 @@
 //
 // The CUDA device over the hand-written PTX program of artifact_builder.h (cudaAffineSpec):
 // code-object choice and grid sizing, which need no GPU; session creation failing cleanly
-// without one; and, on a GPU, results against the host over eager, captured and replayed runs,
-// with graphs turned off, from several threads, with a cubin, with a cuBLASLt call inside the
-// graph, and the errors of bad code, missing kernels and a faulting kernel.
+// without one; and results against the host over eager, captured and replayed runs, with graphs
+// turned off, from several threads, with a cuBLASLt call inside the graph, and the errors of
+// missing kernels and a faulting kernel. Those run twice: on a GPU (skipped without one), and
+// on the simulated CUDA device, whose code object is the same two kernels written in C against
+// the simulator's ABI (sim_abi.h) and compiled by the system C compiler at test time. A cubin
+// and PTX that does not load need the GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +28,9 @@
 
 #include "kiln/runtime.hpp"
 #include "runtime/src/artifact/artifact.h"
+#include "runtime/src/cuda/cuda_api.h"
 #include "runtime/src/cuda/cuda_device.h"
+#include "runtime/src/cuda/sim/sim_cuda_api.h"
 #include "tests/runtime/artifact_builder.h"
 #include "tests/runtime/test_util.h"
 
@@ -89,6 +94,92 @@ Result<std::vector<Tensor>> runProgram(CudaProgram& program,
   for (kiln_tensor_t* output : c_outputs) outputs.emplace_back(output);
   return outputs;
 }
+
+/// C source of cudaAffineSpec's kernels for the simulated device, in the form the compiler's
+/// retargeted kernels take (sim_abi.h): special registers, checked accesses and a trap through
+/// the simulator's table. COUNT is defined by the compile command.
+constexpr const char* kSimKernelsSource = R"(
+#include <math.h>
+#include "runtime/src/cuda/sim/sim_abi.h"
+const kiln_sim_runtime_t* kiln_sim_runtime;
+const kiln_sim_kernel_info_t kiln_sim_info_kiln_k0 = {0, 0, 2};
+const kiln_sim_kernel_info_t kiln_sim_info_kiln_k1 = {0, 0, 3};
+const kiln_sim_kernel_info_t kiln_sim_info_kiln_trap = {KILN_SIM_KERNEL_BARRIERS, 0, 2};
+static uint64_t first(void) {
+  const kiln_sim_runtime_t* rt = kiln_sim_runtime;
+  return (uint64_t)rt->special_register(KILN_SIM_CTAID_X) * rt->special_register(KILN_SIM_NTID_X) +
+         rt->special_register(KILN_SIM_TID_X);
+}
+static uint64_t stride(void) {
+  const kiln_sim_runtime_t* rt = kiln_sim_runtime;
+  return (uint64_t)rt->special_register(KILN_SIM_NCTAID_X) * rt->special_register(KILN_SIM_NTID_X);
+}
+static float load(const float* p) {
+  return *(const float*)kiln_sim_runtime->check_access((void*)p, 4, 0, 1);
+}
+static void store(float* p, float v) {
+  *(float*)kiln_sim_runtime->check_access(p, 4, KILN_SIM_ACCESS_WRITE, 2) = v;
+}
+void kiln_k0(void** args) {
+  const float* x = *(float**)args[0];
+  float* y = *(float**)args[1];
+  for (uint64_t i = first(); i < COUNT; i += stride()) store(&y[i], fmaf(load(&x[i]), 2.0f, 1.0f));
+}
+void kiln_k1(void** args) {
+  const float* x = *(float**)args[0];
+  const float* c = *(float**)args[1];
+  float* y = *(float**)args[2];
+  float scale = load(&c[0]), shift = load(&c[1]);
+  for (uint64_t i = first(); i < COUNT; i += stride()) store(&y[i], fmaf(load(&x[i]), scale, shift));
+}
+void kiln_trap(void** args) { (void)args; kiln_sim_runtime->trap(7); }
+)";
+
+/// The simulator's code object of kiln_k0, kiln_k1 and kiln_trap over `count` elements.
+std::string simKernels(uint64_t count) {
+  ScopedTempPath source(".c");
+  ScopedTempPath library(".so");
+  writeFileBytes(source.path(), kSimKernelsSource);
+  std::string command = "cc -std=c99 -O2 -fPIC -shared -ffp-contract=off -DCOUNT=" +
+                        std::to_string(count) + "ull -I" KILN_SOURCE_DIR_PATH " -o " +
+                        library.path() + " " + source.path() + " -lm";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return readFileBytes(library.path());
+}
+
+/// Where a test runs: on a GPU through CUDA, or on the simulated CUDA device.
+enum class Backend { kGpu, kSimulator };
+
+std::string backendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kGpu ? "Gpu" : "Simulator";
+}
+
+/// Runs a test on its backend: cudaAffineSpec gets the simulator's code object (the GPU ignores
+/// it), and programs and sessions are created on the backend's device.
+class CudaProgramOnDevice : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kGpu) {
+      Result<std::vector<CudaDeviceInfo>> devices = probeCudaDevices();
+      if (!devices.ok()) GTEST_SKIP() << "no CUDA device: " << devices.status().message();
+    }
+  }
+  ArtifactSpec affineSpec(uint64_t count) {
+    ArtifactSpec spec = cudaAffineSpec(count);
+    spec.code_objects.push_back({"cuda-sim", fb::CodeFormat::ElfSharedObject, simKernels(count),
+                                 spec.code_objects[0].kernels});
+    return spec;
+  }
+  Result<std::unique_ptr<CudaProgram>> create(const ArtifactSpec& spec) {
+    if (GetParam() == Backend::kGpu) return CudaProgram::create(loadInternal(spec), 0);
+    return CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
+  }
+  kiln_device_kind_t deviceKind() const {
+    return GetParam() == Backend::kGpu ? KILN_DEVICE_KIND_CUDA : KILN_DEVICE_KIND_CUDA_SIM;
+  }
+  /// The code object the backend loads: the PTX, or the simulator's.
+  uint32_t codeObject() const { return GetParam() == Backend::kGpu ? 0 : 1; }
+};
 
 /// The devices, or a skip when there are none.
 #define KILN_REQUIRE_GPU(devices)                                   \
@@ -186,9 +277,8 @@ TEST(CudaProgramTest, SessionCreationIsUnavailableWithoutAGpu) {
 // captures the run into a graph, the third replays it. Each run gets new inputs, so a graph that
 // replayed stale inputs or outputs, a lost partial block or a stride loop that stopped early
 // fails; the copy step makes an output of an input.
-TEST(CudaProgramTest, RunsEagerlyThenCapturesThenReplays) {
-  KILN_REQUIRE_GPU(devices);
-  auto created = CudaProgram::create(loadInternal(cudaAffineSpec(kCount)), 0);
+TEST_P(CudaProgramOnDevice, RunsEagerlyThenCapturesThenReplays) {
+  auto created = create(affineSpec(kCount));
   ASSERT_TRUE(created.ok()) << created.status().toString();
   CudaProgram& program = **created;
 
@@ -217,10 +307,9 @@ TEST(CudaProgramTest, RunsEagerlyThenCapturesThenReplays) {
 }
 
 // Tests that KILN_CUDA_GRAPHS=0 keeps every run eager, with the same results.
-TEST(CudaProgramTest, RunsEveryStepEagerlyWithGraphsOff) {
-  KILN_REQUIRE_GPU(devices);
+TEST_P(CudaProgramOnDevice, RunsEveryStepEagerlyWithGraphsOff) {
   ::setenv(runtime::cuda::kCudaGraphsEnvironmentVariable, "0", 1);
-  auto created = CudaProgram::create(loadInternal(cudaAffineSpec(kCount)), 0);
+  auto created = create(affineSpec(kCount));
   ::unsetenv(runtime::cuda::kCudaGraphsEnvironmentVariable);
   ASSERT_TRUE(created.ok()) << created.status().toString();
   for (int run = 0; run < 3; ++run) {
@@ -238,14 +327,13 @@ TEST(CudaProgramTest, RunsEveryStepEagerlyWithGraphsOff) {
 
 // Tests that one session serves several threads: runs share its buffers and take turns, so
 // every thread must still get the results of its own inputs; also the session's statistics.
-TEST(CudaProgramTest, ServesRunsFromSeveralThreads) {
-  KILN_REQUIRE_GPU(devices);
+TEST_P(CudaProgramOnDevice, ServesRunsFromSeveralThreads) {
   constexpr int kThreads = 4;
   constexpr int kRunsPerThread = 6;
   constexpr uint64_t kSmall = 10007;
-  Artifact artifact = loadPublic(cudaAffineSpec(kSmall));
+  Artifact artifact = loadPublic(affineSpec(kSmall));
   SessionOptions options;
-  options.deviceKind = KILN_DEVICE_KIND_CUDA;
+  options.deviceKind = deviceKind();
   Result<Session> session = Session::create(artifact, options);
   ASSERT_TRUE(session.ok()) << session.status().toString();
 
@@ -283,11 +371,10 @@ TEST(CudaProgramTest, ServesRunsFromSeveralThreads) {
 }
 
 // Tests that CUDA runs check their inputs exactly as CPU runs do (one shared check).
-TEST(CudaProgramTest, RefusesMismatchedInputs) {
-  KILN_REQUIRE_GPU(devices);
-  Artifact artifact = loadPublic(cudaAffineSpec(1000));
+TEST_P(CudaProgramOnDevice, RefusesMismatchedInputs) {
+  Artifact artifact = loadPublic(affineSpec(1000));
   SessionOptions options;
-  options.deviceKind = KILN_DEVICE_KIND_CUDA;
+  options.deviceKind = deviceKind();
   Session session = Session::create(artifact, options).value();
   Tensor narrow = seededF32Tensor({999}, 1);
   Status status = session.run({&narrow}).status();
@@ -351,11 +438,10 @@ TEST(CudaProgramTest, LoadsTheCubinOfTheGpu) {
 // Tests that a cuBLASLt call between generated kernels runs in all three modes and is captured
 // into the graph with them (its workspace and handles are the session's): d = a x b, then
 // y = d * 2 + 1.
-TEST(CudaProgramTest, CapturesALibraryCallWithTheKernels) {
-  KILN_REQUIRE_GPU(devices);
+TEST_P(CudaProgramOnDevice, CapturesALibraryCallWithTheKernels) {
   constexpr int64_t kM = 64, kK = 32, kN = 48;
   constexpr uint64_t kElements = kM * kN;
-  ArtifactSpec spec = cudaAffineSpec(kElements);
+  ArtifactSpec spec = affineSpec(kElements);
   spec.inputs = {{"a", KILN_ELEMENT_TYPE_F32, {kM, kK}, {}},
                  {"b", KILN_ELEMENT_TYPE_F32, {kK, kN}, {}}};
   spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {kM, kN}, {}}};
@@ -371,7 +457,7 @@ TEST(CudaProgramTest, CapturesALibraryCallWithTheKernels) {
                     f32Binding(fb::BufferKind::Output, 0, {kM, kN})};
   spec.steps = {matmul, scale};
 
-  auto created = CudaProgram::create(loadInternal(spec), 0);
+  auto created = create(spec);
   ASSERT_TRUE(created.ok()) << created.status().toString();
   for (int run = 0; run < 3; ++run) {
     SCOPED_TRACE("run " + std::to_string(run + 1));
@@ -409,15 +495,17 @@ TEST(CudaProgramTest, RefusesCodeThatDoesNotLoad) {
 }
 
 // Tests that a kernel the artifact lists but the code lacks is refused, naming it.
-TEST(CudaProgramTest, RefusesAMissingKernel) {
-  KILN_REQUIRE_GPU(devices);
-  ArtifactSpec spec = cudaAffineSpec(1000);
-  spec.code_objects[0].kernels[1] = "kiln_missing";
-  auto program = CudaProgram::create(loadInternal(spec), 0);
+TEST_P(CudaProgramOnDevice, RefusesAMissingKernel) {
+  ArtifactSpec spec = affineSpec(1000);
+  for (CodeObjectSpec& code : spec.code_objects) code.kernels[1] = "kiln_missing";
+  auto program = create(spec);
   EXPECT_EQ(program.status().code(), KILN_STATUS_INVALID_ARGUMENT) << program.status().toString();
   EXPECT_THAT(program.status().message(),
-              HasSubstr("code object 0 (Ptx for 'sm_80'): kernel 'kiln_missing' is not defined "
-                        "by the code"));
+              HasSubstr(GetParam() == Backend::kGpu
+                            ? "code object 0 (Ptx for 'sm_80'): kernel 'kiln_missing' is not "
+                              "defined by the code"
+                            : "code object 1 (ElfSharedObject for 'cuda-sim'): kernel "
+                              "'kiln_missing' is not defined by the code"));
 }
 
 TEST(CudaProgramTest, RefusesADeviceOrdinalPastTheDevices) {
@@ -473,6 +561,36 @@ TEST(CudaProgramDeathTest, NamesAFaultingKernel) {
       },
       ::testing::ExitedWithCode(0), "step 0 \\(kernel 'kiln_trap': a kernel that traps\\)");
 }
+
+// Tests that a trapping kernel fails the run on the simulated device, named by its step and
+// description, and that the program stays usable (the simulator has no context to lose).
+TEST(CudaSimProgramTest, NamesATrappingKernel) {
+  ArtifactSpec spec = trappingSpec();
+  spec.code_objects.push_back(
+      {"cuda-sim", fb::CodeFormat::ElfSharedObject, simKernels(16), {"kiln_trap"}});
+  auto program =
+      CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
+  ASSERT_TRUE(program.ok()) << program.status().toString();
+  Tensor x = seededF32Tensor({16}, 7);
+  Status status = runProgram(**program, {&x}).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INTERNAL) << status.toString();
+  EXPECT_THAT(status.message(),
+              HasSubstr("step 0 (kernel 'kiln_trap': a kernel that traps): cuda-sim: kernel "
+                        "'kiln_trap'"));
+  EXPECT_THAT(status.message(), HasSubstr("trap"));
+}
+
+// Tests that the simulated device refuses an artifact without its code object, saying how to
+// compile one.
+TEST(CudaSimProgramTest, RefusesAnArtifactWithoutSimulatorCode) {
+  auto program = CudaProgram::create(loadInternal(cudaAffineSpec(1000)), 0,
+                                     runtime::cuda::sim::createSimCudaApi());
+  EXPECT_EQ(program.status().code(), KILN_STATUS_UNIMPLEMENTED);
+  EXPECT_THAT(program.status().message(), HasSubstr("--gpu-arch cuda-sim"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CudaProgramOnDevice,
+                         ::testing::Values(Backend::kGpu, Backend::kSimulator), backendName);
 
 }  // namespace
 }  // namespace kiln::testing

@@ -177,8 +177,9 @@ std::string missingCodeObjects(const kiln_artifact_t *artifact, const CompileOpt
   std::vector<std::string> wanted;
   if (options.device == "cuda") {
     for (const std::string &arch : options.gpuArchs)
-      wanted.push_back(arch + "/cubin");
-    wanted.push_back(ptxFallbackArch(options.gpuArchs) + "/ptx");
+      wanted.push_back(arch == kCudaSimArch ? std::string("elf") : arch + "/cubin");
+    if (std::string fallback = ptxFallbackArch(options.gpuArchs); !fallback.empty())
+      wanted.push_back(fallback + "/ptx");
   } else {
     wanted.push_back("elf");
   }
@@ -239,7 +240,11 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   // Compile for the device.
   onStage("compile");
   CompileOptions compileOptions;
-  compileOptions.device = options.device;
+  // The simulated CUDA device runs cuda artifacts with its own code object only.
+  const bool simulated = options.device == "cuda-sim";
+  compileOptions.device = simulated ? "cuda" : options.device;
+  if (simulated)
+    compileOptions.gpuArchs = {kCudaSimArch.str()};
   compileOptions.sourceName = modelPath;
   if (!options.dumpIrDirectory.empty())
     compileOptions.dumpIrDirectory =
@@ -263,8 +268,9 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   }
   kiln_session_options_t sessionOptions;
   kiln_session_options_initialize(&sessionOptions);
-  sessionOptions.device_kind =
-      options.device == "cuda" ? KILN_DEVICE_KIND_CUDA : KILN_DEVICE_KIND_CPU;
+  sessionOptions.device_kind = options.device == "cuda"       ? KILN_DEVICE_KIND_CUDA
+                               : options.device == "cuda-sim" ? KILN_DEVICE_KIND_CUDA_SIM
+                                                              : KILN_DEVICE_KIND_CPU;
   sessionOptions.num_threads = 1;
   kiln_session_t *session = nullptr;
   if (kiln_status_t *status = kiln_session_create(artifact, &sessionOptions, &session))

@@ -39,7 +39,8 @@ struct NodeTestOptions {
   Tolerance tolerance;
   /// When not empty, the IR after each compiler stage is written below it (one folder per test).
   std::string dumpIrDirectory;
-  /// "cpu" or "cuda": the target compiled for and the device the session runs on.
+  /// "cpu", "cuda" or "cuda-sim": the device the session runs on, and the target compiled for
+  /// ("cuda" with only the simulator's code object for "cuda-sim").
   std::string device = "cpu";
   /// Stop after compiling: the test passes when the artifact is complete (for CUDA, a cubin
   /// ptxas assembled for every architecture and the PTX fallback) and loads.

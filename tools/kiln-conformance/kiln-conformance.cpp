@@ -402,8 +402,9 @@ int kiln::conformance::runConformanceTool(int argc, char **argv) {
   app.add_option("--atol", settings.test.tolerance.absolute, "absolute tolerance")
       ->capture_default_str();
   app.add_option("--device", settings.test.device,
-                 "compile for and run on this device: cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
+                 "compile for and run on this device: cpu, cuda, or cuda-sim (the simulated "
+                 "CUDA device, on the CPU)")
+      ->check(CLI::IsMember({"cpu", "cuda", "cuda-sim"}))
       ->capture_default_str();
   app.add_flag("--compile-only", settings.test.compileOnly,
                "stop after compiling: a test passes when its artifact is complete and loads "

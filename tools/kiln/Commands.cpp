@@ -156,7 +156,7 @@ const char *bufferKindName(kiln_buffer_kind_t kind) {
   return "?";
 }
 
-/// A `--device` argument: "cpu", "cuda" or "cuda:N".
+/// A `--device` argument: "cpu", "cuda", "cuda:N" or "cuda-sim" (the simulated CUDA device).
 struct DeviceChoice {
   std::string kind;
   uint32_t ordinal = 0;
@@ -165,7 +165,7 @@ struct DeviceChoice {
 std::optional<DeviceChoice> parseDevice(const std::string &text) {
   DeviceChoice choice;
   llvm::StringRef rest(text);
-  if (rest == "cpu" || rest == "cuda") {
+  if (rest == "cpu" || rest == "cuda" || rest == "cuda-sim") {
     choice.kind = rest.str();
     return choice;
   }
@@ -173,20 +173,30 @@ std::optional<DeviceChoice> parseDevice(const std::string &text) {
     choice.kind = "cuda";
     return choice;
   }
-  printError("--device '" + text + "' is not one of cpu, cuda, cuda:N");
+  printError("--device '" + text + "' is not one of cpu, cuda, cuda:N, cuda-sim");
   return std::nullopt;
+}
+
+/// The target a model is compiled for to run on `device`: the simulated CUDA device runs cuda
+/// artifacts with its own code object only.
+void compileFor(const DeviceChoice &device, CompileSettings &settings) {
+  settings.device = device.kind == "cuda-sim" ? "cuda" : device.kind;
+  if (device.kind == "cuda-sim")
+    settings.gpuArchs = {"cuda-sim"};
 }
 
 std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
                                      const DeviceChoice &device) {
   SessionOptions options;
   options.numThreads = threads;
-  options.deviceKind = device.kind == "cuda" ? KILN_DEVICE_KIND_CUDA : KILN_DEVICE_KIND_CPU;
+  options.deviceKind = device.kind == "cuda"       ? KILN_DEVICE_KIND_CUDA
+                       : device.kind == "cuda-sim" ? KILN_DEVICE_KIND_CUDA_SIM
+                                                   : KILN_DEVICE_KIND_CPU;
   options.deviceOrdinal = static_cast<int32_t>(device.ordinal);
   Result<Session> session = Session::create(artifact, options);
   if (!session.ok()) {
     std::string message = session.status().message();
-    if (artifact.device() != device.kind)
+    if (artifact.device() != (device.kind == "cuda-sim" ? "cuda" : device.kind))
       message += "; run it with --device " + artifact.device();
     printError(message);
     return std::nullopt;
@@ -241,7 +251,7 @@ int runRun(const RunCommand &command) {
   if (!device)
     return kExitUsage;
   CompileSettings settings;
-  settings.device = device->kind;
+  compileFor(*device, settings);
   settings.shapes = command.shapes;
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
@@ -391,7 +401,7 @@ int runBench(const BenchCommand &command) {
   if (!command.json.empty() && refuseOverwrite(command.json, command.force))
     return kExitUsage;
   CompileSettings settings;
-  settings.device = device->kind;
+  compileFor(*device, settings);
   settings.shapes = command.shapes;
   settings.batch = command.batch;
   double compileSeconds = 0;

@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
   runApp->add_option("model", run.model, "Artifact, ONNX model or graph program")
       ->required()
       ->check(CLI::ExistingFile);
-  runApp->add_option("--device", run.device, "Device to run on: cpu, cuda or cuda:N")
+  runApp->add_option("--device", run.device, "Device to run on: cpu, cuda, cuda:N or cuda-sim (the simulated CUDA device)")
       ->capture_default_str();
   runApp->add_option("--input", run.inputs,
                      "An input, NAME=@FILE.npy or NAME=@FILE.pb (ONNX TensorProto); with none, "
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
   benchApp->add_option("model", bench.model, "Artifact, ONNX model or graph program")
       ->required()
       ->check(CLI::ExistingFile);
-  benchApp->add_option("--device", bench.device, "Device to run on: cpu, cuda or cuda:N")
+  benchApp->add_option("--device", bench.device, "Device to run on: cpu, cuda, cuda:N or cuda-sim (the simulated CUDA device)")
       ->capture_default_str();
   benchApp->add_option("--shape", bench.shapes, "Bind an input's shape, NAME=1x3x224x224");
   benchApp->add_option("--batch", bench.batch,

@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 3
+#define KILN_API_VERSION 4
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -460,6 +460,12 @@ typedef KILN_ENUM(kiln_device_kind_e) {
   /// An NVIDIA GPU: generated kernels, cuBLASLt and cuDNN library calls, CUDA
   /// graphs. UNIMPLEMENTED in a runtime built without CUDA.
   KILN_DEVICE_KIND_CUDA = 2,
+  /// The simulated CUDA device: a "cuda" artifact compiled with the `cuda-sim`
+  /// GPU architecture, run on the CPU through the CUDA device's code with GPU
+  /// semantics and checks (out-of-bounds accesses, uninitialized memory,
+  /// divergent barriers, races). For testing the CUDA path without a GPU.
+  /// UNIMPLEMENTED in a runtime built without CUDA. Added in API version 4.
+  KILN_DEVICE_KIND_CUDA_SIM = 3,
 } kiln_device_kind_t;
 // clang-format on
 

@@ -169,8 +169,12 @@ class SemanticVerifier {
           format > static_cast<int>(fb::CodeFormat::MAX)) {
         return invalid(where, "unknown code format " + std::to_string(format));
       }
+      // A cuda artifact may carry the simulated CUDA device's code: an ELF shared object of the
+      // kernels retargeted to the host, with target "cuda-sim".
       bool loadable =
-          cuda_ ? code.format() == fb::CodeFormat::Cubin || code.format() == fb::CodeFormat::Ptx
+          cuda_ ? code.format() == fb::CodeFormat::Cubin || code.format() == fb::CodeFormat::Ptx ||
+                      (code.format() == fb::CodeFormat::ElfSharedObject &&
+                       code.target()->string_view() == "cuda-sim")
                 : code.format() == fb::CodeFormat::ElfSharedObject;
       if (!loadable) {
         return invalid(where, std::string("has format ") + fb::EnumNameCodeFormat(code.format()) +

@@ -172,7 +172,7 @@ Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call) {
 }
 
 Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
-                             const CudaLibraryContext& context,
+                             const CudaLibraryFactory& factory,
                              std::unique_ptr<CudaLibraryCall>* out) {
   LibraryCallView view;
   Status status = createView(call, &view);
@@ -180,14 +180,29 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
   if (view.name() == kMatmulName) {
     MatmulProblem problem;
     if (!(status = readMatmulProblem(view, &problem)).ok()) return status;
-    return createCublasLtMatmul(problem, context, out);
+    return factory.matmul(view, problem, out);
   }
   if (view.name() == kConvolutionName) {
     ConvolutionProblem problem;
     if (!(status = readConvolutionProblem(view, &problem)).ok()) return status;
-    return createCudnnConvolution(problem, context, out);
+    return factory.convolution(view, problem, out);
   }
   return unknownCall(view);
+}
+
+Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
+                             const CudaLibraryContext& context,
+                             std::unique_ptr<CudaLibraryCall>* out) {
+  CudaLibraryFactory factory;
+  factory.matmul = [&](const LibraryCallView&, const MatmulProblem& problem,
+                       std::unique_ptr<CudaLibraryCall>* result) {
+    return createCublasLtMatmul(problem, context, result);
+  };
+  factory.convolution = [&](const LibraryCallView&, const ConvolutionProblem& problem,
+                            std::unique_ptr<CudaLibraryCall>* result) {
+    return createCudnnConvolution(problem, context, result);
+  };
+  return createCudaLibraryCall(call, factory, out);
 }
 
 }  // namespace kiln::runtime::cuda

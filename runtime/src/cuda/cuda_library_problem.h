@@ -11,6 +11,7 @@
 #define KILN_RUNTIME_SRC_CUDA_CUDA_LIBRARY_PROBLEM_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -140,6 +141,22 @@ std::vector<LegacyConvolutionChoice> rankLegacyChoices(
 /// Read and check each call (cublaslt_matmul.cpp, cudnn_convolution.cpp).
 Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out);
 Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* out);
+
+/// How a device prepares the problems it is given: cuBLASLt and cuDNN on a GPU, the CPU
+/// references on the simulated device. `view` is the call the problem was read from.
+struct CudaLibraryFactory {
+  std::function<Status(const LibraryCallView& view, const MatmulProblem& problem,
+                       std::unique_ptr<CudaLibraryCall>* out)>
+      matmul;
+  std::function<Status(const LibraryCallView& view, const ConvolutionProblem& problem,
+                       std::unique_ptr<CudaLibraryCall>* out)>
+      convolution;
+};
+
+/// Reads and checks `call` (as checkCudaLibraryCall) and prepares it with `factory`.
+Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
+                             const CudaLibraryFactory& factory,
+                             std::unique_ptr<CudaLibraryCall>* out);
 
 /// Prepare each call on `context`'s device.
 Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryContext& context,

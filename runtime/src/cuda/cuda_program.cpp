@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "runtime/src/cuda/cuda_api.h"
 #include "runtime/src/cuda/cuda_status.h"
 #include "runtime/src/status.h"
 #include "runtime/src/tensor.h"
@@ -32,9 +33,6 @@ namespace fb = kiln::artifact;
 /// The alignment cudaMalloc guarantees, and the least every section of the device allocation gets
 /// (the library calls assume it of offset-0 buffers).
 constexpr uint64_t kDeviceAlignment = 256;
-
-/// The bytes of the JIT error log kept when PTX does not compile.
-constexpr size_t kJitLogSize = 4096;
 
 uint64_t alignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
@@ -77,30 +75,26 @@ std::string architectureName(int major, int minor) {
 /// a session never changes which device the embedding application's thread works on.
 class ScopedCudaDevice {
  public:
-  ScopedCudaDevice() = default;
+  explicit ScopedCudaDevice(CudaApi& api) : api_(api) {}
   ~ScopedCudaDevice() {
-    // Restoring cannot fail for an ordinal cudaGetDevice returned; there is no caller to tell.
-    if (previous_ >= 0) (void)cudaSetDevice(previous_);
+    // Restoring cannot fail for an ordinal getDevice returned; there is no caller to tell.
+    if (previous_ >= 0) (void)api_.setDevice(previous_);
   }
   ScopedCudaDevice(const ScopedCudaDevice&) = delete;
   ScopedCudaDevice& operator=(const ScopedCudaDevice&) = delete;
 
   Status enter(int ordinal) {
     int current = 0;
-    KILN_CUDA_RETURN_IF_ERROR(cudaGetDevice(&current));
+    if (Status s = api_.getDevice(&current); !s.ok()) return s;
     if (current == ordinal) return Status();
-    KILN_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+    if (Status s = api_.setDevice(ordinal); !s.ok()) return s;
     previous_ = current;
     return Status();
   }
 
  private:
+  CudaApi& api_;
   int previous_ = -1;
-};
-
-/// Owns a captured graph until it is instantiated.
-struct DestroyGraph {
-  void operator()(cudaGraph_t graph) const { (void)cudaGraphDestroy(graph); }
 };
 
 /// Whether the environment turns CUDA graphs off (KILN_CUDA_GRAPHS=0).
@@ -178,71 +172,55 @@ uint32_t cudaGridSize(uint64_t work_items, uint32_t block_size, int multiprocess
 }
 
 //===----------------------------------------------------------------------===//
-// Owned CUDA objects
-//===----------------------------------------------------------------------===//
-
-void CudaProgram::FreeDeviceMemory::operator()(void* memory) const { (void)cudaFree(memory); }
-void CudaProgram::FreeHostMemory::operator()(void* memory) const { (void)cudaFreeHost(memory); }
-void CudaProgram::DestroyStream::operator()(cudaStream_t stream) const {
-  (void)cudaStreamDestroy(stream);
-}
-void CudaProgram::UnloadLibrary::operator()(cudaLibrary_t library) const {
-  (void)cudaLibraryUnload(library);
-}
-void CudaProgram::DestroyGraphExec::operator()(cudaGraphExec_t graph) const {
-  (void)cudaGraphExecDestroy(graph);
-}
-void CudaProgram::DestroyCublasLt::operator()(cublasLtHandle_t handle) const {
-  (void)cublasLtDestroy(handle);
-}
-void CudaProgram::DestroyCudnn::operator()(cudnnHandle_t handle) const {
-  (void)cudnnDestroy(handle);
-}
-
-//===----------------------------------------------------------------------===//
 // Creation
 //===----------------------------------------------------------------------===//
 
-CudaProgram::CudaProgram(std::shared_ptr<const LoadedArtifact> artifact, CudaDeviceInfo device)
-    : artifact_(std::move(artifact)), device_(std::move(device)) {}
+CudaProgram::CudaProgram(std::shared_ptr<const LoadedArtifact> artifact, CudaDeviceInfo device,
+                         std::unique_ptr<CudaApi> api)
+    : artifact_(std::move(artifact)), device_(std::move(device)), api_(std::move(api)) {}
 
 CudaProgram::~CudaProgram() {
-  // Work still queued reads the memory about to be freed: wait for it. Then release everything
-  // here, while the program's device is current (cuDNN and cuBLASLt handles belong to it),
-  // users before what they use: the graph, memory, library calls, their handles, the stream,
-  // the code.
-  ScopedCudaDevice device;
-  if (!device.enter(device_.ordinal).ok()) return;
-  if (stream_) (void)cudaStreamSynchronize(stream_.get());
-  graph_.reset();
-  staging_.reset();
-  device_memory_.reset();
+  // Work still queued reads the memory about to be freed: wait for it, even when the device
+  // cannot be made current (the stream belongs to its device whichever is current). Then release
+  // everything while the program's device is current (the libraries' handles belong to it),
+  // users before what they use: the graph, memory, library calls, the stream, the code.
+  ScopedCudaDevice device(*api_);
+  (void)device.enter(device_.ordinal);
+  if (stream_ != nullptr) (void)api_->streamSynchronize(stream_);
+  if (graph_ != nullptr) api_->graphExecDestroy(graph_);
+  if (staging_ != nullptr) (void)api_->freeHost(staging_);
+  if (device_memory_ != nullptr) (void)api_->free(device_memory_);
   library_calls_.clear();
-  cudnn_.reset();
-  cublaslt_.reset();
-  stream_.reset();
-  library_.reset();
+  if (stream_ != nullptr) (void)api_->streamDestroy(stream_);
+  if (library_ != nullptr) (void)api_->unloadLibrary(library_);
 }
 
 Result<std::unique_ptr<CudaProgram>> CudaProgram::create(
     std::shared_ptr<const LoadedArtifact> artifact, int device_ordinal) {
+  return create(std::move(artifact), device_ordinal, createRealCudaApi());
+}
+
+Result<std::unique_ptr<CudaProgram>> CudaProgram::create(
+    std::shared_ptr<const LoadedArtifact> artifact, int device_ordinal,
+    std::unique_ptr<CudaApi> api) {
   const std::string& name = artifact->name();
   if (artifact->root().device()->string_view() != "cuda") {
     return Status(KILN_STATUS_INVALID_ARGUMENT, name + ": the artifact was compiled for device '" +
                                                     artifact->root().device()->str() +
                                                     "', not for cuda");
   }
-  Result<std::vector<CudaDeviceInfo>> devices = probeCudaDevices();
+  Result<std::vector<CudaDeviceInfo>> devices = api->devices();
   if (!devices.ok()) return prefixStatus(name, devices.status());
   if (device_ordinal < 0 || static_cast<size_t>(device_ordinal) >= devices->size()) {
     return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  name + ": CUDA device " + std::to_string(device_ordinal) +
+                  name + ": " + api->name() + " device " + std::to_string(device_ordinal) +
                       " does not exist (this process sees " + std::to_string(devices->size()) +
-                      " CUDA device" + (devices->size() == 1 ? "" : "s") + ")");
+                      " " + api->name() + " device" + (devices->size() == 1 ? "" : "s") + ")");
   }
-  std::unique_ptr<CudaProgram> program(
-      new CudaProgram(std::move(artifact), (*devices)[static_cast<size_t>(device_ordinal)]));
-  ScopedCudaDevice device;
+  CudaApi& cuda = *api;
+  std::unique_ptr<CudaProgram> program(new CudaProgram(
+      std::move(artifact), (*devices)[static_cast<size_t>(device_ordinal)], std::move(api)));
+  ScopedCudaDevice device(cuda);
   if (Status s = device.enter(device_ordinal); !s.ok()) return prefixStatus(name, s);
   if (Status s = program->prepare(); !s.ok()) return s;
   return program;
@@ -253,21 +231,14 @@ Status CudaProgram::prepare() {
   if (graphsDisabledByEnvironment()) {
     graph_disabled_reason_ = std::string(kCudaGraphsEnvironmentVariable) + "=0";
   }
-  Result<uint32_t> selected = selectCudaCodeObject(*artifact_, device_.compute_capability_major,
-                                                   device_.compute_capability_minor);
+  Result<uint32_t> selected = api_->selectCodeObject(*artifact_, device_);
   if (!selected.ok()) return selected.status();
   code_object_ = *selected;
   if (Status s = loadCode(); !s.ok()) return s;
 
   // The stream does not synchronize with the legacy default stream, so other work of the
   // application never waits on a run or the other way round.
-  cudaStream_t stream = nullptr;
-  Status status = [&]() -> Status {
-    KILN_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    return Status();
-  }();
-  if (!status.ok()) return prefixStatus(name, status);
-  stream_.reset(stream);
+  if (Status s = api_->streamCreate(&stream_); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareSteps(); !s.ok()) return s;
   if (Status s = allocateMemory(); !s.ok()) return prefixStatus(name, s);
   resolveAddresses();
@@ -279,44 +250,23 @@ Status CudaProgram::loadCode() {
   const std::string what = artifact_->name() + ": code object " + std::to_string(code_object_) +
                            " (" + fb::EnumNameCodeFormat(code.format()) + " for '" +
                            code.target()->str() + "')";
-  // PTX is text the driver reads up to its NUL, which a byte vector of the file need not have.
-  // The copy lives as long as the library, in case the driver reads it when it loads a kernel
-  // lazily; a cubin's bytes live in the artifact, which the program keeps.
-  const void* image = code.data()->data();
-  std::string ptx;
-  if (code.format() == fb::CodeFormat::Ptx) {
-    ptx.assign(reinterpret_cast<const char*>(code.data()->data()), code.data()->size());
-    image = ptx.c_str();
-  }
-  char log[kJitLogSize] = {};
-  cudaJitOption options[] = {cudaJitErrorLogBuffer, cudaJitErrorLogBufferSizeBytes};
-  void* values[] = {log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof(log)))};
-  cudaLibrary_t library = nullptr;
-  Status loaded = [&]() -> Status {
-    KILN_CUDA_RETURN_IF_ERROR(
-        cudaLibraryLoadData(&library, image, options, values, 2, nullptr, nullptr, 0));
-    return Status();
-  }();
+  std::string log;
+  Status loaded = api_->loadLibrary(code, &library_, &log);
   if (!loaded.ok()) {
-    log[sizeof(log) - 1] = '\0';
+    library_ = nullptr;
     std::string message =
         what + ": the code does not load on " + device_.name + " (" +
         architectureName(device_.compute_capability_major, device_.compute_capability_minor) +
         "): " + loaded.message();
-    if (log[0] != '\0') message += "; JIT log: " + std::string(log);
+    if (!log.empty()) message += "; JIT log: " + log;
     return Status(loaded.code(), message);
   }
-  library_.reset(library);
-  ptx_ = std::move(ptx);
 
   const auto& names = *code.kernels();
   kernels_.assign(names.size(), nullptr);
   for (flatbuffers::uoffset_t k = 0; k < names.size(); ++k) {
     const std::string symbol = names.Get(k)->str();
-    Status found = [&]() -> Status {
-      KILN_CUDA_RETURN_IF_ERROR(cudaLibraryGetKernel(&kernels_[k], library_.get(), symbol.c_str()));
-      return Status();
-    }();
+    Status found = api_->getKernel(library_, symbol.c_str(), &kernels_[k]);
     if (!found.ok()) {
       // A listed kernel the code does not define is a broken artifact, as on the CPU.
       kiln_status_code_t code_value =
@@ -330,11 +280,6 @@ Status CudaProgram::loadCode() {
 
 Status CudaProgram::prepareSteps() {
   const std::string& name = artifact_->name();
-  CudaLibraryContext context;
-  context.device = device_.ordinal;
-  context.compute_capability_major = device_.compute_capability_major;
-  context.compute_capability_minor = device_.compute_capability_minor;
-
   const auto& steps = *artifact_->program().steps();
   const auto& kernel_names = *artifact_->root().code_objects()->Get(code_object_)->kernels();
   for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
@@ -360,30 +305,24 @@ Status CudaProgram::prepareSteps() {
         // The verifier has checked that every dispatch of a cuda artifact has `cuda`.
         const fb::CudaLaunch& launch = *dispatch.cuda();
         resolved.block_size = launch.block_size();
-        cudaFuncAttributes attributes{};
-        Status status = [&]() -> Status {
-          KILN_CUDA_RETURN_IF_ERROR(
-              cudaFuncGetAttributes(&attributes, static_cast<const void*>(resolved.kernel)));
-          return Status();
-        }();
+        int max_threads = 0;
+        Status status = api_->maxThreadsPerBlock(resolved.kernel, &max_threads);
         if (!status.ok()) return prefixStatus(name + ": " + resolved.label, status);
-        if (resolved.block_size > static_cast<uint32_t>(attributes.maxThreadsPerBlock)) {
+        if (resolved.block_size > static_cast<uint32_t>(max_threads)) {
           return Status(KILN_STATUS_INVALID_ARGUMENT,
                         name + ": " + resolved.label + ": blocks of " +
                             std::to_string(resolved.block_size) + " threads exceed the " +
-                            std::to_string(attributes.maxThreadsPerBlock) +
+                            std::to_string(max_threads) +
                             " the kernel can run with on " + device_.name);
         }
         // The occupancy only caps the grid (the kernels stride over their work items), so a
         // failed query costs speed, never correctness: fall back to a typical residency.
         int blocks_per_multiprocessor = 0;
-        Status occupancy = [&]() -> Status {
-          KILN_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-              &blocks_per_multiprocessor, static_cast<const void*>(resolved.kernel),
-              static_cast<int>(resolved.block_size), 0));
-          return Status();
-        }();
-        if (!occupancy.ok()) blocks_per_multiprocessor = 0;
+        if (!api_->occupancy(resolved.kernel, static_cast<int>(resolved.block_size),
+                             &blocks_per_multiprocessor)
+                 .ok()) {
+          blocks_per_multiprocessor = 0;
+        }
         resolved.grid_size = cudaGridSize(launch.work_items(), resolved.block_size,
                                           device_.multiprocessor_count, blocks_per_multiprocessor);
         for (const fb::Binding* binding : *dispatch.bindings()) addBinding(*binding);
@@ -398,26 +337,8 @@ Status CudaProgram::prepareSteps() {
                               ? ": " + call.description()->str()
                               : std::string()) +
                          ")";
-        // The handles are created with the first library call, so programs of generated
-        // kernels only do not pay for cuBLASLt and cuDNN.
-        if (!cublaslt_) {
-          cublasLtHandle_t cublaslt = nullptr;
-          cudnnHandle_t cudnn = nullptr;
-          Status status = [&]() -> Status {
-            KILN_CUDA_RETURN_IF_ERROR(cublasLtCreate(&cublaslt));
-            cublaslt_.reset(cublaslt);
-            KILN_CUDA_RETURN_IF_ERROR(cudnnCreate(&cudnn));
-            cudnn_.reset(cudnn);
-            // The calls run on the program's stream only; cuDNN takes it from its handle.
-            KILN_CUDA_RETURN_IF_ERROR(cudnnSetStream(cudnn_.get(), stream_.get()));
-            return Status();
-          }();
-          if (!status.ok()) return prefixStatus(where, status);
-        }
-        context.cublaslt = cublaslt_.get();
-        context.cudnn = cudnn_.get();
         std::unique_ptr<CudaLibraryCall> prepared;
-        if (Status s = createCudaLibraryCall(call, context, &prepared); !s.ok()) {
+        if (Status s = api_->createLibraryCall(call, device_, stream_, &prepared); !s.ok()) {
           return prefixStatus(where, s);
         }
         if (!prepared) {
@@ -478,31 +399,31 @@ Status CudaProgram::allocateMemory() {
   layout.size = std::max<uint64_t>(offset, layout.alignment);
 
   // cudaMalloc aligns to 256 bytes; a larger arena alignment needs the base rounded up.
-  void* memory = nullptr;
-  KILN_CUDA_RETURN_IF_ERROR(
-      cudaMalloc(&memory, layout.size + (layout.alignment - kDeviceAlignment)));
-  device_memory_.reset(memory);
-  device_base_ =
-      reinterpret_cast<uint8_t*>(alignUp(reinterpret_cast<uintptr_t>(memory), layout.alignment));
-
-  // Zeroed once so that no run ever sees another process's bytes in padding or unwritten
-  // scratch, then the constants uploaded; both before any run, so a synchronous wait is fine.
-  KILN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(device_base_, 0, layout.size, stream_.get()));
-  if (artifact_->constantsSize() != 0) {
-    KILN_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(device_base_ + layout.constants, artifact_->constantsData(),
-                        artifact_->constantsSize(), cudaMemcpyHostToDevice, stream_.get()));
+  if (Status s = api_->malloc(&device_memory_, layout.size + (layout.alignment - kDeviceAlignment));
+      !s.ok()) {
+    device_memory_ = nullptr;
+    return s;
   }
-  KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()));
+  device_base_ = reinterpret_cast<uint8_t*>(
+      alignUp(reinterpret_cast<uintptr_t>(device_memory_), layout.alignment));
+
+  // The constants uploaded before any run, so a synchronous wait is fine. Nothing else is
+  // initialized: every step writes what it reads (the simulated device, whose fresh memory is
+  // NaN, checks it).
+  if (artifact_->constantsSize() != 0) {
+    if (Status s = api_->memcpyAsync(device_base_ + layout.constants, artifact_->constantsData(),
+                                     artifact_->constantsSize(), cudaMemcpyHostToDevice, stream_);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (Status s = api_->streamSynchronize(stream_); !s.ok()) return s;
 
   // Pinned staging for [inputs_begin, outputs_end): copies from and to pinned memory are truly
   // asynchronous, and capturable into a graph because the addresses never change.
-  void* staging = nullptr;
-  KILN_CUDA_RETURN_IF_ERROR(
-      cudaHostAlloc(&staging, std::max<uint64_t>(layout.outputs_end - layout.inputs_begin, 1),
-                    cudaHostAllocDefault));
-  staging_.reset(staging);
-  return Status();
+  Status s = api_->hostAlloc(&staging_, std::max<uint64_t>(layout.outputs_end - layout.inputs_begin, 1));
+  if (!s.ok()) staging_ = nullptr;
+  return s;
 }
 
 void CudaProgram::resolveAddresses() {
@@ -536,92 +457,77 @@ void CudaProgram::resolveAddresses() {
 //===----------------------------------------------------------------------===//
 
 Status CudaProgram::enqueueStep(const Step& step) {
-  cudaStream_t stream = stream_.get();
   void* const* addresses = addresses_.data() + step.first_binding;
   switch (step.kind) {
     case StepKind::kDispatch: {
       void** arguments =
           step.binding_count != 0 ? kernel_arguments_.data() + step.first_binding : nullptr;
-      KILN_CUDA_RETURN_IF_ERROR(cudaLaunchKernel(static_cast<const void*>(step.kernel),
-                                                 dim3(step.grid_size), dim3(step.block_size),
-                                                 arguments, 0, stream));
-      return Status();
+      return api_->launchKernel(step.kernel, step.grid_size, step.block_size, arguments, stream_);
     }
     case StepKind::kLibraryCall: {
       void* workspace = workspace_size_ != 0 ? device_base_ + layout_.workspace : nullptr;
-      return step.library_call->enqueue(stream, addresses, workspace);
+      return step.library_call->enqueue(stream_, addresses, workspace);
     }
     case StepKind::kCopy:
       if (step.copy_size == 0) return Status();
-      KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(addresses[1], addresses[0], step.copy_size,
-                                                cudaMemcpyDeviceToDevice, stream));
-      return Status();
+      return api_->memcpyAsync(addresses[1], addresses[0], step.copy_size,
+                               cudaMemcpyDeviceToDevice, stream_);
   }
   return Status(KILN_STATUS_INTERNAL, "unknown step kind");
 }
 
 Status CudaProgram::enqueueRun(bool check_each_step) {
-  cudaStream_t stream = stream_.get();
-  auto* staging = static_cast<uint8_t*>(staging_.get());
+  auto* staging = static_cast<uint8_t*>(staging_);
   const uint64_t input_bytes = layout_.inputs_end - layout_.inputs_begin;
   if (input_bytes != 0) {
-    KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_base_ + layout_.inputs_begin, staging,
-                                              input_bytes, cudaMemcpyHostToDevice, stream));
+    if (Status s = api_->memcpyAsync(device_base_ + layout_.inputs_begin, staging, input_bytes,
+                                     cudaMemcpyHostToDevice, stream_);
+        !s.ok()) {
+      return prefixStatus(artifact_->name() + ": uploading the inputs", s);
+    }
   }
   for (const Step& step : steps_) {
     Status status = enqueueStep(step);
-    if (status.ok() && check_each_step) {
-      // Waiting here attributes an asynchronous fault (an illegal address, a trap) to the step
-      // that caused it.
-      status = [&]() -> Status {
-        KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-        return Status();
-      }();
-    }
+    // Waiting here attributes an asynchronous fault (an illegal address, a trap) to the step
+    // that caused it.
+    if (status.ok() && check_each_step) status = api_->streamSynchronize(stream_);
     if (!status.ok()) return prefixStatus(artifact_->name() + ": " + step.label, status);
   }
   const uint64_t output_bytes = layout_.outputs_end - layout_.outputs_begin;
   if (output_bytes != 0) {
-    KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        staging + (layout_.outputs_begin - layout_.inputs_begin),
-        device_base_ + layout_.outputs_begin, output_bytes, cudaMemcpyDeviceToHost, stream));
+    if (Status s = api_->memcpyAsync(staging + (layout_.outputs_begin - layout_.inputs_begin),
+                                     device_base_ + layout_.outputs_begin, output_bytes,
+                                     cudaMemcpyDeviceToHost, stream_);
+        !s.ok()) {
+      return prefixStatus(artifact_->name() + ": downloading the outputs", s);
+    }
   }
   return Status();
 }
 
 Status CudaProgram::captureGraph() {
-  cudaStream_t stream = stream_.get();
-  // Thread-local capture forbids unsafe calls (a cudaMalloc, a synchronization) on this thread
-  // only, so other threads of the application and other sessions go on undisturbed.
-  KILN_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  if (Status s = api_->beginCapture(stream_); !s.ok()) return s;
   Status enqueued = enqueueRun(/*check_each_step=*/false);
   // The capture must end whatever happened, or the stream stays unusable.
-  cudaGraph_t raw_graph = nullptr;
-  Status ended = [&]() -> Status {
-    KILN_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(stream, &raw_graph));
-    return Status();
-  }();
-  std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, DestroyGraph> graph(raw_graph);
-  if (!enqueued.ok() || !ended.ok() || !graph) {
+  cudaGraph_t graph = nullptr;
+  Status ended = api_->endCapture(stream_, &graph);
+  if (!enqueued.ok() || !ended.ok() || graph == nullptr) {
+    if (graph != nullptr) api_->graphDestroy(graph);
     // A capture error is not sticky: clear it so the eager run that follows starts clean.
-    (void)cudaGetLastError();
+    api_->clearLastError();
     if (!enqueued.ok()) return enqueued;
     if (!ended.ok()) return ended;
-    return Status(KILN_STATUS_INTERNAL, "cudaStreamEndCapture returned no graph");
+    return Status(KILN_STATUS_INTERNAL, "ending the capture returned no graph");
   }
   cudaGraphExec_t exec = nullptr;
-  KILN_CUDA_RETURN_IF_ERROR(cudaGraphInstantiate(&exec, graph.get(), 0));
-  graph_.reset(exec);
+  Status instantiated = api_->graphInstantiate(graph, &exec);
+  api_->graphDestroy(graph);
+  if (!instantiated.ok()) return instantiated;
+  graph_ = exec;
   return Status();
 }
 
 Status CudaProgram::execute() {
-  cudaStream_t stream = stream_.get();
-  auto synchronize = [&]() -> Status {
-    KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-    return Status();
-  };
-
   if (graph_mode_ == CudaGraphMode::kCapture) {
     if (Status captured = captureGraph(); captured.ok()) {
       graph_mode_ = CudaGraphMode::kReplay;
@@ -633,11 +539,8 @@ Status CudaProgram::execute() {
 
   if (graph_mode_ == CudaGraphMode::kReplay) {
     ++graph_runs_;
-    Status status = [&]() -> Status {
-      KILN_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph_.get(), stream));
-      return Status();
-    }();
-    if (status.ok()) status = synchronize();
+    Status status = api_->graphLaunch(graph_, stream_);
+    if (status.ok()) status = api_->streamSynchronize(stream_);
     if (!status.ok()) {
       return prefixStatus(artifact_->name() + ": running the program's CUDA graph (" +
                               std::string(kCudaGraphsEnvironmentVariable) +
@@ -653,12 +556,12 @@ Status CudaProgram::execute() {
   ++eager_runs_;
   Status status = enqueueRun(/*check_each_step=*/first);
   if (status.ok()) {
-    status = synchronize();
+    status = api_->streamSynchronize(stream_);
     if (!status.ok()) status = prefixStatus(artifact_->name() + ": running the program", status);
   } else {
     // Let whatever was enqueued finish before the next run reuses the staging memory; the
     // enqueue error is the one to report.
-    (void)synchronize();
+    (void)api_->streamSynchronize(stream_);
   }
   if (status.ok() && first) {
     graph_mode_ =
@@ -679,10 +582,10 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
   if (Status s = allocateOutputTensors(*artifact_, results); !s.ok()) return s;
 
   std::lock_guard<std::mutex> lock(run_mutex_);
-  ScopedCudaDevice device;
+  ScopedCudaDevice device(*api_);
   Status status = device.enter(device_.ordinal);
   if (status.ok()) {
-    auto* staging = static_cast<uint8_t*>(staging_.get());
+    auto* staging = static_cast<uint8_t*>(staging_);
     for (size_t i = 0; i < input_count; ++i) {
       const HostTensor& host = inputs[i]->host;
       if (host.byteSize() != 0) {
@@ -696,7 +599,7 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
     releaseTensors(results);
     return status;
   }
-  const auto* staging = static_cast<const uint8_t*>(staging_.get());
+  const auto* staging = static_cast<const uint8_t*>(staging_);
   for (size_t i = 0; i < output_count; ++i) {
     HostTensor& host = results[i]->host;
     if (host.byteSize() != 0) {

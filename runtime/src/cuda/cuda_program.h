@@ -15,9 +15,7 @@
 #ifndef KILN_RUNTIME_SRC_CUDA_CUDA_PROGRAM_H_
 #define KILN_RUNTIME_SRC_CUDA_CUDA_PROGRAM_H_
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <cudnn.h>
 
 #include <atomic>
 #include <cstddef>
@@ -36,6 +34,8 @@
 #include "runtime/src/device_program.h"
 
 namespace kiln::runtime::cuda {
+
+class CudaApi;
 
 /// The environment variable that turns CUDA graphs off when set to "0".
 inline constexpr const char* kCudaGraphsEnvironmentVariable = "KILN_CUDA_GRAPHS";
@@ -103,6 +103,10 @@ class CudaProgram final : public DeviceProgram {
   /// object fits the GPU; the status of any failing CUDA, cuBLASLt or cuDNN call.
   static Result<std::unique_ptr<CudaProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
                                                      int device_ordinal);
+  /// The same on the CUDA that `api` is: the real one, or the simulated device.
+  static Result<std::unique_ptr<CudaProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
+                                                     int device_ordinal,
+                                                     std::unique_ptr<CudaApi> api);
 
   ~CudaProgram() override;
   CudaProgram(const CudaProgram&) = delete;
@@ -117,32 +121,6 @@ class CudaProgram final : public DeviceProgram {
   CudaProgramStatistics cudaStatistics() const;
 
  private:
-  /// Deleters of the CUDA objects the program owns. Teardown has no caller to report a failure
-  /// to, so they ignore the results.
-  struct FreeDeviceMemory {
-    void operator()(void* memory) const;
-  };
-  struct FreeHostMemory {
-    void operator()(void* memory) const;
-  };
-  struct DestroyStream {
-    void operator()(cudaStream_t stream) const;
-  };
-  struct UnloadLibrary {
-    void operator()(cudaLibrary_t library) const;
-  };
-  struct DestroyGraphExec {
-    void operator()(cudaGraphExec_t graph) const;
-  };
-  struct DestroyCublasLt {
-    void operator()(cublasLtHandle_t handle) const;
-  };
-  struct DestroyCudnn {
-    void operator()(cudnnHandle_t handle) const;
-  };
-  template <typename Handle, typename Deleter>
-  using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, Deleter>;
-
   /// Where a binding's device address comes from.
   struct ResolvedBinding {
     kiln::artifact::BufferKind kind;
@@ -184,7 +162,8 @@ class CudaProgram final : public DeviceProgram {
     uint64_t alignment = 256;
   };
 
-  CudaProgram(std::shared_ptr<const LoadedArtifact> artifact, CudaDeviceInfo device);
+  CudaProgram(std::shared_ptr<const LoadedArtifact> artifact, CudaDeviceInfo device,
+              std::unique_ptr<CudaApi> api);
 
   Status prepare();
   Status loadCode();
@@ -205,25 +184,24 @@ class CudaProgram final : public DeviceProgram {
 
   std::shared_ptr<const LoadedArtifact> artifact_;
   CudaDeviceInfo device_;
+  /// What the program talks to: CUDA or the simulator. Everything below is its, released by
+  /// the destructor in order.
+  std::unique_ptr<CudaApi> api_;
   uint32_t code_object_ = 0;
 
-  /// The NUL-terminated PTX the library was loaded from (empty for a cubin).
-  std::string ptx_;
-  Owned<cudaLibrary_t, UnloadLibrary> library_;
+  cudaLibrary_t library_ = nullptr;
   /// One per kernel of the loaded code object.
   std::vector<cudaKernel_t> kernels_;
-  Owned<cudaStream_t, DestroyStream> stream_;
-  Owned<cublasLtHandle_t, DestroyCublasLt> cublaslt_;
-  Owned<cudnnHandle_t, DestroyCudnn> cudnn_;
+  cudaStream_t stream_ = nullptr;
   std::vector<std::unique_ptr<CudaLibraryCall>> library_calls_;
   size_t workspace_size_ = 0;
 
   DeviceLayout layout_;
-  Owned<void*, FreeDeviceMemory> device_memory_;
+  void* device_memory_ = nullptr;
   /// The aligned base of `device_memory_`.
   uint8_t* device_base_ = nullptr;
   /// Pinned host memory mirroring the device's [inputs_begin, outputs_end).
-  Owned<void*, FreeHostMemory> staging_;
+  void* staging_ = nullptr;
 
   std::vector<ResolvedBinding> bindings_;
   /// The device address of every binding, in `bindings_` order; fixed once resolved.
@@ -237,7 +215,7 @@ class CudaProgram final : public DeviceProgram {
   mutable std::mutex run_mutex_;
   CudaGraphMode graph_mode_ = CudaGraphMode::kEager;
   std::string graph_disabled_reason_;
-  Owned<cudaGraphExec_t, DestroyGraphExec> graph_;
+  cudaGraphExec_t graph_ = nullptr;
   uint64_t eager_runs_ = 0;
   uint64_t graph_runs_ = 0;
   std::atomic<uint64_t> run_count_{0};

@@ -15,7 +15,7 @@
 // Special registers (%tid, %ntid, %ctaid, %nctaid, %laneid, WARP_SZ), bar.sync, shfl.sync and
 // vote.sync become `special_register`, `barrier`, `shfl_sync` and `vote_sync`; shared memory
 // (address space 3) is `shared_memory()` plus the variable's offset; every load, store and atomic
-// through a pointer asks `check_access` for the address to use first. Atomics stay host atomics.
+// through a pointer is checked by `check_access` first. Atomics stay host atomics.
 // Every other NVVM intrinsic is either rewritten to exact host IR or refused at compile time.
 //
 // The header is valid C99 and C++; the compiler builds the same layout in LLVM IR, so a field
@@ -106,8 +106,9 @@ typedef struct kiln_sim_runtime {
   /// The calling block's shared memory (static variables, at the offsets the compiler chose).
   void* (*shared_memory)(void);
   /// Called before every load, store and atomic of `size` bytes at `address`; returns the
-  /// address the access uses: `address` itself, or, when the access is out of bounds of every
-  /// allocation, a harmless scratch location, the error being recorded for the launch.
+  /// address the access uses, `address` itself. An access outside every device allocation (or
+  /// outside the block's shared memory) never returns: the error is recorded for the launch
+  /// and the thread stops there (a kernel that went on could loop on the poison it would read).
   void* (*check_access)(void* address, uint64_t size, uint32_t flags, uint32_t site);
   /// A trap (llvm.trap, PTX trap): the launch fails naming the kernel and `site`.
   void (*trap)(uint32_t site);

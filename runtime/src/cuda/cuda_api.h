@@ -1,0 +1,98 @@
+//===- cuda_api.h - The one interface between the CUDA device and CUDA -*- C++ -*-===//
+//
+// Everything CudaProgram asks of CUDA, in one narrow interface with two implementations: the real
+// CUDA runtime (cudart, cuBLASLt, cuDNN; createRealCudaApi) and the simulated CUDA device, which
+// runs the same program on the CPU (sim/sim_cuda_api.h; `--device cuda-sim`). CudaProgram and the
+// library calls' problem reading run unchanged on both, so CI, which has no GPU, executes the
+// CUDA device's host code: memory layout, staging, launches, graph capture and replay.
+//
+// The handles are CUDA's types; the simulator's are its own objects behind the same pointers.
+// Every call returns a Status naming what failed (KILN_CUDA_RETURN_IF_ERROR for the real one).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_CUDA_CUDA_API_H_
+#define KILN_RUNTIME_SRC_CUDA_CUDA_API_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/runtime.hpp"
+#include "runtime/src/artifact/artifact.h"
+#include "runtime/src/cuda/cuda_device.h"
+#include "runtime/src/cuda/cuda_library_call.h"
+
+namespace kiln::runtime::cuda {
+
+class CudaApi {
+ public:
+  virtual ~CudaApi() = default;
+
+  /// "CUDA" or "cuda-sim", for messages.
+  virtual const char* name() const = 0;
+
+  /// The devices (probeCudaDevices for the real one).
+  virtual Result<std::vector<CudaDeviceInfo>> devices() = 0;
+  virtual Status getDevice(int* ordinal) = 0;
+  virtual Status setDevice(int ordinal) = 0;
+
+  /// The index of the code object of `artifact` to load on `device` (selectCudaCodeObject for a
+  /// GPU; the "cuda-sim" object for the simulator).
+  virtual Result<uint32_t> selectCodeObject(const LoadedArtifact& artifact,
+                                            const CudaDeviceInfo& device) = 0;
+
+  // Memory.
+  virtual Status malloc(void** memory, size_t size) = 0;
+  virtual Status free(void* memory) = 0;
+  /// Pinned host memory (cudaHostAlloc).
+  virtual Status hostAlloc(void** memory, size_t size) = 0;
+  virtual Status freeHost(void* memory) = 0;
+  virtual Status memsetAsync(void* destination, int value, size_t size, cudaStream_t stream) = 0;
+  virtual Status memcpyAsync(void* destination, const void* source, size_t size,
+                             cudaMemcpyKind kind, cudaStream_t stream) = 0;
+
+  // Streams (non-blocking: they never synchronize with the legacy default stream).
+  virtual Status streamCreate(cudaStream_t* stream) = 0;
+  virtual Status streamDestroy(cudaStream_t stream) = 0;
+  virtual Status streamSynchronize(cudaStream_t stream) = 0;
+
+  // Code.
+  /// Loads `code`; `*log` gets what a failed JIT compilation said.
+  virtual Status loadLibrary(const kiln::artifact::CodeObject& code, cudaLibrary_t* library,
+                             std::string* log) = 0;
+  virtual Status unloadLibrary(cudaLibrary_t library) = 0;
+  virtual Status getKernel(cudaLibrary_t library, const char* name, cudaKernel_t* kernel) = 0;
+  virtual Status maxThreadsPerBlock(cudaKernel_t kernel, int* threads) = 0;
+  virtual Status occupancy(cudaKernel_t kernel, int block_size, int* blocks_per_multiprocessor) = 0;
+  /// cudaLaunchKernel: `arguments` points at each parameter's value.
+  virtual Status launchKernel(cudaKernel_t kernel, uint32_t grid_size, uint32_t block_size,
+                              void** arguments, cudaStream_t stream) = 0;
+
+  // Graphs: thread-local stream capture, instantiation and replay.
+  virtual Status beginCapture(cudaStream_t stream) = 0;
+  virtual Status endCapture(cudaStream_t stream, cudaGraph_t* graph) = 0;
+  virtual Status graphInstantiate(cudaGraph_t graph, cudaGraphExec_t* exec) = 0;
+  virtual Status graphLaunch(cudaGraphExec_t exec, cudaStream_t stream) = 0;
+  virtual void graphDestroy(cudaGraph_t graph) = 0;
+  virtual void graphExecDestroy(cudaGraphExec_t exec) = 0;
+  /// Clears a non-sticky error left by a failed call (cudaGetLastError).
+  virtual void clearLastError() = 0;
+
+  /// Prepares a library call for `device` whose work goes to `stream`: cuBLASLt and cuDNN (their
+  /// handles created with the first call), or the simulator's CPU references.
+  virtual Status createLibraryCall(const kiln::artifact::LibraryCall& call,
+                                   const CudaDeviceInfo& device, cudaStream_t stream,
+                                   std::unique_ptr<CudaLibraryCall>* out) = 0;
+};
+
+/// The CUDA runtime, cuBLASLt and cuDNN.
+std::unique_ptr<CudaApi> createRealCudaApi();
+
+}  // namespace kiln::runtime::cuda
+
+#endif  // KILN_RUNTIME_SRC_CUDA_CUDA_API_H_

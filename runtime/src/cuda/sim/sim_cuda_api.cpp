@@ -1,0 +1,556 @@
+//===- sim_cuda_api.cpp - The simulated CUDA device behind CudaApi --------===//
+
+#include "runtime/src/cuda/sim/sim_cuda_api.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "runtime/src/cpu/elf_code_object.h"
+#include "runtime/src/cuda/cuda_library_problem.h"
+#include "runtime/src/cuda/sim/library_reference.h"
+#include "runtime/src/cuda/sim/sim_executor.h"
+#include "runtime/src/status.h"
+
+namespace kiln::runtime::cuda::sim {
+namespace {
+
+namespace fb = kiln::artifact;
+
+/// The alignment of device allocations (cudaMalloc's).
+constexpr size_t kDeviceAlignment = 256;
+/// The threads of a multiprocessor, for the occupancy answer.
+constexpr int kThreadsPerMultiprocessor = 2048;
+constexpr int kMaxThreadsPerBlock = 1024;
+
+using Work = std::function<Status()>;
+
+struct SimGraph {
+  std::vector<Work> work;
+};
+
+struct SimStream {
+  std::deque<Work> pending;
+  /// While captured: the graph being recorded, and why the capture is invalid (empty if not).
+  SimGraph* capture = nullptr;
+  std::string capture_error;
+};
+
+struct SimLibrary {
+  std::unique_ptr<cpu::ElfCodeObject> object;
+  std::vector<std::unique_ptr<SimKernel>> kernels;
+};
+
+/// The stream the calling thread captures, if any (CUDA's thread-local capture mode).
+thread_local SimStream* capturing_stream = nullptr;
+
+Status simError(kiln_status_code_t code, const std::string& message) {
+  return Status(code, "cuda-sim: " + message);
+}
+
+std::string hex(const void* address) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", address);
+  return text;
+}
+
+class SimCudaApi;
+
+/// A library call computed by the CPU references on the simulated device's stream.
+class SimLibraryCall final : public CudaLibraryCall {
+ public:
+  SimLibraryCall(SimCudaApi& api, std::string label, std::vector<uint64_t> binding_bytes,
+                 const CudaCallCommon& common, std::function<Status(void* const*)> compute)
+      : api_(api),
+        label_(std::move(label)),
+        binding_bytes_(std::move(binding_bytes)),
+        common_(common),
+        compute_(std::move(compute)) {}
+
+  size_t workspaceSize() const override { return 0; }
+  Status enqueue(cudaStream_t stream, void* const* buffers, void* workspace) const override;
+
+ private:
+  SimCudaApi& api_;
+  std::string label_;
+  std::vector<uint64_t> binding_bytes_;
+  CudaCallCommon common_;
+  std::function<Status(void* const*)> compute_;
+};
+
+class SimCudaApi final : public CudaApi {
+ public:
+  SimCudaApi() {
+    if (const char* seed = std::getenv(kSimSeedEnvironmentVariable)) {
+      launch_options_.seed = std::strtoull(seed, nullptr, 10);
+    }
+  }
+
+  ~SimCudaApi() override {
+    // Memory the program did not free (it frees everything) goes with the device.
+    for (auto& [base, size] : device_allocations_) std::free(reinterpret_cast<void*>(base));
+    for (auto& [base, size] : pinned_allocations_) std::free(reinterpret_cast<void*>(base));
+  }
+
+  const char* name() const override { return "cuda-sim"; }
+
+  Result<std::vector<CudaDeviceInfo>> devices() override {
+    CudaDeviceInfo device;
+    device.ordinal = 0;
+    device.name = "Kiln simulated CUDA device";
+    device.compute_capability_major = 8;
+    device.compute_capability_minor = 0;
+    device.multiprocessor_count =
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    device.total_memory_bytes = uint64_t{16} << 30;
+    return std::vector<CudaDeviceInfo>{device};
+  }
+  Status getDevice(int* ordinal) override {
+    *ordinal = 0;
+    return Status();
+  }
+  Status setDevice(int ordinal) override {
+    if (ordinal != 0) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "device " + std::to_string(ordinal) + " does not exist (there is one)");
+    }
+    return Status();
+  }
+  Result<uint32_t> selectCodeObject(const LoadedArtifact& artifact,
+                                    const CudaDeviceInfo&) override {
+    const auto& code_objects = *artifact.root().code_objects();
+    for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
+      const fb::CodeObject& code = *code_objects.Get(i);
+      if (code.format() == fb::CodeFormat::ElfSharedObject &&
+          code.target()->string_view() == "cuda-sim") {
+        return i;
+      }
+    }
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  artifact.name() +
+                      ": the artifact has no code for the simulated CUDA device; compile it with "
+                      "--gpu-arch cuda-sim (alone or next to the GPU architectures)");
+  }
+
+  // Memory.
+  Status malloc(void** memory, size_t size) override {
+    if (Status s = refuseDuringCapture("cudaMalloc"); !s.ok()) return s;
+    size_t rounded = std::max<size_t>((size + kDeviceAlignment - 1) / kDeviceAlignment, 1) *
+                     kDeviceAlignment;
+    void* block = std::aligned_alloc(kDeviceAlignment, rounded);
+    if (block == nullptr) {
+      return simError(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory allocating " + std::to_string(size) + " device bytes");
+    }
+    std::memset(block, kSimPoisonByte, rounded);
+    memory_.add(block, size);
+    std::lock_guard<std::mutex> lock(mutex_);
+    device_allocations_[reinterpret_cast<uintptr_t>(block)] = size;
+    *memory = block;
+    return Status();
+  }
+  Status free(void* memory) override {
+    if (Status s = refuseDuringCapture("cudaFree"); !s.ok()) return s;
+    if (memory == nullptr) return Status();
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = device_allocations_.find(reinterpret_cast<uintptr_t>(memory));
+    if (it == device_allocations_.end()) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "cudaFree of " + hex(memory) + ", which cudaMalloc did not return");
+    }
+    memory_.remove(memory);
+    device_allocations_.erase(it);
+    std::free(memory);
+    return Status();
+  }
+  Status hostAlloc(void** memory, size_t size) override {
+    if (Status s = refuseDuringCapture("cudaHostAlloc"); !s.ok()) return s;
+    size_t rounded = std::max<size_t>((size + 63) / 64, 1) * 64;
+    void* block = std::aligned_alloc(64, rounded);
+    if (block == nullptr) {
+      return simError(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory allocating " + std::to_string(size) + " pinned bytes");
+    }
+    std::memset(block, kSimPoisonByte, rounded);
+    std::lock_guard<std::mutex> lock(mutex_);
+    pinned_allocations_[reinterpret_cast<uintptr_t>(block)] = size;
+    *memory = block;
+    return Status();
+  }
+  Status freeHost(void* memory) override {
+    if (Status s = refuseDuringCapture("cudaFreeHost"); !s.ok()) return s;
+    if (memory == nullptr) return Status();
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pinned_allocations_.find(reinterpret_cast<uintptr_t>(memory));
+    if (it == pinned_allocations_.end()) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "cudaFreeHost of " + hex(memory) + ", which cudaHostAlloc did not return");
+    }
+    pinned_allocations_.erase(it);
+    std::free(memory);
+    return Status();
+  }
+  Status memsetAsync(void* destination, int value, size_t size, cudaStream_t stream) override {
+    if (size == 0) return Status();
+    if (!memory_.contains(destination, size)) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "cudaMemsetAsync of " + std::to_string(size) + " bytes at " +
+                          hex(destination) + " is outside every device allocation");
+    }
+    return enqueue(stream, [=]() {
+      std::memset(destination, value, size);
+      return Status();
+    });
+  }
+  Status memcpyAsync(void* destination, const void* source, size_t size, cudaMemcpyKind kind,
+                     cudaStream_t stream) override {
+    if (size == 0) return Status();
+    const std::string what = "cudaMemcpyAsync of " + std::to_string(size) + " bytes from " +
+                             hex(source) + " to " + hex(destination);
+    auto device = [&](const void* address) { return memory_.contains(address, size); };
+    auto pinned = [&](const void* address) { return isPinned(address, size); };
+    // Pageable host memory: CUDA copies it synchronously (a host-to-device copy takes the source
+    // before returning, a device-to-host one waits for the stream), and cannot capture it.
+    auto pageable = [&](const char* which) -> Status {
+      if (capturing_stream == nullptr) return Status();
+      return refuseDuringCapture(
+          (what + ": the host " + which + " is not pinned memory (cudaHostAlloc), and a copy "
+                  "of pageable memory cannot be captured into a graph; cudaMemcpyAsync")
+              .c_str());
+    };
+    switch (kind) {
+      case cudaMemcpyHostToDevice: {
+        if (!device(destination)) {
+          return simError(KILN_STATUS_INVALID_ARGUMENT,
+                          what + ": the destination is outside every device allocation");
+        }
+        if (pinned(source)) break;
+        if (Status s = pageable("source"); !s.ok()) return s;
+        auto snapshot = std::make_shared<std::vector<uint8_t>>(
+            static_cast<const uint8_t*>(source), static_cast<const uint8_t*>(source) + size);
+        return enqueue(stream, [=]() {
+          std::memcpy(destination, snapshot->data(), size);
+          return Status();
+        });
+      }
+      case cudaMemcpyDeviceToHost: {
+        if (!device(source)) {
+          return simError(KILN_STATUS_INVALID_ARGUMENT,
+                          what + ": the source is outside every device allocation");
+        }
+        if (pinned(destination)) break;
+        if (Status s = pageable("destination"); !s.ok()) return s;
+        SimStream* waited = fromHandle(stream);
+        if (waited == nullptr) return simError(KILN_STATUS_INVALID_ARGUMENT, "unknown stream");
+        if (Status s = drain(*waited); !s.ok()) return s;
+        std::memcpy(destination, source, size);
+        return Status();
+      }
+      case cudaMemcpyDeviceToDevice:
+        if (!device(source) || !device(destination)) {
+          return simError(KILN_STATUS_INVALID_ARGUMENT,
+                          what + ": a device-to-device copy must stay inside device allocations");
+        }
+        break;
+      default:
+        return simError(KILN_STATUS_UNIMPLEMENTED,
+                        what + ": copy kind " + std::to_string(static_cast<int>(kind)) +
+                            " is not simulated (the CUDA device names every copy's direction)");
+    }
+    return enqueue(stream, [=]() {
+      std::memmove(destination, source, size);
+      return Status();
+    });
+  }
+
+  // Streams.
+  Status streamCreate(cudaStream_t* stream) override {
+    auto* created = new SimStream();
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams_.emplace_back(created);
+    *stream = reinterpret_cast<cudaStream_t>(created);
+    return Status();
+  }
+  Status streamDestroy(cudaStream_t stream) override {
+    SimStream* destroyed = fromHandle(stream);
+    if (destroyed == nullptr) return simError(KILN_STATUS_INVALID_ARGUMENT, "unknown stream");
+    // cudaStreamDestroy lets queued work finish.
+    Status status = drain(*destroyed);
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                  [&](const std::unique_ptr<SimStream>& s) {
+                                    return s.get() == destroyed;
+                                  }),
+                   streams_.end());
+    return status;
+  }
+  Status streamSynchronize(cudaStream_t stream) override {
+    if (Status s = refuseDuringCapture("cudaStreamSynchronize"); !s.ok()) return s;
+    SimStream* synchronized = fromHandle(stream);
+    if (synchronized == nullptr) return simError(KILN_STATUS_INVALID_ARGUMENT, "unknown stream");
+    if (synchronized->capture != nullptr) {
+      return simError(KILN_STATUS_FAILED_PRECONDITION,
+                      "cudaStreamSynchronize of a stream that is being captured");
+    }
+    return drain(*synchronized);
+  }
+
+  // Code.
+  Status loadLibrary(const fb::CodeObject& code, cudaLibrary_t* library,
+                     std::string* log) override {
+    (void)log;
+    if (code.format() != fb::CodeFormat::ElfSharedObject ||
+        code.target()->string_view() != "cuda-sim") {
+      return simError(KILN_STATUS_UNIMPLEMENTED,
+                      std::string("the simulated device runs only 'cuda-sim' code objects, not ") +
+                          fb::EnumNameCodeFormat(code.format()) + " for '" + code.target()->str() +
+                          "'");
+    }
+    Result<std::unique_ptr<cpu::ElfCodeObject>> object = cpu::ElfCodeObject::load(
+        code.data()->data(), code.data()->size(), "cuda-sim code object");
+    if (!object.ok()) return object.status();
+    Result<void*> table = (*object)->symbol("kiln_sim_runtime");
+    if (!table.ok()) return table.status();
+    *static_cast<const kiln_sim_runtime_t**>(*table) = simRuntimeTable();
+    auto* loaded = new SimLibrary();
+    loaded->object = std::move(*object);
+    std::lock_guard<std::mutex> lock(mutex_);
+    libraries_.emplace_back(loaded);
+    *library = reinterpret_cast<cudaLibrary_t>(loaded);
+    return Status();
+  }
+  Status unloadLibrary(cudaLibrary_t library) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto* unloaded = reinterpret_cast<SimLibrary*>(library);
+    libraries_.erase(std::remove_if(libraries_.begin(), libraries_.end(),
+                                    [&](const std::unique_ptr<SimLibrary>& l) {
+                                      return l.get() == unloaded;
+                                    }),
+                     libraries_.end());
+    return Status();
+  }
+  Status getKernel(cudaLibrary_t library, const char* name, cudaKernel_t* kernel) override {
+    auto* loaded = reinterpret_cast<SimLibrary*>(library);
+    Result<void*> entry = loaded->object->symbol(name);
+    if (!entry.ok()) return Status(KILN_STATUS_NOT_FOUND, entry.status().message());
+    Result<void*> info = loaded->object->symbol(std::string("kiln_sim_info_") + name);
+    if (!info.ok()) return Status(KILN_STATUS_NOT_FOUND, info.status().message());
+    auto simulated = std::make_unique<SimKernel>();
+    simulated->name = name;
+    simulated->entry = reinterpret_cast<kiln_sim_kernel_fn>(*entry);
+    std::memcpy(&simulated->info, *info, sizeof(simulated->info));
+    *kernel = reinterpret_cast<cudaKernel_t>(simulated.get());
+    loaded->kernels.push_back(std::move(simulated));
+    return Status();
+  }
+  Status maxThreadsPerBlock(cudaKernel_t, int* threads) override {
+    *threads = kMaxThreadsPerBlock;
+    return Status();
+  }
+  Status occupancy(cudaKernel_t, int block_size, int* blocks) override {
+    if (block_size <= 0 || block_size > kMaxThreadsPerBlock) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "occupancy of blocks of " + std::to_string(block_size) + " threads");
+    }
+    *blocks = std::max(1, kThreadsPerMultiprocessor / block_size);
+    return Status();
+  }
+  Status launchKernel(cudaKernel_t kernel, uint32_t grid_size, uint32_t block_size,
+                      void** arguments, cudaStream_t stream) override {
+    const SimKernel* launched = reinterpret_cast<const SimKernel*>(kernel);
+    if (grid_size == 0 || block_size == 0 || block_size > kMaxThreadsPerBlock) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '" + launched->name + "' with " +
+                          std::to_string(grid_size) + " blocks of " + std::to_string(block_size) +
+                          " threads (at least 1 of each, at most " +
+                          std::to_string(kMaxThreadsPerBlock) + " threads a block)");
+    }
+    // cudaLaunchKernel reads the parameter values when it is called; every parameter of a Kiln
+    // kernel is a pointer.
+    std::vector<void*> values(launched->info.parameter_count);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = *static_cast<void**>(arguments[i]);
+    return enqueue(stream, [this, launched, grid_size, block_size, values]() mutable {
+      std::vector<void*> pointers(values.size());
+      for (size_t i = 0; i < values.size(); ++i) pointers[i] = &values[i];
+      const uint32_t grid[3] = {grid_size, 1, 1};
+      const uint32_t block[3] = {block_size, 1, 1};
+      return launchSimKernel(*launched, grid, block, pointers.data(), memory_, launch_options_);
+    });
+  }
+
+  // Graphs.
+  Status beginCapture(cudaStream_t stream) override {
+    SimStream* captured = fromHandle(stream);
+    if (captured == nullptr) return simError(KILN_STATUS_INVALID_ARGUMENT, "unknown stream");
+    if (captured->capture != nullptr || capturing_stream != nullptr) {
+      return simError(KILN_STATUS_FAILED_PRECONDITION,
+                      "cudaStreamBeginCapture while a capture is under way on this thread");
+    }
+    captured->capture = new SimGraph();
+    captured->capture_error.clear();
+    capturing_stream = captured;
+    return Status();
+  }
+  Status endCapture(cudaStream_t stream, cudaGraph_t* graph) override {
+    SimStream* captured = fromHandle(stream);
+    if (captured == nullptr || captured->capture == nullptr || capturing_stream != captured) {
+      return simError(KILN_STATUS_FAILED_PRECONDITION,
+                      "cudaStreamEndCapture of a stream this thread does not capture");
+    }
+    std::unique_ptr<SimGraph> recorded(captured->capture);
+    captured->capture = nullptr;
+    capturing_stream = nullptr;
+    if (!captured->capture_error.empty()) {
+      *graph = nullptr;
+      return simError(KILN_STATUS_FAILED_PRECONDITION,
+                      "the stream capture was invalidated: " + captured->capture_error);
+    }
+    *graph = reinterpret_cast<cudaGraph_t>(recorded.release());
+    return Status();
+  }
+  Status graphInstantiate(cudaGraph_t graph, cudaGraphExec_t* exec) override {
+    auto* instantiated = new SimGraph(*reinterpret_cast<SimGraph*>(graph));
+    *exec = reinterpret_cast<cudaGraphExec_t>(instantiated);
+    return Status();
+  }
+  Status graphLaunch(cudaGraphExec_t exec, cudaStream_t stream) override {
+    const SimGraph& graph = *reinterpret_cast<SimGraph*>(exec);
+    for (const Work& work : graph.work) {
+      if (Status s = enqueue(stream, work); !s.ok()) return s;
+    }
+    return Status();
+  }
+  void graphDestroy(cudaGraph_t graph) override { delete reinterpret_cast<SimGraph*>(graph); }
+  void graphExecDestroy(cudaGraphExec_t exec) override {
+    delete reinterpret_cast<SimGraph*>(exec);
+  }
+  void clearLastError() override {}
+
+  Status createLibraryCall(const fb::LibraryCall& call, const CudaDeviceInfo&, cudaStream_t,
+                           std::unique_ptr<CudaLibraryCall>* out) override {
+    auto bytesOf = [](const LibraryCallView& view) {
+      std::vector<uint64_t> bytes;
+      for (const LibraryCallBinding& binding : view.bindings()) {
+        uint64_t size = kiln_element_type_size(binding.element_type);
+        for (int64_t dim : binding.dims) size *= static_cast<uint64_t>(dim);
+        bytes.push_back(size);
+      }
+      return bytes;
+    };
+    CudaLibraryFactory factory;
+    factory.matmul = [&](const LibraryCallView& view, const MatmulProblem& problem,
+                         std::unique_ptr<CudaLibraryCall>* result) {
+      *result = std::make_unique<SimLibraryCall>(
+          *this, view.label(), bytesOf(view), problem.common,
+          [problem](void* const* buffers) { return runMatmulReference(problem, buffers); });
+      return Status();
+    };
+    factory.convolution = [&](const LibraryCallView& view, const ConvolutionProblem& problem,
+                              std::unique_ptr<CudaLibraryCall>* result) {
+      *result = std::make_unique<SimLibraryCall>(
+          *this, view.label(), bytesOf(view), problem.common,
+          [problem](void* const* buffers) { return runConvolutionReference(problem, buffers); });
+      return Status();
+    };
+    return createCudaLibraryCall(call, factory, out);
+  }
+
+  /// Queues `work` on `stream`, or records it into the stream's capture.
+  Status enqueue(cudaStream_t stream, Work work) {
+    SimStream* target = fromHandle(stream);
+    if (target == nullptr) return simError(KILN_STATUS_INVALID_ARGUMENT, "unknown stream");
+    if (target->capture != nullptr) {
+      target->capture->work.push_back(std::move(work));
+    } else {
+      target->pending.push_back(std::move(work));
+    }
+    return Status();
+  }
+
+  const SimMemory& memory() const { return memory_; }
+
+ private:
+  SimStream* fromHandle(cudaStream_t stream) {
+    auto* candidate = reinterpret_cast<SimStream*>(stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::unique_ptr<SimStream>& s : streams_) {
+      if (s.get() == candidate) return candidate;
+    }
+    return nullptr;
+  }
+
+  /// CUDA's thread-local capture mode: a call that is unsafe during capture fails on the
+  /// capturing thread and invalidates the capture.
+  Status refuseDuringCapture(const char* call) {
+    if (capturing_stream == nullptr) return Status();
+    std::string reason = std::string(call) + " during stream capture";
+    if (capturing_stream->capture_error.empty()) capturing_stream->capture_error = reason;
+    return simError(KILN_STATUS_FAILED_PRECONDITION,
+                    reason + " (CUDA forbids it on a thread that captures a stream: "
+                             "cudaErrorStreamCaptureUnsupported)");
+  }
+
+  bool isPinned(const void* address, size_t size) {
+    auto at = reinterpret_cast<uintptr_t>(address);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pinned_allocations_.upper_bound(at);
+    if (it == pinned_allocations_.begin()) return false;
+    --it;
+    return at >= it->first && at + size <= it->first + it->second;
+  }
+
+  /// Runs the stream's queued work in order; the first failure drops the rest, as a faulting
+  /// kernel ends a GPU context's queued work.
+  Status drain(SimStream& stream) {
+    while (!stream.pending.empty()) {
+      Work work = std::move(stream.pending.front());
+      stream.pending.pop_front();
+      Status status = work();
+      if (!status.ok()) {
+        stream.pending.clear();
+        return status;
+      }
+    }
+    return Status();
+  }
+
+  SimMemory memory_;
+  SimLaunchOptions launch_options_;
+  std::mutex mutex_;
+  std::map<uintptr_t, size_t> device_allocations_;
+  std::map<uintptr_t, size_t> pinned_allocations_;
+  std::vector<std::unique_ptr<SimStream>> streams_;
+  std::vector<std::unique_ptr<SimLibrary>> libraries_;
+};
+
+Status SimLibraryCall::enqueue(cudaStream_t stream, void* const* buffers, void*) const {
+  if (Status s = checkAlignments(common_, buffers); !s.ok()) return s;
+  std::vector<void*> addresses(buffers, buffers + binding_bytes_.size());
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    if (!api_.memory().contains(addresses[i], binding_bytes_[i])) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      label_ + ": binding " + std::to_string(i) + " (" +
+                          std::to_string(binding_bytes_[i]) + " bytes at " + hex(addresses[i]) +
+                          ") is outside every device allocation");
+    }
+  }
+  return api_.enqueue(stream, [this, addresses]() {
+    Status status = compute_(addresses.data());
+    return status.ok() ? status : prefixStatus(label_, status);
+  });
+}
+
+}  // namespace
+
+std::unique_ptr<CudaApi> createSimCudaApi() { return std::make_unique<SimCudaApi>(); }
+
+}  // namespace kiln::runtime::cuda::sim
