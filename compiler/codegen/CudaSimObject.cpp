@@ -41,6 +41,7 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cfenv>
 
@@ -99,9 +100,16 @@ private:
   LogicalResult rewriteIntrinsic(llvm::CallInst *call, llvm::Function *callee);
   void instrumentMemory();
   LogicalResult exportKernels();
+  /// Defines the conversions to bf16 the host code generator calls (__truncsfbf2, __truncdfbf2)
+  /// when the kernels convert to bf16: the system's libgcc may lack them.
+  void defineBf16Conversions();
   /// A function like `intrinsic` (an NVVM operation `op` with a directed rounding) that computes
   /// it under the host rounding mode `rounding` (FE_DOWNWARD, ...).
-  llvm::Function *roundingHelper(llvm::Function *intrinsic, llvm::StringRef op, int rounding);
+  llvm::Function *roundingHelper(llvm::StringRef name, llvm::FunctionType *type,
+                                 llvm::StringRef op, int rounding);
+  /// Rewrites the inline PTX of libdevice that has an exact host equivalent; fails naming any
+  /// other.
+  LogicalResult rewriteInlineAsm(llvm::CallInst *call, llvm::InlineAsm *assembly);
 
   InFlightDiagnostic error() { return anchor->emitError(); }
   template <typename T> T *mark(T *instruction) {
@@ -156,12 +164,11 @@ llvm::Value *Retargeter::sharedBase(llvm::Function &function) {
   return it->second;
 }
 
-llvm::Function *Retargeter::roundingHelper(llvm::Function *intrinsic, llvm::StringRef op,
-                                           int rounding) {
-  std::string name = ("kiln.sim." + intrinsic->getName().drop_front(strlen("llvm."))).str();
+llvm::Function *Retargeter::roundingHelper(llvm::StringRef helperName, llvm::FunctionType *type,
+                                           llvm::StringRef op, int rounding) {
+  std::string name = ("kiln.sim." + helperName).str();
   if (llvm::Function *existing = module.getFunction(name))
     return existing;
-  llvm::FunctionType *type = intrinsic->getFunctionType();
   auto *helper = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
   helper->addFnAttr(llvm::Attribute::StrictFP);
   helper->addFnAttr(llvm::Attribute::NoInline);
@@ -180,6 +187,8 @@ llvm::Function *Retargeter::roundingHelper(llvm::Function *intrinsic, llvm::Stri
   llvm::Value *value = nullptr;
   if (op == "add") {
     value = builder.CreateFAdd(argument(0), argument(1));
+  } else if (op == "sub") {
+    value = builder.CreateFSub(argument(0), argument(1));
   } else if (op == "mul") {
     value = builder.CreateFMul(argument(0), argument(1));
   } else if (op == "div") {
@@ -297,12 +306,14 @@ LogicalResult Retargeter::placeSharedMemory() {
 
 LogicalResult Retargeter::rewriteIntrinsics() {
   llvm::SmallVector<std::pair<llvm::CallInst *, llvm::Function *>> calls;
+  llvm::SmallVector<llvm::CallInst *> assemblies;
   for (llvm::Function &function : module.functions())
     for (llvm::Instruction &instruction : llvm::instructions(function))
       if (auto *call = llvm::dyn_cast<llvm::CallInst>(&instruction)) {
-        if (auto *assembly = llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()))
-          return error() << "'" << function.getName() << "' has inline PTX assembly ('"
-                         << assembly->getAsmString() << "'), which is not simulated";
+        if (llvm::isa<llvm::InlineAsm>(call->getCalledOperand())) {
+          assemblies.push_back(call);
+          continue;
+        }
         if (llvm::Function *callee = call->getCalledFunction())
           if (callee->getName().starts_with("llvm.nvvm.") ||
               callee->getIntrinsicID() == llvm::Intrinsic::trap ||
@@ -310,6 +321,9 @@ LogicalResult Retargeter::rewriteIntrinsics() {
               callee->getIntrinsicID() == llvm::Intrinsic::ubsantrap)
             calls.emplace_back(call, callee);
       }
+  for (llvm::CallInst *call : assemblies)
+    if (failed(rewriteInlineAsm(call, llvm::cast<llvm::InlineAsm>(call->getCalledOperand()))))
+      return failure();
   for (auto [call, callee] : calls)
     if (failed(rewriteIntrinsic(call, callee)))
       return failure();
@@ -318,6 +332,53 @@ LogicalResult Retargeter::rewriteIntrinsics() {
     if (function.getName().starts_with("llvm.nvvm.") && function.use_empty())
       function.eraseFromParent();
   return success();
+}
+
+LogicalResult Retargeter::rewriteInlineAsm(llvm::CallInst *call, llvm::InlineAsm *assembly) {
+  llvm::StringRef text = llvm::StringRef(assembly->getAsmString()).trim();
+  llvm::IRBuilder<> builder(call);
+  llvm::Type *type = call->getType();
+  auto replace = [&](llvm::Value *value) {
+    call->replaceAllUsesWith(value);
+    call->eraseFromParent();
+    return success();
+  };
+  auto argument = [&](unsigned i) { return call->getArgOperand(i); };
+  // Approximations: the host's exact operation.
+  if (text.starts_with("rcp.approx"))
+    return replace(builder.CreateFDiv(llvm::ConstantFP::get(type, 1.0), argument(0)));
+  if (text.starts_with("rsqrt.approx")) {
+    llvm::Value *root = builder.CreateIntrinsic(llvm::Intrinsic::sqrt, {type}, {argument(0)});
+    return replace(builder.CreateFDiv(llvm::ConstantFP::get(type, 1.0), root));
+  }
+  // sub.r{n,z,m,p}[.ftz].f{32,64} $0, $1, $2.
+  if (text.starts_with("sub.r") && call->arg_size() == 2 && type->isFloatingPointTy()) {
+    llvm::StringRef mode = text.substr(4, 3);
+    if (mode == "rn.")
+      return replace(builder.CreateFSub(argument(0), argument(1)));
+    int rounding = mode == "rz." ? FE_TOWARDZERO : mode == "rm." ? FE_DOWNWARD : FE_UPWARD;
+    std::string name = ("asm.sub." + mode + (type->isFloatTy() ? "f32" : "f64")).str();
+    auto *helperType = llvm::FunctionType::get(type, {type, type}, false);
+    return replace(builder.CreateCall(roundingHelper(name, helperType, "sub", rounding),
+                                      {argument(0), argument(1)}));
+  }
+  // The 32x32+32 -> 64-bit multiply-add of libdevice's wide arithmetic:
+  // mad.lo.cc.u32 $0, $2, $3, $4; madc.hi.u32 $1, $2, $3, 0.
+  std::string squeezed;
+  for (char c : text)
+    if (!llvm::isSpace(c))
+      squeezed += c;
+  if (squeezed == "{mad.lo.cc.u32$0,$2,$3,$4;madc.hi.u32$1,$2,$3,0;}") {
+    auto wide = [&](unsigned i) { return builder.CreateZExt(argument(i), i64); };
+    llvm::Value *sum = builder.CreateAdd(builder.CreateMul(wide(0), wide(1)), wide(2));
+    llvm::Value *pair = builder.CreateInsertValue(llvm::PoisonValue::get(type),
+                                                  builder.CreateTrunc(sum, i32), 0);
+    pair = builder.CreateInsertValue(pair, builder.CreateTrunc(builder.CreateLShr(sum, 32), i32),
+                                     1);
+    return replace(pair);
+  }
+  return error() << "'" << call->getFunction()->getName() << "' has inline PTX assembly ('"
+                 << text << "'), which is not simulated";
 }
 
 LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function *callee) {
@@ -467,7 +528,8 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
       llvm::is_contained({"add", "mul", "div", "fma", "sqrt", "rcp", "d2f", "i2f", "ui2f",
                           "ll2f", "ull2f", "ll2d", "ull2d"},
                          op)) {
-    llvm::Function *helper = roundingHelper(callee, op, rounding);
+    llvm::Function *helper = roundingHelper(callee->getName().drop_front(strlen("llvm.")),
+                                            callee->getFunctionType(), op, rounding);
     llvm::SmallVector<llvm::Value *> operands(call->args());
     return replace(builder.CreateCall(helper, operands));
   }
@@ -484,11 +546,12 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
   }
   if (op == "fabs")
     return intrinsic(llvm::Intrinsic::fabs, {argument(0)});
+  // nvvm.round is cvt.rni: to the nearest integer, ties to even (libdevice's rintf).
   if (op == "ceil" || op == "floor" || op == "trunc" || op == "round")
     return intrinsic(op == "ceil"    ? llvm::Intrinsic::ceil
                      : op == "floor" ? llvm::Intrinsic::floor
                      : op == "trunc" ? llvm::Intrinsic::trunc
-                                     : llvm::Intrinsic::round,
+                                     : llvm::Intrinsic::roundeven,
                      {argument(0)});
   if (op == "sqrt")
     return intrinsic(llvm::Intrinsic::sqrt, {argument(0)});
@@ -704,6 +767,48 @@ LogicalResult Retargeter::exportKernels() {
   return success();
 }
 
+void Retargeter::defineBf16Conversions() {
+  bool used = false;
+  for (llvm::Function &function : module.functions())
+    for (llvm::Instruction &instruction : llvm::instructions(function))
+      if (auto *truncation = llvm::dyn_cast<llvm::FPTruncInst>(&instruction))
+        used |= truncation->getType()->getScalarType()->isBFloatTy();
+  if (!used)
+    return;
+  llvm::Type *bf16 = llvm::Type::getBFloatTy(context);
+  llvm::Type *f32 = llvm::Type::getFloatTy(context);
+  llvm::Type *f64 = llvm::Type::getDoubleTy(context);
+  auto define = [&](llvm::StringRef name, llvm::Type *source) {
+    auto *function = llvm::Function::Create(llvm::FunctionType::get(bf16, {source}, false),
+                                            llvm::GlobalValue::WeakODRLinkage, name, module);
+    function->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    llvm::BasicBlock::Create(context, "entry", function);
+    return function;
+  };
+  // f32 -> bf16, to nearest, ties to even; NaN stays a (quiet) NaN.
+  llvm::Function *fromFloat = define("__truncsfbf2", f32);
+  {
+    llvm::IRBuilder<> builder(&fromFloat->getEntryBlock());
+    llvm::Value *x = fromFloat->getArg(0);
+    llvm::Value *bits = builder.CreateBitCast(x, i32);
+    llvm::Value *lsb = builder.CreateAnd(builder.CreateLShr(bits, 16), 1);
+    llvm::Value *rounded =
+        builder.CreateLShr(builder.CreateAdd(bits, builder.CreateAdd(lsb, builder.getInt32(0x7FFF))),
+                           16);
+    llvm::Value *quiet = builder.CreateOr(builder.CreateLShr(bits, 16), 0x40);
+    llvm::Value *result = builder.CreateSelect(builder.CreateFCmpUNO(x, x), quiet, rounded);
+    builder.CreateRet(builder.CreateBitCast(builder.CreateTrunc(result, builder.getInt16Ty()), bf16));
+  }
+  // f64 -> bf16 through f32 (rounds twice, like a GPU without cvt.rn.bf16.f64).
+  llvm::Function *fromDouble = define("__truncdfbf2", f64);
+  {
+    llvm::IRBuilder<> builder(&fromDouble->getEntryBlock());
+    llvm::Value *single = builder.CreateFPTrunc(fromDouble->getArg(0), f32);
+    builder.CreateRet(builder.CreateCall(fromFloat, {single}));
+  }
+  llvm::appendToCompilerUsed(module, {fromFloat, fromDouble});
+}
+
 LogicalResult Retargeter::run(llvm::StringRef libdevice) {
   for (llvm::Function &function : module.functions()) {
     if (function.getCallingConv() == llvm::CallingConv::PTX_Kernel) {
@@ -742,6 +847,7 @@ LogicalResult Retargeter::run(llvm::StringRef libdevice) {
   instrumentMemory();
   if (failed(exportKernels()))
     return failure();
+  defineBf16Conversions();
 
   std::string problems;
   llvm::raw_string_ostream stream(problems);

@@ -60,8 +60,8 @@ bool isContiguous(MemRefType type) {
 
 /// Whether `ops` (one loop body, or part of it) can run for `width` neighbouring values of `iv`
 /// with vectorizeOps: loads and stores that move along `iv` have it as their last index, and
-/// only there, into contiguous memrefs whose last dimension `width` divides (so each access is
-/// one aligned vector), every store moves along `iv` (lanes cannot agree on one element), and
+/// only there, into contiguous memrefs of byte-sized or wider elements whose last dimension
+/// `width` divides (so each access is one aligned vector), every store moves along `iv` (lanes cannot agree on one element), and
 /// every other op is elementwise arithmetic without regions that does not compute with `iv`
 /// itself. Adds to `varying` the values that become vectors.
 bool canVectorize(ArrayRef<Operation *> ops, Value iv, int64_t width,
@@ -71,6 +71,10 @@ bool canVectorize(ArrayRef<Operation *> ops, Value iv, int64_t width,
   };
   auto lastIndexIsIv = [&](MemRefType type, ValueRange indices) {
     if (!isContiguous(type) || type.getRank() == 0 || type.getShape().back() % width != 0)
+      return false;
+    // A vector of i1 is bit-packed in memory (LLVM's vector layout), while a buffer of booleans
+    // holds a byte per element: such loads and stores stay scalar.
+    if (!type.getElementType().isIntOrFloat() || type.getElementTypeBitWidth() < 8)
       return false;
     return indices.back() == iv && !dependsOnIv(indices.drop_back());
   };

@@ -2,7 +2,7 @@
 """Runs a real model through Kiln and compares every output with PyTorch's, element by element.
 
     .venv/bin/python tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
-        [--exporter torchscript|dynamo] [--device cpu|cuda] [--compile-only] [--cache DIR]
+        [--exporter torchscript|dynamo] [--device cpu|cuda|cuda-sim] [--compile-only] [--cache DIR]
         [--rtol R] [--atol A] [--keep DIR]
 
 Run it with the project's environment (.venv, from scripts/requirements.txt). Exports MODEL with
@@ -12,6 +12,10 @@ torch.export at opset 18 with --exporter dynamo), runs
 in time) and checks |kiln - torch| <= atol + rtol * |torch| for every element of every output.
 Prints, per output, the largest absolute and relative errors and the worst element (index, Kiln's
 and PyTorch's values, the bound it broke).
+
+--device cuda-sim runs the model's CUDA compilation (`--target cuda --gpu-arch cuda-sim`: the
+generated kernels retargeted to the host, cuDNN and cuBLASLt calls as CPU references) on the
+simulated CUDA device through the CUDA device's own code, at the same tolerances.
 
 With --compile-only (no GPU needed for --device cuda) it instead compiles the model with
 `kiln compile --target D`, which fails unless ptxas assembles every kernel, and checks with
@@ -183,7 +187,7 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
                         help="torch.onnx.export(dynamo=False) at opset 17, or dynamo=True at 18")
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--device", choices=["cpu", "cuda", "cuda-sim"], default="cpu")
     parser.add_argument("--compile-only", action="store_true",
                         help="compile for --device and check the artifact instead of running")
     parser.add_argument("--cache", type=Path, default=None, help="model cache directory")

@@ -630,8 +630,8 @@ Status runConvolutionReference(const ConvolutionProblem& problem, void* const* b
       for (int64_t j = 0; j < kPanelWidth; ++j) {
         int64_t p = p0 + q * kPanelWidth + j;
         valid[j] = p < p0 + count;
-        int64_t position[3] = {p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2]};
-        for (int i = 0; i < 3; ++i) start[j][i] = position[i] * strides[i] - pads[i];
+        int64_t at[3] = {p / (out[1] * out[2]), (p / out[2]) % out[1], p % out[2]};
+        for (int i = 0; i < 3; ++i) start[j][i] = at[i] * strides[i] - pads[i];
       }
       int64_t position = 0;
       for (int64_t kd = 0; kd < window[0]; ++kd) {
