@@ -589,6 +589,111 @@ TEST(CudaSimProgramTest, RefusesAnArtifactWithoutSimulatorCode) {
   EXPECT_THAT(program.status().message(), HasSubstr("--gpu-arch cuda-sim"));
 }
 
+/// The simulator, with the calls a test watches counted and getDevice failing on demand.
+class WatchedApi final : public runtime::cuda::CudaApi {
+ public:
+  struct Counts {
+    int synchronizations = 0;
+    int frees = 0;
+    bool fail_get_device = false;
+  };
+  explicit WatchedApi(std::shared_ptr<Counts> counts)
+      : inner_(runtime::cuda::sim::createSimCudaApi()), counts_(std::move(counts)) {}
+
+  const char* name() const override { return inner_->name(); }
+  Result<std::vector<CudaDeviceInfo>> devices() override { return inner_->devices(); }
+  Status getDevice(int* ordinal) override {
+    if (counts_->fail_get_device) return Status(KILN_STATUS_UNAVAILABLE, "the device is gone");
+    return inner_->getDevice(ordinal);
+  }
+  Status setDevice(int ordinal) override { return inner_->setDevice(ordinal); }
+  Result<uint32_t> selectCodeObject(const LoadedArtifact& artifact,
+                                    const CudaDeviceInfo& device) override {
+    return inner_->selectCodeObject(artifact, device);
+  }
+  Status malloc(void** memory, size_t size) override { return inner_->malloc(memory, size); }
+  Status free(void* memory) override {
+    ++counts_->frees;
+    return inner_->free(memory);
+  }
+  Status hostAlloc(void** memory, size_t size) override { return inner_->hostAlloc(memory, size); }
+  Status freeHost(void* memory) override {
+    ++counts_->frees;
+    return inner_->freeHost(memory);
+  }
+  Status memsetAsync(void* d, int v, size_t n, cudaStream_t s) override {
+    return inner_->memsetAsync(d, v, n, s);
+  }
+  Status memcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k,
+                     cudaStream_t stream) override {
+    return inner_->memcpyAsync(d, s, n, k, stream);
+  }
+  Status streamCreate(cudaStream_t* stream) override { return inner_->streamCreate(stream); }
+  Status streamDestroy(cudaStream_t stream) override { return inner_->streamDestroy(stream); }
+  Status streamSynchronize(cudaStream_t stream) override {
+    ++counts_->synchronizations;
+    return inner_->streamSynchronize(stream);
+  }
+  Status loadLibrary(const fb::CodeObject& code, cudaLibrary_t* library,
+                     std::string* log) override {
+    return inner_->loadLibrary(code, library, log);
+  }
+  Status unloadLibrary(cudaLibrary_t library) override { return inner_->unloadLibrary(library); }
+  Status getKernel(cudaLibrary_t library, const char* name, cudaKernel_t* kernel) override {
+    return inner_->getKernel(library, name, kernel);
+  }
+  Status maxThreadsPerBlock(cudaKernel_t kernel, int* threads) override {
+    return inner_->maxThreadsPerBlock(kernel, threads);
+  }
+  Status occupancy(cudaKernel_t kernel, int block_size, int* blocks) override {
+    return inner_->occupancy(kernel, block_size, blocks);
+  }
+  Status launchKernel(cudaKernel_t kernel, uint32_t grid, uint32_t block, void** arguments,
+                      cudaStream_t stream) override {
+    return inner_->launchKernel(kernel, grid, block, arguments, stream);
+  }
+  Status beginCapture(cudaStream_t stream) override { return inner_->beginCapture(stream); }
+  Status endCapture(cudaStream_t stream, cudaGraph_t* graph) override {
+    return inner_->endCapture(stream, graph);
+  }
+  Status graphInstantiate(cudaGraph_t graph, cudaGraphExec_t* exec) override {
+    return inner_->graphInstantiate(graph, exec);
+  }
+  Status graphLaunch(cudaGraphExec_t exec, cudaStream_t stream) override {
+    return inner_->graphLaunch(exec, stream);
+  }
+  void graphDestroy(cudaGraph_t graph) override { inner_->graphDestroy(graph); }
+  void graphExecDestroy(cudaGraphExec_t exec) override { inner_->graphExecDestroy(exec); }
+  void clearLastError() override { inner_->clearLastError(); }
+  Status createLibraryCall(const fb::LibraryCall& call, const CudaDeviceInfo& device,
+                           cudaStream_t stream,
+                           std::unique_ptr<runtime::cuda::CudaLibraryCall>* out) override {
+    return inner_->createLibraryCall(call, device, stream, out);
+  }
+
+ private:
+  std::unique_ptr<runtime::cuda::CudaApi> inner_;
+  std::shared_ptr<Counts> counts_;
+};
+
+// Tests that destroying a program waits for its stream and frees its memory even when its device
+// cannot be made current (the destructor used to return early, skipping both).
+TEST(CudaSimProgramTest, TeardownSynchronizesAndFreesWhenTheDeviceCannotBeEntered) {
+  auto counts = std::make_shared<WatchedApi::Counts>();
+  ArtifactSpec spec = cudaAffineSpec(1000);
+  spec.code_objects.push_back({"cuda-sim", fb::CodeFormat::ElfSharedObject, simKernels(1000),
+                               spec.code_objects[0].kernels});
+  auto program = CudaProgram::create(loadInternal(spec), 0, std::make_unique<WatchedApi>(counts));
+  ASSERT_TRUE(program.ok()) << program.status().toString();
+  Tensor x = seededF32Tensor({1000}, 9);
+  ASSERT_TRUE(runProgram(**program, {&x}).ok());
+  counts->fail_get_device = true;
+  const int synchronizations = counts->synchronizations;
+  program->reset();
+  EXPECT_EQ(counts->synchronizations, synchronizations + 1);
+  EXPECT_EQ(counts->frees, 2);  // the device allocation and the pinned staging
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, CudaProgramOnDevice,
                          ::testing::Values(Backend::kGpu, Backend::kSimulator), backendName);
 

@@ -30,7 +30,8 @@
 //      fusion wants NHWC and tensor cores), the legacy convolution API, deprecated in cuDNN 9 but
 //      shipped and covering every NCHW convolution: cudnnConvolutionBiasActivationForward
 //      (y = act(conv(x, w) + alpha2 * z + bias), z the addend with alpha2 = 1, or y itself with
-//      alpha2 = 0; a zero bias allocated once when the call has none), or, without ReLU and where
+//      alpha2 = 0; a zero bias in the session's workspace, cleared on the stream, when the call has
+//      none), or, without ReLU and where
 //      IMPLICIT_PRECOMP_GEMM (which its identity activation requires) is not on offer,
 //      cudnnConvolutionForward then cudnnAddTensor for the bias and the addend. The algorithm
 //      comes from cudnnGetConvolutionForwardAlgorithm_v7 (heuristics, nothing timed), checked with
@@ -260,13 +261,12 @@ Status setLegacyTensor(cudnnDataType_t type, const std::vector<int64_t>& dims,
 
 class CudnnConvolution : public CudaLibraryCall {
  public:
-  ~CudnnConvolution() override {
-    if (zero_bias_) cudaFree(zero_bias_);  // nothing to report from a destructor
-  }
-
   Status prepare(const ConvolutionProblem& problem, const CudaLibraryContext& context);
 
-  size_t workspaceSize() const override { return static_cast<size_t>(workspace_size_); }
+  size_t workspaceSize() const override {
+    return static_cast<size_t>(zero_bias_bytes_ != 0 ? zero_bias_offset_ + zero_bias_bytes_
+                                                     : workspace_size_);
+  }
 
   Status enqueue(cudaStream_t stream, void* const* buffers, void* workspace) const override {
     Status status = checkAlignments(common_, buffers);
@@ -318,8 +318,11 @@ class CudnnConvolution : public CudaLibraryCall {
   LegacyActivation activation_desc_;
   LegacyConvolutionChoice legacy_choice_;
   /// K zeros of the element type: the bias of cudnnConvolutionBiasActivationForward when the call
-  /// has none (the function takes no null bias).
-  void* zero_bias_ = nullptr;
+  /// has none (the function takes no null bias). They live in the session's workspace after
+  /// cuDNN's (planned device memory, no allocation of the call's own) and are cleared on the
+  /// run's stream before each use, since the other calls share the workspace.
+  int64_t zero_bias_offset_ = 0;
+  int64_t zero_bias_bytes_ = 0;
 };
 
 Status CudnnConvolution::enqueueGraph(cudaStream_t stream, void* const* buffers,
@@ -364,7 +367,13 @@ Status CudnnConvolution::enqueueLegacy(cudaStream_t stream, void* const* buffers
     // z is the addend, or y scaled by 0 (cuDNN does not read z when alpha2 is 0).
     bool has_addend = epilogue.addend_binding >= 0;
     const void* z = has_addend ? buffers[epilogue.addend_binding] : y;
-    const void* bias = epilogue.bias_binding >= 0 ? buffers[epilogue.bias_binding] : zero_bias_;
+    const void* bias = epilogue.bias_binding >= 0 ? buffers[epilogue.bias_binding] : nullptr;
+    if (bias == nullptr) {
+      void* zeros = static_cast<uint8_t*>(workspace) + zero_bias_offset_;
+      KILN_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(zeros, 0, static_cast<size_t>(zero_bias_bytes_), stream));
+      bias = zeros;
+    }
     KILN_CUDA_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
         handle_, &one, x_desc_.get(), buffers[0], w_desc_.get(), buffers[1], conv_desc_.get(),
         legacy_choice_.algo, workspace, workspace_bytes, has_addend ? &one : &zero, y_desc_.get(),
@@ -793,11 +802,9 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem, const 
         activation_desc_.get(), relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
         CUDNN_PROPAGATE_NAN, 0.0));
     if (epilogue.bias_binding < 0) {
-      // Allocated and cleared once here, so that enqueue allocates nothing.
-      size_t bytes = static_cast<size_t>(problem.y_dims[1]) *
-                     (common_.element_type == KILN_ELEMENT_TYPE_F32 ? 4 : 2);
-      KILN_CUDA_RETURN_IF_ERROR(cudaMalloc(&zero_bias_, bytes));
-      KILN_CUDA_RETURN_IF_ERROR(cudaMemset(zero_bias_, 0, bytes));
+      // After cuDNN's workspace, 256-byte aligned like every buffer cuDNN is given.
+      zero_bias_offset_ = (workspace_size_ + 255) / 256 * 256;
+      zero_bias_bytes_ = problem.y_dims[1] * (common_.element_type == KILN_ELEMENT_TYPE_F32 ? 4 : 2);
     }
   }
   legacy_ = true;
