@@ -10,7 +10,10 @@
 #   5. run the graph-dialect program examples/tiny_cnn.mlir (the same network written in Kiln's
 #      graph dialect) just in time on the same input, and check it against the same reference;
 #   6. compile the ONNX model for CUDA (batch 4): kernels through NVVM to sm_80/sm_90 cubins
-#      (ptxas) and PTX, cuDNN and cuBLASLt calls, when the CUDA toolkit is installed.
+#      (ptxas) and PTX, cuDNN and cuBLASLt calls, and the same kernels retargeted to the simulated
+#      CUDA device, when the CUDA toolkit is installed;
+#   7. run that CUDA artifact on the simulated CUDA device (the CUDA device's code on the CPU) and
+#      check it against the same reference.
 #
 # BUILD_DIR (default build/) is where Kiln is built and the example's files are written.
 set -euo pipefail
@@ -61,9 +64,15 @@ echo "== 5. kiln run examples/tiny_cnn.mlir (graph dialect, compiled just in tim
   "$out/outputs-mlir/probs.npy"
 
 if [[ -x /usr/local/cuda/bin/ptxas ]]; then
-  echo "== 6. kiln compile --target cuda (batch 4): sm_80 and sm_90 cubins (ptxas), PTX, cuDNN/cuBLASLt calls"
+  echo "== 6. kiln compile --target cuda (batch 4): sm_80 and sm_90 cubins (ptxas), PTX, cuDNN/cuBLASLt calls, the simulated device's code"
   "$kiln" compile "$out/tiny_cnn.onnx" --shape image=4x3x32x32 -o "$out/tiny_cnn.cuda.kiln" \
-    --target cuda --gpu-arch sm_80,sm_90 --force
+    --target cuda --gpu-arch sm_80,sm_90,cuda-sim --force
   "$kiln" inspect "$out/tiny_cnn.cuda.kiln"
+
+  echo "== 7. kiln run the CUDA artifact on the simulated CUDA device, checked against NumPy"
+  "$kiln" run "$out/tiny_cnn.cuda.kiln" --device cuda-sim --input image=@"$out/image.npy" \
+    --output-dir "$out/outputs-cuda-sim" --force --summary
+  /usr/bin/python3 "$root/examples/reference.py" "$out/tiny_cnn.onnx" "$out/image.npy" \
+    "$out/outputs-cuda-sim/probs.npy"
 fi
 echo "== run-example: every step passed"

@@ -580,6 +580,24 @@ TEST(CudaSimProgramTest, NamesATrappingKernel) {
   EXPECT_THAT(status.message(), HasSubstr("trap"));
 }
 
+// Tests that a kernel's accesses are checked against its bindings, not the device allocation:
+// kernels built for 1001 elements over 1000-element bindings read x[1000] from the input's
+// padding, inside the device's one allocation, which only the per-binding check reports.
+TEST(CudaSimProgramTest, AStorePastItsBindingInsideTheArenaIsReported) {
+  ArtifactSpec spec = cudaAffineSpec(1000);
+  spec.code_objects.push_back({"cuda-sim", fb::CodeFormat::ElfSharedObject, simKernels(1001),
+                               spec.code_objects[0].kernels});
+  auto program =
+      CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
+  ASSERT_TRUE(program.ok()) << program.status().toString();
+  Tensor x = seededF32Tensor({1000}, 5);
+  Status status = runProgram(**program, {&x}).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INTERNAL) << status.toString();
+  EXPECT_THAT(status.message(), HasSubstr("step 0 (kernel 'kiln_k0': multiply, add)"));
+  EXPECT_THAT(status.message(), HasSubstr("out-of-bounds load of 4 bytes"));
+  EXPECT_THAT(status.message(), HasSubstr("outside the kernel's bindings"));
+}
+
 // Tests that the simulated device refuses an artifact without its code object, saying how to
 // compile one.
 TEST(CudaSimProgramTest, RefusesAnArtifactWithoutSimulatorCode) {
@@ -649,8 +667,8 @@ class WatchedApi final : public runtime::cuda::CudaApi {
     return inner_->occupancy(kernel, block_size, blocks);
   }
   Status launchKernel(cudaKernel_t kernel, uint32_t grid, uint32_t block, void** arguments,
-                      cudaStream_t stream) override {
-    return inner_->launchKernel(kernel, grid, block, arguments, stream);
+                      const uint64_t* argument_bytes, cudaStream_t stream) override {
+    return inner_->launchKernel(kernel, grid, block, arguments, argument_bytes, stream);
   }
   Status beginCapture(cudaStream_t stream) override { return inner_->beginCapture(stream); }
   Status endCapture(cudaStream_t stream, cudaGraph_t* graph) override {

@@ -88,6 +88,9 @@ class CublasLtMatmul : public CudaLibraryCall {
   }
 
   Status prepare(const MatmulProblem& problem, const CudaLibraryContext& context);
+  /// The descriptors of `problem` (matmul descriptor, layouts), without a handle or GPU; checks
+  /// each layout against cuBLASLt's column-major rule (ld >= rows) and its batch.
+  Status describe(const MatmulProblem& problem);
 
   size_t workspaceSize() const override { return algorithm_.workspaceSize; }
 
@@ -141,9 +144,8 @@ Status createLayout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
   return Status();
 }
 
-Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryContext& context) {
+Status CublasLtMatmul::describe(const MatmulProblem& problem) {
   common_ = problem.common;
-  handle_ = context.cublaslt;
   const CudaEpilogue& epilogue = common_.epilogue;
   alpha_ = epilogue.alpha;
   beta_ = epilogue.addend_binding >= 0 ? 1.0f : 0.0f;
@@ -185,6 +187,30 @@ Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryCo
   if (!status.ok()) return status;
   status = createLayout(type, n, m, n, batch, m * n, &lt_d_);
   if (!status.ok()) return status;
+
+  // cuBLASLt's column-major layouts need ld >= rows; it checks only when asked for an algorithm
+  // (a GPU), so the rule is checked here, from what the layouts report.
+  for (cublasLtMatrixLayout_t layout : {lt_a_, lt_b_, lt_d_}) {
+    uint64_t rows = 0;
+    int64_t ld = 0;
+    size_t written = 0;
+    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatrixLayoutGetAttribute(
+        layout, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof(rows), &written));
+    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatrixLayoutGetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_LD,
+                                                               &ld, sizeof(ld), &written));
+    if (ld < static_cast<int64_t>(rows))
+      return Status(KILN_STATUS_INTERNAL, common_.label + ": a cuBLASLt layout has ld " +
+                                              std::to_string(ld) + " below its " +
+                                              std::to_string(rows) + " rows");
+  }
+  return Status();
+}
+
+Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryContext& context) {
+  handle_ = context.cublaslt;
+  Status status = describe(problem);
+  if (!status.ok()) return status;
+  const CudaEpilogue& epilogue = common_.epilogue;
 
   std::string key = problemKey(problem, context);
   auto& cache = ChoiceCache<cublasLtMatmulHeuristicResult_t>::instance();
@@ -302,6 +328,11 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
   }
   *out = std::move(problem);
   return Status();
+}
+
+Status checkCublasLtDescriptors(const MatmulProblem& problem) {
+  CublasLtMatmul call;
+  return call.describe(problem);
 }
 
 Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryContext& context,

@@ -129,7 +129,7 @@ class RealCudaApi final : public CudaApi {
     return status;
   }
   Status launchKernel(cudaKernel_t kernel, uint32_t grid_size, uint32_t block_size,
-                      void** arguments, cudaStream_t stream) override {
+                      void** arguments, const uint64_t*, cudaStream_t stream) override {
     KILN_CUDA_RETURN_IF_ERROR(cudaLaunchKernel(static_cast<const void*>(kernel), dim3(grid_size),
                                                dim3(block_size), arguments, 0, stream));
     return Status();

@@ -69,9 +69,12 @@ class CudaApi {
   virtual Status getKernel(cudaLibrary_t library, const char* name, cudaKernel_t* kernel) = 0;
   virtual Status maxThreadsPerBlock(cudaKernel_t kernel, int* threads) = 0;
   virtual Status occupancy(cudaKernel_t kernel, int block_size, int* blocks_per_multiprocessor) = 0;
-  /// cudaLaunchKernel: `arguments` points at each parameter's value.
+  /// cudaLaunchKernel: `arguments` points at each parameter's value, a binding's address.
+  /// `argument_bytes` (one per argument) are the bindings' sizes: the simulator checks every
+  /// access of the kernel against them; CUDA ignores them.
   virtual Status launchKernel(cudaKernel_t kernel, uint32_t grid_size, uint32_t block_size,
-                              void** arguments, cudaStream_t stream) = 0;
+                              void** arguments, const uint64_t* argument_bytes,
+                              cudaStream_t stream) = 0;
 
   // Graphs: thread-local stream capture, instantiation and replay.
   virtual Status beginCapture(cudaStream_t stream) = 0;

@@ -158,6 +158,13 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
                              const CudaLibraryFactory& factory,
                              std::unique_ptr<CudaLibraryCall>* out);
 
+/// Build and finalize each call's descriptors without a handle or a GPU: cuBLASLt's matmul
+/// descriptor and matrix layouts (checked against its column-major rule), cuDNN's backend tensor,
+/// convolution and operation descriptors of the fused graph (cuDNN validates them when they are
+/// finalized). The status of the call the library refuses.
+Status checkCublasLtDescriptors(const MatmulProblem& problem);
+Status checkCudnnConvolutionDescriptors(const ConvolutionProblem& problem);
+
 /// Prepare each call on `context`'s device.
 Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryContext& context,
                             std::unique_ptr<CudaLibraryCall>* out);

@@ -368,6 +368,17 @@ Status CudaProgram::prepareSteps() {
         return Status(KILN_STATUS_INTERNAL, where + " has an unknown kind after verification");
     }
     resolved.binding_count = bindings_.size() - resolved.first_binding;
+    // The bytes of each binding, from its type.
+    const auto& info = artifact_->steps()[i];
+    for (size_t b = 0; b < resolved.binding_count; ++b) {
+      uint64_t bytes = 0;
+      if (b < info.binding_count) {
+        const kiln_binding_info_t* infos = info.bindings;
+        bytes = kiln_element_type_size(infos[b].element_type);
+        for (size_t d = 0; d < infos[b].rank; ++d) bytes *= static_cast<uint64_t>(infos[b].dims[d]);
+      }
+      binding_bytes_.push_back(bytes);
+    }
     steps_.push_back(std::move(resolved));
   }
   return Status();
@@ -462,7 +473,8 @@ Status CudaProgram::enqueueStep(const Step& step) {
     case StepKind::kDispatch: {
       void** arguments =
           step.binding_count != 0 ? kernel_arguments_.data() + step.first_binding : nullptr;
-      return api_->launchKernel(step.kernel, step.grid_size, step.block_size, arguments, stream_);
+      return api_->launchKernel(step.kernel, step.grid_size, step.block_size, arguments,
+                                binding_bytes_.data() + step.first_binding, stream_);
     }
     case StepKind::kLibraryCall: {
       void* workspace = workspace_size_ != 0 ? device_base_ + layout_.workspace : nullptr;

@@ -204,6 +204,8 @@ class CudaProgram final : public DeviceProgram {
   void* staging_ = nullptr;
 
   std::vector<ResolvedBinding> bindings_;
+  /// The bytes of every binding, in `bindings_` order (what a kernel may touch through it).
+  std::vector<uint64_t> binding_bytes_;
   /// The device address of every binding, in `bindings_` order; fixed once resolved.
   std::vector<void*> addresses_;
   /// For each binding, a pointer to its entry of `addresses_`: a dispatch's cudaLaunchKernel

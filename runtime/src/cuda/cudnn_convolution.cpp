@@ -262,6 +262,11 @@ Status setLegacyTensor(cudnnDataType_t type, const std::vector<int64_t>& dims,
 class CudnnConvolution : public CudaLibraryCall {
  public:
   Status prepare(const ConvolutionProblem& problem, const CudaLibraryContext& context);
+  /// Builds the operation graph of `problem`; with `operations_only`, stops before the graph
+  /// itself (which needs a handle, hence a GPU), every tensor and operation finalized.
+  Status buildGraph(const ConvolutionProblem& problem, bool operations_only = false);
+  /// What checkCudnnConvolutionDescriptors needs of a call without a handle.
+  void setCommon(const CudaCallCommon& common) { common_ = common; }
 
   size_t workspaceSize() const override {
     return static_cast<size_t>(zero_bias_bytes_ != 0 ? zero_bias_offset_ + zero_bias_bytes_
@@ -278,7 +283,7 @@ class CudnnConvolution : public CudaLibraryCall {
  private:
   /// Path 1: the fused operation graph, its engine from the cache or the heuristics.
   Status prepareGraph(const ConvolutionProblem& problem, const std::string& key);
-  Status buildGraph(const ConvolutionProblem& problem);
+
   /// Builds the plan of `choice`; a status that is not OK when the engine cannot run the graph.
   Status buildPlan(const EngineChoice& choice);
   /// Runs the heuristics and builds the first allowed plan, returning its engine choice.
@@ -392,7 +397,7 @@ Status CudnnConvolution::enqueueLegacy(cudaStream_t stream, void* const* buffers
   return Status();
 }
 
-Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
+Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem, bool operations_only) {
   const CudaEpilogue& epilogue = common_.epilogue;
   cudnnDataType_t io_type = cudnnDataTypeOf(common_.element_type);
   auto alignment = [&](int binding) -> int64_t { return common_.alignments[binding]; };
@@ -519,6 +524,12 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem) {
     bindings_.push_back(epilogue.addend_binding);
   }
   if (has_relu && !(status = step(CUDNN_POINTWISE_RELU_FWD, nullptr, 0)).ok()) return status;
+  if (operations_only) {
+    keep_.push_back(std::move(x));
+    keep_.push_back(std::move(w));
+    keep_.push_back(std::move(y));
+    return Status();
+  }
 
   if (!(status = graph_.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)).ok()) return status;
   KILN_CUDA_RETURN_IF_ERROR(
@@ -972,6 +983,12 @@ Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* o
   problem.groups = groups;
   *out = std::move(problem);
   return Status();
+}
+
+Status checkCudnnConvolutionDescriptors(const ConvolutionProblem& problem) {
+  CudnnConvolution call;
+  call.setCommon(problem.common);
+  return call.buildGraph(problem, /*operations_only=*/true);
 }
 
 Status createCudnnConvolution(const ConvolutionProblem& problem, const CudaLibraryContext& context,

@@ -365,7 +365,8 @@ class SimCudaApi final : public CudaApi {
     return Status();
   }
   Status launchKernel(cudaKernel_t kernel, uint32_t grid_size, uint32_t block_size,
-                      void** arguments, cudaStream_t stream) override {
+                      void** arguments, const uint64_t* argument_bytes,
+                      cudaStream_t stream) override {
     const SimKernel* launched = reinterpret_cast<const SimKernel*>(kernel);
     if (grid_size == 0 || block_size == 0 || block_size > kMaxThreadsPerBlock) {
       return simError(KILN_STATUS_INVALID_ARGUMENT,
@@ -375,15 +376,45 @@ class SimCudaApi final : public CudaApi {
                           std::to_string(kMaxThreadsPerBlock) + " threads a block)");
     }
     // cudaLaunchKernel reads the parameter values when it is called; every parameter of a Kiln
-    // kernel is a pointer.
-    std::vector<void*> values(launched->info.parameter_count);
-    for (size_t i = 0; i < values.size(); ++i) values[i] = *static_cast<void**>(arguments[i]);
-    return enqueue(stream, [this, launched, grid_size, block_size, values]() mutable {
+    // kernel is a pointer, a binding.
+    const size_t count = launched->info.parameter_count;
+    std::vector<void*> values(count);
+    for (size_t i = 0; i < count; ++i) values[i] = *static_cast<void**>(arguments[i]);
+    // The kernel may touch its bindings only: each access is checked against them (overlapping
+    // bindings, views of one buffer, merged), not against the whole device allocation.
+    auto bindings = std::make_shared<SimMemory>();
+    if (argument_bytes != nullptr) {
+      std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+      for (size_t i = 0; i < count; ++i) {
+        auto begin = reinterpret_cast<uintptr_t>(values[i]);
+        if (argument_bytes[i] == 0) continue;
+        if (!memory_.contains(values[i], argument_bytes[i])) {
+          return simError(KILN_STATUS_INVALID_ARGUMENT,
+                          "launch of kernel '" + launched->name + "': binding " +
+                              std::to_string(i) + " (" + std::to_string(argument_bytes[i]) +
+                              " bytes at " + hex(values[i]) +
+                              ") is outside every device allocation");
+        }
+        ranges.emplace_back(begin, begin + argument_bytes[i]);
+      }
+      std::sort(ranges.begin(), ranges.end());
+      for (size_t i = 0; i < ranges.size();) {
+        uintptr_t begin = ranges[i].first, end = ranges[i].second;
+        for (++i; i < ranges.size() && ranges[i].first <= end; ++i)
+          end = std::max(end, ranges[i].second);
+        bindings->add(reinterpret_cast<const void*>(begin), end - begin);
+      }
+    }
+    const SimMemory* checked = argument_bytes != nullptr ? bindings.get() : &memory_;
+    SimLaunchOptions options = launch_options_;
+    if (argument_bytes != nullptr) options.memory_description = "the kernel's bindings";
+    return enqueue(stream, [launched, grid_size, block_size, values, bindings, checked,
+                            options]() mutable {
       std::vector<void*> pointers(values.size());
       for (size_t i = 0; i < values.size(); ++i) pointers[i] = &values[i];
       const uint32_t grid[3] = {grid_size, 1, 1};
       const uint32_t block[3] = {block_size, 1, 1};
-      return launchSimKernel(*launched, grid, block, pointers.data(), memory_, launch_options_);
+      return launchSimKernel(*launched, grid, block, pointers.data(), *checked, options);
     });
   }
 

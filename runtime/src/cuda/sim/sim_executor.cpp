@@ -929,7 +929,7 @@ void BlockRunner::failAccess(SimThread& t, uintptr_t address, uint64_t size, uin
     const char* kind = (flags & KILN_SIM_ACCESS_ATOMIC) != 0  ? "atomic"
                        : (flags & KILN_SIM_ACCESS_WRITE) != 0 ? "store"
                                                               : "load";
-    std::string why = "outside every allocation of the device";
+    std::string why = std::string("outside ") + launch_->options->memory_description;
     if (shared) {
       int64_t offset = static_cast<int64_t>(address - reinterpret_cast<uintptr_t>(shared_));
       why = "outside the block's " + std::to_string(shared_bytes_) +

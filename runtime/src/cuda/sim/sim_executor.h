@@ -73,6 +73,8 @@ struct SimKernel {
 };
 
 struct SimLaunchOptions {
+  /// What the SimMemory of the launch holds, for messages ("outside <it>").
+  const char* memory_description = "every allocation of the device";
   /// 0 runs the threads of a block in order; otherwise the seed of the order in which threads
   /// run between synchronization points (and blocks are started).
   uint64_t seed = 0;

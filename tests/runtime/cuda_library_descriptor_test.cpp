@@ -1,0 +1,126 @@
+//===- cuda_library_descriptor_test.cpp - Library descriptors, no GPU -----===//
+//
+// What the real libraries can check without a GPU: cuBLASLt's matmul descriptor and matrix
+// layouts are created for every problem shape the runtime builds, and cuDNN's backend tensor,
+// convolution and pointwise operation descriptors of the fused graph finalize, cuDNN validating
+// each; a problem cuDNN must refuse (an output shape the convolution does not produce) fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/src/cuda/cuda_library_problem.h"
+
+namespace kiln::testing {
+namespace {
+
+using ::kiln::runtime::cuda::Activation;
+using ::kiln::runtime::cuda::checkCublasLtDescriptors;
+using ::kiln::runtime::cuda::checkCudnnConvolutionDescriptors;
+using ::kiln::runtime::cuda::ConvolutionProblem;
+using ::kiln::runtime::cuda::CudaCallCommon;
+using ::kiln::runtime::cuda::MatmulProblem;
+
+CudaCallCommon common(const std::string& label, kiln_element_type_t type, int bindings,
+                      int bias = -1, int addend = -1, Activation activation = Activation::kNone) {
+  CudaCallCommon result;
+  result.label = label;
+  result.element_type = type;
+  result.epilogue.bias_binding = bias;
+  result.epilogue.addend_binding = addend;
+  result.epilogue.activation = activation;
+  result.result_binding = bindings - 1;
+  result.alignments.assign(static_cast<size_t>(bindings), 256);
+  return result;
+}
+
+MatmulProblem matmul(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b,
+                     const CudaCallCommon& call, int64_t batch = 1, int64_t a_stride = 0,
+                     int64_t b_stride = 0) {
+  MatmulProblem problem;
+  problem.common = call;
+  problem.m = m;
+  problem.n = n;
+  problem.k = k;
+  problem.trans_a = trans_a;
+  problem.trans_b = trans_b;
+  problem.batch = batch;
+  problem.a_batch_stride = a_stride;
+  problem.b_batch_stride = b_stride;
+  return problem;
+}
+
+TEST(CudaLibraryDescriptorTest, CublasLtDescribesEveryMatmulShape) {
+  const kiln_element_type_t f32 = KILN_ELEMENT_TYPE_F32, f16 = KILN_ELEMENT_TYPE_F16;
+  const MatmulProblem problems[] = {
+      matmul(64, 48, 32, false, false, common("plain", f32, 3)),
+      matmul(64, 48, 32, true, false, common("a transposed", f32, 3)),
+      matmul(64, 48, 32, false, true, common("b transposed", f32, 3)),
+      matmul(7, 5, 3, true, true, common("both transposed", f32, 3)),
+      matmul(16, 24, 8, false, false, common("batched, b broadcast, bias, relu", f32, 4, 2, -1,
+                                             Activation::kRelu),
+             3, 16 * 8, 0),
+      matmul(128, 3072, 768, false, false,
+             common("f16 gelu", f16, 4, 2, -1, Activation::kGelu)),
+      matmul(32, 32, 32, false, false, common("addend", f32, 4, -1, 2)),
+  };
+  for (const MatmulProblem& problem : problems) {
+    Status status = checkCublasLtDescriptors(problem);
+    EXPECT_TRUE(status.ok()) << problem.common.label << ": " << status.toString();
+  }
+}
+
+ConvolutionProblem convolution(const CudaCallCommon& call, std::vector<int64_t> x,
+                               std::vector<int64_t> w, std::vector<int64_t> y,
+                               std::vector<int64_t> strides, std::vector<int64_t> pads_begin,
+                               std::vector<int64_t> pads_end, int64_t groups = 1) {
+  ConvolutionProblem problem;
+  problem.common = call;
+  problem.x_dims = std::move(x);
+  problem.w_dims = std::move(w);
+  problem.y_dims = std::move(y);
+  problem.strides = std::move(strides);
+  problem.dilations.assign(problem.strides.size(), 1);
+  problem.pads_begin = std::move(pads_begin);
+  problem.pads_end = std::move(pads_end);
+  problem.groups = groups;
+  return problem;
+}
+
+TEST(CudaLibraryDescriptorTest, CudnnFinalizesTheFusedGraphsOperations) {
+  const kiln_element_type_t f32 = KILN_ELEMENT_TYPE_F32, f16 = KILN_ELEMENT_TYPE_F16;
+  const ConvolutionProblem problems[] = {
+      convolution(common("3x3", f32, 3), {1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56},
+                  {1, 1}, {1, 1}, {1, 1}),
+      convolution(common("stride 2, asymmetric pads, bias, relu", f32, 4, 2, -1,
+                         Activation::kRelu),
+                  {2, 3, 224, 224}, {64, 3, 7, 7}, {2, 64, 112, 112}, {2, 2}, {2, 2}, {3, 3}),
+      convolution(common("f16 bias, addend, relu", f16, 5, 2, 3, Activation::kRelu),
+                  {1, 32, 28, 28}, {32, 32, 1, 1}, {1, 32, 28, 28}, {1, 1}, {0, 0}, {0, 0}),
+      convolution(common("2 groups", f32, 3), {1, 8, 16, 16}, {8, 4, 3, 3}, {1, 8, 16, 16},
+                  {1, 1}, {1, 1}, {1, 1}, 2),
+      convolution(common("3-D", f32, 3), {1, 4, 8, 8, 8}, {8, 4, 3, 3, 3}, {1, 8, 8, 8, 8},
+                  {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+  };
+  for (const ConvolutionProblem& problem : problems) {
+    Status status = checkCudnnConvolutionDescriptors(problem);
+    EXPECT_TRUE(status.ok()) << problem.common.label << ": " << status.toString();
+  }
+}
+
+TEST(CudaLibraryDescriptorTest, CudnnRefusesAnOutputTheConvolutionDoesNotProduce) {
+  // Stride 2 halves 56 to 28; a 56 x 56 output is wrong and cuDNN must say so.
+  ConvolutionProblem wrong = convolution(common("wrong output", KILN_ELEMENT_TYPE_F32, 3),
+                                         {1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56},
+                                         {2, 2}, {1, 1}, {1, 1});
+  Status status = checkCudnnConvolutionDescriptors(wrong);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("cudnnBackendFinalize"));
+}
+
+}  // namespace
+}  // namespace kiln::testing
