@@ -21,10 +21,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "runtime/src/cuda/cuda_api.h"
 #include "runtime/src/cuda/cuda_device.h"
 #include "runtime/src/cuda/cuda_library_problem.h"
+#include "runtime/src/cuda/sim/sim_cuda_api.h"
 #include "tests/runtime/onednn/onednn_test_util.h"
 
 namespace {
@@ -461,45 +464,66 @@ std::vector<float> roundTo(int type, std::vector<float> values) {
   return values;
 }
 
-/// The CUDA device and the library handles of one test.
-class CudaLibraryCallGpuTest : public ::testing::TestWithParam<int> {
+/// Where a library-call test runs: cuBLASLt and cuDNN on a GPU (skipped without one), or the
+/// simulated CUDA device's CPU references, through the same CudaApi.
+enum class CallBackend { kGpu, kSimulator };
+
+/// The CUDA device (or the simulator) of one test, parameterized by backend and element type.
+class CudaLibraryCallGpuTest
+    : public ::testing::TestWithParam<std::tuple<CallBackend, int>> {
  protected:
   void SetUp() override {
-    kiln::Result<std::vector<kiln::runtime::CudaDeviceInfo>> devices =
-        kiln::runtime::probeCudaDevices();
-    if (!devices.ok()) GTEST_SKIP() << "no CUDA device: " << devices.status().message();
-    const kiln::runtime::CudaDeviceInfo& device = devices->front();
-    context_.device = device.ordinal;
-    context_.compute_capability_major = device.compute_capability_major;
-    context_.compute_capability_minor = device.compute_capability_minor;
-    ASSERT_EQ(cudaSetDevice(device.ordinal), cudaSuccess);
-    ASSERT_EQ(cublasLtCreate(&context_.cublaslt), CUBLAS_STATUS_SUCCESS);
-    ASSERT_EQ(cudnnCreate(&context_.cudnn), CUDNN_STATUS_SUCCESS);
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+    if (backend() == CallBackend::kGpu) {
+      kiln::Result<std::vector<kiln::runtime::CudaDeviceInfo>> devices =
+          kiln::runtime::probeCudaDevices();
+      if (!devices.ok()) GTEST_SKIP() << "no CUDA device: " << devices.status().message();
+      api_ = kiln::runtime::cuda::createRealCudaApi();
+    } else {
+      api_ = kiln::runtime::cuda::sim::createSimCudaApi();
+    }
+    kiln::Result<std::vector<kiln::runtime::CudaDeviceInfo>> devices = api_->devices();
+    ASSERT_TRUE(devices.ok()) << devices.status().toString();
+    device_ = devices->front();
+    ASSERT_TRUE(api_->setDevice(device_.ordinal).ok());
+    ASSERT_TRUE(api_->streamCreate(&stream_).ok());
+    // The context of the tests that prepare calls themselves (the real libraries only).
+    context_.device = device_.ordinal;
+    context_.compute_capability_major = device_.compute_capability_major;
+    context_.compute_capability_minor = device_.compute_capability_minor;
+    if (backend() == CallBackend::kGpu) {
+      ASSERT_EQ(cublasLtCreate(&context_.cublaslt), CUBLAS_STATUS_SUCCESS);
+      ASSERT_EQ(cudnnCreate(&context_.cudnn), CUDNN_STATUS_SUCCESS);
+    }
   }
 
   void TearDown() override {
-    for (void* buffer : buffers_) cudaFree(buffer);
-    if (stream_) cudaStreamDestroy(stream_);
+    if (!api_) return;
+    for (void* buffer : buffers_) (void)api_->free(buffer);
+    prepared_.clear();
+    if (stream_) (void)api_->streamDestroy(stream_);
     if (context_.cudnn) cudnnDestroy(context_.cudnn);
     if (context_.cublaslt) cublasLtDestroy(context_.cublaslt);
   }
+
+  CallBackend backend() const { return std::get<0>(GetParam()); }
+  int elementType() const { return std::get<1>(GetParam()); }
 
   /// Runs `call` with `operands` (host f32 values, converted to the call's type) and returns the
   /// result as f32. Runs twice, so that a second enqueue with the same buffers is covered.
   std::vector<float> run(const kiln::artifact::LibraryCall& call, int type,
                          const std::vector<std::vector<float>>& operands, int64_t result_size) {
-    std::unique_ptr<kiln::runtime::cuda::CudaLibraryCall> prepared;
-    kiln::Status status =
-        kiln::runtime::cuda::createCudaLibraryCall(call, context_, &prepared);
+    std::unique_ptr<kiln::runtime::cuda::CudaLibraryCall> owned;
+    kiln::Status status = api_->createLibraryCall(call, device_, stream_, &owned);
     EXPECT_TRUE(status.ok()) << status.toString();
     if (!status.ok()) return {};
+    kiln::runtime::cuda::CudaLibraryCall* prepared = owned.get();
+    prepared_.push_back(std::move(owned));
     size_t element = type == kF16 ? 2 : 4;
     std::vector<void*> addresses;
     for (size_t i = 0; i <= operands.size(); ++i) {
       size_t count = i < operands.size() ? operands[i].size() : static_cast<size_t>(result_size);
       void* buffer = nullptr;
-      EXPECT_EQ(cudaMalloc(&buffer, count * element), cudaSuccess);
+      EXPECT_TRUE(api_->malloc(&buffer, count * element).ok());
       buffers_.push_back(buffer);
       addresses.push_back(buffer);
       if (i == operands.size()) break;
@@ -512,22 +536,27 @@ class CudaLibraryCallGpuTest : public ::testing::TestWithParam<int> {
           std::memcpy(bytes.data() + 4 * j, &operands[i][j], 4);
         }
       }
-      EXPECT_EQ(cudaMemcpy(buffer, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
-                cudaSuccess);
+      EXPECT_TRUE(
+          api_->memcpyAsync(buffer, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream_)
+              .ok());
+      EXPECT_TRUE(api_->streamSynchronize(stream_).ok());
     }
     void* workspace = nullptr;
     if (prepared->workspaceSize() > 0) {
-      EXPECT_EQ(cudaMalloc(&workspace, prepared->workspaceSize()), cudaSuccess);
+      EXPECT_TRUE(api_->malloc(&workspace, prepared->workspaceSize()).ok());
       buffers_.push_back(workspace);
     }
     for (int repeat = 0; repeat < 2; ++repeat) {
       status = prepared->enqueue(stream_, addresses.data(), workspace);
       EXPECT_TRUE(status.ok()) << status.toString();
     }
-    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    status = api_->streamSynchronize(stream_);
+    EXPECT_TRUE(status.ok()) << status.toString();
     std::vector<uint8_t> bytes(static_cast<size_t>(result_size) * element);
-    EXPECT_EQ(cudaMemcpy(bytes.data(), addresses.back(), bytes.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    EXPECT_TRUE(api_->memcpyAsync(bytes.data(), addresses.back(), bytes.size(),
+                                  cudaMemcpyDeviceToHost, stream_)
+                    .ok());
+    EXPECT_TRUE(api_->streamSynchronize(stream_).ok());
     std::vector<float> result(static_cast<size_t>(result_size));
     for (size_t j = 0; j < result.size(); ++j) {
       if (type == kF16) {
@@ -543,15 +572,18 @@ class CudaLibraryCallGpuTest : public ::testing::TestWithParam<int> {
 
   /// f16 results carry f16 rounding of values up to ~10 plus fp32-accumulated f16 inputs.
   void expectResult(const std::vector<float>& actual, const std::vector<float>& expected) {
-    if (GetParam() == kF16)
+    if (elementType() == kF16)
       expectClose(actual, expected, 2e-2f, 1e-2f);
     else
       expectClose(actual, expected, 1e-4f, 1e-4f);
   }
 
+  std::unique_ptr<kiln::runtime::cuda::CudaApi> api_;
+  kiln::runtime::CudaDeviceInfo device_;
   kiln::runtime::cuda::CudaLibraryContext context_;
   cudaStream_t stream_ = nullptr;
   std::vector<void*> buffers_;
+  std::vector<std::unique_ptr<kiln::runtime::cuda::CudaLibraryCall>> prepared_;
 };
 
 /// Row-major reference matmul over batch dims broadcast NumPy-style; `a` and `b` already padded
@@ -590,7 +622,7 @@ std::vector<float> referenceMatmul(const std::vector<float>& a, const std::vecto
 }
 
 TEST_P(CudaLibraryCallGpuTest, MatmulWithBiasAndRelu) {
-  int type = GetParam();
+  int type = elementType();
   const int64_t m = 33, k = 64, n = 40;
   std::vector<float> a = roundTo(type, randomValues({m, k}, 1));
   std::vector<float> b = roundTo(type, randomValues({n, k}, 2));  // stored transposed
@@ -610,7 +642,7 @@ TEST_P(CudaLibraryCallGpuTest, MatmulWithBiasAndRelu) {
 }
 
 TEST_P(CudaLibraryCallGpuTest, BatchedMatmulBroadcastsEitherOperand) {
-  int type = GetParam();
+  int type = elementType();
   struct Case {
     std::vector<int64_t> a, b, d;
   };
@@ -635,7 +667,7 @@ TEST_P(CudaLibraryCallGpuTest, BatchedMatmulBroadcastsEitherOperand) {
 }
 
 TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaAndAddend) {
-  int type = GetParam();
+  int type = elementType();
   const int64_t m = 24, k = 48, n = 16;
   std::vector<float> a = roundTo(type, randomValues({k, m}, 6));  // stored transposed
   std::vector<float> b = roundTo(type, randomValues({k, n}, 7));
@@ -655,7 +687,7 @@ TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaAndAddend) {
 }
 
 TEST_P(CudaLibraryCallGpuTest, MatmulWithBiasAndGelu) {
-  int type = GetParam();
+  int type = elementType();
   const int64_t m = 16, k = 32, n = 24;
   std::vector<float> a = roundTo(type, randomValues({m, k}, 9));
   std::vector<float> b = roundTo(type, randomValues({k, n}, 10));
@@ -713,7 +745,7 @@ std::vector<float> referenceConvolution(const std::vector<float>& x,
 }
 
 TEST_P(CudaLibraryCallGpuTest, ConvolutionWithBiasResidualAndRelu) {
-  int type = GetParam();
+  int type = elementType();
   const std::vector<int64_t> x_dims{2, 8, 10, 10}, w_dims{16, 8, 3, 3}, y_dims{2, 16, 10, 10};
   std::vector<float> x = roundTo(type, randomValues(x_dims, 12));
   std::vector<float> w = roundTo(type, randomValues(w_dims, 13));
@@ -743,7 +775,7 @@ TEST_P(CudaLibraryCallGpuTest, ConvolutionWithBiasResidualAndRelu) {
 
 TEST_P(CudaLibraryCallGpuTest, ConvolutionWithResidualAndReluButNoBias) {
   // The legacy path passes its zero bias and the residual as z with alpha2 = 1.
-  int type = GetParam();
+  int type = elementType();
   const std::vector<int64_t> x_dims{2, 8, 9, 9}, w_dims{12, 8, 3, 3}, y_dims{2, 12, 4, 4};
   std::vector<float> x = roundTo(type, randomValues(x_dims, 20));
   std::vector<float> w = roundTo(type, randomValues(w_dims, 21));
@@ -770,7 +802,7 @@ TEST_P(CudaLibraryCallGpuTest, ConvolutionWithResidualAndReluButNoBias) {
 TEST_P(CudaLibraryCallGpuTest, ConvolutionWithBiasOnly) {
   // Without relu the legacy path runs the identity activation (IMPLICIT_PRECOMP_GEMM) or the
   // convolution then cudnnAddTensor; a negative result would be clamped if it ran ReLU.
-  int type = GetParam();
+  int type = elementType();
   const std::vector<int64_t> x_dims{1, 4, 7, 7}, w_dims{6, 4, 3, 3}, y_dims{1, 6, 7, 7};
   std::vector<float> x = roundTo(type, randomValues(x_dims, 23));
   std::vector<float> w = roundTo(type, randomValues(w_dims, 24));
@@ -794,7 +826,8 @@ TEST_P(CudaLibraryCallGpuTest, ConvolutionWithBiasOnly) {
 }
 
 TEST_P(CudaLibraryCallGpuTest, LegacyPathRefusesAsymmetricPads) {
-  int type = GetParam();
+  if (backend() == CallBackend::kSimulator) GTEST_SKIP() << "cuDNN's legacy API only";
+  int type = elementType();
   LibraryCallBuilder builder("cudnn.convolution");
   builder.binding({1, 4, 8, 8}, BufferKind::Arena, 0, type)
       .binding({8, 4, 3, 3}, BufferKind::Arena, 0, type)
@@ -809,7 +842,7 @@ TEST_P(CudaLibraryCallGpuTest, LegacyPathRefusesAsymmetricPads) {
 }
 
 TEST_P(CudaLibraryCallGpuTest, GroupedStridedDilatedConvolution) {
-  int type = GetParam();
+  int type = elementType();
   const std::vector<int64_t> x_dims{1, 6, 13, 13}, w_dims{9, 2, 3, 3}, y_dims{1, 9, 6, 6};
   std::vector<float> x = roundTo(type, randomValues(x_dims, 16));
   std::vector<float> w = roundTo(type, randomValues(w_dims, 17));
@@ -829,9 +862,13 @@ TEST_P(CudaLibraryCallGpuTest, GroupedStridedDilatedConvolution) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ElementTypes, CudaLibraryCallGpuTest, ::testing::Values(kF32, kF16),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return info.param == kF16 ? std::string("F16") : std::string("F32");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    BackendsAndElementTypes, CudaLibraryCallGpuTest,
+    ::testing::Combine(::testing::Values(CallBackend::kGpu, CallBackend::kSimulator),
+                       ::testing::Values(kF32, kF16)),
+    [](const ::testing::TestParamInfo<std::tuple<CallBackend, int>>& info) {
+      return std::string(std::get<0>(info.param) == CallBackend::kGpu ? "Gpu" : "Simulator") +
+             (std::get<1>(info.param) == kF16 ? "F16" : "F32");
+    });
 
 }  // namespace

@@ -390,12 +390,11 @@ TEST_P(CudaProgramOnDevice, RefusesMismatchedInputs) {
 
 // Tests that an options struct of API version 2 (without device_ordinal) still creates a
 // session, on device 0, whatever lies past its end.
-TEST(CudaProgramTest, OlderOptionsStructsRunOnDeviceZero) {
-  KILN_REQUIRE_GPU(devices);
-  Artifact artifact = loadPublic(cudaAffineSpec(1000));
+TEST_P(CudaProgramOnDevice, OlderOptionsStructsRunOnDeviceZero) {
+  Artifact artifact = loadPublic(affineSpec(1000));
   kiln_session_options_t options;
   kiln_session_options_initialize(&options);
-  options.device_kind = KILN_DEVICE_KIND_CUDA;
+  options.device_kind = deviceKind();
   options.struct_size = offsetof(kiln_session_options_t, device_ordinal);
   options.device_ordinal = 12345;
   kiln_session_t* handle = nullptr;
@@ -406,7 +405,7 @@ TEST(CudaProgramTest, OlderOptionsStructsRunOnDeviceZero) {
   options.struct_size = sizeof(options);
   status = Status::fromC(kiln_session_create(artifact.get(), &options, &handle));
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_THAT(status.message(), HasSubstr("CUDA device 12345 does not exist"));
+  EXPECT_THAT(status.message(), HasSubstr("device 12345 does not exist"));
 }
 
 // Tests that a cubin for exactly the GPU's architecture is chosen over PTX and runs. The cubin
@@ -508,12 +507,15 @@ TEST_P(CudaProgramOnDevice, RefusesAMissingKernel) {
                               "'kiln_missing' is not defined by the code"));
 }
 
-TEST(CudaProgramTest, RefusesADeviceOrdinalPastTheDevices) {
-  KILN_REQUIRE_GPU(devices);
-  auto program =
-      CudaProgram::create(loadInternal(cudaAffineSpec(1000)), static_cast<int>(devices->size()));
+TEST_P(CudaProgramOnDevice, RefusesADeviceOrdinalPastTheDevices) {
+  std::unique_ptr<runtime::cuda::CudaApi> api = GetParam() == Backend::kGpu
+                                                    ? runtime::cuda::createRealCudaApi()
+                                                    : runtime::cuda::sim::createSimCudaApi();
+  const auto count = static_cast<int>(api->devices()->size());
+  auto program = CudaProgram::create(loadInternal(affineSpec(1000)), count, std::move(api));
   EXPECT_EQ(program.status().code(), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_THAT(program.status().message(), HasSubstr("does not exist"));
+  EXPECT_THAT(program.status().message(), HasSubstr("device " + std::to_string(count) +
+                                                    " does not exist"));
 }
 
 /// A program of one kernel that traps, described as "a kernel that traps".
