@@ -654,6 +654,14 @@ class WatchedApi final : public runtime::cuda::CudaApi {
     ++counts_->synchronizations;
     return inner_->streamSynchronize(stream);
   }
+  Status eventCreate(cudaEvent_t* event) override { return inner_->eventCreate(event); }
+  Status eventDestroy(cudaEvent_t event) override { return inner_->eventDestroy(event); }
+  Status eventRecord(cudaEvent_t event, cudaStream_t stream) override {
+    return inner_->eventRecord(event, stream);
+  }
+  Status streamWaitEvent(cudaStream_t stream, cudaEvent_t event) override {
+    return inner_->streamWaitEvent(stream, event);
+  }
   Status loadLibrary(const fb::CodeObject& code, cudaLibrary_t* library,
                      std::string* log) override {
     return inner_->loadLibrary(code, library, log);

@@ -2,9 +2,11 @@
 //
 // The simulated device's CudaApi refuses what a GPU would: allocation, freeing and
 // synchronization while the calling thread captures a stream (and the capture is invalidated),
-// copies of pageable host memory in a capture, copies and memsets outside device allocations;
-// its memory starts poisoned with NaN bytes; its streams run their work when synchronized, in
-// order; a captured graph replays the work it recorded.
+// copies of pageable host memory in a capture, copies and memsets outside device allocations,
+// a capture that ends with a forked stream not joined back; its memory starts poisoned with NaN
+// bytes; its streams run their work when synchronized, in order, and other streams' work only
+// when an event orders it first; a captured graph replays the work it recorded, branches in any
+// order their dependencies allow.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -155,6 +159,118 @@ TEST_F(CudaSimApiTest, AccessesOutsideAllocationsAreRefused) {
   EXPECT_THAT(free_inside.message(), HasSubstr("which cudaMalloc did not return"));
   EXPECT_TRUE(api_->free(device).ok());
   EXPECT_TRUE(api_->freeHost(pinned).ok());
+}
+
+/// Memsets `bytes` of `device` to `value` on `from`, then copies them to `pinned` on `to`; with
+/// `ordered`, `to` waits on an event recorded on `from` after the memset.
+void memsetThenCopy(CudaApi& api, cudaStream_t from, cudaStream_t to, void* device, void* pinned,
+                    int value, size_t bytes, bool ordered, cudaEvent_t event) {
+  ASSERT_TRUE(api.memsetAsync(device, value, bytes, from).ok());
+  if (ordered) {
+    ASSERT_TRUE(api.eventRecord(event, from).ok());
+    ASSERT_TRUE(api.streamWaitEvent(to, event).ok());
+  }
+  ASSERT_TRUE(api.memcpyAsync(pinned, device, bytes, cudaMemcpyDeviceToHost, to).ok());
+}
+
+// Tests that streams are ordered only by events: a copy on one stream sees a memset on another
+// when it waits on an event recorded after it, and does not (it reads the poison) when it does
+// not, as a missing event would show on a GPU some of the time.
+TEST_F(CudaSimApiTest, StreamsAreOrderedOnlyByEvents) {
+  cudaStream_t other = nullptr;
+  cudaEvent_t event = nullptr;
+  ASSERT_TRUE(api_->streamCreate(&other).ok());
+  ASSERT_TRUE(api_->eventCreate(&event).ok());
+  void* device = nullptr;
+  void* pinned = nullptr;
+  ASSERT_TRUE(api_->malloc(&device, 64).ok());
+  ASSERT_TRUE(api_->hostAlloc(&pinned, 64).ok());
+
+  memsetThenCopy(*api_, other, stream_, device, pinned, 0x01, 64, /*ordered=*/true, event);
+  ASSERT_TRUE(api_->streamSynchronize(stream_).ok());
+  EXPECT_EQ(static_cast<uint8_t*>(pinned)[0], 0x01);
+
+  void* fresh = nullptr;
+  ASSERT_TRUE(api_->malloc(&fresh, 64).ok());
+  memsetThenCopy(*api_, other, stream_, fresh, pinned, 0x02, 64, /*ordered=*/false, event);
+  ASSERT_TRUE(api_->streamSynchronize(stream_).ok());
+  EXPECT_EQ(static_cast<uint8_t*>(pinned)[0], kSimPoisonByte);
+  ASSERT_TRUE(api_->streamSynchronize(other).ok());
+
+  EXPECT_TRUE(api_->free(device).ok());
+  EXPECT_TRUE(api_->free(fresh).ok());
+  EXPECT_TRUE(api_->freeHost(pinned).ok());
+  EXPECT_TRUE(api_->eventDestroy(event).ok());
+  EXPECT_TRUE(api_->streamDestroy(other).ok());
+}
+
+// Tests a captured fork and join: the origin stream forks a second stream with an event, joins
+// it back with another, and the graph replays both branches in an order their dependencies allow,
+// also with a seeded order.
+TEST_F(CudaSimApiTest, CapturesAForkAndJoinAcrossStreams) {
+  for (const char* seed : {"0", "5"}) {
+    SCOPED_TRACE(std::string("seed ") + seed);
+    ::setenv(runtime::cuda::sim::kSimSeedEnvironmentVariable, seed, 1);
+    std::unique_ptr<CudaApi> api = createSimCudaApi();
+    ::unsetenv(runtime::cuda::sim::kSimSeedEnvironmentVariable);
+    cudaStream_t origin = nullptr, branch = nullptr;
+    cudaEvent_t fork = nullptr, join = nullptr;
+    ASSERT_TRUE(api->streamCreate(&origin).ok());
+    ASSERT_TRUE(api->streamCreate(&branch).ok());
+    ASSERT_TRUE(api->eventCreate(&fork).ok());
+    ASSERT_TRUE(api->eventCreate(&join).ok());
+    void* device = nullptr;
+    void* pinned = nullptr;
+    ASSERT_TRUE(api->malloc(&device, 128).ok());
+    ASSERT_TRUE(api->hostAlloc(&pinned, 128).ok());
+
+    ASSERT_TRUE(api->beginCapture(origin).ok());
+    ASSERT_TRUE(api->memsetAsync(device, 0x10, 64, origin).ok());
+    ASSERT_TRUE(api->eventRecord(fork, origin).ok());
+    ASSERT_TRUE(api->streamWaitEvent(branch, fork).ok());
+    // Both halves at once: the branch writes the second, the origin the first again.
+    ASSERT_TRUE(api->memsetAsync(static_cast<uint8_t*>(device) + 64, 0x20, 64, branch).ok());
+    ASSERT_TRUE(api->memsetAsync(device, 0x11, 64, origin).ok());
+    ASSERT_TRUE(api->eventRecord(join, branch).ok());
+    ASSERT_TRUE(api->streamWaitEvent(origin, join).ok());
+    ASSERT_TRUE(api->memcpyAsync(pinned, device, 128, cudaMemcpyDeviceToHost, origin).ok());
+    cudaGraph_t graph = nullptr;
+    Status ended = api->endCapture(origin, &graph);
+    ASSERT_TRUE(ended.ok()) << ended.toString();
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_TRUE(api->graphInstantiate(graph, &exec).ok());
+    api->graphDestroy(graph);
+    std::memset(pinned, 0, 128);
+    ASSERT_TRUE(api->graphLaunch(exec, origin).ok());
+    ASSERT_TRUE(api->streamSynchronize(origin).ok());
+    EXPECT_EQ(static_cast<uint8_t*>(pinned)[0], 0x11);
+    EXPECT_EQ(static_cast<uint8_t*>(pinned)[127], 0x20);
+    api->graphExecDestroy(exec);
+    EXPECT_TRUE(api->free(device).ok());
+    EXPECT_TRUE(api->freeHost(pinned).ok());
+  }
+}
+
+// Tests that a capture whose forked stream is not joined back fails to end, as CUDA's
+// cudaErrorStreamCaptureUnjoined.
+TEST_F(CudaSimApiTest, ACaptureWithAnUnjoinedStreamFails) {
+  cudaStream_t branch = nullptr;
+  cudaEvent_t fork = nullptr;
+  ASSERT_TRUE(api_->streamCreate(&branch).ok());
+  ASSERT_TRUE(api_->eventCreate(&fork).ok());
+  void* device = nullptr;
+  ASSERT_TRUE(api_->malloc(&device, 64).ok());
+  ASSERT_TRUE(api_->beginCapture(stream_).ok());
+  ASSERT_TRUE(api_->eventRecord(fork, stream_).ok());
+  ASSERT_TRUE(api_->streamWaitEvent(branch, fork).ok());
+  ASSERT_TRUE(api_->memsetAsync(device, 0, 64, branch).ok());
+  cudaGraph_t graph = nullptr;
+  Status ended = api_->endCapture(stream_, &graph);
+  EXPECT_EQ(ended.code(), KILN_STATUS_FAILED_PRECONDITION);
+  EXPECT_THAT(ended.message(), HasSubstr("cudaErrorStreamCaptureUnjoined"));
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_TRUE(api_->free(device).ok());
+  EXPECT_TRUE(api_->streamDestroy(branch).ok());
 }
 
 // Tests that the simulated device is one device, ordinal 0, with sm_80's compute capability.

@@ -80,6 +80,23 @@ class RealCudaApi final : public CudaApi {
     return Status();
   }
 
+  Status eventCreate(cudaEvent_t* event) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(event, cudaEventDisableTiming));
+    return Status();
+  }
+  Status eventDestroy(cudaEvent_t event) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventDestroy(event));
+    return Status();
+  }
+  Status eventRecord(cudaEvent_t event, cudaStream_t stream) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventRecord(event, stream));
+    return Status();
+  }
+  Status streamWaitEvent(cudaStream_t stream, cudaEvent_t event) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, event, 0));
+    return Status();
+  }
+
   Status loadLibrary(const fb::CodeObject& code, cudaLibrary_t* library,
                      std::string* log) override {
     // PTX is text the driver reads up to its NUL, which a byte vector of the file need not have;

@@ -1,6 +1,6 @@
 //===- cuda_api.h - The one interface between the CUDA device and CUDA -*- C++ -*-===//
 //
-// Everything CudaProgram asks of CUDA, in one narrow interface with two implementations: the real
+// Everything the CUDA device asks of CUDA, in one narrow interface with two implementations: the real
 // CUDA runtime (cudart, cuBLASLt, cuDNN; createRealCudaApi) and the simulated CUDA device, which
 // runs the same program on the CPU (sim/sim_cuda_api.h; `--device cuda-sim`). CudaProgram and the
 // library calls' problem reading run unchanged on both, so CI, which has no GPU, executes the
@@ -60,6 +60,13 @@ class CudaApi {
   virtual Status streamCreate(cudaStream_t* stream) = 0;
   virtual Status streamDestroy(cudaStream_t stream) = 0;
   virtual Status streamSynchronize(cudaStream_t stream) = 0;
+
+  // Events (without timing): cudaEventRecord and cudaStreamWaitEvent order work across streams,
+  // and fork and join streams in a capture.
+  virtual Status eventCreate(cudaEvent_t* event) = 0;
+  virtual Status eventDestroy(cudaEvent_t event) = 0;
+  virtual Status eventRecord(cudaEvent_t event, cudaStream_t stream) = 0;
+  virtual Status streamWaitEvent(cudaStream_t stream, cudaEvent_t event) = 0;
 
   // Code.
   /// Loads `code`; `*log` gets what a failed JIT compilation said.

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -34,15 +35,45 @@ constexpr int kMaxThreadsPerBlock = 1024;
 
 using Work = std::function<Status()>;
 
+/// A captured graph: work nodes and the nodes each one depends on (what the stream order and the
+/// events of the capture made it wait for).
 struct SimGraph {
-  std::vector<Work> work;
+  struct Node {
+    Work work;
+    std::vector<size_t> dependencies;
+  };
+  std::vector<Node> nodes;
+  /// While captured: why the capture is invalid (empty if it is not).
+  std::string error;
 };
 
+struct SimEvent;
+
 struct SimStream {
-  std::deque<Work> pending;
-  /// While captured: the graph being recorded, and why the capture is invalid (empty if not).
+  /// Queued work, event records and event waits, run in order when the stream is synchronized
+  /// (or when another stream waits for one of its records).
+  struct Item {
+    enum Kind { kWork, kRecord, kWait } kind = kWork;
+    Work work;
+    SimEvent* event = nullptr;
+    uint64_t generation = 0;
+  };
+  std::deque<Item> pending;
+  /// While captured (as the capture's origin, or joined by waiting on one of its events): the
+  /// graph, and the nodes the stream's next work depends on.
   SimGraph* capture = nullptr;
-  std::string capture_error;
+  std::vector<size_t> tail;
+};
+
+struct SimEvent {
+  /// Records enqueued and records executed; a wait enqueued after record N waits for N.
+  uint64_t recorded = 0;
+  uint64_t completed = 0;
+  /// The stream of the last record.
+  SimStream* stream = nullptr;
+  /// Recorded in a capture: its graph and the nodes the record stands for.
+  SimGraph* graph = nullptr;
+  std::vector<size_t> tail;
 };
 
 struct SimLibrary {
@@ -418,6 +449,73 @@ class SimCudaApi final : public CudaApi {
     });
   }
 
+  // Events.
+  Status eventCreate(cudaEvent_t* event) override {
+    auto* created = new SimEvent();
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.emplace_back(created);
+    *event = reinterpret_cast<cudaEvent_t>(created);
+    return Status();
+  }
+  Status eventDestroy(cudaEvent_t event) override {
+    // Queued records and waits may still name it: it lives as long as the device.
+    return fromHandle(event) != nullptr ? Status()
+                                        : simError(KILN_STATUS_INVALID_ARGUMENT, "unknown event");
+  }
+  Status eventRecord(cudaEvent_t event, cudaStream_t stream) override {
+    SimEvent* recorded = fromHandle(event);
+    SimStream* target = fromHandle(stream);
+    if (recorded == nullptr || target == nullptr)
+      return simError(KILN_STATUS_INVALID_ARGUMENT, "cudaEventRecord of an unknown event or stream");
+    if (target->capture != nullptr) {
+      recorded->graph = target->capture;
+      recorded->tail = target->tail;
+      return Status();
+    }
+    recorded->graph = nullptr;
+    recorded->stream = target;
+    SimStream::Item item;
+    item.kind = SimStream::Item::kRecord;
+    item.event = recorded;
+    item.generation = ++recorded->recorded;
+    target->pending.push_back(std::move(item));
+    return Status();
+  }
+  Status streamWaitEvent(cudaStream_t stream, cudaEvent_t event) override {
+    SimEvent* awaited = fromHandle(event);
+    SimStream* target = fromHandle(stream);
+    if (awaited == nullptr || target == nullptr)
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "cudaStreamWaitEvent of an unknown event or stream");
+    if (awaited->graph != nullptr) {
+      // An event of a capture: the waiting stream joins it, after the record's nodes.
+      if (target->capture != nullptr && target->capture != awaited->graph) {
+        return simError(KILN_STATUS_FAILED_PRECONDITION,
+                        "cudaStreamWaitEvent joins two captures (cudaErrorStreamCaptureIsolation)");
+      }
+      if (target->capture == nullptr) {
+        target->capture = awaited->graph;
+        target->tail.clear();
+      }
+      for (size_t node : awaited->tail)
+        if (!contains(target->tail, node)) target->tail.push_back(node);
+      return Status();
+    }
+    if (target->capture != nullptr) {
+      // Waiting on work outside the capture would make the graph depend on it.
+      target->capture->error = "a captured stream waited on an event recorded outside the capture";
+      return simError(KILN_STATUS_FAILED_PRECONDITION,
+                      target->capture->error + " (cudaErrorStreamCaptureIsolation)");
+    }
+    if (awaited->recorded == 0) return Status();  // never recorded: nothing to wait for
+    SimStream::Item item;
+    item.kind = SimStream::Item::kWait;
+    item.event = awaited;
+    item.generation = awaited->recorded;
+    target->pending.push_back(std::move(item));
+    return Status();
+  }
+
   // Graphs.
   Status beginCapture(cudaStream_t stream) override {
     SimStream* captured = fromHandle(stream);
@@ -427,23 +525,51 @@ class SimCudaApi final : public CudaApi {
                       "cudaStreamBeginCapture while a capture is under way on this thread");
     }
     captured->capture = new SimGraph();
-    captured->capture_error.clear();
+    captured->tail.clear();
     capturing_stream = captured;
     return Status();
   }
   Status endCapture(cudaStream_t stream, cudaGraph_t* graph) override {
     SimStream* captured = fromHandle(stream);
+    *graph = nullptr;
     if (captured == nullptr || captured->capture == nullptr || capturing_stream != captured) {
       return simError(KILN_STATUS_FAILED_PRECONDITION,
                       "cudaStreamEndCapture of a stream this thread does not capture");
     }
     std::unique_ptr<SimGraph> recorded(captured->capture);
-    captured->capture = nullptr;
     capturing_stream = nullptr;
-    if (!captured->capture_error.empty()) {
-      *graph = nullptr;
+    // Every stream that joined the capture must have been joined back: its last work is
+    // something the origin's end depends on.
+    std::vector<bool> before_end(recorded->nodes.size(), false);
+    std::vector<size_t> work(captured->tail.begin(), captured->tail.end());
+    while (!work.empty()) {
+      size_t node = work.back();
+      work.pop_back();
+      if (before_end[node]) continue;
+      before_end[node] = true;
+      for (size_t dependency : recorded->nodes[node].dependencies) work.push_back(dependency);
+    }
+    std::string unjoined;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const std::unique_ptr<SimStream>& other : streams_) {
+        if (other->capture != recorded.get()) continue;
+        if (other.get() != captured) {
+          for (size_t node : other->tail)
+            if (!before_end[node]) unjoined = "a stream that joined the capture has work the "
+                                              "origin stream was not made to wait for";
+        }
+        other->capture = nullptr;
+        other->tail.clear();
+      }
+    }
+    if (!recorded->error.empty()) {
       return simError(KILN_STATUS_FAILED_PRECONDITION,
-                      "the stream capture was invalidated: " + captured->capture_error);
+                      "the stream capture was invalidated: " + recorded->error);
+    }
+    if (!unjoined.empty()) {
+      return simError(KILN_STATUS_FAILED_PRECONDITION,
+                      "cudaStreamEndCapture: " + unjoined + " (cudaErrorStreamCaptureUnjoined)");
     }
     *graph = reinterpret_cast<cudaGraph_t>(recorded.release());
     return Status();
@@ -454,11 +580,38 @@ class SimCudaApi final : public CudaApi {
     return Status();
   }
   Status graphLaunch(cudaGraphExec_t exec, cudaStream_t stream) override {
-    const SimGraph& graph = *reinterpret_cast<SimGraph*>(exec);
-    for (const Work& work : graph.work) {
-      if (Status s = enqueue(stream, work); !s.ok()) return s;
-    }
-    return Status();
+    const SimGraph* graph = reinterpret_cast<SimGraph*>(exec);
+    // One piece of work on the stream that runs the nodes in an order their dependencies allow:
+    // in capture order, or, with a seed, a shuffled one (independent branches may run in any
+    // order on a GPU).
+    uint64_t seed = launch_options_.seed;
+    return enqueue(stream, [graph, seed]() {
+      const size_t count = graph->nodes.size();
+      std::vector<size_t> waiting(count, 0);
+      std::vector<std::vector<size_t>> dependents(count);
+      for (size_t n = 0; n < count; ++n) {
+        waiting[n] = graph->nodes[n].dependencies.size();
+        for (size_t d : graph->nodes[n].dependencies) dependents[d].push_back(n);
+      }
+      std::vector<size_t> ready;
+      for (size_t n = 0; n < count; ++n)
+        if (waiting[n] == 0) ready.push_back(n);
+      std::mt19937_64 random(seed);
+      while (!ready.empty()) {
+        size_t pick = 0;
+        if (seed != 0) {
+          pick = static_cast<size_t>(random() % ready.size());
+        } else {
+          pick = static_cast<size_t>(std::min_element(ready.begin(), ready.end()) - ready.begin());
+        }
+        size_t node = ready[pick];
+        ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(pick));
+        if (Status status = graph->nodes[node].work(); !status.ok()) return status;
+        for (size_t next : dependents[node])
+          if (--waiting[next] == 0) ready.push_back(next);
+      }
+      return Status();
+    });
   }
   void graphDestroy(cudaGraph_t graph) override { delete reinterpret_cast<SimGraph*>(graph); }
   void graphExecDestroy(cudaGraphExec_t exec) override {
@@ -495,14 +648,18 @@ class SimCudaApi final : public CudaApi {
     return createCudaLibraryCall(call, factory, out);
   }
 
-  /// Queues `work` on `stream`, or records it into the stream's capture.
+  /// Queues `work` on `stream`, or records it into the stream's capture after the stream's tail.
   Status enqueue(cudaStream_t stream, Work work) {
     SimStream* target = fromHandle(stream);
     if (target == nullptr) return simError(KILN_STATUS_INVALID_ARGUMENT, "unknown stream");
     if (target->capture != nullptr) {
-      target->capture->work.push_back(std::move(work));
+      SimGraph& graph = *target->capture;
+      graph.nodes.push_back({std::move(work), target->tail});
+      target->tail = {graph.nodes.size() - 1};
     } else {
-      target->pending.push_back(std::move(work));
+      SimStream::Item item;
+      item.work = std::move(work);
+      target->pending.push_back(std::move(item));
     }
     return Status();
   }
@@ -518,13 +675,24 @@ class SimCudaApi final : public CudaApi {
     }
     return nullptr;
   }
+  SimEvent* fromHandle(cudaEvent_t event) {
+    auto* candidate = reinterpret_cast<SimEvent*>(event);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::unique_ptr<SimEvent>& e : events_) {
+      if (e.get() == candidate) return candidate;
+    }
+    return nullptr;
+  }
+  static bool contains(const std::vector<size_t>& values, size_t value) {
+    return std::find(values.begin(), values.end(), value) != values.end();
+  }
 
   /// CUDA's thread-local capture mode: a call that is unsafe during capture fails on the
   /// capturing thread and invalidates the capture.
   Status refuseDuringCapture(const char* call) {
     if (capturing_stream == nullptr) return Status();
     std::string reason = std::string(call) + " during stream capture";
-    if (capturing_stream->capture_error.empty()) capturing_stream->capture_error = reason;
+    if (capturing_stream->capture->error.empty()) capturing_stream->capture->error = reason;
     return simError(KILN_STATUS_FAILED_PRECONDITION,
                     reason + " (CUDA forbids it on a thread that captures a stream: "
                              "cudaErrorStreamCaptureUnsupported)");
@@ -539,13 +707,32 @@ class SimCudaApi final : public CudaApi {
     return at >= it->first && at + size <= it->first + it->second;
   }
 
-  /// Runs the stream's queued work in order; the first failure drops the rest, as a faulting
-  /// kernel ends a GPU context's queued work.
-  Status drain(SimStream& stream) {
+  /// Runs the stream's queued items in order; the first failure drops the rest, as a faulting
+  /// kernel ends a GPU context's queued work. A wait runs the recording stream up to the record
+  /// it waits for, so work on other streams happens only when an event orders it before this
+  /// stream's: a missing event leaves it unrun (and the memory it would write poisoned).
+  Status drain(SimStream& stream) { return drainUntil(stream, nullptr, 0); }
+
+  /// drain, stopping once `event` has completed `generation` (null: all of the stream's work).
+  Status drainUntil(SimStream& stream, const SimEvent* event, uint64_t generation) {
     while (!stream.pending.empty()) {
-      Work work = std::move(stream.pending.front());
+      if (event != nullptr && event->completed >= generation) return Status();
+      SimStream::Item item = std::move(stream.pending.front());
       stream.pending.pop_front();
-      Status status = work();
+      Status status;
+      switch (item.kind) {
+        case SimStream::Item::kWork:
+          status = item.work();
+          break;
+        case SimStream::Item::kRecord:
+          item.event->completed = std::max(item.event->completed, item.generation);
+          break;
+        case SimStream::Item::kWait:
+          if (item.event->completed < item.generation && item.event->stream != nullptr) {
+            status = drainUntil(*item.event->stream, item.event, item.generation);
+          }
+          break;
+      }
       if (!status.ok()) {
         stream.pending.clear();
         return status;
@@ -560,6 +747,7 @@ class SimCudaApi final : public CudaApi {
   std::map<uintptr_t, size_t> device_allocations_;
   std::map<uintptr_t, size_t> pinned_allocations_;
   std::vector<std::unique_ptr<SimStream>> streams_;
+  std::vector<std::unique_ptr<SimEvent>> events_;
   std::vector<std::unique_ptr<SimLibrary>> libraries_;
 };
 
