@@ -105,8 +105,8 @@ private:
   void defineBf16Conversions();
   /// A function like `intrinsic` (an NVVM operation `op` with a directed rounding) that computes
   /// it under the host rounding mode `rounding` (FE_DOWNWARD, ...).
-  llvm::Function *roundingHelper(llvm::StringRef name, llvm::FunctionType *type,
-                                 llvm::StringRef op, int rounding);
+  llvm::Function *roundingHelper(llvm::StringRef name, llvm::FunctionType *type, llvm::StringRef op,
+                                 int rounding);
   /// Rewrites the inline PTX of libdevice that has an exact host equivalent; fails naming any
   /// other.
   LogicalResult rewriteInlineAsm(llvm::CallInst *call, llvm::InlineAsm *assembly);
@@ -117,8 +117,8 @@ private:
     return instruction;
   }
   /// Calls the table's `field` of type `type` before `builder`'s insertion point.
-  llvm::CallInst *callTable(llvm::IRBuilder<> &builder, TableField field,
-                            llvm::FunctionType *type, llvm::ArrayRef<llvm::Value *> arguments);
+  llvm::CallInst *callTable(llvm::IRBuilder<> &builder, TableField field, llvm::FunctionType *type,
+                            llvm::ArrayRef<llvm::Value *> arguments);
   llvm::Value *sharedBase(llvm::Function &function);
   /// A stack slot of `type` at the entry of `function`.
   llvm::AllocaInst *entrySlot(llvm::Function &function, llvm::Type *type);
@@ -249,8 +249,8 @@ LogicalResult Retargeter::replaceReflect() {
       // libdevice asks for __CUDA_FTZ (flush denormals: no) and __CUDA_ARCH; anything else is
       // answered 0, as NVVMReflect does.
       llvm::StringRef key;
-      auto *global = llvm::dyn_cast<llvm::GlobalVariable>(
-          llvm::getUnderlyingObject(call->getArgOperand(0)));
+      auto *global =
+          llvm::dyn_cast<llvm::GlobalVariable>(llvm::getUnderlyingObject(call->getArgOperand(0)));
       if (global && global->hasInitializer())
         if (auto *data = llvm::dyn_cast<llvm::ConstantDataSequential>(global->getInitializer()))
           if (data->isString())
@@ -278,9 +278,8 @@ LogicalResult Retargeter::placeSharedMemory() {
     if (size == 0)
       return error() << "the shared-memory variable '" << global->getName()
                      << "' has no static size: dynamic shared memory is not simulated";
-    uint64_t alignment = std::max<uint64_t>(
-        global->getAlign().valueOrOne().value(),
-        layout.getABITypeAlign(global->getValueType()).value());
+    uint64_t alignment = std::max<uint64_t>(global->getAlign().valueOrOne().value(),
+                                            layout.getABITypeAlign(global->getValueType()).value());
     sharedBytes = llvm::alignTo(sharedBytes, alignment);
     offsets.emplace_back(global, sharedBytes);
     sharedBytes += size;
@@ -371,14 +370,14 @@ LogicalResult Retargeter::rewriteInlineAsm(llvm::CallInst *call, llvm::InlineAsm
   if (squeezed == "{mad.lo.cc.u32$0,$2,$3,$4;madc.hi.u32$1,$2,$3,0;}") {
     auto wide = [&](unsigned i) { return builder.CreateZExt(argument(i), i64); };
     llvm::Value *sum = builder.CreateAdd(builder.CreateMul(wide(0), wide(1)), wide(2));
-    llvm::Value *pair = builder.CreateInsertValue(llvm::PoisonValue::get(type),
-                                                  builder.CreateTrunc(sum, i32), 0);
-    pair = builder.CreateInsertValue(pair, builder.CreateTrunc(builder.CreateLShr(sum, 32), i32),
-                                     1);
+    llvm::Value *pair =
+        builder.CreateInsertValue(llvm::PoisonValue::get(type), builder.CreateTrunc(sum, i32), 0);
+    pair =
+        builder.CreateInsertValue(pair, builder.CreateTrunc(builder.CreateLShr(sum, 32), i32), 1);
     return replace(pair);
   }
-  return error() << "'" << call->getFunction()->getName() << "' has inline PTX assembly ('"
-                 << text << "'), which is not simulated";
+  return error() << "'" << call->getFunction()->getName() << "' has inline PTX assembly ('" << text
+                 << "'), which is not simulated";
 }
 
 LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function *callee) {
@@ -401,8 +400,7 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
   llvm::Intrinsic::ID id = callee->getIntrinsicID();
   if (id == llvm::Intrinsic::trap || id == llvm::Intrinsic::debugtrap ||
       id == llvm::Intrinsic::ubsantrap) {
-    callTable(builder, kTrap,
-              llvm::FunctionType::get(builder.getVoidTy(), {i32}, false),
+    callTable(builder, kTrap, llvm::FunctionType::get(builder.getVoidTy(), {i32}, false),
               {builder.getInt32(nextSite++)});
     synchronizing[&function] |= kKernelBarriers;
     call->eraseFromParent();
@@ -430,9 +428,9 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
     if (!which)
       return error() << "the special register %" << name << " (read in '" << function.getName()
                      << "') is not simulated";
-    llvm::Value *value = callTable(builder, kSpecialRegister,
-                                   llvm::FunctionType::get(i32, {i32}, false),
-                                   {builder.getInt32(*which)});
+    llvm::Value *value =
+        callTable(builder, kSpecialRegister, llvm::FunctionType::get(i32, {i32}, false),
+                  {builder.getInt32(*which)});
     return replace(builder.CreateZExtOrTrunc(value, type));
   }
   name = callee->getName();
@@ -474,8 +472,7 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
                      << " moves a value other than i32 or f32, which is not simulated";
     llvm::AllocaInst *inRange = entrySlot(function, i32);
     llvm::Value *result = callTable(
-        builder, kShflSync,
-        llvm::FunctionType::get(i32, {i32, i32, i32, i32, i32, ptrType}, false),
+        builder, kShflSync, llvm::FunctionType::get(i32, {i32, i32, i32, i32, i32, ptrType}, false),
         {builder.getInt32(mode), argument(0), builder.CreateBitCast(value, i32), argument(2),
          argument(3), inRange});
     result = builder.CreateBitCast(result, valueType);
@@ -499,9 +496,9 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
                                        .Default(std::nullopt);
     if (!mode || call->arg_size() != 2)
       return error() << "the vote " << callee->getName() << " is not simulated";
-    llvm::Value *result = callTable(
-        builder, kVoteSync, llvm::FunctionType::get(i32, {i32, i32, i32}, false),
-        {builder.getInt32(*mode), argument(0), builder.CreateZExt(argument(1), i32)});
+    llvm::Value *result =
+        callTable(builder, kVoteSync, llvm::FunctionType::get(i32, {i32, i32, i32}, false),
+                  {builder.getInt32(*mode), argument(0), builder.CreateZExt(argument(1), i32)});
     synchronizing[&function] |= kKernelWarpSync;
     if (type->isIntegerTy(1))
       result = builder.CreateICmpNE(result, builder.getInt32(0));
@@ -521,12 +518,14 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
   // flushing subnormals (libdevice is asked for its non-flushing code, __CUDA_FTZ = 0).
   auto has = [&](llvm::StringRef part) { return name.contains(part); };
   llvm::StringRef op = name.drop_front(strlen("llvm.nvvm.")).split('.').first;
-  int rounding = has(".rm") ? FE_DOWNWARD : has(".rp") ? FE_UPWARD : has(".rz") ? FE_TOWARDZERO
-                                                                       : FE_TONEAREST;
+  int rounding = has(".rm")   ? FE_DOWNWARD
+                 : has(".rp") ? FE_UPWARD
+                 : has(".rz") ? FE_TOWARDZERO
+                              : FE_TONEAREST;
   bool approx = has(".approx");
   if (rounding != FE_TONEAREST && !approx &&
-      llvm::is_contained({"add", "mul", "div", "fma", "sqrt", "rcp", "d2f", "i2f", "ui2f",
-                          "ll2f", "ull2f", "ll2d", "ull2d"},
+      llvm::is_contained({"add", "mul", "div", "fma", "sqrt", "rcp", "d2f", "i2f", "ui2f", "ll2f",
+                          "ull2f", "ll2d", "ull2d"},
                          op)) {
     llvm::Function *helper = roundingHelper(callee->getName().drop_front(strlen("llvm.")),
                                             callee->getFunctionType(), op, rounding);
@@ -538,10 +537,9 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
                                            {argument(0), argument(1), argument(2)}));
   if ((op == "fmin" || op == "fmax") && !has("xorsign") && !has("bf16") && !has("f16")) {
     bool min = op == "fmin";
-    llvm::Intrinsic::ID which = has(".nan") ? (min ? llvm::Intrinsic::minimum
-                                                   : llvm::Intrinsic::maximum)
-                                            : (min ? llvm::Intrinsic::minnum
-                                                   : llvm::Intrinsic::maxnum);
+    llvm::Intrinsic::ID which = has(".nan")
+                                    ? (min ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum)
+                                    : (min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum);
     return intrinsic(which, {argument(0), argument(1)});
   }
   if (op == "fabs")
@@ -582,14 +580,14 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
         llvm::Intrinsic::minnum, {type},
         {builder.CreateIntrinsic(llvm::Intrinsic::maxnum, {type}, {argument(0), zero}),
          llvm::ConstantFP::get(type, 1.0)});
-    return replace(builder.CreateSelect(builder.CreateFCmpUNO(argument(0), argument(0)), zero,
-                                        clamped));
+    return replace(
+        builder.CreateSelect(builder.CreateFCmpUNO(argument(0), argument(0)), zero, clamped));
   }
   if (op == "d2f")
     return replace(builder.CreateFPTrunc(argument(0), type));
   if (op == "f2h" && type->isIntegerTy(16))
-    return replace(builder.CreateBitCast(builder.CreateFPTrunc(argument(0), builder.getHalfTy()),
-                                         type));
+    return replace(
+        builder.CreateBitCast(builder.CreateFPTrunc(argument(0), builder.getHalfTy()), type));
   // Float to integer conversions saturate on the GPU (cvt.rzi.s32.f32), NaN becomes 0.
   if ((op.starts_with("f2") || op.starts_with("d2")) && type->isIntegerTy() &&
       !name.ends_with(".lo") && !name.ends_with(".hi")) {
@@ -599,16 +597,15 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
                                  : rounding == FE_DOWNWARD ? llvm::Intrinsic::floor
                                  : rounding == FE_UPWARD   ? llvm::Intrinsic::ceil
                                                            : llvm::Intrinsic::rint;
-      llvm::Value *rounded =
-          builder.CreateIntrinsic(mode, {argument(0)->getType()}, {argument(0)});
+      llvm::Value *rounded = builder.CreateIntrinsic(mode, {argument(0)->getType()}, {argument(0)});
       bool isSigned = target == "i" || target == "ll";
-      return replace(builder.CreateIntrinsic(
-          isSigned ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
-          {type, rounded->getType()}, {rounded}));
+      return replace(builder.CreateIntrinsic(isSigned ? llvm::Intrinsic::fptosi_sat
+                                                      : llvm::Intrinsic::fptoui_sat,
+                                             {type, rounded->getType()}, {rounded}));
     }
   }
-  if (op == "i2f" || op == "ui2f" || op == "ll2f" || op == "ull2f" || op == "i2d" ||
-      op == "ui2d" || op == "ll2d" || op == "ull2d")
+  if (op == "i2f" || op == "ui2f" || op == "ll2f" || op == "ull2f" || op == "i2d" || op == "ui2d" ||
+      op == "ll2d" || op == "ull2d")
     return replace(op.starts_with("u") ? builder.CreateUIToFP(argument(0), type)
                                        : builder.CreateSIToFP(argument(0), type));
   if (op == "d2i" && (name.ends_with(".lo") || name.ends_with(".hi"))) {
@@ -678,8 +675,7 @@ void Retargeter::instrumentMemory() {
                             bytes(store->getValueOperand()->getType()), kAccessWrite});
       } else if (auto *rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(&instruction)) {
         accesses.push_back({rmw, rmw->getPointerOperandIndex(),
-                            bytes(rmw->getValOperand()->getType()),
-                            kAccessWrite | kAccessAtomic});
+                            bytes(rmw->getValOperand()->getType()), kAccessWrite | kAccessAtomic});
       } else if (auto *exchange = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&instruction)) {
         accesses.push_back({exchange, exchange->getPointerOperandIndex(),
                             bytes(exchange->getCompareOperand()->getType()),
@@ -750,7 +746,8 @@ LogicalResult Retargeter::exportKernels() {
     llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
     llvm::SmallVector<llvm::Value *> parameters;
     for (llvm::Argument &parameter : kernel->args()) {
-      llvm::Value *slot = builder.CreateConstGEP1_64(ptrType, entry->getArg(0), parameter.getArgNo());
+      llvm::Value *slot =
+          builder.CreateConstGEP1_64(ptrType, entry->getArg(0), parameter.getArgNo());
       llvm::Value *address = builder.CreateLoad(ptrType, slot);
       parameters.push_back(builder.CreateLoad(parameter.getType(), address));
     }
@@ -792,12 +789,12 @@ void Retargeter::defineBf16Conversions() {
     llvm::Value *x = fromFloat->getArg(0);
     llvm::Value *bits = builder.CreateBitCast(x, i32);
     llvm::Value *lsb = builder.CreateAnd(builder.CreateLShr(bits, 16), 1);
-    llvm::Value *rounded =
-        builder.CreateLShr(builder.CreateAdd(bits, builder.CreateAdd(lsb, builder.getInt32(0x7FFF))),
-                           16);
+    llvm::Value *rounded = builder.CreateLShr(
+        builder.CreateAdd(bits, builder.CreateAdd(lsb, builder.getInt32(0x7FFF))), 16);
     llvm::Value *quiet = builder.CreateOr(builder.CreateLShr(bits, 16), 0x40);
     llvm::Value *result = builder.CreateSelect(builder.CreateFCmpUNO(x, x), quiet, rounded);
-    builder.CreateRet(builder.CreateBitCast(builder.CreateTrunc(result, builder.getInt16Ty()), bf16));
+    builder.CreateRet(
+        builder.CreateBitCast(builder.CreateTrunc(result, builder.getInt16Ty()), bf16));
   }
   // f64 -> bf16 through f32 (rounds twice, like a GPU without cvt.rn.bf16.f64).
   llvm::Function *fromDouble = define("__truncdfbf2", f64);
@@ -837,10 +834,9 @@ LogicalResult Retargeter::run(llvm::StringRef libdevice) {
   llvm::SmallVector<llvm::Type *> fields{i32, i32};
   fields.append(kFieldCount - 2, ptrType);
   tableType = llvm::StructType::create(context, fields, "kiln_sim_runtime_t");
-  tablePointer = new llvm::GlobalVariable(module, ptrType, /*isConstant=*/false,
-                                          llvm::GlobalValue::ExternalLinkage,
-                                          llvm::ConstantPointerNull::get(ptrType),
-                                          "kiln_sim_runtime");
+  tablePointer = new llvm::GlobalVariable(
+      module, ptrType, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantPointerNull::get(ptrType), "kiln_sim_runtime");
 
   if (failed(replaceReflect()) || failed(placeSharedMemory()) || failed(rewriteIntrinsics()))
     return failure();
@@ -856,8 +852,7 @@ LogicalResult Retargeter::run(llvm::StringRef libdevice) {
   return success();
 }
 
-FailureOr<std::unique_ptr<llvm::Module>> retargetFor(gpu::GPUModuleOp kernels,
-                                                     StringRef libdevice,
+FailureOr<std::unique_ptr<llvm::Module>> retargetFor(gpu::GPUModuleOp kernels, StringRef libdevice,
                                                      llvm::LLVMContext &context,
                                                      llvm::TargetMachine &machine) {
   MLIRContext &mlirContext = *kernels.getContext();
@@ -865,8 +860,7 @@ FailureOr<std::unique_ptr<llvm::Module>> retargetFor(gpu::GPUModuleOp kernels,
   registerLLVMDialectTranslation(mlirContext);
   registerNVVMDialectTranslation(mlirContext);
   registerGPUDialectTranslation(mlirContext);
-  std::unique_ptr<llvm::Module> module =
-      translateModuleToLLVMIR(kernels, context, "kiln_cuda_sim");
+  std::unique_ptr<llvm::Module> module = translateModuleToLLVMIR(kernels, context, "kiln_cuda_sim");
   if (!module)
     return kernels.emitError("cannot translate the CUDA kernels to LLVM IR");
   module->setTargetTriple(machine.getTargetTriple());
@@ -879,9 +873,9 @@ FailureOr<std::unique_ptr<llvm::Module>> retargetFor(gpu::GPUModuleOp kernels,
 
 } // namespace
 
-FailureOr<std::unique_ptr<llvm::Module>>
-retargetCudaKernelsToHost(gpu::GPUModuleOp kernels, StringRef libdevice,
-                          llvm::LLVMContext &context) {
+FailureOr<std::unique_ptr<llvm::Module>> retargetCudaKernelsToHost(gpu::GPUModuleOp kernels,
+                                                                   StringRef libdevice,
+                                                                   llvm::LLVMContext &context) {
   FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = createHostTargetMachine(kernels);
   if (failed(machine))
     return failure();

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Registration.h"
 #include "compiler/codegen/CudaSimObject.h"
+#include "compiler/Registration.h"
 
 #include "runtime/src/cpu/elf_code_object.h"
 #include "runtime/src/cuda/sim/sim_executor.h"
@@ -218,8 +218,8 @@ TEST_F(CudaSimObjectTest, BlockReductionWithShufflesSharedMemoryAndBarrierMatche
     x[i] = std::sin(0.37f * float(i)) * 2.0f;
   for (uint64_t seed : {0, 11}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    Status status = launch("block_sum", 4, 64, {{x.data(), x.size()}, {out.data(), out.size()}},
-                           seed);
+    Status status =
+        launch("block_sum", 4, 64, {{x.data(), x.size()}, {out.data(), out.size()}}, seed);
     ASSERT_TRUE(status.ok()) << status.toString();
     for (int b = 0; b < 4; ++b) {
       double expected = 0;

@@ -171,11 +171,11 @@ class SemanticVerifier {
       }
       // A cuda artifact may carry the simulated CUDA device's code: an ELF shared object of the
       // kernels retargeted to the host, with target "cuda-sim".
-      bool loadable =
-          cuda_ ? code.format() == fb::CodeFormat::Cubin || code.format() == fb::CodeFormat::Ptx ||
-                      (code.format() == fb::CodeFormat::ElfSharedObject &&
-                       code.target()->string_view() == "cuda-sim")
-                : code.format() == fb::CodeFormat::ElfSharedObject;
+      bool loadable = cuda_ ? code.format() == fb::CodeFormat::Cubin ||
+                                  code.format() == fb::CodeFormat::Ptx ||
+                                  (code.format() == fb::CodeFormat::ElfSharedObject &&
+                                   code.target()->string_view() == "cuda-sim")
+                            : code.format() == fb::CodeFormat::ElfSharedObject;
       if (!loadable) {
         return invalid(where, std::string("has format ") + fb::EnumNameCodeFormat(code.format()) +
                                   ", which the " + (cuda_ ? "cuda" : "cpu") +

@@ -194,8 +194,8 @@ Status CublasLtMatmul::describe(const MatmulProblem& problem) {
     uint64_t rows = 0;
     int64_t ld = 0;
     size_t written = 0;
-    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatrixLayoutGetAttribute(
-        layout, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof(rows), &written));
+    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatrixLayoutGetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_ROWS,
+                                                               &rows, sizeof(rows), &written));
     KILN_CUDA_RETURN_IF_ERROR(cublasLtMatrixLayoutGetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_LD,
                                                                &ld, sizeof(ld), &written));
     if (ld < static_cast<int64_t>(rows))

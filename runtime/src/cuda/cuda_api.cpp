@@ -129,8 +129,7 @@ class RealCudaApi final : public CudaApi {
   }
   Status maxThreadsPerBlock(cudaKernel_t kernel, int* threads) override {
     cudaFuncAttributes attributes{};
-    KILN_CUDA_RETURN_IF_ERROR(
-        cudaFuncGetAttributes(&attributes, static_cast<const void*>(kernel)));
+    KILN_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, static_cast<const void*>(kernel)));
     *threads = attributes.maxThreadsPerBlock;
     return Status();
   }

@@ -1,9 +1,9 @@
 //===- cuda_api.h - The one interface between the CUDA device and CUDA -*- C++ -*-===//
 //
-// Everything the CUDA device asks of CUDA, in one narrow interface with two implementations: the real
-// CUDA runtime (cudart, cuBLASLt, cuDNN; createRealCudaApi) and the simulated CUDA device, which
-// runs the same program on the CPU (sim/sim_cuda_api.h; `--device cuda-sim`). CudaProgram and the
-// library calls' problem reading run unchanged on both, so CI, which has no GPU, executes the
+// Everything the CUDA device asks of CUDA, in one narrow interface with two implementations: the
+// real CUDA runtime (cudart, cuBLASLt, cuDNN; createRealCudaApi) and the simulated CUDA device,
+// which runs the same program on the CPU (sim/sim_cuda_api.h; `--device cuda-sim`). CudaProgram and
+// the library calls' problem reading run unchanged on both, so CI, which has no GPU, executes the
 // CUDA device's host code: memory layout, staging, launches, graph capture and replay.
 //
 // The handles are CUDA's types; the simulator's are its own objects behind the same pointers.

@@ -312,8 +312,8 @@ Status CudaProgram::prepareSteps() {
           return Status(KILN_STATUS_INVALID_ARGUMENT,
                         name + ": " + resolved.label + ": blocks of " +
                             std::to_string(resolved.block_size) + " threads exceed the " +
-                            std::to_string(max_threads) +
-                            " the kernel can run with on " + device_.name);
+                            std::to_string(max_threads) + " the kernel can run with on " +
+                            device_.name);
         }
         // The occupancy only caps the grid (the kernels stride over their work items), so a
         // failed query costs speed, never correctness: fall back to a typical residency.
@@ -432,7 +432,8 @@ Status CudaProgram::allocateMemory() {
 
   // Pinned staging for [inputs_begin, outputs_end): copies from and to pinned memory are truly
   // asynchronous, and capturable into a graph because the addresses never change.
-  Status s = api_->hostAlloc(&staging_, std::max<uint64_t>(layout.outputs_end - layout.inputs_begin, 1));
+  Status s =
+      api_->hostAlloc(&staging_, std::max<uint64_t>(layout.outputs_end - layout.inputs_begin, 1));
   if (!s.ok()) staging_ = nullptr;
   return s;
 }
@@ -482,8 +483,8 @@ Status CudaProgram::enqueueStep(const Step& step) {
     }
     case StepKind::kCopy:
       if (step.copy_size == 0) return Status();
-      return api_->memcpyAsync(addresses[1], addresses[0], step.copy_size,
-                               cudaMemcpyDeviceToDevice, stream_);
+      return api_->memcpyAsync(addresses[1], addresses[0], step.copy_size, cudaMemcpyDeviceToDevice,
+                               stream_);
   }
   return Status(KILN_STATUS_INTERNAL, "unknown step kind");
 }

@@ -815,7 +815,8 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem, const 
     if (epilogue.bias_binding < 0) {
       // After cuDNN's workspace, 256-byte aligned like every buffer cuDNN is given.
       zero_bias_offset_ = (workspace_size_ + 255) / 256 * 256;
-      zero_bias_bytes_ = problem.y_dims[1] * (common_.element_type == KILN_ELEMENT_TYPE_F32 ? 4 : 2);
+      zero_bias_bytes_ =
+          problem.y_dims[1] * (common_.element_type == KILN_ELEMENT_TYPE_F32 ? 4 : 2);
     }
   }
   legacy_ = true;

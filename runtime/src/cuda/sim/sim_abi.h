@@ -99,8 +99,8 @@ typedef struct kiln_sim_runtime {
   /// shfl.sync with PTX's operands: `b` is the source lane, delta or lane mask, `c` packs the
   /// segment mask (bits 8-12) and the clamp (bits 0-4). Returns the value read and stores into
   /// `*in_range` whether the source lane was in range (PTX's predicate).
-  uint32_t (*shfl_sync)(uint32_t mode, uint32_t member_mask, uint32_t value, uint32_t b,
-                        uint32_t c, uint32_t* in_range);
+  uint32_t (*shfl_sync)(uint32_t mode, uint32_t member_mask, uint32_t value, uint32_t b, uint32_t c,
+                        uint32_t* in_range);
   /// vote.sync: all/any/uni return 0 or 1; ballot the mask of lanes whose predicate is true.
   uint32_t (*vote_sync)(uint32_t mode, uint32_t member_mask, uint32_t predicate);
   /// The calling block's shared memory (static variables, at the offsets the compiler chose).

@@ -175,8 +175,8 @@ class SimCudaApi final : public CudaApi {
   // Memory.
   Status malloc(void** memory, size_t size) override {
     if (Status s = refuseDuringCapture("cudaMalloc"); !s.ok()) return s;
-    size_t rounded = std::max<size_t>((size + kDeviceAlignment - 1) / kDeviceAlignment, 1) *
-                     kDeviceAlignment;
+    size_t rounded =
+        std::max<size_t>((size + kDeviceAlignment - 1) / kDeviceAlignment, 1) * kDeviceAlignment;
     void* block = std::aligned_alloc(kDeviceAlignment, rounded);
     if (block == nullptr) {
       return simError(KILN_STATUS_RESOURCE_EXHAUSTED,
@@ -233,9 +233,9 @@ class SimCudaApi final : public CudaApi {
   Status memsetAsync(void* destination, int value, size_t size, cudaStream_t stream) override {
     if (size == 0) return Status();
     if (!memory_.contains(destination, size)) {
-      return simError(KILN_STATUS_INVALID_ARGUMENT,
-                      "cudaMemsetAsync of " + std::to_string(size) + " bytes at " +
-                          hex(destination) + " is outside every device allocation");
+      return simError(KILN_STATUS_INVALID_ARGUMENT, "cudaMemsetAsync of " + std::to_string(size) +
+                                                        " bytes at " + hex(destination) +
+                                                        " is outside every device allocation");
     }
     return enqueue(stream, [=]() {
       std::memset(destination, value, size);
@@ -254,8 +254,9 @@ class SimCudaApi final : public CudaApi {
     auto pageable = [&](const char* which) -> Status {
       if (capturing_stream == nullptr) return Status();
       return refuseDuringCapture(
-          (what + ": the host " + which + " is not pinned memory (cudaHostAlloc), and a copy "
-                  "of pageable memory cannot be captured into a graph; cudaMemcpyAsync")
+          (what + ": the host " + which +
+           " is not pinned memory (cudaHostAlloc), and a copy "
+           "of pageable memory cannot be captured into a graph; cudaMemcpyAsync")
               .c_str());
     };
     switch (kind) {
@@ -317,11 +318,10 @@ class SimCudaApi final : public CudaApi {
     // cudaStreamDestroy lets queued work finish.
     Status status = drain(*destroyed);
     std::lock_guard<std::mutex> lock(mutex_);
-    streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
-                                  [&](const std::unique_ptr<SimStream>& s) {
-                                    return s.get() == destroyed;
-                                  }),
-                   streams_.end());
+    streams_.erase(
+        std::remove_if(streams_.begin(), streams_.end(),
+                       [&](const std::unique_ptr<SimStream>& s) { return s.get() == destroyed; }),
+        streams_.end());
     return status;
   }
   Status streamSynchronize(cudaStream_t stream) override {
@@ -346,8 +346,8 @@ class SimCudaApi final : public CudaApi {
                           fb::EnumNameCodeFormat(code.format()) + " for '" + code.target()->str() +
                           "'");
     }
-    Result<std::unique_ptr<cpu::ElfCodeObject>> object = cpu::ElfCodeObject::load(
-        code.data()->data(), code.data()->size(), "cuda-sim code object");
+    Result<std::unique_ptr<cpu::ElfCodeObject>> object =
+        cpu::ElfCodeObject::load(code.data()->data(), code.data()->size(), "cuda-sim code object");
     if (!object.ok()) return object.status();
     Result<void*> table = (*object)->symbol("kiln_sim_runtime");
     if (!table.ok()) return table.status();
@@ -362,11 +362,10 @@ class SimCudaApi final : public CudaApi {
   Status unloadLibrary(cudaLibrary_t library) override {
     std::lock_guard<std::mutex> lock(mutex_);
     auto* unloaded = reinterpret_cast<SimLibrary*>(library);
-    libraries_.erase(std::remove_if(libraries_.begin(), libraries_.end(),
-                                    [&](const std::unique_ptr<SimLibrary>& l) {
-                                      return l.get() == unloaded;
-                                    }),
-                     libraries_.end());
+    libraries_.erase(
+        std::remove_if(libraries_.begin(), libraries_.end(),
+                       [&](const std::unique_ptr<SimLibrary>& l) { return l.get() == unloaded; }),
+        libraries_.end());
     return Status();
   }
   Status getKernel(cudaLibrary_t library, const char* name, cudaKernel_t* kernel) override {
@@ -439,14 +438,14 @@ class SimCudaApi final : public CudaApi {
     const SimMemory* checked = argument_bytes != nullptr ? bindings.get() : &memory_;
     SimLaunchOptions options = launch_options_;
     if (argument_bytes != nullptr) options.memory_description = "the kernel's bindings";
-    return enqueue(stream, [launched, grid_size, block_size, values, bindings, checked,
-                            options]() mutable {
-      std::vector<void*> pointers(values.size());
-      for (size_t i = 0; i < values.size(); ++i) pointers[i] = &values[i];
-      const uint32_t grid[3] = {grid_size, 1, 1};
-      const uint32_t block[3] = {block_size, 1, 1};
-      return launchSimKernel(*launched, grid, block, pointers.data(), *checked, options);
-    });
+    return enqueue(
+        stream, [launched, grid_size, block_size, values, bindings, checked, options]() mutable {
+          std::vector<void*> pointers(values.size());
+          for (size_t i = 0; i < values.size(); ++i) pointers[i] = &values[i];
+          const uint32_t grid[3] = {grid_size, 1, 1};
+          const uint32_t block[3] = {block_size, 1, 1};
+          return launchSimKernel(*launched, grid, block, pointers.data(), *checked, options);
+        });
   }
 
   // Events.
@@ -466,7 +465,8 @@ class SimCudaApi final : public CudaApi {
     SimEvent* recorded = fromHandle(event);
     SimStream* target = fromHandle(stream);
     if (recorded == nullptr || target == nullptr)
-      return simError(KILN_STATUS_INVALID_ARGUMENT, "cudaEventRecord of an unknown event or stream");
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "cudaEventRecord of an unknown event or stream");
     if (target->capture != nullptr) {
       recorded->graph = target->capture;
       recorded->tail = target->tail;
@@ -556,8 +556,10 @@ class SimCudaApi final : public CudaApi {
         if (other->capture != recorded.get()) continue;
         if (other.get() != captured) {
           for (size_t node : other->tail)
-            if (!before_end[node]) unjoined = "a stream that joined the capture has work the "
-                                              "origin stream was not made to wait for";
+            if (!before_end[node])
+              unjoined =
+                  "a stream that joined the capture has work the "
+                  "origin stream was not made to wait for";
         }
         other->capture = nullptr;
         other->tail.clear();
@@ -614,9 +616,7 @@ class SimCudaApi final : public CudaApi {
     });
   }
   void graphDestroy(cudaGraph_t graph) override { delete reinterpret_cast<SimGraph*>(graph); }
-  void graphExecDestroy(cudaGraphExec_t exec) override {
-    delete reinterpret_cast<SimGraph*>(exec);
-  }
+  void graphExecDestroy(cudaGraphExec_t exec) override { delete reinterpret_cast<SimGraph*>(exec); }
   void clearLastError() override {}
 
   Status createLibraryCall(const fb::LibraryCall& call, const CudaDeviceInfo&, cudaStream_t,
@@ -694,8 +694,9 @@ class SimCudaApi final : public CudaApi {
     std::string reason = std::string(call) + " during stream capture";
     if (capturing_stream->capture->error.empty()) capturing_stream->capture->error = reason;
     return simError(KILN_STATUS_FAILED_PRECONDITION,
-                    reason + " (CUDA forbids it on a thread that captures a stream: "
-                             "cudaErrorStreamCaptureUnsupported)");
+                    reason +
+                        " (CUDA forbids it on a thread that captures a stream: "
+                        "cudaErrorStreamCaptureUnsupported)");
   }
 
   bool isPinned(const void* address, size_t size) {
@@ -756,10 +757,10 @@ Status SimLibraryCall::enqueue(cudaStream_t stream, void* const* buffers, void*)
   std::vector<void*> addresses(buffers, buffers + binding_bytes_.size());
   for (size_t i = 0; i < addresses.size(); ++i) {
     if (!api_.memory().contains(addresses[i], binding_bytes_[i])) {
-      return simError(KILN_STATUS_INVALID_ARGUMENT,
-                      label_ + ": binding " + std::to_string(i) + " (" +
-                          std::to_string(binding_bytes_[i]) + " bytes at " + hex(addresses[i]) +
-                          ") is outside every device allocation");
+      return simError(KILN_STATUS_INVALID_ARGUMENT, label_ + ": binding " + std::to_string(i) +
+                                                        " (" + std::to_string(binding_bytes_[i]) +
+                                                        " bytes at " + hex(addresses[i]) +
+                                                        ") is outside every device allocation");
     }
   }
   return api_.enqueue(stream, [this, addresses]() {
