@@ -3,6 +3,7 @@
 #include "runtime/src/cuda/sim/sim_cuda_api.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -563,6 +564,12 @@ class SimCudaApi final : public CudaApi {
         }
         other->capture = nullptr;
         other->tail.clear();
+      }
+      // The capture's events stand for nothing once it ends (the graph goes to the caller).
+      for (const std::unique_ptr<SimEvent>& event : events_) {
+        if (event->graph != recorded.get()) continue;
+        event->graph = nullptr;
+        event->tail.clear();
       }
     }
     if (!recorded->error.empty()) {
