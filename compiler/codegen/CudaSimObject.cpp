@@ -101,7 +101,8 @@ private:
   void instrumentMemory();
   LogicalResult exportKernels();
   /// Defines the conversions to bf16 the host code generator calls (__truncsfbf2, __truncdfbf2)
-  /// when the kernels convert to bf16: the system's libgcc may lack them.
+  /// when the kernels convert to bf16, which the optimizer may introduce: the system's libgcc may
+  /// lack them.
   void defineBf16Conversions();
   /// A function like `intrinsic` (an NVVM operation `op` with a directed rounding) that computes
   /// it under the host rounding mode `rounding` (FE_DOWNWARD, ...).
@@ -765,13 +766,6 @@ LogicalResult Retargeter::exportKernels() {
 }
 
 void Retargeter::defineBf16Conversions() {
-  bool used = false;
-  for (llvm::Function &function : module.functions())
-    for (llvm::Instruction &instruction : llvm::instructions(function))
-      if (auto *truncation = llvm::dyn_cast<llvm::FPTruncInst>(&instruction))
-        used |= truncation->getType()->getScalarType()->isBFloatTy();
-  if (!used)
-    return;
   llvm::Type *bf16 = llvm::Type::getBFloatTy(context);
   llvm::Type *f32 = llvm::Type::getFloatTy(context);
   llvm::Type *f64 = llvm::Type::getDoubleTy(context);

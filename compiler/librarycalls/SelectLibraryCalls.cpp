@@ -46,6 +46,9 @@ struct Target {
   llvm::StringLiteral matmul;
   /// Whether f16 and bf16 operands are taken besides f32.
   bool halfPrecision;
+  /// Whether a matmul operand may broadcast some of the result's batch dimensions and not others
+  /// (oneDNN's per-dimension broadcast); cuBLASLt's strided batches take all of them or none.
+  bool partialBatchBroadcast;
   /// Whether the plan's epilogue is one the library fuses.
   bool (*supports)(const CallPlan &plan);
 };
@@ -314,6 +317,22 @@ FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
   if (!hasStaticLibraryTypes(matmul, target) || lhs.getRank() < 2 || rhs.getRank() < 2)
     return failure();
+  if (!target.partialBatchBroadcast) {
+    // Each operand's batch dimensions (right-aligned) must be all of the result's or all 1.
+    auto result = cast<RankedTensorType>(matmul.getType());
+    int64_t batchRank = result.getRank() - 2;
+    for (RankedTensorType operand : {lhs, rhs}) {
+      int64_t offset = batchRank - (operand.getRank() - 2);
+      bool all = true, none = true;
+      for (int64_t i = 0; i < batchRank; ++i) {
+        int64_t size = i < offset ? 1 : operand.getDimSize(i - offset);
+        all &= size == result.getDimSize(i);
+        none &= size == 1;
+      }
+      if (!all && !none)
+        return failure();
+    }
+  }
   return startPlan(target, target.matmul, matmul,
                    cast<RankedTensorType>(matmul.getType()).getRank() - 1,
                    {matmul.getLhs(), matmul.getRhs()});
@@ -406,9 +425,9 @@ bool cudaSupports(const CallPlan &plan) {
 bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 
 constexpr Target kCpuTarget{"onednn.convolution", "onednn.matmul", /*halfPrecision=*/false,
-                            cpuSupports};
+                            /*partialBatchBroadcast=*/true, cpuSupports};
 constexpr Target kCudaTarget{"cudnn.convolution", "cublaslt.matmul", /*halfPrecision=*/true,
-                             cudaSupports};
+                             /*partialBatchBroadcast=*/false, cudaSupports};
 
 /// Selects the library calls of `target` in a module.
 class LibraryCallSelector {

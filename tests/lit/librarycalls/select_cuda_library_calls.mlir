@@ -78,3 +78,22 @@ func.func @gemm_alpha_bias(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %c: tensor<
   %0 = graph.gemm %a, %b, %c {alpha = 2.0 : f32} : (tensor<4x8xf32>, tensor<8x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }
+
+// -----
+
+// Tests that a matmul whose operands each broadcast only some batch dimensions stays a graph op
+// (a generated kernel): cuBLASLt's strided batches take an operand with all of the result's batch
+// dimensions or none, so the runtime would refuse the call. One that broadcasts all of them
+// (a shared weight) still becomes a call.
+// CHECK-LABEL: func.func @partial_batch_broadcast
+// CHECK: graph.matmul
+// CHECK-LABEL: func.func @whole_batch_broadcast
+// CHECK: call @cublaslt.matmul
+func.func @partial_batch_broadcast(%a: tensor<3x1x3x4xf32>, %b: tensor<1x2x4x2xf32>) -> tensor<3x2x3x2xf32> {
+  %0 = graph.matmul %a, %b : (tensor<3x1x3x4xf32>, tensor<1x2x4x2xf32>) -> tensor<3x2x3x2xf32>
+  return %0 : tensor<3x2x3x2xf32>
+}
+func.func @whole_batch_broadcast(%a: tensor<3x2x3x4xf32>, %b: tensor<4x2xf32>) -> tensor<3x2x3x2xf32> {
+  %0 = graph.matmul %a, %b : (tensor<3x2x3x4xf32>, tensor<4x2xf32>) -> tensor<3x2x3x2xf32>
+  return %0 : tensor<3x2x3x2xf32>
+}
