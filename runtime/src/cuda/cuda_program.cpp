@@ -121,7 +121,10 @@ Result<uint32_t> selectCudaCodeObject(const LoadedArtifact& artifact, int major,
     const fb::CodeObject& code = *code_objects.Get(i);
     const bool ptx = code.format() == fb::CodeFormat::Ptx;
     if (!targets.empty()) targets += ", ";
-    targets += std::string(ptx ? "ptx " : "cubin ") + code.target()->str();
+    targets += std::string(ptx                                      ? "ptx "
+                           : code.format() == fb::CodeFormat::Cubin ? "cubin "
+                                                                    : "host code for ") +
+               code.target()->str();
     std::optional<TargetArchitecture> architecture = parseTarget(code.target()->string_view());
     if (!architecture) continue;
     if (code.format() == fb::CodeFormat::Cubin) {
