@@ -263,6 +263,17 @@ TEST(ArtifactTest, RefusesAnOutputNeverWritten) {
   expectInvalid(spec, "output 1 'x_copy': is never written by any step");
 }
 
+// Tests that an output without elements needs no step (a CUDA program launches no kernel for a
+// zero-size result), while one with elements still does.
+TEST(ArtifactTest, AcceptsAnEmptyOutputNoStepWrites) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.outputs.push_back({"empty", KILN_ELEMENT_TYPE_F32, {3, 0}, {}});
+  Status status = loadStatus(spec);
+  EXPECT_TRUE(status.ok()) << status.toString();
+  spec.outputs.back().dims = {3, 1};
+  expectInvalid(spec, "output 2 'empty': is never written by any step");
+}
+
 TEST(ArtifactTest, RefusesBadSignatures) {
   ArtifactSpec spec = addAffineSpec();
   spec.inputs[1].type = static_cast<kiln_element_type_t>(99);

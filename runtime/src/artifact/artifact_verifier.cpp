@@ -7,6 +7,7 @@
 
 #include "runtime/src/artifact/artifact_verifier.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -426,7 +427,11 @@ class SemanticVerifier {
   Status verifyOutputsWritten() {
     const auto& outputs = *artifact_.outputs();
     for (flatbuffers::uoffset_t i = 0; i < outputs.size(); ++i) {
-      if (written_outputs_.count(i) == 0) {
+      // An output without elements has nothing to write (a CUDA program launches no kernel for
+      // it).
+      const auto* dims = outputs.Get(i)->type()->dims();
+      bool empty = dims != nullptr && std::find(dims->begin(), dims->end(), 0) != dims->end();
+      if (written_outputs_.count(i) == 0 && !empty) {
         return invalid("output " + std::to_string(i) + " '" + outputs.Get(i)->name()->str() + "'",
                        "is never written by any step");
       }
