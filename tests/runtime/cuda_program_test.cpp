@@ -698,6 +698,7 @@ class WatchedApi final : public runtime::cuda::CudaApi {
                            std::unique_ptr<runtime::cuda::CudaLibraryCall>* out) override {
     return inner_->createLibraryCall(call, device, stream, out);
   }
+  void releaseLibraries() override { inner_->releaseLibraries(); }
 
  private:
   std::unique_ptr<runtime::cuda::CudaApi> inner_;

@@ -18,10 +18,14 @@ namespace fb = kiln::artifact;
 
 class RealCudaApi final : public CudaApi {
  public:
-  ~RealCudaApi() override {
-    // The library calls that used the handles are gone by now (CudaProgram releases them first).
+  ~RealCudaApi() override { releaseLibraries(); }
+
+  void releaseLibraries() override {
+    // Teardown has no caller to report a failure to.
     if (cudnn_ != nullptr) (void)cudnnDestroy(cudnn_);
     if (cublaslt_ != nullptr) (void)cublasLtDestroy(cublaslt_);
+    cudnn_ = nullptr;
+    cublaslt_ = nullptr;
   }
 
   const char* name() const override { return "CUDA"; }

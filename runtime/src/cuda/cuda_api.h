@@ -98,6 +98,9 @@ class CudaApi {
   virtual Status createLibraryCall(const kiln::artifact::LibraryCall& call,
                                    const CudaDeviceInfo& device, cudaStream_t stream,
                                    std::unique_ptr<CudaLibraryCall>* out) = 0;
+  /// Destroys the library handles createLibraryCall made, once every call is gone, while the
+  /// device is current (the handles belong to it).
+  virtual void releaseLibraries() = 0;
 };
 
 /// The CUDA runtime, cuBLASLt and cuDNN.

@@ -186,7 +186,8 @@ CudaProgram::~CudaProgram() {
   // Work still queued reads the memory about to be freed: wait for it, even when the device
   // cannot be made current (the stream belongs to its device whichever is current). Then release
   // everything while the program's device is current (the libraries' handles belong to it),
-  // users before what they use: the graph, memory, library calls, the stream, the code.
+  // users before what they use: the graph, memory, library calls, their handles, the stream,
+  // the code.
   ScopedCudaDevice device(*api_);
   (void)device.enter(device_.ordinal);
   if (stream_ != nullptr) (void)api_->streamSynchronize(stream_);
@@ -194,6 +195,7 @@ CudaProgram::~CudaProgram() {
   if (staging_ != nullptr) (void)api_->freeHost(staging_);
   if (device_memory_ != nullptr) (void)api_->free(device_memory_);
   library_calls_.clear();
+  api_->releaseLibraries();
   if (stream_ != nullptr) (void)api_->streamDestroy(stream_);
   if (library_ != nullptr) (void)api_->unloadLibrary(library_);
 }

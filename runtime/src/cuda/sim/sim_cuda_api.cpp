@@ -655,6 +655,8 @@ class SimCudaApi final : public CudaApi {
     return createCudaLibraryCall(call, factory, out);
   }
 
+  void releaseLibraries() override {}
+
   /// Queues `work` on `stream`, or records it into the stream's capture after the stream's tail.
   Status enqueue(cudaStream_t stream, Work work) {
     SimStream* target = fromHandle(stream);
