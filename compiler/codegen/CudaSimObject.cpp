@@ -98,6 +98,9 @@ private:
   LogicalResult placeSharedMemory();
   LogicalResult rewriteIntrinsics();
   LogicalResult rewriteIntrinsic(llvm::CallInst *call, llvm::Function *callee);
+  /// Replaces `call` with the table's `field` (barrier or trap) called with a new site number;
+  /// the function then runs its threads as fibers.
+  LogicalResult replaceWithSiteCall(llvm::CallInst *call, TableField field);
   void instrumentMemory();
   LogicalResult exportKernels();
   /// Defines the conversions to bf16 the host code generator calls (__truncsfbf2, __truncdfbf2)
@@ -334,6 +337,15 @@ LogicalResult Retargeter::rewriteIntrinsics() {
   return success();
 }
 
+LogicalResult Retargeter::replaceWithSiteCall(llvm::CallInst *call, TableField field) {
+  llvm::IRBuilder<> builder(call);
+  callTable(builder, field, llvm::FunctionType::get(builder.getVoidTy(), {i32}, false),
+            {builder.getInt32(nextSite++)});
+  synchronizing[call->getFunction()] |= kKernelBarriers;
+  call->eraseFromParent();
+  return success();
+}
+
 LogicalResult Retargeter::rewriteInlineAsm(llvm::CallInst *call, llvm::InlineAsm *assembly) {
   llvm::StringRef text = llvm::StringRef(assembly->getAsmString()).trim();
   llvm::IRBuilder<> builder(call);
@@ -401,11 +413,7 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
   llvm::Intrinsic::ID id = callee->getIntrinsicID();
   if (id == llvm::Intrinsic::trap || id == llvm::Intrinsic::debugtrap ||
       id == llvm::Intrinsic::ubsantrap) {
-    callTable(builder, kTrap, llvm::FunctionType::get(builder.getVoidTy(), {i32}, false),
-              {builder.getInt32(nextSite++)});
-    synchronizing[&function] |= kKernelBarriers;
-    call->eraseFromParent();
-    return success();
+    return replaceWithSiteCall(call, kTrap);
   }
 
   // Special registers.
@@ -450,11 +458,7 @@ LogicalResult Retargeter::rewriteIntrinsic(llvm::CallInst *call, llvm::Function 
     if (call->arg_size() >= 2)
       return error() << "'" << function.getName()
                      << "' synchronizes a thread count (bar.sync with b), which is not simulated";
-    callTable(builder, kBarrier, llvm::FunctionType::get(builder.getVoidTy(), {i32}, false),
-              {builder.getInt32(nextSite++)});
-    synchronizing[&function] |= kKernelBarriers;
-    call->eraseFromParent();
-    return success();
+    return replaceWithSiteCall(call, kBarrier);
   }
 
   // shfl.sync.{idx,up,down,bfly}.{i32,f32}[p]: (mask, value, b, c).

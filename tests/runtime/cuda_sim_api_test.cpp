@@ -39,7 +39,9 @@ class CudaSimApiTest : public ::testing::Test {
     ASSERT_TRUE(api_->streamCreate(&stream_).ok());
   }
   void TearDown() override {
-    if (stream_ != nullptr) EXPECT_TRUE(api_->streamDestroy(stream_).ok());
+    if (stream_ != nullptr) {
+      EXPECT_TRUE(api_->streamDestroy(stream_).ok());
+    }
   }
   std::unique_ptr<CudaApi> api_;
   cudaStream_t stream_ = nullptr;

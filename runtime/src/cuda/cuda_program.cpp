@@ -295,6 +295,7 @@ Status CudaProgram::prepareSteps() {
     auto addBinding = [&](const fb::Binding& binding) {
       bindings_.push_back(
           {binding.buffer()->kind(), binding.buffer()->index(), binding.buffer()->offset()});
+      binding_bytes_.push_back(binding.buffer()->size());
     };
     switch (step.kind_type()) {
       case fb::StepKind::Dispatch: {
@@ -373,17 +374,6 @@ Status CudaProgram::prepareSteps() {
         return Status(KILN_STATUS_INTERNAL, where + " has an unknown kind after verification");
     }
     resolved.binding_count = bindings_.size() - resolved.first_binding;
-    // The bytes of each binding, from its type.
-    const auto& info = artifact_->steps()[i];
-    for (size_t b = 0; b < resolved.binding_count; ++b) {
-      uint64_t bytes = 0;
-      if (b < info.binding_count) {
-        const kiln_binding_info_t* infos = info.bindings;
-        bytes = kiln_element_type_size(infos[b].element_type);
-        for (size_t d = 0; d < infos[b].rank; ++d) bytes *= static_cast<uint64_t>(infos[b].dims[d]);
-      }
-      binding_bytes_.push_back(bytes);
-    }
     steps_.push_back(std::move(resolved));
   }
   return Status();

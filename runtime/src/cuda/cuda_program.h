@@ -204,7 +204,8 @@ class CudaProgram final : public DeviceProgram {
   void* staging_ = nullptr;
 
   std::vector<ResolvedBinding> bindings_;
-  /// The bytes of every binding, in `bindings_` order (what a kernel may touch through it).
+  /// The bytes of every binding's buffer, in `bindings_` order (what a kernel may touch through
+  /// it).
   std::vector<uint64_t> binding_bytes_;
   /// The device address of every binding, in `bindings_` order; fixed once resolved.
   std::vector<void*> addresses_;

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -22,14 +21,16 @@
 #include "runtime/src/cuda/sim/library_reference.h"
 #include "runtime/src/cuda/sim/sim_executor.h"
 #include "runtime/src/status.h"
+#include "runtime/src/tensor.h"
 
 namespace kiln::runtime::cuda::sim {
 namespace {
 
 namespace fb = kiln::artifact;
 
-/// The alignment of device allocations (cudaMalloc's).
+/// The alignment of device allocations (cudaMalloc's) and of pinned host allocations.
 constexpr size_t kDeviceAlignment = 256;
+constexpr size_t kPinnedAlignment = 64;
 /// The threads of a multiprocessor, for the occupancy answer.
 constexpr int kThreadsPerMultiprocessor = 2048;
 constexpr int kMaxThreadsPerBlock = 1024;
@@ -129,8 +130,8 @@ class SimCudaApi final : public CudaApi {
 
   ~SimCudaApi() override {
     // Memory the program did not free (it frees everything) goes with the device.
-    for (auto& [base, size] : device_allocations_) std::free(reinterpret_cast<void*>(base));
-    for (auto& [base, size] : pinned_allocations_) std::free(reinterpret_cast<void*>(base));
+    for (SimMemory* allocations : {&memory_, &pinned_})
+      for (const void* base : allocations->bases()) std::free(const_cast<void*>(base));
   }
 
   const char* name() const override { return "cuda-sim"; }
@@ -176,60 +177,19 @@ class SimCudaApi final : public CudaApi {
   // Memory.
   Status malloc(void** memory, size_t size) override {
     if (Status s = refuseDuringCapture("cudaMalloc"); !s.ok()) return s;
-    size_t rounded =
-        std::max<size_t>((size + kDeviceAlignment - 1) / kDeviceAlignment, 1) * kDeviceAlignment;
-    void* block = std::aligned_alloc(kDeviceAlignment, rounded);
-    if (block == nullptr) {
-      return simError(KILN_STATUS_RESOURCE_EXHAUSTED,
-                      "out of memory allocating " + std::to_string(size) + " device bytes");
-    }
-    std::memset(block, kSimPoisonByte, rounded);
-    memory_.add(block, size);
-    std::lock_guard<std::mutex> lock(mutex_);
-    device_allocations_[reinterpret_cast<uintptr_t>(block)] = size;
-    *memory = block;
-    return Status();
+    return allocate(memory_, kDeviceAlignment, size, "device", memory);
   }
   Status free(void* memory) override {
     if (Status s = refuseDuringCapture("cudaFree"); !s.ok()) return s;
-    if (memory == nullptr) return Status();
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = device_allocations_.find(reinterpret_cast<uintptr_t>(memory));
-    if (it == device_allocations_.end()) {
-      return simError(KILN_STATUS_INVALID_ARGUMENT,
-                      "cudaFree of " + hex(memory) + ", which cudaMalloc did not return");
-    }
-    memory_.remove(memory);
-    device_allocations_.erase(it);
-    std::free(memory);
-    return Status();
+    return release(memory_, memory, "cudaFree", "cudaMalloc");
   }
   Status hostAlloc(void** memory, size_t size) override {
     if (Status s = refuseDuringCapture("cudaHostAlloc"); !s.ok()) return s;
-    size_t rounded = std::max<size_t>((size + 63) / 64, 1) * 64;
-    void* block = std::aligned_alloc(64, rounded);
-    if (block == nullptr) {
-      return simError(KILN_STATUS_RESOURCE_EXHAUSTED,
-                      "out of memory allocating " + std::to_string(size) + " pinned bytes");
-    }
-    std::memset(block, kSimPoisonByte, rounded);
-    std::lock_guard<std::mutex> lock(mutex_);
-    pinned_allocations_[reinterpret_cast<uintptr_t>(block)] = size;
-    *memory = block;
-    return Status();
+    return allocate(pinned_, kPinnedAlignment, size, "pinned", memory);
   }
   Status freeHost(void* memory) override {
     if (Status s = refuseDuringCapture("cudaFreeHost"); !s.ok()) return s;
-    if (memory == nullptr) return Status();
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pinned_allocations_.find(reinterpret_cast<uintptr_t>(memory));
-    if (it == pinned_allocations_.end()) {
-      return simError(KILN_STATUS_INVALID_ARGUMENT,
-                      "cudaFreeHost of " + hex(memory) + ", which cudaHostAlloc did not return");
-    }
-    pinned_allocations_.erase(it);
-    std::free(memory);
-    return Status();
+    return release(pinned_, memory, "cudaFreeHost", "cudaHostAlloc");
   }
   Status memsetAsync(void* destination, int value, size_t size, cudaStream_t stream) override {
     if (size == 0) return Status();
@@ -249,7 +209,7 @@ class SimCudaApi final : public CudaApi {
     const std::string what = "cudaMemcpyAsync of " + std::to_string(size) + " bytes from " +
                              hex(source) + " to " + hex(destination);
     auto device = [&](const void* address) { return memory_.contains(address, size); };
-    auto pinned = [&](const void* address) { return isPinned(address, size); };
+    auto pinned = [&](const void* address) { return pinned_.contains(address, size); };
     // Pageable host memory: CUDA copies it synchronously (a host-to-device copy takes the source
     // before returning, a device-to-host one waits for the stream), and cannot capture it.
     auto pageable = [&](const char* which) -> Status {
@@ -628,13 +588,11 @@ class SimCudaApi final : public CudaApi {
 
   Status createLibraryCall(const fb::LibraryCall& call, const CudaDeviceInfo&, cudaStream_t,
                            std::unique_ptr<CudaLibraryCall>* out) override {
+    // The view has checked each binding's type against its buffer, so the sizes are valid.
     auto bytesOf = [](const LibraryCallView& view) {
       std::vector<uint64_t> bytes;
-      for (const LibraryCallBinding& binding : view.bindings()) {
-        uint64_t size = kiln_element_type_size(binding.element_type);
-        for (int64_t dim : binding.dims) size *= static_cast<uint64_t>(dim);
-        bytes.push_back(size);
-      }
+      for (const LibraryCallBinding& binding : view.bindings())
+        bytes.push_back(computeByteSize(binding.element_type, binding.dims).value());
       return bytes;
     };
     CudaLibraryFactory factory;
@@ -708,13 +666,32 @@ class SimCudaApi final : public CudaApi {
                         "cudaErrorStreamCaptureUnsupported)");
   }
 
-  bool isPinned(const void* address, size_t size) {
-    auto at = reinterpret_cast<uintptr_t>(address);
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pinned_allocations_.upper_bound(at);
-    if (it == pinned_allocations_.begin()) return false;
-    --it;
-    return at >= it->first && at + size <= it->first + it->second;
+  /// `size` bytes, `alignment`-aligned and poisoned, registered in `allocations` (`what`
+  /// memory, for messages).
+  static Status allocate(SimMemory& allocations, size_t alignment, size_t size, const char* what,
+                         void** memory) {
+    size_t rounded = std::max<size_t>((size + alignment - 1) / alignment, 1) * alignment;
+    void* block = std::aligned_alloc(alignment, rounded);
+    if (block == nullptr) {
+      return simError(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory allocating " + std::to_string(size) + " " + what + " bytes");
+    }
+    std::memset(block, kSimPoisonByte, rounded);
+    allocations.add(block, size);
+    *memory = block;
+    return Status();
+  }
+
+  /// Frees `memory`, which `allocator` (registering it in `allocations`) must have returned.
+  static Status release(SimMemory& allocations, void* memory, const char* call,
+                        const char* allocator) {
+    if (memory == nullptr) return Status();
+    if (!allocations.remove(memory)) {
+      return simError(KILN_STATUS_INVALID_ARGUMENT, std::string(call) + " of " + hex(memory) +
+                                                        ", which " + allocator + " did not return");
+    }
+    std::free(memory);
+    return Status();
   }
 
   /// Runs the stream's queued items in order; the first failure drops the rest, as a faulting
@@ -751,11 +728,11 @@ class SimCudaApi final : public CudaApi {
     return Status();
   }
 
+  /// Device memory (what kernels, copies and memsets may touch) and pinned host memory.
   SimMemory memory_;
+  SimMemory pinned_;
   SimLaunchOptions launch_options_;
   std::mutex mutex_;
-  std::map<uintptr_t, size_t> device_allocations_;
-  std::map<uintptr_t, size_t> pinned_allocations_;
   std::vector<std::unique_ptr<SimStream>> streams_;
   std::vector<std::unique_ptr<SimEvent>> events_;
   std::vector<std::unique_ptr<SimLibrary>> libraries_;

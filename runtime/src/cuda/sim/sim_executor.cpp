@@ -59,6 +59,14 @@ bool SimMemory::remove(const void* base) {
   return allocations_.erase(reinterpret_cast<uintptr_t>(base)) != 0;
 }
 
+std::vector<const void*> SimMemory::bases() const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  std::vector<const void*> result;
+  for (const auto& [base, size] : allocations_)
+    result.push_back(reinterpret_cast<const void*>(base));
+  return result;
+}
+
 bool SimMemory::contains(const void* address, size_t size) const {
   uintptr_t base;
   size_t bytes;

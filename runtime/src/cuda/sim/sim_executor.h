@@ -34,6 +34,7 @@
 #include <map>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "kiln/runtime.hpp"
 #include "runtime/src/cuda/sim/sim_abi.h"
@@ -58,6 +59,8 @@ class SimMemory {
   /// The allocation [*base, *base + *bytes) that holds [address, address + size); false when
   /// none does.
   bool find(const void* address, size_t size, uintptr_t* base, size_t* bytes) const;
+  /// The base of every allocation.
+  std::vector<const void*> bases() const;
 
  private:
   mutable std::shared_mutex mutex_;
