@@ -22,6 +22,10 @@ struct BufferLifetime {
   int64_t lastStep = 0;
 };
 
+/// How many improvement rounds planArena runs by default when no order reaches the live peak.
+/// Each round is one packing (quadratic in the buffer count).
+constexpr unsigned kDefaultImprovementRounds = 512;
+
 /// The order in which best-fit packing places buffers.
 enum class PlacementOrder {
   /// Largest first; ties by first step.
@@ -33,6 +37,9 @@ enum class PlacementOrder {
   Breadth,
   /// Longest live range first; ties largest first.
   Lifetime,
+  /// The best of the orders above, then improved by moving the buffers that reach the arena's
+  /// top earlier (planArena's improvement rounds).
+  Improved,
 };
 
 struct ArenaPlan {
@@ -57,8 +64,13 @@ uint64_t alignedBufferSize(uint64_t size, uint64_t alignment);
 ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
                        PlacementOrder order);
 
-/// Packs in every order and keeps the smallest arena (the earliest order on a tie).
-ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignment);
+/// Packs in every order and keeps the smallest arena (the earliest order on a tie). When that
+/// arena is above the live peak, up to `improvementRounds` rounds each move one buffer that
+/// reaches the arena's top to an earlier, seeded random place in the sequence and keep the new
+/// sequence when its arena is no larger (a hill climb on the placement order, as TVM's USMP
+/// does; deterministic). The result is never larger than the best order's.
+ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
+                    unsigned improvementRounds = kDefaultImprovementRounds);
 
 /// The largest sum of aligned sizes of the buffers live at one step.
 uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alignment);
