@@ -93,18 +93,22 @@ public:
   Translator(program::ProgramOp program, const ArtifactInfo &info)
       : program_(program), info_(info), fbb_(initialSize(program)) {}
 
-  /// The whole file's size, about: the builder never grows (growing copies it).
+  /// The table's size, about: the builder never grows (growing copies it). The constants are
+  /// not in it.
   static size_t initialSize(program::ProgramOp program) {
-    size_t size = (1 << 20) + layOutConstants(program).size + kConstantAlignment;
+    size_t size = 1 << 20;
     if (auto module = program->getParentOfType<ModuleOp>())
       module.walk([&](program::BinaryOp binary) { size += binary.getData().size() + 64; });
     return size;
   }
 
-  FailureOr<std::string> run();
+  /// Writes the artifact to `os`: the table, then the constants section, streamed from the
+  /// module's constants without another copy of them.
+  LogicalResult run(llvm::raw_ostream &os);
 
 private:
   LogicalResult addConstants();
+  void writeConstants(llvm::raw_ostream &os, uint64_t written);
   FailureOr<art::BufferRef> bufferRef(Value value, Operation *user);
   FailureOr<fb::Offset<fb::Vector<fb::Offset<art::Binding>>>> bindings(ValueRange values,
                                                                          Operation *user);
@@ -120,7 +124,7 @@ private:
   program::ProgramOp program_;
   const ArtifactInfo &info_;
   fb::FlatBufferBuilder fbb_;
-  fb::uoffset_t constants_ = 0;
+  ConstantLayout constants_;
   DenseMap<Operation *, art::BufferRef> roots_;
   unsigned arenaBuffers_ = 0;
   std::vector<fb::Offset<art::Step>> steps_;
@@ -128,28 +132,26 @@ private:
   DenseMap<Operation *, unsigned> firstCodeObject_;
 };
 
-/// Copies a constant's bytes into `out`, which holds exactly its buffer's bytes.
-LogicalResult writeConstant(program::ConstantOp op, uint8_t *out) {
+/// The bytes of a constant as they are in the module: `raw` holds the whole buffer, or one
+/// element repeated (a splat), or one bool per element (i1, stored one byte each).
+struct ConstantBytes {
+  enum Kind { Raw, Splat, Bits } kind = Raw;
+  ArrayRef<char> raw;
+};
+
+/// Checks that a constant's data fills exactly its buffer, and where the data is.
+FailureOr<ConstantBytes> constantBytes(program::ConstantOp op) {
   MemRefType type = op.getType();
   uint64_t size = program::bufferBytes(type);
-  Type elementType = type.getElementType();
   if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
-    if (elementType.isInteger(1)) {
-      for (bool bit : dense.getValues<bool>())
-        *out++ = bit ? 1 : 0;
-      return success();
-    }
+    if (type.getElementType().isInteger(1))
+      return ConstantBytes{ConstantBytes::Bits, {}};
     ArrayRef<char> raw = dense.getRawData();
-    if (dense.isSplat()) {
-      uint64_t width = llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
-      for (int64_t i = 0; i < type.getNumElements(); ++i)
-        std::memcpy(out + i * width, raw.data(), width);
-      return success();
-    }
+    if (dense.isSplat())
+      return ConstantBytes{ConstantBytes::Splat, raw};
     if (raw.size() != size)
       return op.emitError() << "constant holds " << raw.size() << " bytes, its type needs " << size;
-    std::memcpy(out, raw.data(), size);
-    return success();
+    return ConstantBytes{ConstantBytes::Raw, raw};
   }
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
@@ -159,33 +161,75 @@ LogicalResult writeConstant(program::ConstantOp op, uint8_t *out) {
     if (data.size() != size)
       return op.emitError() << "constant holds " << data.size() << " bytes, its type needs "
                             << size;
-    std::memcpy(out, data.data(), size);
-    return success();
+    return ConstantBytes{ConstantBytes::Raw, data};
   }
   return op.emitError("constant is neither dense data nor a resource");
 }
 
-/// Lays the constants out at aligned offsets and writes them straight into the builder's buffer
-/// (no second copy of the weights).
+/// Writes `count` zero bytes.
+void writeZeros(llvm::raw_ostream &os, uint64_t count) {
+  static const char zeros[4096] = {};
+  for (; count > sizeof(zeros); count -= sizeof(zeros))
+    os.write(zeros, sizeof(zeros));
+  os.write(zeros, count);
+}
+
+/// Writes a constant that constantBytes accepted: exactly its buffer's bytes.
+void streamConstant(program::ConstantOp op, llvm::raw_ostream &os) {
+  ConstantBytes bytes = *constantBytes(op);
+  MemRefType type = op.getType();
+  switch (bytes.kind) {
+  case ConstantBytes::Raw:
+    os.write(bytes.raw.data(), bytes.raw.size());
+    return;
+  case ConstantBytes::Bits:
+    for (bool bit : cast<DenseElementsAttr>(op.getValue()).getValues<bool>())
+      os << static_cast<char>(bit ? 1 : 0);
+    return;
+  case ConstantBytes::Splat: {
+    // One element repeated, a block at a time.
+    uint64_t width = llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
+    std::vector<char> block(width * 1024);
+    for (size_t i = 0; i < block.size(); i += width)
+      std::memcpy(block.data() + i, bytes.raw.data(), width);
+    uint64_t left = program::bufferBytes(type);
+    for (; left > block.size(); left -= block.size())
+      os.write(block.data(), block.size());
+    os.write(block.data(), left);
+    return;
+  }
+  }
+}
+
+/// Lays the constants out at aligned offsets of the constants section and checks their data;
+/// writeConstants streams them once the table is written.
 LogicalResult Translator::addConstants() {
-  ConstantLayout layout = layOutConstants(program_);
-  for (auto [op, offset] : layout.offsets) {
+  constants_ = layOutConstants(program_);
+  for (auto [op, offset] : constants_.offsets) {
     if (!elementTypeCode(op.getType().getElementType()))
       return op.emitError() << "constant of type " << op.getType()
                             << " cannot be stored in the artifact";
+    if (failed(constantBytes(op)))
+      return failure();
     roots_[op] = art::BufferRef(art::BufferKind::Constant, 0, offset,
                                 program::bufferBytes(op.getType()));
   }
-  uint8_t *data = nullptr;
-  fbb_.ForceVectorAlignment(layout.size, 1, kConstantAlignment);
-  constants_ = fbb_.CreateUninitializedVector(layout.size, 1, &data);
-  if (layout.size)
-    std::memset(data, 0, layout.size);
-  // The pointer is good until the builder grows: fill it before anything else is added.
-  for (auto [op, offset] : layout.offsets)
-    if (failed(writeConstant(op, data + offset)))
-      return failure();
   return success();
+}
+
+/// Writes the constants section after the `written` bytes of the table, with the padding the
+/// layout asks for.
+void Translator::writeConstants(llvm::raw_ostream &os, uint64_t written) {
+  if (constants_.size == 0)
+    return;
+  uint64_t section = llvm::alignTo(written, kConstantAlignment);
+  writeZeros(os, section - written);
+  uint64_t at = 0;
+  for (auto [op, offset] : constants_.offsets) {
+    writeZeros(os, offset - at);
+    streamConstant(op, os);
+    at = offset + program::bufferBytes(op.getType());
+  }
 }
 
 FailureOr<art::BufferRef> Translator::bufferRef(Value value, Operation *user) {
@@ -339,7 +383,7 @@ fb::Offset<fb::Vector<fb::Offset<art::TensorSignature>>> Translator::signature(b
   return fbb_.CreateVector(result);
 }
 
-FailureOr<std::string> Translator::run() {
+LogicalResult Translator::run(llvm::raw_ostream &os) {
   if (!program_.isPlanned())
     return program_.emitError("has no memory plan (run kiln-plan-memory before writing it)");
   if (failed(addConstants()))
@@ -392,13 +436,25 @@ FailureOr<std::string> Translator::run() {
   auto inputs = signature(false);
   auto outputs = signature(true);
   auto codeObjects = fbb_.CreateVector(codeObjects_);
-  fb::Offset<fb::Vector<uint8_t>> constants(constants_);
-  auto artifact = art::CreateArtifact(
-      fbb_, KILN_ARTIFACT_FORMAT_VERSION, fbb_.CreateString(info_.producer),
-      fbb_.CreateString(program::stringifyDevice(program_.getDevice()).str()),
-      fbb_.CreateString(info_.source), inputs, outputs, constants, codeObjects, program);
+  auto producer = fbb_.CreateString(info_.producer);
+  auto device = fbb_.CreateString(program::stringifyDevice(program_.getDevice()).str());
+  auto source = fbb_.CreateString(info_.source);
+  // The section's offset is the table's size rounded up, known only once the table is finished:
+  // the field is stored even while 0 and set in place afterwards.
+  fbb_.ForceDefaults(true);
+  auto artifact = art::CreateArtifact(fbb_, KILN_ARTIFACT_FORMAT_VERSION, producer, device, source,
+                                      inputs, outputs, codeObjects, program,
+                                      /*constants_offset=*/0, constants_.size);
+  fbb_.ForceDefaults(false);
   art::FinishArtifactBuffer(fbb_, artifact);
-  return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), fbb_.GetSize());
+  uint64_t tableSize = fbb_.GetSize();
+  if (constants_.size != 0 &&
+      !art::GetMutableArtifact(fbb_.GetBufferPointer())
+           ->mutate_constants_offset(llvm::alignTo(tableSize, kConstantAlignment)))
+    return program_.emitError("the artifact's constants offset could not be recorded");
+  os.write(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), tableSize);
+  writeConstants(os, tableSize);
+  return success();
 }
 
 } // namespace
@@ -412,11 +468,20 @@ FailureOr<program::ProgramOp> findProgram(ModuleOp module) {
   return *programs.begin();
 }
 
-FailureOr<std::string> writeArtifact(ModuleOp module, const ArtifactInfo &info) {
+LogicalResult writeArtifact(ModuleOp module, const ArtifactInfo &info, llvm::raw_ostream &os) {
   FailureOr<program::ProgramOp> program = findProgram(module);
   if (failed(program))
     return failure();
-  return Translator(*program, info).run();
+  return Translator(*program, info).run(os);
+}
+
+FailureOr<std::string> writeArtifact(ModuleOp module, const ArtifactInfo &info) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (failed(writeArtifact(module, info, os)))
+    return failure();
+  os.flush();
+  return bytes;
 }
 
 void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {

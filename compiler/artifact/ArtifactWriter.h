@@ -30,9 +30,15 @@ struct ArtifactInfo {
 /// The module's one program.program, or an error on the module.
 mlir::FailureOr<program::ProgramOp> findProgram(mlir::ModuleOp module);
 
-/// Writes the artifact of the module's program. Fails, with a diagnostic on the op, for a
-/// program that is not planned, a dispatch of a kernel that was not compiled, or a step the
-/// runtime cannot run.
+/// Writes the artifact of the module's program to `os`: the FlatBuffers table, then the
+/// constants section streamed from the module's constants (no copy of the weights is made).
+/// Fails, with a diagnostic on the op and before anything is written, for a program that is not
+/// planned, a dispatch of a kernel that was not compiled, a constant whose data does not fill
+/// its type, or a step the runtime cannot run.
+mlir::LogicalResult writeArtifact(mlir::ModuleOp module, const ArtifactInfo &info,
+                                  llvm::raw_ostream &os);
+
+/// The same, into memory.
 mlir::FailureOr<std::string> writeArtifact(mlir::ModuleOp module, const ArtifactInfo &info);
 
 /// Prints the program's steps and its memory plan (`kiln compile --report`).

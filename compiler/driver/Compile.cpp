@@ -41,7 +41,7 @@ public:
   Compilation(ModuleOp module, const CompileOptions &options)
       : module_(module), options_(options), context_(module.getContext()) {}
 
-  FailureOr<std::string> run();
+  LogicalResult run(llvm::raw_ostream &os);
 
 private:
   LogicalResult runStage(StringRef stage, const CompilePipelineOptions &pipeline);
@@ -91,7 +91,7 @@ LogicalResult Compilation::checkStaticInputs(func::FuncOp entry) {
   return success();
 }
 
-FailureOr<std::string> Compilation::run() {
+LogicalResult Compilation::run(llvm::raw_ostream &os) {
   if (options_.device != "cpu" && options_.device != "cuda")
     return module_.emitError() << "unknown device '" << options_.device
                                << "'; use --target cpu or cuda";
@@ -125,7 +125,7 @@ FailureOr<std::string> Compilation::run() {
   ArtifactInfo info;
   info.source = options_.sourceName;
   info.producer = "kiln " KILN_VERSION_STRING;
-  return writeArtifact(module_, info);
+  return writeArtifact(module_, info, os);
 }
 
 } // namespace
@@ -147,11 +147,21 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module) {
   return entry;
 }
 
-FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options) {
+LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
+                                llvm::raw_ostream &os) {
   // The stages name upstream passes in textual pipelines, which needs them registered.
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
-  return Compilation(module, options).run();
+  return Compilation(module, options).run(os);
+}
+
+FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (failed(compileToArtifact(module, options, os)))
+    return failure();
+  os.flush();
+  return bytes;
 }
 
 } // namespace kiln

@@ -54,6 +54,12 @@ mlir::FailureOr<mlir::func::FuncOp> findEntryFunction(mlir::ModuleOp module);
 /// its location) and the result is failure.
 mlir::FailureOr<std::string> compileToArtifact(mlir::ModuleOp module, const CompileOptions &options);
 
+/// The same, writing the artifact to `os` as it is produced: the weights go from the module to
+/// `os` without another copy in memory (what `kiln compile` uses for a file). Nothing is written
+/// when compilation fails.
+mlir::LogicalResult compileToArtifact(mlir::ModuleOp module, const CompileOptions &options,
+                                      llvm::raw_ostream &os);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_DRIVER_COMPILE_H_

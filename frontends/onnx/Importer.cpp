@@ -31,8 +31,10 @@ constexpr size_t kResourceAlignment = 64;
 /// Translates the main graph of one model into one function.
 class GraphImporter {
 public:
-  GraphImporter(MLIRContext &context, const LoadedModel &model, const ImportOptions &options)
-      : context_(context), model_(model), options_(options), builder_(&context) {}
+  GraphImporter(MLIRContext &context, const LoadedModel &model, const ImportOptions &options,
+                std::shared_ptr<const LoadedModel> owner = nullptr)
+      : context_(context), model_(model), options_(options), owner_(std::move(owner)),
+        builder_(&context) {}
 
   FailureOr<OwningOpRef<ModuleOp>> run();
 
@@ -57,9 +59,16 @@ private:
   Value specialize(Value value);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
 
+  /// A resource blob of `view`'s bytes: a view of the model's own bytes that keeps the model
+  /// alive when the import shares its ownership and the bytes are aligned for their element
+  /// type, else a copy.
+  AsmResourceBlob resourceBlob(const TensorView &view, Type element);
+
   MLIRContext &context_;
   const LoadedModel &model_;
   const ImportOptions &options_;
+  /// Set when the module's blobs may view the model's tensor data in place.
+  std::shared_ptr<const LoadedModel> owner_;
   OpBuilder builder_;
   llvm::StringMap<Value> values_;
   /// The resolved data of ImportOptions::inputValues.
@@ -209,9 +218,7 @@ FailureOr<Value> GraphImporter::importTensor(const TensorView &view, Location lo
   } else if (options_.resourceThresholdBytes != 0 &&
              view.byteSize > options_.resourceThresholdBytes) {
     std::string blobName = view.name.empty() ? "tensor" : view.name;
-    value = DenseResourceElementsAttr::get(
-        type, blobName,
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, kResourceAlignment));
+    value = DenseResourceElementsAttr::get(type, blobName, resourceBlob(view, element));
   } else {
     bool splat = false;
     if (!DenseElementsAttr::isValidRawBuffer(type, bytes, splat))
@@ -220,6 +227,23 @@ FailureOr<Value> GraphImporter::importTensor(const TensorView &view, Location lo
     value = DenseElementsAttr::getFromRawBuffer(type, bytes);
   }
   return graph::ConstantOp::create(builder_, loc, value).getResult();
+}
+
+AsmResourceBlob GraphImporter::resourceBlob(const TensorView &view, Type element) {
+  ArrayRef<char> bytes(reinterpret_cast<const char *>(view.data), view.byteSize);
+  const std::vector<TensorView> &tensors = model_.tensors();
+  bool ownView = !tensors.empty() && &view >= tensors.data() && &view < tensors.data() + tensors.size();
+  if (owner_ && ownView) {
+    // The largest power of two the address is a multiple of, up to the usual alignment.
+    auto address = reinterpret_cast<uintptr_t>(view.data);
+    size_t alignment = std::min<size_t>(kResourceAlignment, address & (~address + 1));
+    size_t elementBytes = std::max<size_t>(1, element.getIntOrFloatBitWidth() / 8);
+    if (alignment >= elementBytes)
+      return AsmResourceBlob(bytes, alignment,
+                             [owner = owner_](void *, size_t, size_t) { (void)owner; },
+                             /*dataIsMutable=*/false);
+  }
+  return HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, kResourceAlignment);
 }
 
 Value GraphImporter::specialize(Value value) {
@@ -387,6 +411,13 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
 FailureOr<OwningOpRef<ModuleOp>> importOnnxModel(MLIRContext &context, const LoadedModel &model,
                                                  const ImportOptions &options) {
   return GraphImporter(context, model, options).run();
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+importOnnxModel(MLIRContext &context, std::shared_ptr<const LoadedModel> model,
+                const ImportOptions &options) {
+  const LoadedModel &loaded = *model;
+  return GraphImporter(context, loaded, options, std::move(model)).run();
 }
 
 } // namespace kiln::onnx_frontend

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ struct ImportOptions {
 /// the import fails. Returns failure after at least one error was emitted.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 importOnnxModel(mlir::MLIRContext &context, const LoadedModel &model,
+                const ImportOptions &options = {});
+
+/// The same import, sharing the model: the module's resource blobs (tensors above
+/// `resourceThresholdBytes`) view the model's tensor bytes in place instead of copying them, and
+/// each keeps the model alive, so a model's weights are in memory once however long the module
+/// lives. A tensor whose bytes are not aligned for its element type is copied.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxModel(mlir::MLIRContext &context, std::shared_ptr<const LoadedModel> model,
                 const ImportOptions &options = {});
 
 } // namespace kiln::onnx_frontend

@@ -347,8 +347,6 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
 
   auto inputs = signatures(spec.inputs);
   auto outputs = signatures(spec.outputs);
-  fbb.ForceVectorAlignment(spec.constants.size(), sizeof(uint8_t), 64);
-  auto constants = fbb.CreateVector(spec.constants);
   std::vector<flatbuffers::Offset<fb::CodeObject>> code_objects;
   for (const CodeObjectSpec& code : spec.code_objects) {
     auto target = fbb.CreateString(code.target);
@@ -419,10 +417,20 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
   auto device = fbb.CreateString(spec.device);
   auto producer = fbb.CreateString("kiln tests");
   auto source = fbb.CreateString("affine.mlir");
+  // The constants section follows the table (format version 2): its offset is set in place once
+  // the table's size is known.
+  fbb.ForceDefaults(true);
   auto root = fb::CreateArtifact(fbb, spec.format_version, producer, device, source, inputs,
-                                 outputs, constants, code_objects_vector, program);
+                                 outputs, code_objects_vector, program, 0, spec.constants.size());
   fb::FinishArtifactBuffer(fbb, root);
-  return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+  std::string bytes(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+  if (!spec.constants.empty()) {
+    uint64_t offset = (bytes.size() + 63) / 64 * 64;
+    fb::GetMutableArtifact(bytes.data())->mutate_constants_offset(offset);
+    bytes.resize(offset, '\0');
+    bytes.append(reinterpret_cast<const char*>(spec.constants.data()), spec.constants.size());
+  }
+  return bytes;
 }
 
 }  // namespace kiln::testing

@@ -210,6 +210,41 @@ TEST(ArtifactTest, RefusesAConstantPastTheConstants) {
                 "exceeds the constants size 128");
 }
 
+// The constants section follows the table (format version 2); a file cut inside it, or a
+// section that is not 64-byte aligned, is refused before any binding reads it.
+TEST(ArtifactTest, ReadsTheConstantsSectionAfterTheTable) {
+  std::string bytes = buildArtifact(addAffineSpec());
+  const auto* root = kiln::artifact::GetArtifact(bytes.data());
+  ASSERT_EQ(root->constants_size(), 128u);
+  EXPECT_EQ(root->constants_offset() % 64, 0u);
+  EXPECT_EQ(root->constants_offset() + 128, bytes.size());
+  // The section holds the spec's bytes: 0xAB, then the coefficients at 64.
+  EXPECT_EQ(static_cast<uint8_t>(bytes[root->constants_offset()]), 0xAB);
+  ASSERT_TRUE(load(bytes).ok());
+}
+
+TEST(ArtifactTest, RefusesAFileCutInsideTheConstants) {
+  std::string bytes = buildArtifact(addAffineSpec());
+  uint64_t offset = kiln::artifact::GetArtifact(bytes.data())->constants_offset();
+  bytes.resize(bytes.size() - 8);
+  Status status = load(bytes).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_DATA_LOSS);
+  EXPECT_EQ(status.message(), "test.kiln: not a valid .kiln artifact (constants section [" +
+                                  std::to_string(offset) + ", +128) ends past the file's " +
+                                  std::to_string(bytes.size()) + " bytes: truncated)");
+}
+
+TEST(ArtifactTest, RefusesAMisalignedConstantsSection) {
+  std::string bytes = buildArtifact(addAffineSpec());
+  auto* root = kiln::artifact::GetMutableArtifact(bytes.data());
+  uint64_t offset = root->constants_offset() - 8;
+  ASSERT_TRUE(root->mutate_constants_offset(offset));
+  Status status = load(bytes).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(), "test.kiln: constants section [" + std::to_string(offset) +
+                                  ", +128): not 64-byte aligned in the file");
+}
+
 TEST(ArtifactTest, RefusesAnInputIndexOutOfRange) {
   ArtifactSpec spec = addAffineSpec();
   spec.steps[0].bindings[1].index = 2;

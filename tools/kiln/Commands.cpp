@@ -228,14 +228,39 @@ int runCompile(const CompileCommand &command) {
   settings.report = command.report;
   settings.progress = !command.quiet;
   auto start = std::chrono::steady_clock::now();
-  std::optional<std::string> bytes = compileModel(command.model, settings);
-  if (!bytes)
+  // The artifact streams into a temporary file beside the output, renamed over it once complete:
+  // the weights are never copied in memory, and a failed compile leaves no partial file (and an
+  // existing output, overwritten with --force, untouched).
+  llvm::Expected<llvm::sys::fs::TempFile> temporary =
+      llvm::sys::fs::TempFile::create(command.output + ".%%%%%%.partial");
+  if (!temporary) {
+    printError("cannot write " + command.output + ": " + llvm::toString(temporary.takeError()));
     return kExitFailure;
-  if (!writeFile(command.output, *bytes))
+  }
+  uint64_t size = 0;
+  bool written = false;
+  {
+    llvm::raw_fd_ostream os(temporary->FD, /*shouldClose=*/false);
+    written = compileModel(command.model, settings, os);
+    os.flush();
+    size = os.tell();
+    if (written && os.has_error()) {
+      printError("cannot write " + command.output + ": " + os.error().message());
+      os.clear_error();
+      written = false;
+    }
+  }
+  if (!written) {
+    llvm::consumeError(temporary->discard());
     return kExitFailure;
+  }
+  if (llvm::Error error = temporary->keep(command.output)) {
+    printError("cannot write " + command.output + ": " + llvm::toString(std::move(error)));
+    return kExitFailure;
+  }
   if (!command.quiet)
     llvm::errs() << llvm::format(
-        "kiln: wrote %s (%s) in %.2f s\n", command.output.c_str(), humanBytes(bytes->size()).c_str(),
+        "kiln: wrote %s (%s) in %.2f s\n", command.output.c_str(), humanBytes(size).c_str(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return 0;
 }

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 
 namespace kiln::cli {
@@ -164,14 +165,14 @@ std::optional<ModelKind> modelKind(const std::string &path) {
   return std::nullopt;
 }
 
-std::optional<std::string> compileModel(const std::string &path,
-                                        const CompileSettings &settings) {
+bool compileModel(const std::string &path, const CompileSettings &settings,
+                  llvm::raw_ostream &os) {
   std::optional<ModelKind> kind = modelKind(path);
   if (!kind)
-    return std::nullopt;
+    return false;
   if (*kind == ModelKind::Artifact) {
     printError(path + " is already a compiled artifact");
-    return std::nullopt;
+    return false;
   }
 
   mlir::DialectRegistry registry;
@@ -211,7 +212,7 @@ std::optional<std::string> compileModel(const std::string &path,
   };
   std::optional<std::vector<ShapeBinding>> flags = parseShapeFlags(settings.shapes);
   if (!flags)
-    return std::nullopt;
+    return false;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (*kind == ModelKind::Onnx) {
     stage("load");
@@ -220,38 +221,40 @@ std::optional<std::string> compileModel(const std::string &path,
       llvm::errs() << loaded.formatDiagnostics();
     if (!loaded.succeeded()) {
       printError(path + ": not a valid ONNX model");
-      return std::nullopt;
+      return false;
     }
     stage("import");
     onnx_frontend::ImportOptions options;
     options.modelName = path;
     options.resourceThresholdBytes = 1024;
     importerShapes(*flags, options.inputShapes);
-    auto imported = onnx_frontend::importOnnxModel(context, *loaded.model, options);
+    // The module's weights view the parsed model's bytes, which the module keeps alive: the
+    // weights are in memory once, from the load to the artifact.
+    auto model = std::make_shared<const onnx_frontend::LoadedModel>(std::move(*loaded.model));
+    loaded.model.reset();
+    auto imported = onnx_frontend::importOnnxModel(context, std::move(model), options);
     if (mlir::failed(imported)) {
       printError(path + ": import failed");
-      return std::nullopt;
+      return false;
     }
     module = std::move(*imported);
-    // The model's weights now live in the module; the parsed protobuf is no longer needed.
-    loaded.model.reset();
   } else {
     stage("parse");
     module = mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, mlir::ParserConfig(&context));
     if (!module) {
       printError(path + ": not a valid graph program");
-      return std::nullopt;
+      return false;
     }
   }
 
   mlir::FailureOr<mlir::func::FuncOp> entry = findEntryFunction(*module);
   if (mlir::failed(entry)) {
     printError(path + ": compilation failed");
-    return std::nullopt;
+    return false;
   }
   std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, settings, *flags);
   if (!bindings)
-    return std::nullopt;
+    return false;
 
   CompileOptions options;
   options.device = settings.device;
@@ -266,12 +269,21 @@ std::optional<std::string> compileModel(const std::string &path,
   options.onStage = stage;
   if (settings.report)
     options.report = &llvm::outs();
-  mlir::FailureOr<std::string> bytes = compileToArtifact(*module, options);
-  if (mlir::failed(bytes)) {
+  if (mlir::failed(compileToArtifact(*module, options, os))) {
     printError(path + ": compilation failed");
-    return std::nullopt;
+    return false;
   }
-  return std::move(*bytes);
+  return true;
+}
+
+std::optional<std::string> compileModel(const std::string &path,
+                                        const CompileSettings &settings) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (!compileModel(path, settings, os))
+    return std::nullopt;
+  os.flush();
+  return bytes;
 }
 
 std::optional<Artifact> loadModel(const std::string &path, const CompileSettings &settings,

@@ -12,6 +12,8 @@
 
 #include "kiln/runtime.hpp"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -59,6 +61,10 @@ struct CompileSettings {
 /// Compiles the model at `path` (.onnx or .mlir) into the bytes of an artifact. Diagnostics go to
 /// stderr, prefixed with the file; returns nullopt after any error.
 std::optional<std::string> compileModel(const std::string &path, const CompileSettings &settings);
+
+/// The same, writing the artifact to `os` as it is produced (no copy of the weights in memory);
+/// nothing is written after an error. Returns false after any error.
+bool compileModel(const std::string &path, const CompileSettings &settings, llvm::raw_ostream &os);
 
 /// Loads `path` as an artifact: read from disk for a .kiln file, else compiled just in time.
 /// `compileSeconds` receives the compile time (0 for a .kiln file).

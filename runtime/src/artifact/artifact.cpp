@@ -144,13 +144,11 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::create(std::string
 }
 
 const uint8_t* LoadedArtifact::constantsData() const {
-  const auto* constants = root_->constants();
-  return constants && constants->size() > 0 ? constants->data() : nullptr;
+  // The verifier has checked that the section lies inside the file's bytes.
+  return root_->constants_size() > 0 ? bytes_.get() + root_->constants_offset() : nullptr;
 }
 
-uint64_t LoadedArtifact::constantsSize() const {
-  return root_->constants() ? root_->constants()->size() : 0;
-}
+uint64_t LoadedArtifact::constantsSize() const { return root_->constants_size(); }
 
 uint64_t LoadedArtifact::arenaAlignment() const {
   uint64_t alignment = program().arena_alignment();

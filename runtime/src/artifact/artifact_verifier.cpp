@@ -74,8 +74,9 @@ std::string describeIdentifier(const uint8_t* bytes) {
 /// Checks the semantic rules over a structurally verified artifact.
 class SemanticVerifier {
  public:
-  SemanticVerifier(const fb::Artifact& artifact, const std::string& name)
+  SemanticVerifier(const fb::Artifact& artifact, size_t file_size, const std::string& name)
       : artifact_(artifact),
+        file_size_(file_size),
         program_(*artifact.program()),
         name_(name),
         cuda_(artifact.device()->string_view() == "cuda") {}
@@ -151,10 +152,18 @@ class SemanticVerifier {
   }
 
   Status verifyConstants() {
-    const auto* constants = artifact_.constants();
-    constants_size_ = constants ? constants->size() : 0;
-    if (constants_size_ != 0 && reinterpret_cast<uintptr_t>(constants->data()) % 64 != 0) {
-      return invalid("constants", "not 64-byte aligned in the file");
+    uint64_t offset = artifact_.constants_offset();
+    constants_size_ = artifact_.constants_size();
+    if (constants_size_ == 0) {
+      if (offset != 0) return invalid("constants", "an empty section at offset " + std::to_string(offset));
+      return Status();
+    }
+    std::string where = "constants section [" + std::to_string(offset) + ", +" +
+                        std::to_string(constants_size_) + ")";
+    if (offset % 64 != 0) return invalid(where, "not 64-byte aligned in the file");
+    if (offset < kHeaderSize || offset > file_size_ || constants_size_ > file_size_ - offset) {
+      return dataLoss(name_, where + " ends past the file's " + std::to_string(file_size_) +
+                                 " bytes: truncated");
     }
     return Status();
   }
@@ -440,6 +449,7 @@ class SemanticVerifier {
   }
 
   const fb::Artifact& artifact_;
+  const size_t file_size_;
   const fb::Program& program_;
   const std::string& name_;
   /// Whether the artifact's device is "cuda" (otherwise "cpu").
@@ -461,14 +471,13 @@ Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name)
                               describeIdentifier(data + sizeof(flatbuffers::uoffset_t)) +
                               "', expected '" KILN_ARTIFACT_FILE_IDENTIFIER "'");
   }
-  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
-    return dataLoss(name, std::to_string(size) + " bytes exceed the FlatBuffers limit");
-  }
+  // The table lies in the first 2 GiB; the constants section after it may go beyond.
+  size_t table_limit = std::min<size_t>(size, FLATBUFFERS_MAX_BUFFER_SIZE - 1);
 
   // Read the format version on its own first: a file of another version may not verify against
   // this schema, and its version is the better explanation.
   flatbuffers::uoffset_t root_offset = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(data);
-  if (root_offset < kHeaderSize || root_offset > size - sizeof(flatbuffers::soffset_t) ||
+  if (root_offset < kHeaderSize || root_offset > table_limit - sizeof(flatbuffers::soffset_t) ||
       root_offset % sizeof(flatbuffers::uoffset_t) != 0) {
     return dataLoss(name, "root offset " + std::to_string(root_offset) + " is out of range");
   }
@@ -476,7 +485,7 @@ Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name)
   {
     // Generated tables derive privately from flatbuffers::Table and share its address.
     const auto* table = reinterpret_cast<const flatbuffers::Table*>(root);
-    flatbuffers::Verifier header_verifier(data, size);
+    flatbuffers::Verifier header_verifier(data, table_limit);
     if (!table->VerifyTableStart(header_verifier) ||
         !table->VerifyField<uint32_t>(header_verifier, fb::Artifact::VT_FORMAT_VERSION, 4)) {
       return dataLoss(name, "the root table is truncated or corrupt");
@@ -489,11 +498,11 @@ Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name)
                       std::to_string(KILN_ARTIFACT_FORMAT_VERSION) + ")");
   }
 
-  flatbuffers::Verifier verifier(data, size, /*max_depth=*/64, /*max_tables=*/10000000);
+  flatbuffers::Verifier verifier(data, table_limit, /*max_depth=*/64, /*max_tables=*/10000000);
   if (!fb::VerifyArtifactBuffer(verifier)) {
     return dataLoss(name, "the FlatBuffers structure does not verify: truncated or corrupt");
   }
-  return SemanticVerifier(*root, name).verify();
+  return SemanticVerifier(*root, size, name).verify();
 }
 
 }  // namespace kiln::runtime
