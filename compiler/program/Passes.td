@@ -52,12 +52,18 @@ def PlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places every program.alloc at an offset in the device's arena";
   let description = [{
     Each allocation is live from the first step that binds it (directly or through views) to the
-    last. Allocations live at the same step never share bytes; an output placed over the input of
-    an elementwise dispatch (`in_place`) at the input's last use shares its bytes. Offsets come
-    from best-fit packing, run once with the buffers in decreasing size and once in the order
-    they become live; the smaller arena wins. The program records `arena_size`, `naive_size`
-    (the sum of every allocation), `peak_live_size` (the most bytes live at one step: no arena is
-    smaller) and `alignment`.
+    last. With steps on several streams (`stream`), a step may run at the same time as the steps
+    of other streams it is not ordered with (through a buffer one writes and the other reads or
+    writes, directly or through other steps), and an allocation stays live across every step
+    that may run at the same time as one of its users. Allocations live at the same step never
+    share bytes; an output placed over the input of an elementwise dispatch (`in_place`) at the
+    input's last use shares its bytes. Offsets come from best-fit packing in four orders
+    (decreasing size, first step, greedy by breadth, longest-lived first), the smallest arena
+    winning; when it is above the live peak, a seeded hill climb on the placement sequence moves
+    a buffer that reaches the arena's top earlier and keeps each sequence whose arena is no
+    larger (up to 512 packings). The program records `arena_size`, `naive_size` (the sum of every
+    allocation), `peak_live_size` (the most bytes live at one step: no arena is smaller) and
+    `alignment`.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "64", "The alignment of every offset, in bytes">,
@@ -69,9 +75,11 @@ def PlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
 def VerifyMemoryPlanPass : Pass<"kiln-verify-memory-plan", "mlir::ModuleOp"> {
   let summary = "Proves that no two allocations live at the same step overlap";
   let description = [{
-    Recomputes every allocation's live range from the steps, independently of the planner, and
-    fails naming both allocations when two whose ranges meet share a byte, unless the step where
-    they meet writes one over the other in place. Also fails for an allocation past the arena.
+    Finds every allocation's users from the steps, independently of the planner, and fails
+    naming both allocations when two share a byte while some step using one is not ordered
+    before every step using the other (by stream order and the buffers steps share), unless the
+    step they share writes one over the other in place at the same offset. Also fails for an
+    allocation past the arena.
   }];
 }
 

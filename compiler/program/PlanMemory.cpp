@@ -2,6 +2,7 @@
 
 #include "compiler/program/MemoryPlanner.h"
 #include "compiler/program/Passes.h"
+#include "compiler/program/StepOrder.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -23,33 +24,28 @@ struct Range {
 };
 
 void planProgram(program::ProgramOp program, int64_t alignment, bool inPlace) {
-  // Live ranges, by walking the steps in order.
+  // Live ranges, by walking the steps in order. A buffer stays live across every step that may
+  // run at the same time as one that uses it (on another stream), so that buffers sharing bytes
+  // are never used at once.
+  StepOrder order(program);
   SmallVector<program::AllocOp> allocs;
   DenseMap<Operation *, unsigned> index;
   SmallVector<Range> ranges;
-  int64_t step = 0;
-  auto touch = [&](Value buffer, int64_t at) {
-    auto alloc = program::rootBuffer(buffer).getDefiningOp<program::AllocOp>();
-    if (!alloc)
-      return;
-    Range &range = ranges[index.lookup(alloc)];
-    if (range.first < 0)
-      range.first = at;
-    range.last = std::max(range.last, at);
-  };
-  for (Operation &op : program.getBody().front()) {
-    if (auto alloc = dyn_cast<program::AllocOp>(op)) {
-      index[alloc] = allocs.size();
-      allocs.push_back(alloc);
-      ranges.push_back({});
-      continue;
+  for (auto alloc : program.getBody().front().getOps<program::AllocOp>()) {
+    index[alloc] = allocs.size();
+    allocs.push_back(alloc);
+    ranges.push_back({});
+  }
+  for (auto [at, op] : llvm::enumerate(order.steps())) {
+    auto [spanFirst, spanLast] = order.concurrentSpan(at);
+    for (Value buffer : op->getOperands()) {
+      auto alloc = program::rootBuffer(buffer).getDefiningOp<program::AllocOp>();
+      if (!alloc)
+        continue;
+      Range &range = ranges[index.lookup(alloc)];
+      range.first = range.first < 0 ? spanFirst : std::min(range.first, spanFirst);
+      range.last = std::max(range.last, spanLast);
     }
-    auto stepOp = dyn_cast<program::StepOpInterface>(op);
-    if (!stepOp)
-      continue;
-    for (Value buffer : op.getOperands())
-      touch(buffer, step);
-    ++step;
   }
   // An allocation no step binds is live where it is written, for a step only.
   for (Range &range : ranges)
@@ -63,12 +59,9 @@ void planProgram(program::ProgramOp program, int64_t alignment, bool inPlace) {
     groups.insert(i);
   SmallVector<Range> groupRanges(ranges);
   if (inPlace) {
-    step = 0;
-    for (Operation &op : program.getBody().front()) {
-      if (!isa<program::StepOpInterface>(op))
-        continue;
+    for (auto [position, op] : llvm::enumerate(order.steps())) {
       auto dispatch = dyn_cast<program::DispatchOp>(op);
-      int64_t at = step++;
+      int64_t at = position;
       if (!dispatch || !dispatch.getInPlace())
         continue;
       ArrayRef<int64_t> pairs = *dispatch.getInPlace();

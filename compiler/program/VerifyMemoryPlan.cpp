@@ -1,6 +1,7 @@
 //===- VerifyMemoryPlan.cpp - No two live allocations share a byte ------------===//
 
 #include "compiler/program/Passes.h"
+#include "compiler/program/StepOrder.h"
 
 namespace kiln {
 
@@ -13,7 +14,8 @@ namespace {
 
 struct Interval {
   program::AllocOp alloc;
-  int64_t first, last;
+  /// The positions of the steps that bind the allocation or a view of it, in order.
+  SmallVector<int64_t> users;
   uint64_t begin, end;
 };
 
@@ -30,21 +32,28 @@ bool writesInPlace(Operation *step, program::AllocOp from, program::AllocOp to) 
   return false;
 }
 
+/// Whether every step using `a` completes before any step using `b` starts, but for one step
+/// that writes `b` over `a` in place (at the same offset: element i over element i).
+bool allBefore(const Interval &a, const Interval &b, const StepOrder &order) {
+  for (int64_t x : a.users)
+    for (int64_t y : b.users)
+      if (!order.before(x, y) &&
+          !(x == y && a.begin == b.begin && writesInPlace(order.steps()[x], a.alloc, b.alloc)))
+        return false;
+  return true;
+}
+
 LogicalResult verifyProgram(program::ProgramOp program) {
   if (!program.isPlanned())
     return program.emitOpError("has no memory plan to verify (run kiln-plan-memory)");
-  // Step numbers, then each allocation's range from the users of it and of its views.
-  DenseMap<Operation *, int64_t> stepNumber;
-  SmallVector<Operation *> steps;
-  for (Operation &op : program.getBody().front())
-    if (isa<program::StepOpInterface>(op)) {
-      stepNumber[&op] = steps.size();
-      steps.push_back(&op);
-    }
+  // Each allocation's users: the steps that bind it or a view of it. Two allocations may share
+  // bytes only when all the steps of one are ordered before all the steps of the other (on one
+  // stream, the program order; across streams, through the buffers they share).
+  StepOrder order(program);
   uint64_t arena = static_cast<uint64_t>(*program.getArenaSize());
   SmallVector<Interval> intervals;
   for (auto alloc : program.getBody().front().getOps<program::AllocOp>()) {
-    int64_t first = INT64_MAX, last = -1;
+    Interval interval{alloc, {}, 0, 0};
     SmallVector<Value> worklist{alloc.getResult()};
     while (!worklist.empty()) {
       Value value = worklist.pop_back_val();
@@ -53,39 +62,40 @@ LogicalResult verifyProgram(program::ProgramOp program) {
           worklist.push_back(view.getResult());
           continue;
         }
-        auto it = stepNumber.find(user);
-        if (it == stepNumber.end())
-          continue;
-        first = std::min(first, it->second);
-        last = std::max(last, it->second);
+        if (std::optional<int64_t> position = order.position(user))
+          interval.users.push_back(*position);
       }
     }
-    if (last < 0)
-      first = last = 0;
-    uint64_t begin = static_cast<uint64_t>(*alloc.getOffset());
-    uint64_t end = begin + program::bufferBytes(alloc.getType());
-    if (end > arena)
-      return alloc.emitOpError() << "ends at byte " << end << ", past the arena's " << arena;
-    intervals.push_back({alloc, first, last, begin, end});
+    llvm::sort(interval.users);
+    interval.users.erase(std::unique(interval.users.begin(), interval.users.end()),
+                         interval.users.end());
+    interval.begin = static_cast<uint64_t>(*alloc.getOffset());
+    interval.end = interval.begin + program::bufferBytes(alloc.getType());
+    if (interval.end > arena)
+      return alloc.emitOpError() << "ends at byte " << interval.end << ", past the arena's "
+                                 << arena;
+    intervals.push_back(std::move(interval));
   }
   // A sweep in address order: only neighbours that begin before one ends can overlap.
   llvm::sort(intervals, [](const Interval &a, const Interval &b) { return a.begin < b.begin; });
+  auto span = [](const Interval &interval) {
+    if (interval.users.empty())
+      return std::string("none");
+    return std::to_string(interval.users.front()) + "-" +
+           std::to_string(interval.users.back());
+  };
   for (size_t i = 0; i < intervals.size(); ++i) {
     Interval &a = intervals[i];
     for (size_t j = i + 1; j < intervals.size() && intervals[j].begin < a.end; ++j) {
       Interval &b = intervals[j];
-      if (a.begin == a.end || b.begin == b.end || a.last < b.first || b.last < a.first)
-        continue;
-      // Meeting at one step where one is written over the other in place is the plan's intent.
-      if (a.last == b.first && a.begin == b.begin && writesInPlace(steps[a.last], a.alloc, b.alloc))
-        continue;
-      if (b.last == a.first && a.begin == b.begin && writesInPlace(steps[b.last], b.alloc, a.alloc))
+      if (a.begin == a.end || b.begin == b.end || allBefore(a, b, order) ||
+          allBefore(b, a, order))
         continue;
       InFlightDiagnostic diagnostic = a.alloc.emitOpError()
                                       << "shares bytes [" << std::max(a.begin, b.begin) << ", "
                                       << std::min(a.end, b.end) << ") with another allocation "
-                                      << "while both are live (steps " << a.first << "-" << a.last
-                                      << " and " << b.first << "-" << b.last << ")";
+                                      << "while both are live (steps " << span(a) << " and " << span(b)
+                                      << ")";
       diagnostic.attachNote(b.alloc.getLoc()) << "the other allocation";
       return failure();
     }

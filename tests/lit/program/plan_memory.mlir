@@ -111,3 +111,29 @@ module {
     }
   }
 }
+
+// -----
+
+// Tests that buffers used on different streams never share bytes while their steps may run at
+// once: in step order %t0 (steps 0-1) and %t1 (written at step 2) would share an offset, but
+// stream 1's step depends on nothing of stream 0's. Step 3 joins the streams (it reads %t1 on
+// stream 0); after it, %t2 reuses %t0's bytes: every step that used %t0 is ordered before it.
+// CHECK-LABEL: program.program @streams
+// CHECK-SAME: arena_size = 512 : i64
+// CHECK: program.alloc {offset = [[A:[0-9]+]] : i64} : memref<64xf32>
+// CHECK-NEXT: program.alloc {offset = [[B:[0-9]+]] : i64} : memref<64xf32>
+// CHECK-NEXT: program.alloc {offset = [[A]] : i64} : memref<64xf32>
+// APART-LABEL: program.program @streams
+// APART-SAME: arena_size = 512 : i64
+program.program @streams device(cuda) {
+  %x = program.input 0 "x" : memref<64xf32>
+  %y = program.output 0 "y" : memref<64xf32>
+  %t0 = program.alloc : memref<64xf32>
+  %t1 = program.alloc : memref<64xf32>
+  %t2 = program.alloc : memref<64xf32>
+  program.copy %x to %t0 : memref<64xf32> to memref<64xf32>
+  program.copy %t0 to %y : memref<64xf32> to memref<64xf32>
+  program.copy %x to %t1 {stream = 1 : i64} : memref<64xf32> to memref<64xf32>
+  program.copy %t1 to %t2 : memref<64xf32> to memref<64xf32>
+  program.copy %t2 to %y : memref<64xf32> to memref<64xf32>
+}

@@ -103,3 +103,39 @@ module {
 program.program @unplanned device(cpu) {
   %t = program.alloc : memref<4xf32>
 }
+
+// -----
+
+// Tests that steps on different streams that nothing orders count as running at once: %t0 and
+// %t1 are used at steps 0-1 and 2-3, which never meet in step order, yet the two streams run them
+// concurrently, so they may not share bytes.
+program.program @streams device(cuda) attributes {alignment = 64 : i64, arena_size = 256 : i64} {
+  %x = program.input 0 "x" : memref<64xf32>
+  %y = program.output 0 "y" : memref<64xf32>
+  %z = program.output 1 "z" : memref<64xf32>
+  // expected-error @+1 {{shares bytes [0, 256) with another allocation while both are live (steps 0-1 and 2-3)}}
+  %t0 = program.alloc {offset = 0 : i64} : memref<64xf32>
+  // expected-note @+1 {{the other allocation}}
+  %t1 = program.alloc {offset = 0 : i64} : memref<64xf32>
+  program.copy %x to %t0 : memref<64xf32> to memref<64xf32>
+  program.copy %t0 to %y : memref<64xf32> to memref<64xf32>
+  program.copy %x to %t1 {stream = 1 : i64} : memref<64xf32> to memref<64xf32>
+  program.copy %t1 to %z {stream = 1 : i64} : memref<64xf32> to memref<64xf32>
+}
+
+// -----
+
+// Tests that a join orders the streams: stream 1's copy reads what stream 0 wrote into %t0, so
+// it runs after both of stream 0's steps, and %t1, used only after it, may take %t0's bytes.
+// CHECK-LABEL: program.program @joined_streams
+program.program @joined_streams device(cuda) attributes {alignment = 64 : i64, arena_size = 256 : i64} {
+  %x = program.input 0 "x" : memref<64xf32>
+  %y = program.output 0 "y" : memref<64xf32>
+  %z = program.output 1 "z" : memref<64xf32>
+  %t0 = program.alloc {offset = 0 : i64} : memref<64xf32>
+  %t1 = program.alloc {offset = 0 : i64} : memref<64xf32>
+  program.copy %x to %t0 : memref<64xf32> to memref<64xf32>
+  program.copy %t0 to %y : memref<64xf32> to memref<64xf32>
+  program.copy %y to %t1 {stream = 1 : i64} : memref<64xf32> to memref<64xf32>
+  program.copy %t1 to %z {stream = 1 : i64} : memref<64xf32> to memref<64xf32>
+}
