@@ -16,6 +16,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -429,18 +430,45 @@ void emitRowReduction(RowReduction match, OpBuilder &builder, IRMapping &mapping
   builder.clone(*match.store, last);
 }
 
+/// Whether a buffer `alloc` makes inside loops or branches of `function` can be one buffer for
+/// every time it runs: nothing but sequential loops and branches enclose it (a phase that is not
+/// a parallel loop runs on one thread), and neither it nor a view of it leaves the region it is
+/// made in through a terminator. A fresh buffer's contents are undefined, so what one iteration
+/// writes no later iteration reads, and reusing the memory is what a new allocation would be.
+bool isRegionLocal(memref::AllocOp alloc, func::FuncOp function) {
+  for (Operation *parent = alloc->getParentOp(); parent != function;
+       parent = parent->getParentOp())
+    if (!isa<scf::ForOp, scf::IfOp, scf::WhileOp>(parent))
+      return false;
+  SmallVector<Value> views = {alloc.getResult()};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        return false;
+      if (auto viewLike = dyn_cast<ViewLikeOpInterface>(user))
+        if (viewLike.getViewSource() == view)
+          llvm::append_range(views, user->getResults());
+    }
+  }
+  return true;
+}
+
 /// Turns each temporary buffer of `function` into a trailing argument, the dispatch's scratch
 /// binding (kernels cannot allocate, and the arena plan gives the buffer a range that only lives
-/// during the dispatch); records their types in `kiln.cuda_scratch`.
+/// during the dispatch); records their types in `kiln.cuda_scratch`. A buffer made inside a
+/// sequential loop (top-k's per-pick selection) takes one binding for all its iterations.
 LogicalResult hoistTemporaries(func::FuncOp function) {
   SmallVector<memref::AllocOp> allocs;
   function.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
   SmallVector<Attribute> types;
   for (memref::AllocOp alloc : allocs) {
     MemRefType type = alloc.getType();
-    if (alloc->getParentOp() != function || !isContiguous(type))
+    bool local = alloc->getParentOp() == function || isRegionLocal(alloc, function);
+    if (!local || !isContiguous(type))
       return alloc.emitError("a CUDA kernel needs a temporary buffer of type ")
-             << type << " that is not a statically shaped top-level allocation";
+             << type << " that is neither a statically shaped top-level allocation nor one "
+                        "a sequential loop makes afresh in each iteration";
     unsigned index = function.getNumArguments();
     if (failed(function.insertArgument(index, type, {}, alloc.getLoc())))
       return alloc.emitError("cannot turn the temporary buffer into a binding");

@@ -38,13 +38,6 @@ void buildGraphToBuffersPipeline(mlir::OpPassManager &pm) {
   addTextual(pm, kBufferizeFunctions);
 }
 
-void buildCpuPipeline(mlir::OpPassManager &pm) {
-  buildGraphToBuffersPipeline(pm);
-  addTextual(pm, "func.func(convert-linalg-to-loops),convert-scf-to-cf,expand-strided-metadata,"
-                 "lower-affine,convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
-                 "reconcile-unrealized-casts");
-}
-
 void buildCudaPipeline(mlir::OpPassManager &pm, const CudaPipelineOptions &options) {
   buildGraphToBuffersPipeline(pm);
   addTextual(pm, "func.func(convert-linalg-to-parallel-loops,gpu-map-parallel-loops,"
@@ -177,9 +170,6 @@ void registerPipelines() {
       [](mlir::OpPassManager &pm, const CompilePipelineOptions &options) {
         buildCompilePipeline(pm, options);
       });
-  mlir::PassPipelineRegistration<>(
-      "kiln-cpu-pipeline", "Lowers a graph program to the LLVM dialect for the host CPU",
-      [](mlir::OpPassManager &pm) { buildCpuPipeline(pm); });
   mlir::PassPipelineRegistration<CudaPipelineOptions>(
       "kiln-cuda-pipeline",
       "Lowers a graph program to host code and gpu.binary kernels for one NVIDIA architecture",

@@ -1,8 +1,8 @@
 //===- Pipelines.h - Kiln's lowering pipelines -------------------------------===//
 //
-// The pass pipelines that take a graph program to executable code: for the CPU down to the LLVM
-// dialect (run by the JIT in tests, emitted as object code by the compiler), and for NVIDIA GPUs
-// down to `gpu.binary` ops holding PTX or cubin (from ptxas) per architecture.
+// The pass pipelines that take a graph program to executable code: the compile pipeline, the
+// stages `kiln compile` runs for the CPU or CUDA (buildCompileStage), and a standalone lowering
+// for NVIDIA GPUs down to `gpu.binary` ops holding PTX or cubin (from ptxas) per architecture.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,11 +22,8 @@
 
 namespace kiln {
 
-/// Graph to linalg, elementwise fusion and bufferization: the common front of both targets.
+/// Graph to linalg, elementwise fusion and bufferization: the front of buildCudaPipeline.
 void buildGraphToBuffersPipeline(mlir::OpPassManager &pm);
-
-/// Graph program to the LLVM dialect for the host CPU.
-void buildCpuPipeline(mlir::OpPassManager &pm);
 
 struct CudaPipelineOptions : mlir::PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU architecture, e.g. sm_90"),
@@ -82,7 +79,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
 /// Every stage (up to `stop-after`): what `kiln compile` runs before writing the artifact.
 void buildCompilePipeline(mlir::OpPassManager &pm, const CompilePipelineOptions &options);
 
-/// Registers `kiln-compile-pipeline`, `kiln-cpu-pipeline` and `kiln-cuda-pipeline` for kiln-opt.
+/// Registers `kiln-compile-pipeline` and `kiln-cuda-pipeline` for kiln-opt.
 void registerPipelines();
 
 } // namespace kiln

@@ -8,6 +8,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+
 namespace kiln {
 #define GEN_PASS_DEF_REFINESHAPESPASS
 #include "compiler/transforms/Passes.h.inc"
@@ -28,6 +30,27 @@ RankedTensorType meet(RankedTensorType current, RankedTensorType refined) {
     if (dim == graph::kDynamic)
       dim = other;
   return current.clone(shape);
+}
+
+/// A slice's start and limit may lie past a dynamic dimension's size (frontends cannot clamp
+/// them; the lowering clamps them at run time), but not past a static one's. Once refinement
+/// makes the dimension static, they are clamped to its size, as a frontend would have.
+void clampSliceBounds(graph::SliceOp slice) {
+  RankedTensorType input = slice.getInput().getType();
+  SmallVector<int64_t> starts(slice.getStarts()), limits(slice.getLimits());
+  ArrayRef<int64_t> strides = slice.getStrides();
+  int64_t rank = input.getRank();
+  if (int64_t(starts.size()) != rank || int64_t(limits.size()) != rank ||
+      int64_t(strides.size()) != rank)
+    return; // The inference names the attribute that does not cover the rank.
+  for (int64_t d = 0; d < rank; ++d) {
+    if (input.isDynamicDim(d) || strides[d] < 0)
+      continue;
+    starts[d] = std::min(starts[d], input.getDimSize(d));
+    limits[d] = std::min(limits[d], input.getDimSize(d));
+  }
+  slice.setStarts(starts);
+  slice.setLimits(limits);
 }
 
 struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
@@ -91,6 +114,8 @@ struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
   }
 
   LogicalResult refineResults(Operation *op) {
+    if (auto slice = llvm::dyn_cast<graph::SliceOp>(op))
+      clampSliceBounds(slice);
     auto inferable = llvm::dyn_cast<InferTypeOpInterface>(op);
     if (!inferable)
       return success();

@@ -236,3 +236,92 @@ func.func private @dispatch_rowmax(%x: memref<6x10xf32>, %out: memref<6xf32>) at
   }
   return
 }
+
+// -----
+
+// Tests that a buffer a sequential loop makes afresh in each iteration (top-k's selection of one
+// pick) becomes one scratch argument for all iterations, which the one thread running the loop
+// writes and reads; no allocation is left in the kernel.
+// CHECK-LABEL: func.func private @dispatch_picks
+// CHECK-SAME: (memref<2x5xf32>, memref<2x3xf32>, memref<2xf32>)
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["dispatch_picks_0", 1, 1]]
+// CHECK-SAME: kiln.cuda_scratch = [memref<2xf32>]
+// CHECK: gpu.func @dispatch_picks_0(%{{.+}}: memref<2x5xf32>, %{{.+}}: memref<2x3xf32>, %[[PICK:.+]]: memref<2xf32>) kernel
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for
+// CHECK: memref.store %{{.+}}, %[[PICK]]
+// CHECK: memref.load %[[PICK]]
+// CHECK: gpu.return
+func.func private @dispatch_picks(%x: memref<2x5xf32>, %out: memref<2x3xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  scf.for %k = %c0 to %c3 step %c1 {
+    %pick = memref.alloc() : memref<2xf32>
+    scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+      %v = memref.load %x[%i, %k] : memref<2x5xf32>
+      memref.store %v, %pick[%i] : memref<2xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+      %v = memref.load %pick[%i] : memref<2xf32>
+      memref.store %v, %out[%i, %k] : memref<2x3xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// Tests that a buffer made per point of a parallel loop is refused: the points run on different
+// threads at once, and one scratch binding would be shared by all of them.
+func.func private @dispatch_per_point(%x: memref<8x4xf32>, %out: memref<8x4xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    // expected-error @+1 {{a CUDA kernel needs a temporary buffer of type 'memref<4xf32>' that is neither a statically shaped top-level allocation nor one a sequential loop makes afresh in each iteration}}
+    %row = memref.alloc() : memref<4xf32>
+    scf.for %j = %c0 to %c4 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<8x4xf32>
+      memref.store %v, %row[%j] : memref<4xf32>
+    }
+    scf.for %j = %c0 to %c4 step %c1 {
+      %v = memref.load %row[%j] : memref<4xf32>
+      memref.store %v, %out[%i, %j] : memref<8x4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Tests that a buffer an iteration hands to the next (yielded through the loop) is refused: one
+// binding for both would have the iteration overwrite what it reads.
+func.func private @dispatch_carried(%out: memref<4xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  %init = memref.alloc() : memref<4xf32>
+  %last = scf.for %k = %c0 to %c3 step %c1 iter_args(%previous = %init) -> (memref<4xf32>) {
+    // expected-error @+1 {{a CUDA kernel needs a temporary buffer of type 'memref<4xf32>' that is neither}}
+    %next = memref.alloc() : memref<4xf32>
+    scf.for %j = %c0 to %c4 step %c1 {
+      %v = memref.load %previous[%j] : memref<4xf32>
+      %w = arith.addf %v, %one : f32
+      memref.store %w, %next[%j] : memref<4xf32>
+    }
+    scf.yield %next : memref<4xf32>
+  }
+  scf.for %j = %c0 to %c4 step %c1 {
+    %v = memref.load %last[%j] : memref<4xf32>
+    memref.store %v, %out[%j] : memref<4xf32>
+  }
+  return
+}

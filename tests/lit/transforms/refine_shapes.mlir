@@ -29,3 +29,21 @@ func.func @conv_net(%x: tensor<?x3x32x32xf32> {kiln.name = "input"}) -> tensor<?
   %3 = graph.gemm %2, %fc, %b {trans_b = true} : (tensor<?x?xf32>, tensor<10x16xf32>, tensor<10xf32>) -> tensor<?x?xf32>
   return %3 : tensor<?x?xf32>
 }
+
+// -----
+
+// Tests that binding a dynamic dimension clamps the slice bounds that lay past it (an unbounded
+// limit, a start past the bound size), which only a dynamic dimension allows: a graph program
+// imported without its shapes still compiles once they are bound.
+// CHECK-LABEL: func.func @slice_past_dynamic_dim
+// CHECK: graph.slice {{.*}}limits = array<i64: 9223372036854775807, 3, 32, 32>{{.*}} -> tensor<?x3x32x32xf32>
+// CHECK: graph.slice {{.*}}starts = array<i64: 10, 0, 0, 0>{{.*}} -> tensor<?x3x32x32xf32>
+// BIND-LABEL: func.func @slice_past_dynamic_dim
+// BIND-SAME: -> (tensor<4x3x32x32xf32>, tensor<0x3x32x32xf32>)
+// BIND: graph.slice {{.*}}limits = array<i64: 8, 3, 32, 32>, starts = array<i64: 1, 0, 0, 0>{{.*}} -> tensor<4x3x32x32xf32>
+// BIND: graph.slice {{.*}}limits = array<i64: 8, 3, 32, 32>, starts = array<i64: 8, 0, 0, 0>{{.*}} -> tensor<0x3x32x32xf32>
+func.func @slice_past_dynamic_dim(%x: tensor<?x3x32x32xf32> {kiln.name = "input"}) -> (tensor<?x3x32x32xf32>, tensor<?x3x32x32xf32>) {
+  %0 = graph.slice %x {starts = array<i64: 1, 0, 0, 0>, limits = array<i64: 9223372036854775807, 3, 32, 32>, strides = array<i64: 2, 1, 1, 1>} : (tensor<?x3x32x32xf32>) -> tensor<?x3x32x32xf32>
+  %1 = graph.slice %x {starts = array<i64: 10, 0, 0, 0>, limits = array<i64: 9223372036854775807, 3, 32, 32>, strides = array<i64: 1, 1, 1, 1>} : (tensor<?x3x32x32xf32>) -> tensor<?x3x32x32xf32>
+  return %0, %1 : tensor<?x3x32x32xf32>, tensor<?x3x32x32xf32>
+}

@@ -1,19 +1,24 @@
-"""Execution cases for the graph dialect's CPU lowering, checked against NumPy.
+"""Execution cases for the graph dialect, compiled by `kiln compile` and run by `kiln run`,
+checked against NumPy.
 
   graph_cases.py generate OUT_DIR [GROUP]
-                                    writes OUT_DIR/cases.mlir (one function per case of GROUP,
-                                    `core` by default, and a main that calls each on seeded inputs
-                                    and prints the result) and OUT_DIR/expected.json (NumPy's
-                                    results, in the same order); groups: core, unsigned, indexing,
-                                    scan, resize, conv_transpose
-  graph_cases.py check EXPECTED OUT compares the printed results with NumPy's and prints
-                                    'N passed, M failed'; exits non-zero on any failure
+      writes OUT_DIR/cases.mlir, one function @main holding every case of GROUP (`core` by
+      default; also unsigned, indexing, scan, resize, conv_transpose): case C's inputs are the
+      arguments named C_0, C_1, ... (declared dynamic where the case says so) and its result
+      is the output named C; OUT_DIR/inputs/C_I.npy, the seeded inputs; OUT_DIR/driver.json,
+      the inputs' names and the shapes of the dynamic ones (compile_and_run.py reads it);
+      OUT_DIR/expected.json, NumPy's results
+  graph_cases.py check EXPECTED OUT_DIR
+      compares each OUT_DIR/C.npy (shape, dtype and values) with NumPy's result and prints
+      'N passed, M failed'; exits non-zero on any failure
 
-Inputs are seeded and non-trivial (never all zeros); results are compared with rtol 1e-4 and
-atol 1e-5 (the runner prints six significant digits).
+One compilation and one run per group keep the suite fast. Inputs are seeded and non-trivial (never
+all zeros); results are compared with rtol 1e-4 and atol 1e-5, NaN matching NaN and infinities
+exactly.
 """
 import json
 import math
+import os
 import re
 import sys
 
@@ -43,26 +48,6 @@ def mlir_type(array, dims=None):
                np.bool_: "i1"}[array.dtype.type]
     shape = dims if dims is not None else list(array.shape)
     return "tensor<" + "".join(f"{'?' if d is None else d}x" for d in shape) + element + ">"
-
-
-def literal(array):
-    def scalar(v):
-        if array.dtype == np.bool_:
-            return "true" if v else "false"
-        if array.dtype.kind == "f":
-            if math.isnan(v):
-                return "0x7FC00000"
-            if math.isinf(v):
-                return "0x7F800000" if v > 0 else "0xFF800000"
-            return repr(float(v))
-        return str(int(v))
-
-    def nested(a):
-        if a.ndim == 0:
-            return scalar(a.item())
-        return "[" + ", ".join(nested(x) for x in a) + "]"
-
-    return f"dense<{nested(array)}>"
 
 
 class Case:
@@ -189,7 +174,7 @@ def cases():
     out.append(Case("reshape", [r],
                     "%r = graph.reshape %a0 to [4, -1] : tensor<2x3x4xf32> -> tensor<4x6xf32>",
                     "tensor<4x6xf32>", lambda x: x.reshape(4, 6)))
-    # Dynamic batch: the function sees ?x3, main passes 4x3.
+    # Dynamic batch: the function declares ?x3, the compilation binds 4x3 (--shape).
     dyn, bias = normal((4, 3)), normal((3,))
     out.append(Case("dynamic_batch_chain", [dyn, bias],
                     "%s = graph.add %a0, %a1 : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>\n"
@@ -443,7 +428,7 @@ def indexing_cases():
     out.append(Case("scatter_nd_elements_k2_add", [nd_data, nd_idx2, nd_upd2],
                     "%r = graph.scatter_nd %a0, %a1, %a2 {reduction = #graph<scatter_reduction add>} : (tensor<4x3x2xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<4x3x2xf32>",
                     "tensor<4x3x2xf32>", lambda a, i, u: reference_scatter_nd(a, i, u, "add")))
-    # Dynamic slice sizes: the limit is unbounded and clamps to the run-time size.
+    # Dynamic slice sizes: the limit is unbounded and clamps to the size --shape binds.
     dyn = normal((5, 4))
     out.append(Case("slice_dynamic_unbounded_limit", [dyn],
                     "%r = graph.slice %a0 {starts = array<i64: 1, 1>, limits = array<i64: 9223372036854775807, 4>, strides = array<i64: 2, 2>} : (tensor<?x4xf32>) -> tensor<?x2xf32>",
@@ -618,66 +603,73 @@ def conv_transpose_cases():
 GROUPS = {"core": cases, "unsigned": unsigned_cases, "indexing": indexing_cases,
           "scan": scan_cases, "resize": resize_cases, "conv_transpose": conv_transpose_cases}
 
+# The NumPy dtype `kiln run` writes an output of each element type as.
+NUMPY_TYPES = {"f32": "float32", "i32": "int32", "i64": "int64", "ui8": "uint8", "i1": "bool"}
+SSA_NAME = re.compile(r"%([A-Za-z_$.][\w$.]*|\d+)")
+
+
+def element_type(tensor_type):
+    """`f32` for `tensor<2x?xf32>`."""
+    return tensor_type[:-1].split("x")[-1].split("<")[-1]
+
 
 def generate(out_dir, group="core"):
-    import os
-    os.makedirs(out_dir, exist_ok=True)
-    functions, calls, expected = [], [], []
-    for index, case in enumerate(GROUPS[group]()):
-        params = ", ".join(f"%a{i}: {mlir_type(x, d)}" for i, (x, d) in
-                           enumerate(zip(case.inputs, case.dynamic)))
-        functions.append(f"func.func @{case.name}({params}) -> {case.result_type} {{\n"
-                         f"  {case.body}\n  return %r : {case.result_type}\n}}\n")
-        args = []
-        for i, (x, d) in enumerate(zip(case.inputs, case.dynamic)):
-            calls.append(f"  %c{index}_{i} = arith.constant {literal(x)} : {mlir_type(x)}")
-            name = f"%c{index}_{i}"
-            if d is not None:
-                calls.append(f"  %d{index}_{i} = tensor.cast {name} : {mlir_type(x)} to {mlir_type(x, d)}")
-                name = f"%d{index}_{i}"
-            args.append(name)
-        arg_types = ", ".join(mlir_type(x, d) for x, d in zip(case.inputs, case.dynamic))
-        calls.append(f"  %r{index} = call @{case.name}({', '.join(args)}) : ({arg_types}) -> {case.result_type}")
-        calls.append(f"  %u{index} = tensor.cast %r{index} : {case.result_type} to tensor<*xf32>")
-        calls.append(f"  call @printMemrefF32(%u{index}) : (tensor<*xf32>) -> ()")
+    """One entry function for the whole group: each case's body, its values renamed %CASE.NAME,
+    reads the case's arguments and yields one of the function's results."""
+    os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
+    params, body, results, returned, expected = [], [], [], [], []
+    driver = {"inputs": [], "shapes": []}
+    for case in GROUPS[group]():
+        for i, (x, dims) in enumerate(zip(case.inputs, case.dynamic)):
+            name = f"{case.name}_{i}"
+            params.append(f"%{case.name}.a{i}: {mlir_type(x, dims)} {{kiln.name = \"{name}\"}}")
+            np.save(os.path.join(out_dir, "inputs", name + ".npy"), x)
+            driver["inputs"].append(name)
+            if dims is not None:
+                driver["shapes"].append([name, "x".join(str(d) for d in x.shape)])
+        body.append("  " + SSA_NAME.sub(lambda m, c=case.name: f"%{c}.{m.group(1)}", case.body))
+        results.append(f"{case.result_type} {{kiln.name = \"{case.name}\"}}")
+        returned.append((f"%{case.name}.r", case.result_type))
         with np.errstate(all="ignore"):
             reference = np.asarray(case.reference(*case.inputs), dtype=np.float64)
-        expected.append({"name": case.name, "values": [None if math.isnan(v) else v
-                                                        for v in reference.reshape(-1).tolist()]})
-    program = "".join(functions)
-    program += "func.func private @printMemrefF32(tensor<*xf32>)\n"
-    program += "func.func @main() {\n" + "\n".join(calls) + "\n  return\n}\n"
-    with open(f"{out_dir}/cases.mlir", "w") as f:
+        expected.append({"name": case.name, "shape": list(reference.shape),
+                         "dtype": NUMPY_TYPES[element_type(case.result_type)],
+                         "values": [None if math.isnan(v) else v
+                                    for v in reference.reshape(-1).tolist()]})
+    program = ("func.func @main(" + ",\n    ".join(params) + ")\n    -> (" +
+               ",\n        ".join(results) + ") {\n" + "\n".join(body) + "\n  return " +
+               ", ".join(v for v, _ in returned) + " : " + ", ".join(t for _, t in returned) +
+               "\n}\n")
+    with open(os.path.join(out_dir, "cases.mlir"), "w") as f:
         f.write(program)
-    with open(f"{out_dir}/expected.json", "w") as f:
+    with open(os.path.join(out_dir, "expected.json"), "w") as f:
         json.dump(expected, f)
+    with open(os.path.join(out_dir, "driver.json"), "w") as f:
+        json.dump(driver, f)
 
 
-NUMBER = re.compile(r"-?nan|-?inf|-?\d+(?:\.\d*)?(?:e[-+]?\d+)?", re.IGNORECASE)
-
-
-def check(expected_path, output_path):
+def check(expected_path, output_dir):
     with open(expected_path) as f:
         expected = json.load(f)
-    with open(output_path) as f:
-        blocks = f.read().split("data =")[1:]
     passed, failed = 0, 0
-    for index, case in enumerate(expected):
-        if index >= len(blocks):
-            print(f"FAIL {case['name']}: no output printed")
+    for case in expected:
+        path = os.path.join(output_dir, case["name"] + ".npy")
+        if not os.path.exists(path):
+            print(f"FAIL {case['name']}: no output {path}")
             failed += 1
             continue
-        text = blocks[index].split("Unranked Memref")[0]
-        got = [float(t) for t in NUMBER.findall(text)]
+        result = np.load(path)
+        got = result.astype(np.float64).reshape(-1).tolist()
         want = [math.nan if v is None else v for v in case["values"]]
-        ok = len(got) == len(want) and all(
+        ok = list(result.shape) == case["shape"] and result.dtype == case["dtype"] and all(
             (math.isnan(w) and math.isnan(g)) or (math.isinf(w) and g == w) or
             abs(g - w) <= 1e-5 + 1e-4 * abs(w) for g, w in zip(got, want))
         if ok:
             passed += 1
         else:
             failed += 1
-            print(f"FAIL {case['name']}: expected {want} got {got}")
+            print(f"FAIL {case['name']}: expected {case['dtype']}{case['shape']} {want} "
+                  f"got {result.dtype}{list(result.shape)} {got}")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed == len(expected) else 1
 

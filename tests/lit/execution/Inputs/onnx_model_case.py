@@ -1,11 +1,13 @@
-"""Runs an imported ONNX model on the CPU and checks it against a NumPy forward pass.
+"""Inputs and the NumPy forward pass for running an ONNX model through `kiln compile` and
+`kiln run`.
 
-  onnx_model_case.py wrap IMPORTED.mlir OUT_DIR MODEL.onnx
-      writes OUT_DIR/run.mlir (the imported program plus a main that calls it on a seeded input
-      and prints the result) and OUT_DIR/expected.json (the NumPy forward pass of MODEL.onnx)
+  onnx_model_case.py inputs OUT_DIR MODEL.onnx
+      writes OUT_DIR/image.npy (a seeded input) and OUT_DIR/expected.json (the NumPy forward
+      pass of MODEL.onnx on it, as the output `probs`)
 
-The result is compared by graph_cases.py check. Only the examples' tiny CNN has a forward pass
-here: its weights are read from the model, so the reference computes what the file says.
+The output `kiln run` writes is compared by graph_cases.py check. Only the examples' tiny CNN has
+a forward pass here: its weights are read from the model, so the reference computes what the file
+says.
 """
 import json
 import os
@@ -15,7 +17,6 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from graph_cases import literal, mlir_type
 from numpy_reference import reference_conv, reference_pool
 
 
@@ -33,31 +34,16 @@ def tiny_cnn_forward(model, image):
     return z / z.sum(axis=1, keepdims=True)
 
 
-def wrap(imported_path, out_dir, model_path):
+def inputs(out_dir, model_path):
     model = onnx.load(model_path)
     image = np.random.default_rng(5).standard_normal((2, 3, 32, 32)).astype(np.float32)
-    with open(imported_path) as f:
-        program = f.read().rstrip()
-    assert program.endswith("}"), "expected an MLIR module"
-    result_type = "tensor<2x10xf32>"
-    main = f"""
-  func.func private @printMemrefF32(tensor<*xf32>)
-  func.func @main() {{
-    %image = arith.constant {literal(image)} : {mlir_type(image)}
-    %r = call @tiny_cnn(%image) : ({mlir_type(image)}) -> {result_type}
-    %u = tensor.cast %r : {result_type} to tensor<*xf32>
-    call @printMemrefF32(%u) : (tensor<*xf32>) -> ()
-    return
-  }}
-}}
-"""
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "run.mlir"), "w") as f:
-        f.write(program[:-1] + main)
+    np.save(os.path.join(out_dir, "image.npy"), image)
     expected = tiny_cnn_forward(model, image.astype(np.float64))
     with open(os.path.join(out_dir, "expected.json"), "w") as f:
-        json.dump([{"name": "tiny_cnn", "values": expected.reshape(-1).tolist()}], f)
+        json.dump([{"name": "probs", "shape": list(expected.shape), "dtype": "float32",
+                    "values": expected.reshape(-1).tolist()}], f)
 
 
 if __name__ == "__main__":
-    wrap(sys.argv[2], sys.argv[3], sys.argv[4])
+    inputs(sys.argv[2], sys.argv[3])
