@@ -10,7 +10,9 @@ plan's line
 where L is the most bytes of intermediates live at one step (no arena can be smaller). Prints a
 table, writes it as JSON with --json, and fails when a plan is above --max-ratio times its bound
 (1.10 by default). Each compile's wall time and peak resident memory (from /usr/bin/time) are
-recorded beside the plan.
+recorded beside the plan, with that peak as a multiple of the model's weights (the artifact's
+constants), and once the peak resident memory of `kiln --version`: what the process takes before
+it reads a model (its code and libraries, LLVM's and MLIR's registrations).
 
     .venv/bin/python benchmarks/memory_plan.py --kiln build/bin/kiln [--json FILE] [--models ...]
 """
@@ -73,8 +75,14 @@ def main() -> int:
     import export
 
     results, failures = [], []
+    startup = subprocess.run(["/usr/bin/time", "-f", "kiln-peak-rss-kib %M", str(args.kiln),
+                              "--version"], capture_output=True, text=True)
+    startup_match = re.search(r"kiln-peak-rss-kib (\d+)", startup.stderr)
+    startup_rss = int(startup_match.group(1)) * 1024 if startup_match else None
+    if startup_rss:
+        print(f"kiln --version: peak RSS {mib(startup_rss).strip()} MiB", flush=True)
     print(f"{'model':16} {'target':6} {'arena MiB':>10} {'bound MiB':>10} {'naive MiB':>10} "
-          f"{'ratio':>6} {'compile s':>9} {'peak RSS MiB':>12}", flush=True)
+          f"{'ratio':>6} {'compile s':>9} {'peak RSS MiB':>12} {'x weights':>9}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kiln-plan-") as scratch:
         for model in args.models:
             directory = export.ensure_exported(model, 1, cache=args.cache)
@@ -86,16 +94,21 @@ def main() -> int:
                     failures.append(f"{model} ({target}): does not compile")
                     continue
                 plan.update(model=model, target=target)
-                results.append(plan)
                 rss = plan["peak_rss_bytes"]
+                plan["peak_rss_per_weight"] = (round(rss / plan["constants"], 3)
+                                               if rss and plan["constants"] else None)
+                results.append(plan)
+                weights = plan["peak_rss_per_weight"]
                 print(f"{model:16} {target:6} {mib(plan['arena']):>10} "
                       f"{mib(plan['lower_bound']):>10} {mib(plan['naive']):>10} "
                       f"{plan['ratio']:6.3f} {plan['compile_s']:9.2f} "
-                      f"{(mib(rss) if rss else '?'):>12}", flush=True)
+                      f"{(mib(rss) if rss else '?'):>12} "
+                      f"{(f'{weights:9.2f}' if weights else '?'):>9}", flush=True)
                 if plan["ratio"] > args.max_ratio:
                     failures.append(f"{model} ({target}): arena {plan['ratio']:.3f}x its bound")
     if args.json:
-        args.json.write_text(json.dumps({"max_ratio": args.max_ratio, "results": results},
+        args.json.write_text(json.dumps({"max_ratio": args.max_ratio,
+                                         "startup_rss_bytes": startup_rss, "results": results},
                                         indent=2) + "\n")
     for failure in failures:
         print(f"memory_plan: {failure}", file=sys.stderr)
