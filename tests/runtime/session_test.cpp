@@ -96,6 +96,22 @@ TEST(SessionTest, RefusesAMissingKernelSymbol) {
                         "'kiln_test_missing' is not exported by the shared object"));
 }
 
+// The test kernels are linked with -z nodelete, so they stay loaded under their
+// "/proc/self/fd/N" name after the first session is gone; the second code object, written to a
+// descriptor that may get the same number, must still be loaded from its own bytes.
+TEST(SessionTest, LoadsEachCodeObjectFromItsOwnBytesAfterOneThatStaysLoaded) {
+  {
+    Artifact artifact = loadSpec(addAffineSpec());
+    auto session = Session::create(artifact);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+  }
+  ArtifactSpec spec = addAffineSpec();
+  spec.code_objects[0].bytes = "this is not an ELF shared object";
+  Status status = Session::create(loadSpec(spec)).status();
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(status.message(), HasSubstr("the shared object does not load"));
+}
+
 TEST(SessionTest, RefusesCodeThatDoesNotLoad) {
   ArtifactSpec spec = addAffineSpec();
   spec.code_objects[0].bytes = "this is not an ELF shared object";

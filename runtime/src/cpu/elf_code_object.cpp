@@ -3,6 +3,7 @@
 #include "runtime/src/cpu/elf_code_object.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -37,6 +38,30 @@ std::mutex& dlMutex() {
   return mutex;
 }
 
+/// glibc's dlopen returns an object already loaded under the same name without opening the file
+/// again. An object that cannot be unloaded (one linked with `-z nodelete`, or one holding unique
+/// symbols) keeps its "/proc/self/fd/N" name after its descriptor is closed, so a later code
+/// object written to a descriptor with the same number would silently get the old object's code.
+/// Moves `fd` to a number no loaded object is named after and returns it; -1 with errno set when
+/// no descriptor can be made. Called with dlMutex() held.
+int descriptorWithAnUnusedName(int fd) {
+  while (true) {
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    void* loaded = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (loaded == nullptr) return fd;
+    ::dlclose(loaded);
+    // The next free number above: the names of lower ones may be taken as well.
+    int next = ::fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+    int saved = errno;
+    ::close(fd);
+    if (next < 0) {
+      errno = saved;
+      return -1;
+    }
+    fd = next;
+  }
+}
+
 std::string lastDlError() {
   const char* error = ::dlerror();
   return error ? error : "unknown dynamic loader error";
@@ -46,10 +71,14 @@ std::string lastDlError() {
 
 Result<std::unique_ptr<ElfCodeObject>> ElfCodeObject::load(const uint8_t* data, size_t size,
                                                            const std::string& what) {
+  // The mutex also keeps another thread from loading under the name chosen for this object.
+  std::unique_lock<std::mutex> lock(dlMutex());
   int fd = ::memfd_create("kiln-code-object", MFD_CLOEXEC);
   std::string path;
   bool temporary_file = false;
   if (fd >= 0) {
+    fd = descriptorWithAnUnusedName(fd);
+    if (fd < 0) return statusFromErrno(errno, what + ": cannot create a memory file");
     path = "/proc/self/fd/" + std::to_string(fd);
   } else {
     const char* tmpdir = std::getenv("TMPDIR");
@@ -64,10 +93,10 @@ Result<std::unique_ptr<ElfCodeObject>> ElfCodeObject::load(const uint8_t* data, 
   void* handle = nullptr;
   std::string error;
   if (written.ok()) {
-    std::lock_guard<std::mutex> lock(dlMutex());
     handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) error = lastDlError();
   }
+  lock.unlock();
   if (temporary_file) {
     ::unlink(path.c_str());
     ::close(fd);
