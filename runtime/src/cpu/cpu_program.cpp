@@ -39,11 +39,6 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::create(
   return program;
 }
 
-void CpuProgram::addBinding(const fb::Binding& binding) {
-  bindings_.push_back(
-      {binding.buffer()->kind(), binding.buffer()->index(), binding.buffer()->offset()});
-}
-
 Status CpuProgram::prepare() {
   const fb::Artifact& root = artifact_->root();
   const std::string& name = artifact_->name();
@@ -70,62 +65,37 @@ Status CpuProgram::prepare() {
     code_objects_[i] = std::move(*loaded);
   }
 
-  for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
-    const fb::Step& step = *steps.Get(i);
-    Step resolved;
-    resolved.first_binding = bindings_.size();
-    switch (step.kind_type()) {
-      case fb::StepKind::Dispatch: {
-        const fb::Dispatch& dispatch = *step.kind_as_Dispatch();
-        resolved.kind = StepKind::kDispatch;
-        const std::string symbol =
-            code_objects.Get(dispatch.code_object())->kernels()->Get(dispatch.kernel())->str();
-        auto address = code_objects_[dispatch.code_object()]->symbol(symbol);
-        if (!address.ok()) {
-          return Status(address.status().code(),
-                        "step " + std::to_string(i) + ": " + address.status().message());
-        }
-        resolved.kernel = reinterpret_cast<kiln_cpu_dispatch_fn>(*address);
-        for (uint32_t count : *dispatch.workgroup_count()) resolved.workgroups *= count;
-        for (const fb::Binding* binding : *dispatch.bindings()) addBinding(*binding);
-        break;
+  auto table = ProgramTable::build(*artifact_);
+  if (!table.ok()) return table.status();
+  table_ = std::move(*table);
+  steps_.resize(table_.steps().size());
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const ProgramStep& step = table_.steps()[i];
+    CpuStep& resolved = steps_[i];
+    if (step.kind == StepKind::kDispatch) {
+      const fb::Dispatch& dispatch = *step.dispatch;
+      const std::string symbol =
+          code_objects.Get(dispatch.code_object())->kernels()->Get(dispatch.kernel())->str();
+      auto address = code_objects_[dispatch.code_object()]->symbol(symbol);
+      if (!address.ok()) {
+        return Status(address.status().code(),
+                      "step " + std::to_string(i) + ": " + address.status().message());
       }
-      case fb::StepKind::LibraryCall: {
-        const fb::LibraryCall& call = *step.kind_as_LibraryCall();
-        resolved.kind = StepKind::kLibraryCall;
-        std::unique_ptr<LibraryCallKernel> kernel;
-        if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), &kernel);
-            !s.ok()) {
-          return Status(s.code(), name + ": step " + std::to_string(i) + ": " + s.message());
-        }
-        if (!kernel) {
-          return Status(KILN_STATUS_INTERNAL, name + ": step " + std::to_string(i) +
-                                                  ": library call '" + call.name()->str() +
-                                                  "' was prepared without a kernel");
-        }
-        resolved.library_call = kernel.get();
-        library_calls_.push_back(std::move(kernel));
-        for (const fb::Binding* binding : *call.bindings()) addBinding(*binding);
-        break;
+      resolved.kernel = reinterpret_cast<kiln_cpu_dispatch_fn>(*address);
+    } else if (step.kind == StepKind::kLibraryCall) {
+      const fb::LibraryCall& call = *step.library_call;
+      std::unique_ptr<LibraryCallKernel> kernel;
+      if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), &kernel); !s.ok()) {
+        return Status(s.code(), name + ": step " + std::to_string(i) + ": " + s.message());
       }
-      case fb::StepKind::Copy: {
-        const fb::Copy& copy = *step.kind_as_Copy();
-        resolved.kind = StepKind::kCopy;
-        addBinding(*copy.source());
-        addBinding(*copy.destination());
-        const auto& info = artifact_->steps()[i];
-        resolved.copy_size = kiln_element_type_size(info.bindings[0].element_type);
-        for (size_t d = 0; d < info.bindings[0].rank; ++d) {
-          resolved.copy_size *= static_cast<uint64_t>(info.bindings[0].dims[d]);
-        }
-        break;
-      }
-      default:
+      if (!kernel) {
         return Status(KILN_STATUS_INTERNAL, name + ": step " + std::to_string(i) +
-                                                " has an unknown kind after verification");
+                                                ": library call '" + call.name()->str() +
+                                                "' was prepared without a kernel");
+      }
+      resolved.library_call = kernel.get();
+      library_calls_.push_back(std::move(kernel));
     }
-    resolved.binding_count = bindings_.size() - resolved.first_binding;
-    steps_.push_back(resolved);
   }
   negotiateLayouts();
   return Status();
@@ -146,9 +116,9 @@ void CpuProgram::negotiateLayouts() {
   };
   std::unordered_map<uint32_t, Value> values;
   for (size_t i = 0; i < steps_.size(); ++i) {
-    const Step& step = steps_[i];
+    const ProgramStep& step = table_.steps()[i];
     for (size_t b = 0; b < step.binding_count; ++b) {
-      const ResolvedBinding& binding = bindings_[step.first_binding + b];
+      const ResolvedBinding& binding = table_.bindings()[step.first_binding + b];
       if (binding.kind != fb::BufferKind::Arena) continue;
       Value& value = values[binding.index];
       value.accesses.push_back({i, b});
@@ -198,8 +168,10 @@ Result<std::unique_ptr<CpuProgram::RunContext>> CpuProgram::acquireContext() {
                                                       std::to_string(size) +
                                                       "-byte arena of a run");
   }
-  context->addresses.resize(bindings_.size());
+  context->addresses.resize(table_.bindings().size());
+  context->inputs.resize(artifact_->inputs().size(), nullptr);
   context->outputs.resize(artifact_->outputs().size(), nullptr);
+  context->output_data.resize(artifact_->outputs().size(), nullptr);
   arena_count_.fetch_add(1, std::memory_order_relaxed);
   return context;
 }
@@ -210,43 +182,32 @@ void CpuProgram::releaseContext(std::unique_ptr<RunContext> context) {
 }
 
 Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inputs) {
-  auto* arena = static_cast<uint8_t*>(context.arena.get());
-  // The verifier has checked every constant range, so a NULL base is only ever offset by 0.
-  auto* constants = const_cast<uint8_t*>(artifact_->constantsData());
-  for (size_t b = 0; b < bindings_.size(); ++b) {
-    const ResolvedBinding& binding = bindings_[b];
-    void* address = nullptr;
-    switch (binding.kind) {
-      case fb::BufferKind::Arena:
-        address = arena + binding.offset;
-        break;
-      case fb::BufferKind::Constant:
-        address = constants ? constants + binding.offset : nullptr;
-        break;
-      case fb::BufferKind::Input:
-        // Kernels never write inputs; the ABI passes every binding as a mutable pointer.
-        address = const_cast<void*>(inputs[binding.index]->host.data());
-        break;
-      case fb::BufferKind::Output:
-        address = context.outputs[binding.index]->host.data();
-        break;
-    }
-    context.addresses[b] = address;
+  for (size_t i = 0; i < context.inputs.size(); ++i) {
+    // Kernels never write inputs; the ABI passes every binding as a mutable pointer.
+    context.inputs[i] = const_cast<void*>(inputs[i]->host.data());
   }
+  for (size_t i = 0; i < context.outputs.size(); ++i)
+    context.output_data[i] = context.outputs[i]->host.data();
+  BindingBases bases;
+  bases.arena = static_cast<uint8_t*>(context.arena.get());
+  bases.constants = const_cast<uint8_t*>(artifact_->constantsData());
+  bases.inputs = context.inputs.data();
+  bases.outputs = context.output_data.data();
+  table_.resolveAddresses(bases, context.addresses);
 
   for (size_t i = 0; i < steps_.size(); ++i) {
-    const Step& step = steps_[i];
+    const ProgramStep& step = table_.steps()[i];
     void* const* addresses = context.addresses.data() + step.first_binding;
     switch (step.kind) {
       case StepKind::kDispatch: {
-        kiln_cpu_dispatch_fn kernel = step.kernel;
+        kiln_cpu_dispatch_fn kernel = steps_[i].kernel;
         pool_.parallelFor(static_cast<size_t>(step.workgroups), [kernel, addresses](size_t id) {
           kernel(addresses, static_cast<int64_t>(id));
         });
         break;
       }
       case StepKind::kLibraryCall:
-        if (Status s = step.library_call->run(addresses); !s.ok()) {
+        if (Status s = steps_[i].library_call->run(addresses); !s.ok()) {
           return Status(s.code(),
                         artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
         }

@@ -1,7 +1,7 @@
 //===- cpu_program.h - A .kiln program ready to run on the CPU --*- C++ -*-===//
 //
 // CpuProgram is what a CPU session runs: the artifact's code objects loaded and every kernel
-// resolved, every library call prepared, the steps flattened into a table of resolved bindings,
+// resolved, every library call prepared, the steps flattened into a ProgramTable,
 // a thread pool for the workgroups of dispatches, and a pool of run contexts (arena plus binding
 // addresses) so that concurrent runs each get their own and no arena is allocated per run once
 // the pool is warm.
@@ -49,25 +49,11 @@ class CpuProgram final : public DeviceProgram {
   ProgramStatistics statistics() const override;
 
  private:
-  /// Where a binding's address comes from.
-  struct ResolvedBinding {
-    kiln::artifact::BufferKind kind;
-    uint32_t index;
-    uint64_t offset;
-  };
-
-  enum class StepKind { kDispatch, kLibraryCall, kCopy };
-
-  struct Step {
-    StepKind kind;
-    /// Into `bindings_`: the step's bindings are [first_binding, first_binding + binding_count).
-    size_t first_binding = 0;
-    size_t binding_count = 0;
+  /// What the CPU adds to a step of the table: the kernel a dispatch calls, the library call's
+  /// prepared kernel.
+  struct CpuStep {
     kiln_cpu_dispatch_fn kernel = nullptr;
-    uint64_t workgroups = 1;
     LibraryCallKernel* library_call = nullptr;
-    /// The bytes a copy moves.
-    uint64_t copy_size = 0;
   };
 
   /// The memory one run uses besides its outputs.
@@ -76,8 +62,12 @@ class CpuProgram final : public DeviceProgram {
       void operator()(void* arena) const;
     };
     std::unique_ptr<void, FreeArena> arena;
-    /// The address of every binding of every step, in `bindings_` order.
+    /// The address of every binding of every step, in the table's order.
     std::vector<void*> addresses;
+    /// The address of every input of the run.
+    std::vector<void*> inputs;
+    /// The address of every output tensor's data.
+    std::vector<void*> output_data;
     std::vector<kiln_tensor_t*> outputs;
   };
 
@@ -87,7 +77,6 @@ class CpuProgram final : public DeviceProgram {
   /// Lets values passed from one library call to others stay in the calls' own layout
   /// (LibraryCallKernel's layout negotiation).
   void negotiateLayouts();
-  void addBinding(const kiln::artifact::Binding& binding);
   Result<std::unique_ptr<RunContext>> acquireContext();
   void releaseContext(std::unique_ptr<RunContext> context);
   /// Resolves the binding addresses for `inputs` and the context's outputs, then runs every step.
@@ -99,8 +88,9 @@ class CpuProgram final : public DeviceProgram {
   std::vector<std::unique_ptr<LibraryCallKernel>> library_calls_;
   /// How many arena values stay in a library's own layout between calls.
   size_t native_layout_values_ = 0;
-  std::vector<ResolvedBinding> bindings_;
-  std::vector<Step> steps_;
+  ProgramTable table_;
+  /// One per step of `table_`.
+  std::vector<CpuStep> steps_;
 
   std::mutex contexts_mutex_;
   std::vector<std::unique_ptr<RunContext>> free_contexts_;

@@ -285,38 +285,27 @@ Status CudaProgram::loadCode() {
 
 Status CudaProgram::prepareSteps() {
   const std::string& name = artifact_->name();
-  const auto& steps = *artifact_->program().steps();
-  const auto& kernel_names = *artifact_->root().code_objects()->Get(code_object_)->kernels();
-  for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
-    const fb::Step& step = *steps.Get(i);
-    const std::string where = name + ": step " + std::to_string(i);
-    Step resolved;
-    resolved.first_binding = bindings_.size();
-    auto addBinding = [&](const fb::Binding& binding) {
-      bindings_.push_back(
-          {binding.buffer()->kind(), binding.buffer()->index(), binding.buffer()->offset()});
-      binding_bytes_.push_back(binding.buffer()->size());
-    };
-    switch (step.kind_type()) {
-      case fb::StepKind::Dispatch: {
-        const fb::Dispatch& dispatch = *step.kind_as_Dispatch();
-        resolved.kind = StepKind::kDispatch;
+  auto table = ProgramTable::build(*artifact_);
+  if (!table.ok()) return table.status();
+  table_ = std::move(*table);
+  for (const ResolvedBinding& binding : table_.bindings()) binding_bytes_.push_back(binding.bytes);
+  steps_.resize(table_.steps().size());
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const ProgramStep& step = table_.steps()[i];
+    CudaStep& resolved = steps_[i];
+    switch (step.kind) {
+      case StepKind::kDispatch: {
+        const fb::Dispatch& dispatch = *step.dispatch;
         resolved.kernel = kernels_[dispatch.kernel()];
-        resolved.label = "step " + std::to_string(i) + " (kernel '" +
-                         kernel_names.Get(dispatch.kernel())->str() + "'" +
-                         (dispatch.description() && dispatch.description()->size() != 0
-                              ? ": " + dispatch.description()->str()
-                              : std::string()) +
-                         ")";
         // The verifier has checked that every dispatch of a cuda artifact has `cuda`.
         const fb::CudaLaunch& launch = *dispatch.cuda();
         resolved.block_size = launch.block_size();
         int max_threads = 0;
         Status status = api_->maxThreadsPerBlock(resolved.kernel, &max_threads);
-        if (!status.ok()) return prefixStatus(name + ": " + resolved.label, status);
+        if (!status.ok()) return prefixStatus(name + ": " + step.label, status);
         if (resolved.block_size > static_cast<uint32_t>(max_threads)) {
           return Status(KILN_STATUS_INVALID_ARGUMENT,
-                        name + ": " + resolved.label + ": blocks of " +
+                        name + ": " + step.label + ": blocks of " +
                             std::to_string(resolved.block_size) + " threads exceed the " +
                             std::to_string(max_threads) + " the kernel can run with on " +
                             device_.name);
@@ -331,18 +320,11 @@ Status CudaProgram::prepareSteps() {
         }
         resolved.grid_size = cudaGridSize(launch.work_items(), resolved.block_size,
                                           device_.multiprocessor_count, blocks_per_multiprocessor);
-        for (const fb::Binding* binding : *dispatch.bindings()) addBinding(*binding);
         break;
       }
-      case fb::StepKind::LibraryCall: {
-        const fb::LibraryCall& call = *step.kind_as_LibraryCall();
-        resolved.kind = StepKind::kLibraryCall;
-        resolved.label = "step " + std::to_string(i) + " (library call '" + call.name()->str() +
-                         "'" +
-                         (call.description() && call.description()->size() != 0
-                              ? ": " + call.description()->str()
-                              : std::string()) +
-                         ")";
+      case StepKind::kLibraryCall: {
+        const fb::LibraryCall& call = *step.library_call;
+        const std::string where = name + ": step " + std::to_string(i);
         std::unique_ptr<CudaLibraryCall> prepared;
         if (Status s = api_->createLibraryCall(call, device_, stream_, &prepared); !s.ok()) {
           return prefixStatus(where, s);
@@ -354,27 +336,11 @@ Status CudaProgram::prepareSteps() {
         workspace_size_ = std::max(workspace_size_, prepared->workspaceSize());
         resolved.library_call = prepared.get();
         library_calls_.push_back(std::move(prepared));
-        for (const fb::Binding* binding : *call.bindings()) addBinding(*binding);
         break;
       }
-      case fb::StepKind::Copy: {
-        const fb::Copy& copy = *step.kind_as_Copy();
-        resolved.kind = StepKind::kCopy;
-        resolved.label = "step " + std::to_string(i) + " (copy)";
-        addBinding(*copy.source());
-        addBinding(*copy.destination());
-        const kiln_binding_info_t& source = artifact_->steps()[i].bindings[0];
-        resolved.copy_size = kiln_element_type_size(source.element_type);
-        for (size_t d = 0; d < source.rank; ++d) {
-          resolved.copy_size *= static_cast<uint64_t>(source.dims[d]);
-        }
+      case StepKind::kCopy:
         break;
-      }
-      default:
-        return Status(KILN_STATUS_INTERNAL, where + " has an unknown kind after verification");
     }
-    resolved.binding_count = bindings_.size() - resolved.first_binding;
-    steps_.push_back(std::move(resolved));
   }
   return Status();
 }
@@ -434,47 +400,38 @@ Status CudaProgram::allocateMemory() {
 }
 
 void CudaProgram::resolveAddresses() {
-  addresses_.assign(bindings_.size(), nullptr);
-  kernel_arguments_.assign(bindings_.size(), nullptr);
-  for (size_t b = 0; b < bindings_.size(); ++b) {
-    const ResolvedBinding& binding = bindings_[b];
-    uint64_t at = 0;
-    switch (binding.kind) {
-      case fb::BufferKind::Arena:
-        at = layout_.arena + binding.offset;
-        break;
-      case fb::BufferKind::Constant:
-        at = layout_.constants + binding.offset;
-        break;
-      case fb::BufferKind::Input:
-        at = layout_.inputs[binding.index];
-        break;
-      case fb::BufferKind::Output:
-        at = layout_.outputs[binding.index];
-        break;
-    }
-    addresses_[b] = device_base_ + at;
-    // cudaLaunchKernel takes an array of pointers to the parameter values.
-    kernel_arguments_[b] = &addresses_[b];
-  }
+  std::vector<void*> inputs, outputs;
+  for (uint64_t at : layout_.inputs) inputs.push_back(device_base_ + at);
+  for (uint64_t at : layout_.outputs) outputs.push_back(device_base_ + at);
+  BindingBases bases;
+  bases.arena = device_base_ + layout_.arena;
+  bases.constants = device_base_ + layout_.constants;
+  bases.inputs = inputs.data();
+  bases.outputs = outputs.data();
+  table_.resolveAddresses(bases, addresses_);
+  // cudaLaunchKernel takes an array of pointers to the parameter values.
+  kernel_arguments_.assign(addresses_.size(), nullptr);
+  for (size_t b = 0; b < addresses_.size(); ++b) kernel_arguments_[b] = &addresses_[b];
 }
 
 //===----------------------------------------------------------------------===//
 // Runs
 //===----------------------------------------------------------------------===//
 
-Status CudaProgram::enqueueStep(const Step& step) {
+Status CudaProgram::enqueueStep(size_t index) {
+  const ProgramStep& step = table_.steps()[index];
+  const CudaStep& cuda = steps_[index];
   void* const* addresses = addresses_.data() + step.first_binding;
   switch (step.kind) {
     case StepKind::kDispatch: {
       void** arguments =
           step.binding_count != 0 ? kernel_arguments_.data() + step.first_binding : nullptr;
-      return api_->launchKernel(step.kernel, step.grid_size, step.block_size, arguments,
+      return api_->launchKernel(cuda.kernel, cuda.grid_size, cuda.block_size, arguments,
                                 binding_bytes_.data() + step.first_binding, stream_);
     }
     case StepKind::kLibraryCall: {
       void* workspace = workspace_size_ != 0 ? device_base_ + layout_.workspace : nullptr;
-      return step.library_call->enqueue(stream_, addresses, workspace);
+      return cuda.library_call->enqueue(stream_, addresses, workspace);
     }
     case StepKind::kCopy:
       if (step.copy_size == 0) return Status();
@@ -494,12 +451,14 @@ Status CudaProgram::enqueueRun(bool check_each_step) {
       return prefixStatus(artifact_->name() + ": uploading the inputs", s);
     }
   }
-  for (const Step& step : steps_) {
-    Status status = enqueueStep(step);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Status status = enqueueStep(i);
     // Waiting here attributes an asynchronous fault (an illegal address, a trap) to the step
     // that caused it.
     if (status.ok() && check_each_step) status = api_->streamSynchronize(stream_);
-    if (!status.ok()) return prefixStatus(artifact_->name() + ": " + step.label, status);
+    if (!status.ok()) {
+      return prefixStatus(artifact_->name() + ": " + table_.steps()[i].label, status);
+    }
   }
   const uint64_t output_bytes = layout_.outputs_end - layout_.outputs_begin;
   if (output_bytes != 0) {
@@ -638,8 +597,9 @@ CudaProgramStatistics CudaProgram::cudaStatistics() const {
   stats.graph_disabled_reason = graph_disabled_reason_;
   stats.eager_runs = eager_runs_;
   stats.graph_runs = graph_runs_;
-  for (const Step& step : steps_) {
-    if (step.kind == StepKind::kDispatch) stats.dispatch_grid_sizes.push_back(step.grid_size);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (table_.steps()[i].kind == StepKind::kDispatch)
+      stats.dispatch_grid_sizes.push_back(steps_[i].grid_size);
   }
   stats.device_bytes = layout_.size;
   return stats;

@@ -121,28 +121,13 @@ class CudaProgram final : public DeviceProgram {
   CudaProgramStatistics cudaStatistics() const;
 
  private:
-  /// Where a binding's device address comes from.
-  struct ResolvedBinding {
-    kiln::artifact::BufferKind kind;
-    uint32_t index;
-    uint64_t offset;
-  };
-
-  enum class StepKind { kDispatch, kLibraryCall, kCopy };
-
-  struct Step {
-    StepKind kind;
-    /// Into `bindings_` / `addresses_`: [first_binding, first_binding + binding_count).
-    size_t first_binding = 0;
-    size_t binding_count = 0;
+  /// What the CUDA device adds to a step of the table: the kernel a dispatch launches and its
+  /// grid, the library call prepared on the stream.
+  struct CudaStep {
     cudaKernel_t kernel = nullptr;
     uint32_t grid_size = 1;
     uint32_t block_size = 1;
     const CudaLibraryCall* library_call = nullptr;
-    /// The bytes a copy moves.
-    uint64_t copy_size = 0;
-    /// The step as messages name it, e.g. "step 3 (kernel 'kiln_k1': add, relu)".
-    std::string label;
   };
 
   /// How the one device allocation is laid out (byte offsets from its aligned base).
@@ -176,7 +161,7 @@ class CudaProgram final : public DeviceProgram {
   /// Enqueues the input upload, every step and the output download on the stream. With
   /// `check_each_step`, synchronizes after each step so that a failing kernel is named.
   Status enqueueRun(bool check_each_step);
-  Status enqueueStep(const Step& step);
+  Status enqueueStep(size_t index);
   /// Records enqueueRun into a graph and instantiates it. On failure the stream is out of
   /// capture again and graphs are disabled with the reason; the run goes on eagerly.
   Status captureGraph();
@@ -203,16 +188,17 @@ class CudaProgram final : public DeviceProgram {
   /// Pinned host memory mirroring the device's [inputs_begin, outputs_end).
   void* staging_ = nullptr;
 
-  std::vector<ResolvedBinding> bindings_;
-  /// The bytes of every binding's buffer, in `bindings_` order (what a kernel may touch through
+  ProgramTable table_;
+  /// One per step of `table_`.
+  std::vector<CudaStep> steps_;
+  /// The bytes of every binding's buffer, in the table's order (what a kernel may touch through
   /// it).
   std::vector<uint64_t> binding_bytes_;
-  /// The device address of every binding, in `bindings_` order; fixed once resolved.
+  /// The device address of every binding, in the table's order; fixed once resolved.
   std::vector<void*> addresses_;
   /// For each binding, a pointer to its entry of `addresses_`: a dispatch's cudaLaunchKernel
   /// argument array is the slice of its bindings.
   std::vector<void*> kernel_arguments_;
-  std::vector<Step> steps_;
 
   /// Serializes runs: they share the buffers, the stream and the graph.
   mutable std::mutex run_mutex_;
