@@ -42,8 +42,18 @@ if(NOT _kiln_cuda_mode STREQUAL "OFF")
       # "no device") on machines without a GPU. The driver API (libcuda) is loaded at run time.
       add_library(kiln_cuda_libs INTERFACE)
       target_include_directories(kiln_cuda_libs INTERFACE ${KILN_CUDNN_INCLUDE_DIR} ${KILN_NCCL_INCLUDE_DIR})
-      target_link_libraries(kiln_cuda_libs INTERFACE CUDA::cudart CUDA::cublasLt
-                            ${KILN_CUDNN_LIBRARY} ${KILN_NCCL_LIBRARY})
+      # cuBLASLt is not linked: the runtime loads it on first use (runtime/src/cuda/
+      # cublaslt_loader.cpp), since loading it costs every process about 200 MiB at start-up.
+      get_target_property(_kiln_cublaslt_location CUDA::cublasLt IMPORTED_LOCATION)
+      get_filename_component(KILN_CUBLASLT_DIRECTORY "${_kiln_cublaslt_location}" DIRECTORY)
+      get_target_property(_kiln_cublaslt_includes CUDA::cublasLt INTERFACE_INCLUDE_DIRECTORIES)
+      if(_kiln_cublaslt_includes)
+        target_include_directories(kiln_cuda_libs INTERFACE ${_kiln_cublaslt_includes})
+      endif()
+      target_compile_definitions(kiln_cuda_libs INTERFACE
+        KILN_CUBLASLT_DIRECTORY="${KILN_CUBLASLT_DIRECTORY}")
+      target_link_libraries(kiln_cuda_libs INTERFACE CUDA::cudart
+                            ${KILN_CUDNN_LIBRARY} ${KILN_NCCL_LIBRARY} ${CMAKE_DL_LIBS})
       message(STATUS "CUDA ${CUDAToolkit_VERSION}: cuDNN ${KILN_CUDNN_LIBRARY}, NCCL ${KILN_NCCL_LIBRARY}, ptxas ${KILN_PTXAS_EXECUTABLE}")
     endif()
   endif()
