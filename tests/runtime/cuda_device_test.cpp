@@ -7,13 +7,16 @@
 
 #include "runtime/src/cuda/cuda_device.h"
 
+#include <cuda_runtime_api.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
+#include "runtime/src/cuda/cuda_api.h"
 
 namespace {
 
@@ -33,7 +36,7 @@ TEST(CudaDeviceTest, ProbeDescribesDevicesOrReportsUnavailable) {
   }
   ASSERT_GT(devices->size(), 0u);
   for (size_t i = 0; i < devices->size(); ++i) {
-    const CudaDeviceInfo& device = (*devices)[i];
+    const CudaDeviceInfo &device = (*devices)[i];
     SCOPED_TRACE(device.name);
     EXPECT_EQ(device.ordinal, static_cast<int>(i));
     EXPECT_FALSE(device.name.empty());
@@ -61,4 +64,18 @@ TEST(CudaDeviceTest, ProbeIsRepeatable) {
   }
 }
 
-}  // namespace
+// The occupancy query only caps a grid, so CudaProgram goes on when it fails; the error it
+// leaves must not be reported later by whoever next asks cudaGetLastError. Needs a GPU: without a
+// driver every CUDA call reports the missing driver, which no call clears.
+TEST(CudaDeviceTest, AFailedOccupancyQueryLeavesNoErrorBehind) {
+  kiln::Result<std::vector<CudaDeviceInfo>> devices = probeCudaDevices();
+  if (!devices.ok())
+    GTEST_SKIP() << "no CUDA device: " << devices.status().message();
+  std::unique_ptr<kiln::runtime::cuda::CudaApi> api = kiln::runtime::cuda::createRealCudaApi();
+  int blocks = -1;
+  kiln::Status status = api->occupancy(nullptr, 128, &blocks);
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << cudaGetErrorName(cudaPeekAtLastError());
+}
+
+} // namespace

@@ -328,6 +328,8 @@ class CudnnConvolution : public CudaLibraryCall {
   /// run's stream before each use, since the other calls share the workspace.
   int64_t zero_bias_offset_ = 0;
   int64_t zero_bias_bytes_ = 0;
+  /// The bytes of the result, which the legacy fused path zeroes when it has no addend.
+  int64_t y_bytes_ = 0;
 };
 
 Status CudnnConvolution::enqueueGraph(cudaStream_t stream, void* const* buffers,
@@ -369,9 +371,15 @@ Status CudnnConvolution::enqueueLegacy(cudaStream_t stream, void* const* buffers
   auto workspace_bytes = static_cast<size_t>(workspace_size_);
   KILN_CUDA_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
   if (legacy_choice_.epilogue == LegacyEpilogue::kBiasActivation) {
-    // z is the addend, or y scaled by 0 (cuDNN does not read z when alpha2 is 0).
+    // z is the addend, or else y scaled by 0. cuDNN defines y = act(alpha1 * conv(x) + alpha2 *
+    // z + bias) but does not promise that z goes unread when alpha2 is 0, and y holds whatever
+    // the arena held before (NaN on the simulated device, possibly on a GPU too): 0 * NaN is
+    // NaN. So y is zeroed first, on the run's stream.
     bool has_addend = epilogue.addend_binding >= 0;
     const void* z = has_addend ? buffers[epilogue.addend_binding] : y;
+    if (!has_addend) {
+      KILN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(y, 0, static_cast<size_t>(y_bytes_), stream));
+    }
     const void* bias = epilogue.bias_binding >= 0 ? buffers[epilogue.bias_binding] : nullptr;
     if (bias == nullptr) {
       void* zeros = static_cast<uint8_t*>(workspace) + zero_bias_offset_;
@@ -807,6 +815,8 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem, const 
   if (!found) ChoiceCache<LegacyConvolutionChoice>::instance().insert(legacy_key, legacy_choice_);
 
   if (legacy_choice_.epilogue == LegacyEpilogue::kBiasActivation) {
+    y_bytes_ = common_.element_type == KILN_ELEMENT_TYPE_F32 ? 4 : 2;
+    for (int64_t d : problem.y_dims) y_bytes_ *= d;
     bool relu = epilogue.activation == Activation::kRelu;
     KILN_CUDA_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(activation_desc_.receive()));
     KILN_CUDA_RETURN_IF_ERROR(cudnnSetActivationDescriptor(
