@@ -130,3 +130,27 @@ gpu.module @kiln_kernels {
     llvm.return
   }
 }
+
+// -----
+
+// An NVVM intrinsic the simulator does not implement is a compile error naming it, never a
+// silent skip.
+// expected-error @+1 {{the NVVM intrinsic llvm.nvvm.nanosleep (called in 'sleepy') has no simulation}}
+gpu.module @kiln_kernels {
+  llvm.func @sleepy(%arg0: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel} {
+    %t = llvm.mlir.constant(100 : i32) : i32
+    llvm.call_intrinsic "llvm.nvvm.nanosleep"(%t) : (i32) -> ()
+    llvm.return
+  }
+}
+
+// -----
+
+// So is inline PTX outside the libdevice forms the simulator rewrites.
+// expected-error @+1 {{has inline PTX assembly ('membar.gl;')}}
+gpu.module @kiln_kernels {
+  llvm.func @fenced(%arg0: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel} {
+    llvm.inline_asm has_side_effects "membar.gl;", "" : () -> ()
+    llvm.return
+  }
+}

@@ -97,3 +97,27 @@ func.func @whole_batch_broadcast(%a: tensor<3x2x3x4xf32>, %b: tensor<4x2xf32>) -
   %0 = graph.matmul %a, %b : (tensor<3x2x3x4xf32>, tensor<4x2xf32>) -> tensor<3x2x3x2xf32>
   return %0 : tensor<3x2x3x2xf32>
 }
+
+// -----
+
+// Tests that an ONNX Gelu (the erf form, as the importer writes it) after a matrix product is not
+// fused into cuBLASLt's GELU epilogue, which computes the tanh approximation: the call carries no
+// post-op and the erf math stays for a generated kernel.
+// CHECK-LABEL: func.func @matmul_erf_gelu
+// CHECK: %[[Y:.+]] = call @cublaslt.matmul_{{[0-9]+}}
+// CHECK-NOT: post_ops
+// CHECK: graph.mul %[[Y]]
+// CHECK: graph.erf
+// CHECK-NOT: call @cublaslt
+func.func @matmul_erf_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %rsqrt2 = graph.constant dense<0.707106769> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %1 = graph.mul %0, %rsqrt2 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %2 = graph.erf %1 : tensor<4x8xf32>
+  %3 = graph.add %2, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %4 = graph.mul %0, %3 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = graph.mul %4, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %5 : tensor<4x8xf32>
+}
