@@ -46,9 +46,25 @@ TestOutcome skip(std::string stage, std::string reason) {
   return TestOutcome{TestStatus::Skip, std::move(stage), std::move(reason), ""};
 }
 
+/// The line of `message` that says why a test failed: its first error (from "error: " on, so
+/// that the file it names does not split the groups), or its first line when none is marked. A
+/// loader's notes (an IR version accepted with a note) come before the error they do not cause.
+std::string failureReason(const std::string &message) {
+  size_t start = 0;
+  while (start < message.size()) {
+    size_t end = message.find('\n', start);
+    std::string line = message.substr(start, end == std::string::npos ? end : end - start);
+    if (size_t error = line.find("error: "); error != std::string::npos)
+      return line.substr(error);
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return message.substr(0, message.find('\n'));
+}
+
 TestOutcome fail(std::string stage, const std::string &message) {
-  std::string reason = message.substr(0, message.find('\n'));
-  return TestOutcome{TestStatus::Fail, std::move(stage), std::move(reason), message};
+  return TestOutcome{TestStatus::Fail, std::move(stage), failureReason(message), message};
 }
 
 /// Releases a runtime status and returns its message.
