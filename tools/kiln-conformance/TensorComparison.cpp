@@ -2,6 +2,7 @@
 
 #include "TensorComparison.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -148,8 +149,13 @@ std::string formatTensorType(const kiln_tensor_t *tensor) {
 
 std::optional<std::string> compareTensors(const kiln_tensor_t *actual,
                                           const kiln_tensor_t *expected, const std::string &what,
-                                          const Tolerance &tolerance) {
+                                          const Tolerance &requested) {
   kiln_element_type_t type = kiln_tensor_element_type(expected);
+  Tolerance tolerance = requested;
+  if (type == KILN_ELEMENT_TYPE_BF16) {
+    tolerance.relative = std::max(tolerance.relative, kBfloat16Tolerance.relative);
+    tolerance.absolute = std::max(tolerance.absolute, kBfloat16Tolerance.absolute);
+  }
   bool sameShape =
       kiln_tensor_rank(actual) == kiln_tensor_rank(expected) &&
       std::equal(kiln_tensor_dims(actual), kiln_tensor_dims(actual) + kiln_tensor_rank(actual),

@@ -23,7 +23,14 @@ struct Tolerance {
   double absolute = 1e-7;
 };
 
-/// Compares `actual` with `expected`. Returns nullopt when they agree, otherwise a message that
+/// The least tolerance a bfloat16 output is compared with: torch.testing's default for bfloat16.
+/// bfloat16 keeps 8 significant bits (a step of 2^-7 relative), so operators computed through
+/// several bfloat16 intermediates (the Attention expansions) differ from the reference by an
+/// ulp or two, far beyond the float tolerance.
+inline constexpr Tolerance kBfloat16Tolerance = {1.6e-2, 1e-5};
+
+/// Compares `actual` with `expected`. bfloat16 elements use the larger of `tolerance` and
+/// kBfloat16Tolerance. Returns nullopt when they agree, otherwise a message that
 /// names `what` (e.g. "output 'y'") and says how they differ: the element types, the shapes, or
 /// the number of mismatching elements and the worst one (its index, both values).
 std::optional<std::string> compareTensors(const kiln_tensor_t *actual,

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -265,19 +266,31 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
       result.values.push_back(input->values[i]);
     return result;
   }
-  if (llvm::isa<graph::NegOp>(op)) {
+  if (llvm::isa<graph::NegOp, graph::AbsOp, graph::NotOp>(op)) {
     std::optional<KnownIntegers> input = operand(0);
     if (!input)
       return std::nullopt;
+    // Not is logical on booleans (i1) and bitwise on other integers.
+    bool boolean = type.getElementType().isInteger(1);
     for (const ShapeEntry &element : input->values) {
       if (element.isDynamicDim())
         return std::nullopt;
-      result.values.push_back(number(-element.value));
+      int64_t v = element.value;
+      if (llvm::isa<graph::NegOp>(op))
+        v = -v;
+      else if (llvm::isa<graph::AbsOp>(op))
+        v = v < 0 ? -v : v;
+      else
+        v = boolean ? (v == 0 ? 1 : 0) : ~v;
+      result.values.push_back(number(v));
     }
     return result;
   }
+  // Arithmetic, and the logic the exporters' shape code uses to pick between sizes (ONNX's
+  // Attention expansion computes the grouped-query repeat count with Div, Mod, Equal, Not and
+  // And on head counts).
   if (llvm::isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::MaxOp,
-                graph::MinOp>(op)) {
+                graph::MinOp, graph::RemOp, graph::AndOp, graph::OrOp, graph::XorOp>(op)) {
     std::optional<KnownIntegers> lhs = operand(0), rhs = operand(1);
     int64_t count = type.getNumElements();
     // Only equal sizes and single elements broadcast here.
@@ -306,8 +319,16 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
         element = std::max(*a, *b);
       else if (llvm::isa<graph::MinOp>(op))
         element = std::min(*a, *b);
-      else if (*b == 0)
+      else if (llvm::isa<graph::AndOp>(op))
+        element = *a & *b;
+      else if (llvm::isa<graph::OrOp>(op))
+        element = *a | *b;
+      else if (llvm::isa<graph::XorOp>(op))
+        element = *a ^ *b;
+      else if (*b == 0 || (*a == std::numeric_limits<int64_t>::min() && *b == -1))
         return std::nullopt;
+      else if (llvm::isa<graph::RemOp>(op))
+        element = *a % *b; // The sign of the dividend, as graph.rem defines it.
       else
         element = *a / *b;
       result.values.push_back(number(element));
