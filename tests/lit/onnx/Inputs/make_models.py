@@ -314,6 +314,35 @@ def expand_where_shape():
                  const("requested", np.array([2, -1, -1], np.int64))])
 
 
+@model("expand_grouped_query_shape")
+def expand_grouped_query_shape():
+    # ONNX's Attention expansion repeats grouped key heads to the query's head count: the repeat
+    # is Where(Not(Equal(q_heads, kv_heads)) And Equal(Mod(q_heads, kv_heads), 0),
+    # Div(q_heads, kv_heads), 1), computed from the Shapes of static inputs. The Abs and the Or
+    # with a Xor of the condition with itself change nothing; they are there to be evaluated.
+    return make([h.make_node("Shape", ["q"], ["q_heads"], start=1, end=2),
+                 h.make_node("Shape", ["k"], ["kv_heads"], start=1, end=2),
+                 h.make_node("Shape", ["k"], ["batch"], start=0, end=1),
+                 h.make_node("Shape", ["k"], ["rows"], start=2),
+                 h.make_node("Equal", ["q_heads", "kv_heads"], ["same"]),
+                 h.make_node("Not", ["same"], ["grouped"]),
+                 h.make_node("Mod", ["q_heads", "kv_heads"], ["remainder"]),
+                 h.make_node("Equal", ["remainder", "zero"], ["divides"]),
+                 h.make_node("And", ["grouped", "divides"], ["condition0"]),
+                 h.make_node("Xor", ["condition0", "condition0"], ["never"]),
+                 h.make_node("Or", ["condition0", "never"], ["condition"]),
+                 h.make_node("Div", ["q_heads", "kv_heads"], ["ratio"]),
+                 h.make_node("Abs", ["ratio"], ["ratio_abs"]),
+                 h.make_node("Where", ["condition", "ratio_abs", "one"], ["repeat"]),
+                 h.make_node("Unsqueeze", ["k", "two"], ["k5"]),
+                 h.make_node("Concat", ["batch", "kv_heads", "repeat", "rows"], ["target"],
+                             axis=0),
+                 h.make_node("Expand", ["k5", "target"], ["y"])],
+                [f32("q", [1, 4, 3, 8]), f32("k", [1, 2, 3, 8])], [unknown("y", T.FLOAT, 5)],
+                [const("zero", np.array([0], np.int64)), const("one", np.array([1], np.int64)),
+                 const("two", np.array([2], np.int64))], opset=15)
+
+
 @model("flatten_dynamic_batch")
 def flatten_dynamic_batch():
     # x.view(x.size(0), -1) with a dynamic batch, and a target that needs the batch's value.
