@@ -182,6 +182,35 @@ Value scalarOf(AndOp, OpBuilder &b, Location loc, ValueRange args) {
 Value scalarOf(OrOp, OpBuilder &b, Location loc, ValueRange args) {
   return arith::OrIOp::create(b, loc, args);
 }
+/// Whether a shift amount is one arith's shifts define: 0 <= amount < the bit width. Unsigned
+/// amounts are never negative.
+Value shiftInRange(Operation *op, OpBuilder &b, Location loc, Value amount) {
+  Type type = amount.getType();
+  Value width = scalarConstant(b, loc, type, type.getIntOrFloatBitWidth());
+  if (hasUnsignedElements(op))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, amount, width);
+  Value nonNegative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, amount,
+                                            scalarConstant(b, loc, type, 0));
+  Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, amount, width);
+  return arith::AndIOp::create(b, loc, nonNegative, below);
+}
+Value scalarOf(ShiftLeftOp op, OpBuilder &b, Location loc, ValueRange args) {
+  // arith's shifts are poison past the bit width; the select never takes that value.
+  Value shifted = arith::ShLIOp::create(b, loc, args[0], args[1]);
+  return arith::SelectOp::create(b, loc, shiftInRange(op, b, loc, args[1]), shifted,
+                                 scalarConstant(b, loc, args[0].getType(), 0));
+}
+Value scalarOf(ShiftRightOp op, OpBuilder &b, Location loc, ValueRange args) {
+  Type type = args[0].getType();
+  Value inRange = shiftInRange(op, b, loc, args[1]);
+  if (hasUnsignedElements(op))
+    return arith::SelectOp::create(b, loc, inRange, arith::ShRUIOp::create(b, loc, args),
+                                   scalarConstant(b, loc, type, 0));
+  // Out of range, the sign fill alone: a shift by the width less one.
+  Value fill = arith::ShRSIOp::create(
+      b, loc, args[0], scalarConstant(b, loc, type, type.getIntOrFloatBitWidth() - 1));
+  return arith::SelectOp::create(b, loc, inRange, arith::ShRSIOp::create(b, loc, args), fill);
+}
 Value scalarOf(XorOp, OpBuilder &b, Location loc, ValueRange args) {
   return arith::XOrIOp::create(b, loc, args);
 }
@@ -470,7 +499,8 @@ void kiln::populateGraphToLinalgPatterns(const TypeConverter &converter,
                ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
                ElementwiseLowering<PowOp>, ElementwiseLowering<RemOp>,
                ElementwiseLowering<AndOp>, ElementwiseLowering<OrOp>,
-               ElementwiseLowering<XorOp>, ElementwiseLowering<CompareOp>,
+               ElementwiseLowering<XorOp>, ElementwiseLowering<ShiftLeftOp>,
+               ElementwiseLowering<ShiftRightOp>, ElementwiseLowering<CompareOp>,
                ElementwiseLowering<SelectOp>, ElementwiseLowering<CastOp>>(converter, context);
   patterns.add<ConstantLowering, TransposeLowering, ReshapeLowering<ReshapeOp>,
                ReshapeLowering<FlattenOp>, ReshapeLowering<SqueezeOp>,

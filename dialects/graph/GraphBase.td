@@ -45,6 +45,7 @@ def Graph_Element : AnyTypeOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, I64, I32, 
 def Graph_Tensor : RankedTensorOf<[Graph_Element]>;
 def Graph_FloatTensor : RankedTensorOf<[Graph_FloatElement]>;
 def Graph_NumericTensor : RankedTensorOf<[Graph_FloatElement, Graph_IntElement]>;
+def Graph_IntTensor : RankedTensorOf<[Graph_IntElement]>;
 def Graph_IntOrBoolTensor : RankedTensorOf<[Graph_IntElement, I1]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
 def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;

@@ -139,6 +139,13 @@ def Graph_RemOp : Graph_BinaryOp<"rem", Graph_NumericTensor,
 def Graph_SubOp : Graph_BinaryOp<"sub", Graph_NumericTensor, "the difference"> {
   let hasFolder = 1;
 }
+def Graph_ShiftLeftOp : Graph_BinaryOp<"shift_left", Graph_IntTensor,
+    "lhs shifted left by rhs bits (the bits shifted past the top, the sign bit included, are "
+    "discarded; a shift by a negative amount or by the bit width or more gives 0)">;
+def Graph_ShiftRightOp : Graph_BinaryOp<"shift_right", Graph_IntTensor,
+    "lhs shifted right by rhs bits, arithmetic (filling with the sign bit) for signed integers "
+    "and logical for unsigned ones (a shift by a negative amount or by the bit width or more "
+    "gives what the fill alone gives: -1 for a negative signed lhs, otherwise 0)">;
 def Graph_XorOp : Graph_BinaryOp<"xor", Graph_IntOrBoolTensor,
                                  "the bitwise exclusive or (logical for i1)", [Commutative]>;
 

@@ -228,25 +228,30 @@ LogicalResult translateIsInf(NodeContext &ctx) {
 // BitShift
 //===----------------------------------------------------------------------===//
 
-/// BitShift (opset 11) on uint8, the one unsigned type the graph dialect has (uint16 to uint64
-/// have no graph type): x * 2^y to the left (wrapping modulo 256), x / 2^y to the right. A shift
-/// by 8 or more gives 0 either way; it is selected explicitly, and the power is taken of
-/// min(y, 7) so that 2^y never wraps to a zero divisor.
+/// BitShift: opset 11 on unsigned integers (uint8, the one unsigned type the graph dialect
+/// has), opset 28 on signed ones too, whose right shift is arithmetic. Shift amounts outside
+/// [0, bits) give what the fill alone gives, as graph.shift_left and graph.shift_right define.
 LogicalResult translateBitShift(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   Value x = ctx.input(0), y = ctx.input(1);
   Type element = elementTypeOf(x);
-  if (!element.isUnsignedInteger(8))
-    return ctx.emitError() << "only uint8 operands are supported, got " << x.getType();
+  bool isUnsigned = element.isUnsignedInteger(8);
+  bool isSigned = element.isSignlessInteger() && !element.isInteger(1);
+  if (!isUnsigned && !(isSigned && ctx.opset() >= 28))
+    return ctx.emitError() << "only uint8 operands"
+                           << (ctx.opset() >= 28 ? " and signed integers are" : " are")
+                           << " supported, got " << x.getType()
+                           << (isSigned ? " (signed operands need BitShift-28)" : "");
   std::string direction = ctx.stringAttr("direction", "");
   if (direction != "LEFT" && direction != "RIGHT")
     return ctx.emitError() << "direction must be 'LEFT' or 'RIGHT', got '" << direction << "'";
-  Decomposition d(ctx);
-  Value tooFar = d.compare(ComparisonDirection::ge, y, d.scalar(y, 8));
-  Value power = d.op<PowOp>({d.scalar(y, 2), d.op<MinOp>({y, d.scalar(y, 7)})});
-  Value shifted = direction == "LEFT" ? d.mul(x, power) : d.div(x, power);
-  return d.finish(d.select(tooFar, d.scalar(shifted, 0), shifted));
+  FailureOr<Value> shifted = direction == "LEFT" ? ctx.build<ShiftLeftOp>({x, y})
+                                                 : ctx.build<ShiftRightOp>({x, y});
+  if (failed(shifted))
+    return failure();
+  ctx.setOutput(0, *shifted);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -398,7 +403,7 @@ void registerMathOps(OpTable &table) {
 
   table.add("", "IsNaN", {9, 13, 20}, translateIsNaN);
   table.add("", "IsInf", {10, 20}, translateIsInf);
-  table.add("", "BitShift", 11, translateBitShift);
+  table.add("", "BitShift", {11, 28}, translateBitShift);
 
   table.add("", "Celu", 12, translateCelu);
   table.add("", "Mish", 18, translateDecomposedUnary<mish>);

@@ -517,13 +517,14 @@ const std::map<std::pair<std::string, std::string>, std::vector<int64_t>> &opera
 }
 
 /// ONNX revisions that only widen the element types an operator accepts (bfloat16 at 22,
-/// float4e2m1 at 23, float8e8m0 at 24, int2/uint2 at 25, float6 at 28, more integer types for
-/// BitShift at 28, fewer for ReduceLogSum(Exp) at 28), checked against the schemas of onnx 1.23:
+/// float4e2m1 at 23, float8e8m0 at 24, int2/uint2 at 25, float6 at 28, fewer for
+/// ReduceLogSum(Exp) at 28), checked against the schemas of onnx 1.23:
 /// same attributes, inputs and outputs. Cast/CastLike-24 add `round_mode`, which applies only to
 /// float8e8m0, a type Kiln refuses; Range-27 adds `stash_type`, which applies only to float16 and
 /// bfloat16 accumulation. Not here: revisions whose translators handle what changed (Mod-28,
 /// SpaceToDepth-28 and DepthToSpace-28, registered with their operators), and QuantizeLinear-23
-/// (`precision`) and DequantizeLinear-23 (`output_dtype`), which are not translated.
+/// (`precision`) and DequantizeLinear-23 (`output_dtype`), which are not translated, and BitShift-28,
+/// whose signed integers shift arithmetically to the right (its translator decides by opset).
 void registerTypeOnlyRevisions(OpTable &t) {
   for (const char *op : {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "AveragePool", "Conv",
                          "ConvTranspose", "Cos", "Cosh", "Dropout", "Elu", "EyeLike", "GRU",
@@ -538,7 +539,7 @@ void registerTypeOnlyRevisions(OpTable &t) {
     t.addTypeOnlyRevisions("", op, {23, 24, 25});
   t.addTypeOnlyRevisions("", "Cast", {23, 24, 25, 28});
   t.addTypeOnlyRevisions("", "CastLike", {23, 24, 25});
-  for (const char *op : {"BitShift", "Celu", "Compress", "Einsum", "OneHot", "ReduceLogSum",
+  for (const char *op : {"Celu", "Compress", "Einsum", "OneHot", "ReduceLogSum",
                          "ReduceLogSumExp", "ReverseSequence"})
     t.addTypeOnlyRevisions("", op, {28});
   t.addTypeOnlyRevisions("", "TopK", {24});

@@ -98,6 +98,10 @@ func.func @binary(%a: tensor<4x1x3xf32>, %b: tensor<5x1xf32>, %d: tensor<?x3xf32
   %9 = graph.or %p, %q : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
   // CHECK: graph.xor
   %10 = graph.xor %p, %q : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  // CHECK: graph.shift_left %{{.*}}, %{{.*}} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  %11 = graph.shift_left %i, %j : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  // CHECK: graph.shift_right
+  %12 = graph.shift_right %i, %j : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
   return
 }
 

@@ -107,6 +107,12 @@ def bitshift_right():
                   11, direction="RIGHT")
 
 
+@model("bitshift_int32_opset28")
+def bitshift_int32_opset28():
+    return single("BitShift", [tensor("x", T.INT32, [4]), tensor("s", T.INT32, [4])], T.INT32, 1,
+                  28, direction="RIGHT")
+
+
 @model("bitshift_int32")
 def bitshift_int32():
     return single("BitShift", [tensor("x", T.INT32, [4]), tensor("s", T.INT32, [4])], T.INT32, 1,
