@@ -114,6 +114,20 @@ def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp">
   ];
 }
 
+def EraseEmptyBindingsPass : Pass<"kiln-erase-empty-bindings", "mlir::ModuleOp"> {
+  let summary = "Gives the bindings of dispatch functions that have no elements a plain 1-D type";
+  let description = [{
+    Runs on the kernels module before the LLVM lowering. A binding whose static shape has no
+    elements (a zero-sized reduction's input, `tril` of an empty matrix) is never read or
+    written, but the bare-pointer calling convention refuses a memref with a zero dimension
+    after the first (its strides are not those of a contiguous row-major buffer), which left such
+    dispatches unlowered. The argument becomes `memref<0xT>` and its uses read a local
+    zero-sized `memref.alloca` of the original type instead, which is equally empty; the binding
+    keeps its position, so the runtime's calling convention does not change.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ExportCpuDispatchAbiPass : Pass<"kiln-export-cpu-dispatch-abi", "mlir::ModuleOp"> {
   let summary = "Wraps lowered dispatch functions in Kiln's CPU kernel calling convention";
   let description = [{
