@@ -574,6 +574,7 @@ const OpTable &defaultOpTable() {
     registerIndexingOps(t);
     registerExtraOps(t);
     registerRecurrentOps(t);
+    registerTransformerOps(t);
     registerTypeOnlyRevisions(t);
     return t;
   }();
