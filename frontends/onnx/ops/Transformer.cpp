@@ -1,15 +1,21 @@
-//===- Transformer.cpp - ONNX RMSNormalization, RotaryEmbedding -------------===//
+//===- Transformer.cpp - ONNX RMSNormalization, RotaryEmbedding, Attention --===//
 //
 // The transformer operators of opset 23 and later, none of which has a graph op of its own:
-// RMSNormalization (a mean of squares and a reciprocal root in the stash type) and
-// RotaryEmbedding (gathered cosine and sine caches rotating halves or interleaved pairs of each
-// head), decomposed into reductions, slices and elementwise ops.
+// RMSNormalization (a mean of squares and a reciprocal root in the stash type), RotaryEmbedding
+// (gathered cosine and sine caches rotating halves or interleaved pairs of each head) and
+// Attention (scaled dot-product attention over 3D or 4D inputs with grouped key/value heads, a
+// key/value cache, boolean and additive masks, causal and sliding-window bands, per-batch
+// valid lengths, softcap and the qk_matmul_output modes), decomposed into matmuls, softmax and
+// elementwise ops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/ops/Decomposition.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace kiln::graph;
@@ -173,11 +179,303 @@ LogicalResult translateRotaryEmbedding(NodeContext &ctx) {
   return d.finish(rotated);
 }
 
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+
+/// The maximum along the last dimension of `value`, kept as a dimension of size 1.
+Value maxOverLastDim(Decomposition &d, Value value) {
+  if (!value)
+    return d.fail();
+  NodeContext &ctx = d.context();
+  return d.op<ReduceMaxOp>({value}, {ctx.namedArray("axes", {rankOf(value) - 1}),
+                                     ctx.named("keepdims", ctx.builder().getBoolAttr(true))});
+}
+
+/// The keys a query may attend by position, as a band on `i + offset - j` (query i, key j):
+/// `is_causal` bounds it below by 0, `right_window_size` below by its negation and
+/// `left_window_size` above.
+struct AttentionBand {
+  std::optional<int64_t> lowest, highest;
+  bool empty() const { return !lowest && !highest; }
+  bool contains(int64_t distance) const {
+    return (!lowest || distance >= *lowest) && (!highest || distance <= *highest);
+  }
+};
+
+/// A 4D Attention operand `[batch, heads, sequence, size]` from a 3D one `[batch, sequence,
+/// heads * size]`.
+Value splitHeads(Decomposition &d, Value value, int64_t numHeads) {
+  if (!value)
+    return d.fail();
+  ArrayRef<int64_t> shape = shapeOf(value);
+  if (shape[2] == kDynamic || shape[2] % numHeads != 0) {
+    d.context().emitError() << "the hidden size of " << value.getType()
+                            << " must be static and a multiple of the head count " << numHeads;
+    return d.fail();
+  }
+  Value heads =
+      d.reshape(value, {shape[0] == kDynamic ? -1 : shape[0], shape[1] == kDynamic ? -1 : shape[1],
+                        numHeads, shape[2] / numHeads});
+  return d.transpose(heads, {0, 2, 1, 3});
+}
+
+/// Repeats each of the `[batch, kv_heads, sequence, size]` heads of `value` `repeats` times in
+/// place ([h0, h0, h1, h1, ...]), as grouped-query attention shares a key/value head.
+Value repeatHeads(Decomposition &d, Value value, int64_t repeats) {
+  if (!value || repeats == 1)
+    return value;
+  SmallVector<int64_t> shape = reshapeTarget(shapeOf(value));
+  Value expanded = d.op<ExpandOp>({d.unsqueeze(value, {2})},
+                                  {d.context().namedArray("shape", {1, 1, repeats, 1, 1})});
+  shape[1] *= repeats;
+  return d.reshape(expanded, shape);
+}
+
+/// Attention (opsets 23, 24, 25). Q, K and V are 4D `[batch, heads, sequence, head_size]` or 3D
+/// `[batch, sequence, heads * head_size]` with the q_num_heads and kv_num_heads attributes.
+/// past_key/past_value are concatenated before K and V (the present outputs); key/value heads
+/// are repeated for grouped-query attention. Q and K are each scaled by sqrt(scale) (scale
+/// defaults to 1/sqrt(head_size)), multiplied, soft-capped (softcap > 0), and the attention bias
+/// added: the boolean constraints (a boolean attn_mask, the causal and window bands with the
+/// offset of the cached keys or, for nonpad_kv_seqlen, of each batch's valid keys, and the
+/// valid-length padding) as 0 or -inf, plus a floating-point attn_mask; a mask shorter than the
+/// keys is padded with masked positions. Softmax runs in softmax_precision when given; a row
+/// whose bias is -inf everywhere has no key to attend and becomes zero, not NaN. float16 and
+/// bfloat16 attention is computed in f32 and rounded to the inputs' type once.
+LogicalResult translateAttention(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  int64_t opset = ctx.opset();
+  Value q = ctx.input(0), k = ctx.input(1), v = ctx.input(2);
+  int64_t rank = rankOf(q);
+  if ((rank != 3 && rank != 4) || rankOf(k) != rank || rankOf(v) != rank)
+    return ctx.emitError() << "expects Q, K and V all 3D or all 4D, got " << q.getType() << ", "
+                           << k.getType() << " and " << v.getType();
+  Type element = elementTypeOf(q);
+  if (!llvm::isa<FloatType>(element) || elementTypeOf(k) != element || elementTypeOf(v) != element)
+    return ctx.emitError() << "expects Q, K and V of one floating-point element type, got "
+                           << q.getType() << ", " << k.getType() << " and " << v.getType();
+  if (ctx.hasInput(4) != ctx.hasInput(5))
+    return ctx.emitError() << "past_key and past_value must be given together";
+  bool hasPast = ctx.hasInput(4);
+  bool hasValidLengths = opset >= 24 && ctx.hasInput(6);
+  if (hasValidLengths && hasPast)
+    return ctx.emitError() << "nonpad_kv_seqlen cannot be combined with past_key and past_value";
+  if (failed(ctx.requireUnusedOutputsFrom(4)))
+    return failure();
+
+  const onnx::AttributeProto *qHeadsAttr = ctx.attribute("q_num_heads");
+  const onnx::AttributeProto *kvHeadsAttr = ctx.attribute("kv_num_heads");
+  int64_t mode = ctx.intAttr("qk_matmul_output_mode", 0);
+  if (mode < 0 || mode > 3)
+    return ctx.emitError() << "qk_matmul_output_mode " << mode << " is not one of 0, 1, 2, 3";
+  float softcap = ctx.floatAttr("softcap", 0.0f);
+  // Kiln's matmuls and reductions accumulate in their element type, so 16-bit attention is
+  // computed in f32 and rounded once at the end, as runtimes accumulate it.
+  Type compute = element.getIntOrFloatBitWidth() < 32 ? ctx.builder().getF32Type() : element;
+  Type softmaxType = compute;
+  if (const onnx::AttributeProto *precision = ctx.attribute("softmax_precision")) {
+    softmaxType = floatElementType(ctx, precision->i());
+    if (!softmaxType)
+      return ctx.emitError() << "softmax_precision " << precision->i()
+                             << " is not a floating-point type Kiln has";
+  }
+  AttentionBand band;
+  if (ctx.intAttr("is_causal", 0) != 0)
+    band.lowest = 0;
+  if (opset >= 25) {
+    int64_t left = ctx.intAttr("left_window_size", -1);
+    int64_t right = ctx.intAttr("right_window_size", -1);
+    if (left < -1 || right < -1)
+      return ctx.emitError() << "left_window_size " << left << " and right_window_size " << right
+                             << " must be -1 (unbounded) or nonnegative";
+    if (left >= 0)
+      band.highest = left;
+    if (right >= 0)
+      band.lowest = std::max(band.lowest.value_or(-right), -right);
+  }
+
+  Decomposition d(ctx);
+  // The 4D views [batch, heads, sequence, size].
+  if (rank == 3) {
+    if (!qHeadsAttr || !kvHeadsAttr || qHeadsAttr->i() <= 0 || kvHeadsAttr->i() <= 0)
+      return ctx.emitError() << "3D inputs need positive q_num_heads and kv_num_heads attributes";
+    q = splitHeads(d, q, qHeadsAttr->i());
+    k = splitHeads(d, k, kvHeadsAttr->i());
+    v = splitHeads(d, v, kvHeadsAttr->i());
+    if (d.failed())
+      return failure();
+  } else if (qHeadsAttr || kvHeadsAttr) {
+    // Opset 25 forbids them with 4D inputs; before, they must agree with the inputs' heads.
+    bool agree = (!qHeadsAttr || qHeadsAttr->i() == shapeOf(q)[1]) &&
+                 (!kvHeadsAttr || kvHeadsAttr->i() == shapeOf(k)[1]);
+    if (opset >= 25 || !agree)
+      return ctx.emitError() << "q_num_heads and kv_num_heads apply to 3D inputs only"
+                             << (opset >= 25 ? "" : " (they contradict the 4D inputs' heads)");
+  }
+  if (hasPast) {
+    if (rankOf(ctx.input(4)) != 4 || rankOf(ctx.input(5)) != 4)
+      return ctx.emitError() << "past_key and past_value must be 4D";
+    k = d.concat({ctx.input(4), k}, 2);
+    v = d.concat({ctx.input(5), v}, 2);
+  }
+  if (d.failed())
+    return failure();
+  ctx.setOutput(1, k);
+  ctx.setOutput(2, v);
+
+  q = d.castTo(q, compute);
+  k = d.castTo(k, compute);
+  v = d.castTo(v, compute);
+  if (d.failed())
+    return failure();
+
+  ArrayRef<int64_t> qShape = shapeOf(q), kShape = shapeOf(k);
+  int64_t qHeads = qShape[1], kvHeads = kShape[1], qLength = qShape[2], kvLength = kShape[2];
+  if (qHeads == kDynamic || kvHeads == kDynamic || shapeOf(v)[1] != kvHeads ||
+      qHeads % kvHeads != 0)
+    return ctx.emitError() << "the query heads (" << q.getType()
+                           << ") must be a static multiple of the key and value heads ("
+                           << k.getType() << ", " << v.getType() << ")";
+
+  // Q * sqrt(scale) times (K * sqrt(scale))^T.
+  double scale;
+  if (const onnx::AttributeProto *scaleAttr = ctx.attribute("scale")) {
+    scale = scaleAttr->f();
+  } else {
+    if (qShape[3] == kDynamic)
+      return ctx.emitError() << "the default scale needs a static head size, but Q is "
+                             << q.getType();
+    scale = 1.0 / std::sqrt(static_cast<double>(qShape[3]));
+  }
+  // sqrt(scale) is rounded to the inputs' type, as the spec's function body casts it.
+  Value rootScale = d.castTo(ctx.scalar(element, std::sqrt(scale)), compute);
+  Value keys = repeatHeads(d, d.mul(k, rootScale), qHeads / kvHeads);
+  Value values = repeatHeads(d, v, qHeads / kvHeads);
+  Value scores = d.op<MatmulOp>({d.mul(q, rootScale), d.transpose(keys, {0, 1, 3, 2})});
+  Value capped = scores;
+  if (softcap > 0) {
+    Value cap = d.scalar(scores, softcap);
+    capped = d.mul(d.op<TanhOp>({d.div(scores, cap)}), cap);
+  }
+
+  // The attention bias: the allowed positions as 0 / -inf, plus a floating-point mask.
+  Value allowed, bias;
+  auto allow = [&](Value constraint) {
+    allowed = allowed ? d.op<AndOp>({allowed, constraint}) : constraint;
+  };
+  bool staticLengths = qLength != kDynamic && kvLength != kDynamic;
+  if (ctx.hasInput(3)) {
+    Value mask = ctx.input(3);
+    Type maskElement = elementTypeOf(mask);
+    bool boolean = maskElement.isInteger(1);
+    if (!boolean && !llvm::isa<FloatType>(maskElement))
+      return ctx.emitError() << "attn_mask of type " << mask.getType()
+                             << " is not supported (only boolean or floating-point masks)";
+    if (!boolean)
+      mask = d.castTo(mask, compute);
+    int64_t maskLength = shapeOf(mask).back();
+    if (maskLength != kDynamic && kvLength != kDynamic && maskLength != kvLength) {
+      if (maskLength > kvLength)
+        return ctx.emitError() << "attn_mask " << mask.getType() << " is longer than the "
+                               << kvLength << " keys";
+      // The missing keys are masked.
+      SmallVector<int64_t> low(rankOf(mask), 0), high(rankOf(mask), 0);
+      high.back() = kvLength - maskLength;
+      Value fill = d.scalar(mask, boolean ? 0 : kMinusInfinity);
+      mask = d.op<PadOp>({mask, fill},
+                         {ctx.namedArray("pad_low", low), ctx.namedArray("pad_high", high),
+                          ctx.named("mode", PadModeAttr::get(ctx.context(), PadMode::constant))});
+    }
+    if (boolean)
+      allow(mask);
+    else
+      bias = mask;
+  }
+  if ((!band.empty() || hasValidLengths) && !staticLengths)
+    return ctx.emitError() << "causal, window and nonpad_kv_seqlen masks need static sequence "
+                           << "lengths, but Q is " << q.getType() << " and K " << k.getType()
+                           << " (bind the shapes with --shape)";
+  if (!band.empty() && !hasValidLengths) {
+    // One offset for every batch: the cached keys. The band is a constant.
+    int64_t offset = hasPast ? shapeOf(ctx.input(4))[2] : 0;
+    if (offset == kDynamic)
+      return ctx.emitError() << "causal and window masks need a static past length, but past_key "
+                             << "is " << ctx.input(4).getType();
+    SmallVector<bool> inBand;
+    for (int64_t i = 0; i < qLength; ++i)
+      for (int64_t j = 0; j < kvLength; ++j)
+        inBand.push_back(band.contains(i + offset - j));
+    auto type = RankedTensorType::get({qLength, kvLength}, ctx.builder().getI1Type());
+    allow(ctx.constant(DenseElementsAttr::get(type, ArrayRef<bool>(inBand))));
+  }
+  if (hasValidLengths) {
+    // Each batch's valid keys: key j < nonpad_kv_seqlen[b], and the band's offset is
+    // nonpad_kv_seqlen[b] - q_sequence_length.
+    Value validLengths = ctx.input(6);
+    if (rankOf(validLengths) != 1 || !elementTypeOf(validLengths).isInteger(64))
+      return ctx.emitError() << "nonpad_kv_seqlen must be a vector of int64, got "
+                             << validLengths.getType();
+    SmallVector<int64_t> keyIndices;
+    for (int64_t j = 0; j < kvLength; ++j)
+      keyIndices.push_back(j);
+    Value lengths = d.reshape(validLengths, {-1, 1, 1, 1});
+    allow(d.compare(ComparisonDirection::lt, ctx.i64Vector(keyIndices), lengths));
+    if (!band.empty()) {
+      SmallVector<int64_t> distances;
+      for (int64_t i = 0; i < qLength; ++i)
+        for (int64_t j = 0; j < kvLength; ++j)
+          distances.push_back(i - qLength - j);
+      auto type = RankedTensorType::get({qLength, kvLength}, ctx.builder().getI64Type());
+      Value distance =
+          d.add(ctx.constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(distances))), lengths);
+      if (band.lowest)
+        allow(d.compare(ComparisonDirection::ge, distance, d.scalar(distance, *band.lowest)));
+      if (band.highest)
+        allow(d.compare(ComparisonDirection::le, distance, d.scalar(distance, *band.highest)));
+    }
+  }
+  if (allowed) {
+    Value zero = d.scalar(q, 0), minusInfinity = d.scalar(q, kMinusInfinity);
+    Value masked = d.select(allowed, zero, minusInfinity);
+    bias = bias ? d.add(masked, bias) : masked;
+  }
+  Value biased = bias ? d.add(capped, bias) : capped;
+
+  // Softmax along the keys; rows without an attendable key are zero.
+  Value probabilities = d.op<SoftmaxOp>({d.castTo(biased, softmaxType)}, {ctx.namedI64("axis", 3)});
+  if (bias) {
+    Value largest = maxOverLastDim(d, bias);
+    Value noKey = d.compare(ComparisonDirection::eq, largest, d.scalar(bias, kMinusInfinity));
+    probabilities = d.select(noKey, d.scalar(probabilities, 0), probabilities);
+  }
+  probabilities = d.castTo(probabilities, compute);
+  Value y = d.castTo(d.op<MatmulOp>({probabilities, values}), element);
+  if (d.failed())
+    return failure();
+  if (rank == 3) {
+    // Back to [batch, sequence, heads * v_head_size].
+    ArrayRef<int64_t> shape = shapeOf(y);
+    y = d.reshape(d.transpose(y, {0, 2, 1, 3}),
+                  {shape[0] == kDynamic ? -1 : shape[0], shape[2] == kDynamic ? -1 : shape[2],
+                   shape[1] * shape[3]});
+  }
+  if (ctx.outputUsed(3)) {
+    Value qkOutputs[] = {scores, capped, biased, probabilities};
+    ctx.setOutput(3, d.castTo(qkOutputs[mode], element));
+  }
+  return d.finish(y);
+}
+
 } // namespace
 
 void registerTransformerOps(OpTable &table) {
   table.add("", "RMSNormalization", 23, translateRMSNormalization);
   table.add("", "RotaryEmbedding", 23, translateRotaryEmbedding);
+  table.add("", "Attention", {23, 24, 25}, translateAttention);
 }
 
 } // namespace kiln::onnx_frontend

@@ -2,7 +2,7 @@
 
 Usage: make_transformer_models.py OUT_DIR
 
-Every model holds one RMSNormalization or RotaryEmbedding node (opset 23) and
+Every model holds one RMSNormalization, RotaryEmbedding or Attention node (opsets 23 to 25) and
 is written to OUT_DIR/NAME.onnx at test time, so that no binary model is kept in the repository.
 The node's inputs are graph inputs; its outputs are declared without their shapes.
 """
@@ -83,6 +83,79 @@ def rotary_odd_dim():
                   [tensor("x", T.FLOAT, [2, 4, 3, 8]), tensor("cos", T.FLOAT, [2, 3, 4]),
                    tensor("sin", T.FLOAT, [2, 3, 4])],
                   [("y", T.FLOAT, 4)], 23, name="rope", rotary_embedding_dim=3)
+
+
+#===------------------------------------------------------------------------===#
+# Attention
+#===------------------------------------------------------------------------===#
+
+ATTENTION_OUTPUTS = [("y", T.FLOAT, 4)]
+
+
+@model("attention_gqa_3d_causal")
+def attention_gqa_3d_causal():
+    """3D inputs with 4 query and 2 key/value heads of size 8, causal."""
+    return single("Attention",
+                  [tensor("q", T.FLOAT, ["b", 3, 32]), tensor("k", T.FLOAT, ["b", 3, 16]),
+                   tensor("v", T.FLOAT, ["b", 3, 16])],
+                  [("y", T.FLOAT, 3)], 23, q_num_heads=4, kv_num_heads=2, is_causal=1)
+
+
+@model("attention_past_bool_mask")
+def attention_past_bool_mask():
+    """A key/value cache of 2 positions, a boolean mask shorter than the 5 keys, softcap,
+    the present outputs and qk_matmul_output mode 2."""
+    return single("Attention",
+                  [tensor("q", T.FLOAT, [1, 2, 2, 4]), tensor("k", T.FLOAT, [1, 2, 3, 4]),
+                   tensor("v", T.FLOAT, [1, 2, 3, 6]), tensor("mask", T.BOOL, [2, 4]),
+                   tensor("past_k", T.FLOAT, [1, 2, 2, 4]),
+                   tensor("past_v", T.FLOAT, [1, 2, 2, 6])],
+                  [("y", T.FLOAT, 4), ("present_k", T.FLOAT, 4), ("present_v", T.FLOAT, 4),
+                   ("qk", T.FLOAT, 4)],
+                  23, scale=0.25, softcap=2.0, qk_matmul_output_mode=2)
+
+
+@model("attention_nonpad_causal")
+def attention_nonpad_causal():
+    """An external cache: per-batch valid key counts shift the causal band; float16 softmax."""
+    return single("Attention",
+                  [tensor("q", T.FLOAT, [2, 1, 2, 4]), tensor("k", T.FLOAT, [2, 1, 4, 4]),
+                   tensor("v", T.FLOAT, [2, 1, 4, 4]), tensor("lengths", T.INT64, [2])],
+                  ATTENTION_OUTPUTS, 24, node_inputs=["q", "k", "v", "", "", "", "lengths"],
+                  is_causal=1, softmax_precision=T.FLOAT16)
+
+
+@model("attention_window")
+def attention_window():
+    """A sliding window two keys back and one ahead, with a float mask."""
+    return single("Attention",
+                  [tensor("q", T.FLOAT, [1, 1, 3, 4]), tensor("k", T.FLOAT, [1, 1, 3, 4]),
+                   tensor("v", T.FLOAT, [1, 1, 3, 4]), tensor("mask", T.FLOAT, [3, 3])],
+                  ATTENTION_OUTPUTS, 25, left_window_size=2, right_window_size=1)
+
+
+@model("attention_int_mask")
+def attention_int_mask():
+    return single("Attention",
+                  [tensor("q", T.FLOAT, [1, 1, 2, 4]), tensor("k", T.FLOAT, [1, 1, 2, 4]),
+                   tensor("v", T.FLOAT, [1, 1, 2, 4]), tensor("mask", T.INT32, [2, 2])],
+                  ATTENTION_OUTPUTS, 23, name="attn")
+
+
+@model("attention_4d_heads_opset25")
+def attention_4d_heads_opset25():
+    return single("Attention",
+                  [tensor("q", T.FLOAT, [1, 2, 2, 4]), tensor("k", T.FLOAT, [1, 2, 2, 4]),
+                   tensor("v", T.FLOAT, [1, 2, 2, 4])],
+                  ATTENTION_OUTPUTS, 25, name="attn", q_num_heads=2, kv_num_heads=2)
+
+
+@model("attention_uneven_heads")
+def attention_uneven_heads():
+    return single("Attention",
+                  [tensor("q", T.FLOAT, [1, 3, 2, 4]), tensor("k", T.FLOAT, [1, 2, 2, 4]),
+                   tensor("v", T.FLOAT, [1, 2, 2, 4])],
+                  ATTENTION_OUTPUTS, 23, name="attn")
 
 
 def main():
