@@ -26,9 +26,21 @@ struct ConcatLowering : GraphLowering<ConcatOp> {
 
   LogicalResult matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    auto concat = tensor::ConcatOp::create(rewriter, op.getLoc(), signlessType(op.getResult()),
-                                           static_cast<int64_t>(op.getAxis()),
-                                           adaptor.getInputs());
+    // Operands empty along the axis add nothing; tensor.concat would insert one past the end
+    // when it is last, which tensor.insert_slice rejects.
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    SmallVector<Value> inputs;
+    for (Value input : adaptor.getInputs())
+      if (llvm::cast<RankedTensorType>(input.getType()).getDimSize(axis) != 0)
+        inputs.push_back(input);
+    if (inputs.empty())
+      inputs.push_back(adaptor.getInputs().front());
+    RankedTensorType resultType = signlessType(op.getResult());
+    if (inputs.size() == 1 && inputs.front().getType() == resultType) {
+      rewriter.replaceOp(op, inputs.front());
+      return success();
+    }
+    auto concat = tensor::ConcatOp::create(rewriter, op.getLoc(), resultType, axis, inputs);
     rewriter.replaceOp(op, concat.getResult());
     return success();
   }
@@ -65,10 +77,12 @@ struct SliceLowering : GraphLowering<SliceOp> {
     for (int64_t d = 0; d < resultType.getRank(); ++d) {
       steps.push_back(rewriter.getIndexAttr(strides[d]));
       if (!inputType.isDynamicDim(d) || strides[d] < 0) {
-        offsets.push_back(rewriter.getIndexAttr(starts[d]));
         int64_t span = strides[d] > 0 ? limits[d] - starts[d] : starts[d] - limits[d];
         int64_t step = std::abs(strides[d]);
         int64_t size = (span + step - 1) / step;
+        // An empty slice reads nothing and starts at 0: a start at the end of the dimension,
+        // which the op allows, is out of bounds for tensor.extract_slice.
+        offsets.push_back(rewriter.getIndexAttr(size == 0 ? 0 : starts[d]));
         if (resultType.isDynamicDim(d)) {
           Value value = arith::ConstantIndexOp::create(rewriter, loc, size);
           sizes.push_back(value);
@@ -264,7 +278,9 @@ struct SplitLowering : GraphLowering<SplitOp> {
     for (auto [result, size] : llvm::zip_equal(op.getResults(), op.getSizes())) {
       SmallVector<OpFoldResult> offsets, sizes, steps;
       for (int64_t d = 0; d < inputType.getRank(); ++d) {
-        offsets.push_back(rewriter.getIndexAttr(d == axis ? offset : 0));
+        // An empty piece reads nothing and starts at 0: at its offset, when it is the last
+        // piece, it would start past the end, which tensor.extract_slice rejects.
+        offsets.push_back(rewriter.getIndexAttr(d == axis && size != 0 ? offset : 0));
         if (d == axis)
           sizes.push_back(rewriter.getIndexAttr(size));
         else if (inputType.isDynamicDim(d))

@@ -22,6 +22,14 @@ inline mlir::Type elementTypeOf(mlir::Value value) {
   return llvm::cast<mlir::RankedTensorType>(value.getType()).getElementType();
 }
 
+/// `shape` with dynamic dimensions written as -1, as graph.reshape takes it.
+inline llvm::SmallVector<int64_t> reshapeTarget(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> target;
+  for (int64_t size : shape)
+    target.push_back(mlir::ShapedType::isDynamic(size) ? -1 : size);
+  return target;
+}
+
 /// Builds the graph ops of one node's decomposition; see the file comment.
 class Decomposition {
 public:
@@ -73,6 +81,15 @@ public:
   }
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape) {
     return op<graph::ReshapeOp>({value}, {ctx_.namedArray("shape", shape)});
+  }
+  mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int64_t> permutation) {
+    return op<graph::TransposeOp>({value}, {ctx_.namedArray("permutation", permutation)});
+  }
+  mlir::Value unsqueeze(mlir::Value value, llvm::ArrayRef<int64_t> axes) {
+    return op<graph::UnsqueezeOp>({value}, {ctx_.namedArray("axes", axes)});
+  }
+  mlir::Value concat(mlir::ValueRange values, int64_t axis) {
+    return op<graph::ConcatOp>(values, {ctx_.namedI64("axis", axis)});
   }
 
   /// Binds output 0 to `result`; fails when any step failed.

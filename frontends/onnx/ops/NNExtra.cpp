@@ -23,14 +23,6 @@ namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
-/// `shape` with dynamic dimensions written as -1, as graph.reshape takes it.
-SmallVector<int64_t> reshapeTarget(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> target;
-  for (int64_t size : shape)
-    target.push_back(size == kDynamic ? -1 : size);
-  return target;
-}
-
 /// Reshapes a per-channel vector to `[C, 1, ..., 1]`, broadcasting along dimension 1 of a tensor
 /// of `rank`.
 Value perChannel(Decomposition &d, Value vector, int64_t rank) {

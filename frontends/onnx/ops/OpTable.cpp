@@ -575,6 +575,7 @@ const OpTable &defaultOpTable() {
     registerIndexingOps(t);
     registerExtraOps(t);
     registerRecurrentOps(t);
+    registerTransformerOps(t);
     registerTypeOnlyRevisions(t);
     return t;
   }();

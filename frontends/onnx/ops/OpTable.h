@@ -322,6 +322,7 @@ void registerNNExtraOps(OpTable &table);
 void registerIndexingOps(OpTable &table);
 void registerExtraOps(OpTable &table);
 void registerRecurrentOps(OpTable &table);
+void registerTransformerOps(OpTable &table);
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by the translators

@@ -33,7 +33,7 @@ namespace {
 /// floor is raised as operator coverage grows.
 constexpr int kImportFloor = 804;
 /// Default-domain operator types in the table.
-constexpr int kOperatorFloor = 151;
+constexpr int kOperatorFloor = 157;
 
 std::vector<std::filesystem::path> nodeTestModels() {
   std::vector<std::filesystem::path> models;
@@ -151,6 +151,23 @@ TEST(NodeImport, RefusesOperatorRevisionsNewerThanTranslated) {
   EXPECT_EQ(table.lookup("", "Reshape", 25), table.lookup("", "Reshape", 21));
   EXPECT_NE(table.lookup("", "Cast", 28), nullptr);
   EXPECT_GE(kiln::onnx_frontend::newestKnownDefaultOpset(), 28);
+}
+
+// Tests that the transformer operators are translated from the opset that introduced them through
+// the newest: Attention's revisions 23, 24 (nonpad_kv_seqlen) and 25 (the sliding window) each,
+// RMSNormalization and RotaryEmbedding from 23. If this fails, a model of the current release
+// with one of them would be refused as unsupported, or Attention-25's window attributes would be
+// read by a translator registered only for an older revision.
+TEST(NodeImport, TranslatesTheTransformerOperators) {
+  const auto &table = kiln::onnx_frontend::defaultOpTable();
+  EXPECT_EQ(table.lookup("", "Attention", 22), nullptr);
+  for (int64_t opset : {23, 24, 25, 28})
+    EXPECT_NE(table.lookup("", "Attention", opset), nullptr) << "opset " << opset;
+  EXPECT_EQ(table.entries().at({"", "Attention"}).count(25), 1u);
+  for (const char *op : {"RMSNormalization", "RotaryEmbedding"}) {
+    EXPECT_EQ(table.lookup("", op, 22), nullptr) << op;
+    EXPECT_NE(table.lookup("", op, 28), nullptr) << op;
+  }
 }
 
 } // namespace

@@ -224,6 +224,11 @@ def data_movement_cases():
              "%p:2 = graph.split %a0 {axis = 2 : i64, sizes = array<i64: 1, 3>} : (tensor<2x3x4xf32>) -> (tensor<2x3x1xf32>, tensor<2x3x3xf32>)\n"
              "  %r = graph.add %p#1, %p#0 : (tensor<2x3x3xf32>, tensor<2x3x1xf32>) -> tensor<2x3x3xf32>",
              "tensor<2x3x3xf32>", lambda a: a[:, :, 1:] + a[:, :, :1]),
+        Case("empty_pieces_at_the_end", [x],
+             "%p:2 = graph.split %a0 {axis = 2 : i64, sizes = array<i64: 4, 0>} : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x0xf32>)\n"
+             "  %e = graph.slice %a0 {starts = array<i64: 0, 0, 4>, limits = array<i64: 2, 3, 4>, strides = array<i64: 1, 1, 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x0xf32>\n"
+             "  %r = graph.concat %p#1, %p#0, %e {axis = 2 : i64} : (tensor<2x3x0xf32>, tensor<2x3x4xf32>, tensor<2x3x0xf32>) -> tensor<2x3x4xf32>",
+             "tensor<2x3x4xf32>", lambda a: a),
         Case("squeeze_unsqueeze_flatten", [normal((2, 1, 3))],
              "%s = graph.squeeze %a0 {axes = array<i64: 1>} : (tensor<2x1x3xf32>) -> tensor<2x3xf32>\n"
              "  %u = graph.unsqueeze %s {axes = array<i64: 0, 3>} : (tensor<2x3xf32>) -> tensor<1x2x3x1xf32>\n"
