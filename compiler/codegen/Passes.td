@@ -117,7 +117,7 @@ def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp">
 def EraseEmptyBindingsPass : Pass<"kiln-erase-empty-bindings", "mlir::ModuleOp"> {
   let summary = "Gives the bindings of dispatch functions that have no elements a plain 1-D type";
   let description = [{
-    Runs on the kernels module before the LLVM lowering. A binding whose static shape has no
+    Runs on the kernels module before the LLVM lowering (CPU) or kernel outlining (CUDA). A binding whose static shape has no
     elements (a zero-sized reduction's input, `tril` of an empty matrix) is never read or
     written, but the bare-pointer calling convention refuses a memref with a zero dimension
     after the first (its strides are not those of a contiguous row-major buffer), which left such

@@ -134,6 +134,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     pm.addPass(createEmitCpuExecutablePass());
   } else if (stage == "gpu") {
     mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
+    kernels.addPass(createEraseEmptyBindingsPass());
     // Integer powers become calls of generated functions, which the kernels copy.
     addTextual(kernels, "func.func(convert-linalg-to-parallel-loops),convert-math-to-funcs,"
                         "canonicalize,cse");
