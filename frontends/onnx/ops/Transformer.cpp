@@ -1,6 +1,7 @@
 //===- Transformer.cpp - ONNX RMSNormalization, RotaryEmbedding, Attention --===//
 //
-// The transformer operators of opset 23 and later, none of which has a graph op of its own:
+// The transformer operators of opset 23 and later, none of which has a graph op of its own
+// (Swish and SwiGLU, x * sigmoid(alpha * x) and its gated form, besides these):
 // RMSNormalization (a mean of squares and a reciprocal root in the stash type), RotaryEmbedding
 // (gathered cosine and sine caches rotating halves or interleaved pairs of each head) and
 // Attention (scaled dot-product attention over 3D or 4D inputs with grouped key/value heads, a
@@ -470,9 +471,56 @@ LogicalResult translateAttention(NodeContext &ctx) {
   return d.finish(y);
 }
 
+//===----------------------------------------------------------------------===//
+// Swish and SwiGLU
+//===----------------------------------------------------------------------===//
+
+/// `value` in f32 when its elements are narrower (16-bit floats), else as it is.
+Value widened(Decomposition &d, Value value) {
+  if (!value)
+    return d.fail();
+  if (elementTypeOf(value).getIntOrFloatBitWidth() >= 32)
+    return value;
+  return d.castTo(value, Float32Type::get(d.context().context()));
+}
+
+/// x * sigmoid(alpha * x) of the widened `x`; the caller rounds once to the element type.
+Value wideSwish(Decomposition &d, Value x, float alpha) {
+  Value wide = widened(d, x);
+  if (!wide)
+    return wide;
+  Value scaled = alpha == 1.0f ? wide : d.mul(wide, d.scalar(wide, alpha));
+  return d.mul(wide, d.op<SigmoidOp>({scaled}));
+}
+
+/// Swish (opset 24): x * sigmoid(alpha * x).
+LogicalResult translateSwish(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Decomposition d(ctx);
+  Value x = ctx.input(0);
+  return d.finish(d.castTo(wideSwish(d, x, ctx.floatAttr("alpha", 1.0f)), elementTypeOf(x)));
+}
+
+/// SwiGLU (opset 28): Swish_alpha(A) * B, A and B of one shape (no broadcasting).
+LogicalResult translateSwiGLU(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (a.getType() != b.getType())
+    return ctx.emitError() << "A and B must have the same type (SwiGLU does not broadcast), got "
+                           << a.getType() << " and " << b.getType();
+  Decomposition d(ctx);
+  Value gate = wideSwish(d, a, ctx.floatAttr("alpha", 1.0f));
+  Value gated = d.mul(gate, widened(d, b));
+  return d.finish(d.castTo(gated, elementTypeOf(a)));
+}
+
 } // namespace
 
 void registerTransformerOps(OpTable &table) {
+  table.add("", "Swish", 24, translateSwish);
+  table.add("", "SwiGLU", 28, translateSwiGLU);
   table.add("", "RMSNormalization", 23, translateRMSNormalization);
   table.add("", "RotaryEmbedding", 23, translateRotaryEmbedding);
   table.add("", "Attention", {23, 24, 25}, translateAttention);

@@ -158,6 +158,27 @@ def attention_uneven_heads():
                   ATTENTION_OUTPUTS, 23, name="attn")
 
 
+#===------------------------------------------------------------------------===#
+# Swish and SwiGLU
+#===------------------------------------------------------------------------===#
+
+@model("swish_alpha")
+def swish_alpha():
+    return single("Swish", [tensor("x", T.FLOAT, [2, 3])], [("y", T.FLOAT, 2)], 24, alpha=1.5)
+
+
+@model("swiglu_f16")
+def swiglu_f16():
+    return single("SwiGLU", [tensor("a", T.FLOAT16, [2, 4]), tensor("b", T.FLOAT16, [2, 4])],
+                  [("y", T.FLOAT16, 2)], 28)
+
+
+@model("swiglu_broadcast")
+def swiglu_broadcast():
+    return single("SwiGLU", [tensor("a", T.FLOAT, [2, 4]), tensor("b", T.FLOAT, [4])],
+                  [("y", T.FLOAT, 2)], 28, name="glu")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
