@@ -154,10 +154,13 @@ Value insertAt(OpBuilder &b, Location loc, Value slice, Value dest, int64_t axis
   return tensor::InsertSliceOp::create(b, loc, slice, dest, offsets, sizes, strides);
 }
 
-struct CumsumLowering : GraphLowering<CumsumOp> {
-  using GraphLowering::GraphLowering;
+/// graph.cumsum (kCombiner Sum, identity 0) and graph.cumprod (Prod, identity 1).
+template <typename OpTy, Combiner kCombiner>
+struct CumulativeLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
+  using OpAdaptor = typename OpTy::Adaptor;
 
-  LogicalResult matchAndRewrite(CumsumOp op, OpAdaptor adaptor,
+  LogicalResult matchAndRewrite(OpTy op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
@@ -165,12 +168,14 @@ struct CumsumLowering : GraphLowering<CumsumOp> {
     int64_t axis = static_cast<int64_t>(op.getAxis());
     bool exclusive = op.getExclusive(), reverse = op.getReverse();
     RankedTensorType rowType = dropDim(type, axis);
-    Value zero = scalarConstant(rewriter, loc, type.getElementType(), 0);
-    Value running = filledRows(rewriter, loc, rowType, input, axis, zero);
-    // An exclusive sum starts with zero and writes each running sum one position further on.
+    Value identity = scalarConstant(rewriter, loc, type.getElementType(),
+                                    kCombiner == Combiner::Prod ? 1 : 0);
+    Value running = filledRows(rewriter, loc, rowType, input, axis, identity);
+    // An exclusive scan starts with the identity and writes each running value one position
+    // further on.
     Value init = emptyForResult(rewriter, loc, type, ValueRange{input});
     if (exclusive)
-      init = linalg::FillOp::create(rewriter, loc, zero, init).getResult(0);
+      init = linalg::FillOp::create(rewriter, loc, identity, init).getResult(0);
     Value size = tensor::DimOp::create(rewriter, loc, input, axis);
     Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
@@ -195,7 +200,7 @@ struct CumsumLowering : GraphLowering<CumsumOp> {
                           ArrayRef<AffineMap>{rows, rows}, parallel,
                           [](OpBuilder &nb, Location nl, ValueRange args) {
                             linalg::YieldOp::create(
-                                nb, nl, combine(nb, nl, Combiner::Sum, args[1], args[0]));
+                                nb, nl, combine(nb, nl, kCombiner, args[1], args[0]));
                           })
                           .getResult(0);
           Value target =
@@ -256,5 +261,7 @@ struct TopKLowering : GraphLowering<TopKOp> {
 void kiln::conversion::populateScanLowerings(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
   patterns.add<ArgReduceLowering<ArgMaxOp, true>, ArgReduceLowering<ArgMinOp, false>,
-               CumsumLowering, TopKLowering>(converter, patterns.getContext());
+               CumulativeLowering<CumsumOp, Combiner::Sum>,
+               CumulativeLowering<CumprodOp, Combiner::Prod>, TopKLowering>(converter,
+                                                                            patterns.getContext());
 }

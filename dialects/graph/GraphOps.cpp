@@ -636,12 +636,16 @@ KILN_INFER_ARG_REDUCTION(ArgMaxOp)
 KILN_INFER_ARG_REDUCTION(ArgMinOp)
 #undef KILN_INFER_ARG_REDUCTION
 
-LogicalResult CumsumOp::verify() {
-  int64_t axis = static_cast<int64_t>(getAxis());
-  if (axis < 0 || axis >= getType().getRank())
-    return emitOpError("axis ") << axis << " is outside [0, " << getType().getRank() << ")";
+/// The axis of a cumulative op lies inside its rank.
+template <typename OpTy>
+static LogicalResult verifyCumulative(OpTy op) {
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  if (axis < 0 || axis >= op.getType().getRank())
+    return op.emitOpError("axis ") << axis << " is outside [0, " << op.getType().getRank() << ")";
   return success();
 }
+LogicalResult CumsumOp::verify() { return verifyCumulative(*this); }
+LogicalResult CumprodOp::verify() { return verifyCumulative(*this); }
 
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
                                        Adaptor adaptor, SmallVectorImpl<Type> &types) {

@@ -539,14 +539,15 @@ class Graph_ArgReduceOp<string mnemonic, string math>
 def Graph_ArgMaxOp : Graph_ArgReduceOp<"arg_max", "maximum">;
 def Graph_ArgMinOp : Graph_ArgReduceOp<"arg_min", "minimum">;
 
-def Graph_CumsumOp : Graph_SameTypeOp<"cumsum"> {
-  let summary = "cumulative sum along an axis";
+class Graph_CumulativeOp<string mnemonic, string what, string identity>
+    : Graph_SameTypeOp<mnemonic> {
+  let summary = "cumulative " # what # " along an axis";
   let description = [{
-    Element `i` along `axis` is the sum of elements `0..i` (`0..i-1` when `exclusive`); with
-    `reverse` the sum runs from the end.
+    Element `i` along `axis` is the }] # what # [{ of elements `0..i` (`0..i-1` when `exclusive`,
+    whose first element is }] # identity # [{); with `reverse` it runs from the end.
 
     ```mlir
-    %s = graph.cumsum %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<2x5xf32>
+    %s = graph.}] # mnemonic # [{ %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<2x5xf32>
     ```
   }];
   let arguments = (ins Graph_NumericTensor:$input, I64Attr:$axis,
@@ -556,6 +557,9 @@ def Graph_CumsumOp : Graph_SameTypeOp<"cumsum"> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
+
+def Graph_CumsumOp : Graph_CumulativeOp<"cumsum", "sum", "0">;
+def Graph_CumprodOp : Graph_CumulativeOp<"cumprod", "product", "1">;
 
 def Graph_TopKOp : Graph_Op<"top_k", [AllElementTypesMatch<["input", "values"]>]> {
   let summary = "the k largest or smallest elements along an axis";

@@ -182,7 +182,9 @@ LogicalResult translateArgReduce(NodeContext &ctx) {
                                        namedBool(ctx, "select_last_index", selectLast)}));
 }
 
-LogicalResult translateCumSum(NodeContext &ctx) {
+/// CumSum (11+) and CumProd (26+): a constant axis input, exclusive and reverse.
+template <typename OpTy>
+LogicalResult translateCumulative(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   FailureOr<int64_t> axisValue = constantScalarInt(ctx, 1, "axis");
@@ -192,7 +194,7 @@ LogicalResult translateCumSum(NodeContext &ctx) {
   if (failed(axis))
     return failure();
   return ctx.setResult(
-      ctx.build<CumsumOp>({ctx.input(0)}, {ctx.namedI64("axis", *axis),
+      ctx.build<OpTy>({ctx.input(0)}, {ctx.namedI64("axis", *axis),
                                            namedBool(ctx, "exclusive", ctx.intAttr("exclusive", 0)),
                                            namedBool(ctx, "reverse", ctx.intAttr("reverse", 0))}));
 }
@@ -945,7 +947,8 @@ LogicalResult translateEinsum(NodeContext &ctx) {
 void registerIndexingOps(OpTable &table) {
   table.add("", "ArgMax", {1, 11, 12, 13}, translateArgReduce<ArgMaxOp>);
   table.add("", "ArgMin", {1, 11, 12, 13}, translateArgReduce<ArgMinOp>);
-  table.add("", "CumSum", {11, 14}, translateCumSum);
+  table.add("", "CumSum", {11, 14}, translateCumulative<CumsumOp>);
+  table.add("", "CumProd", 26, translateCumulative<CumprodOp>);
   table.add("", "TopK", {1, 10, 11}, translateTopK);
   table.add("", "Hardmax", {1, 11, 13}, translateHardmax);
   table.add("", "GatherElements", {11, 13}, translateGatherAlongAxis<GatherElementsOp>);

@@ -196,6 +196,20 @@ func.func @cumsum(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 
 // -----
 
+// Tests that cumprod is the same scan with a product, and that an exclusive one starts from 1.
+// CHECK-LABEL: func.func @cumprod
+// CHECK: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK: linalg.fill ins(%[[ONE]] : i32)
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: arith.muli
+// CHECK: tensor.insert_slice
+func.func @cumprod(%x: tensor<2x5xi32>) -> tensor<2x5xi32> {
+  %0 = graph.cumprod %x {axis = 1 : i64, exclusive = true} : tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}
+
+// -----
+
 // Tests that top_k loops over its k picks, each a reduction of the axis to a (value, index) pair.
 // CHECK-LABEL: func.func @top_k
 // CHECK: %[[K:.+]] = arith.constant 3 : index

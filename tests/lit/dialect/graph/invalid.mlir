@@ -724,6 +724,15 @@ func.func @cumsum_axis(%x: tensor<2x8xf32>) {
 
 // -----
 
+// Tests that cumprod takes an axis inside the rank.
+func.func @cumprod_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'graph.cumprod' op axis -1 is outside [0, 2)}}
+  %0 = graph.cumprod %x {axis = -1 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
 // Tests that top-k takes an axis inside the rank.
 func.func @top_k_axis(%x: tensor<2x8xf32>) {
   // expected-error @+1 {{'graph.top_k' op axis 2 is outside [0, 2)}}

@@ -264,6 +264,8 @@ func.func @index_ops(%x: tensor<8x?xf32>, %i: tensor<2x5xi32>) {
   %4 = graph.arg_min %i {axis = 0 : i64, select_last_index = true} : (tensor<2x5xi32>) -> tensor<5xi64>
   // CHECK: graph.cumsum %{{.*}} {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x5xi32>
   %5 = graph.cumsum %i {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x5xi32>
+  // CHECK: graph.cumprod %{{.*}} {axis = 0 : i64} : tensor<2x5xi32>
+  %cp = graph.cumprod %i {axis = 0 : i64} : tensor<2x5xi32>
   // CHECK: graph.top_k %{{.*}} {axis = 1 : i64, k = 3 : i64, largest = false} : (tensor<2x5xi32>) -> (tensor<2x3xi32>, tensor<2x3xi64>)
   %6:2 = graph.top_k %i {axis = 1 : i64, k = 3 : i64, largest = false} : (tensor<2x5xi32>) -> (tensor<2x3xi32>, tensor<2x3xi64>)
   return
