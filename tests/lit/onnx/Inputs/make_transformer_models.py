@@ -2,31 +2,21 @@
 
 Usage: make_transformer_models.py OUT_DIR
 
-Every model holds one RMSNormalization, RotaryEmbedding or Attention node (opsets 23 to 25) and
+Every model holds one RMSNormalization, RotaryEmbedding, Attention, Swish or SwiGLU node (opsets
+23 to 28) and
 is written to OUT_DIR/NAME.onnx at test time, so that no binary model is kept in the repository.
 The node's inputs are graph inputs; its outputs are declared without their shapes.
 """
 
-import os
 import sys
 
-import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
-MODELS = {}
+from model_registry import Registry, tensor
 
-
-def model(name):
-    """Registers a function returning a ModelProto as OUT_DIR/name.onnx."""
-    def register(build):
-        MODELS[name] = build
-        return build
-    return register
-
-
-def tensor(name, elem_type, shape):
-    return h.make_tensor_value_info(name, elem_type, shape)
+MODELS = Registry()
+model = MODELS.model
 
 
 def single(op, inputs, outputs, opset, node_inputs=None, name="main", **attributes):
@@ -179,12 +169,5 @@ def swiglu_broadcast():
                   [("y", T.FLOAT, 2)], 28, name="glu")
 
 
-def main():
-    out_dir = sys.argv[1]
-    os.makedirs(out_dir, exist_ok=True)
-    for name, build in MODELS.items():
-        onnx.save(build(), os.path.join(out_dir, name + ".onnx"))
-
-
 if __name__ == "__main__":
-    main()
+    MODELS.write(sys.argv[1])
