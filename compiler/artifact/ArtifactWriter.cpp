@@ -72,8 +72,20 @@ int elementTypeCode(Type type) {
     return 0;
   if (integer.getWidth() == 1)
     return KILN_ELEMENT_TYPE_BOOL;
-  if (integer.isUnsigned())
-    return integer.getWidth() == 8 ? KILN_ELEMENT_TYPE_U8 : 0;
+  if (integer.isUnsigned()) {
+    switch (integer.getWidth()) {
+    case 64:
+      return KILN_ELEMENT_TYPE_U64;
+    case 32:
+      return KILN_ELEMENT_TYPE_U32;
+    case 16:
+      return KILN_ELEMENT_TYPE_U16;
+    case 8:
+      return KILN_ELEMENT_TYPE_U8;
+    default:
+      return 0;
+    }
+  }
   switch (integer.getWidth()) {
   case 64:
     return KILN_ELEMENT_TYPE_I64;

@@ -159,6 +159,15 @@ void fillRandom(kiln::Tensor& tensor, std::mt19937& engine) {
     case KILN_ELEMENT_TYPE_U8:
       for (size_t i = 0; i < count; ++i) tensor.dataAs<uint8_t>()[i] = bits(engine) % 17;
       break;
+    case KILN_ELEMENT_TYPE_U16:
+      for (size_t i = 0; i < count; ++i) tensor.dataAs<uint16_t>()[i] = bits(engine) % 17;
+      break;
+    case KILN_ELEMENT_TYPE_U32:
+      for (size_t i = 0; i < count; ++i) tensor.dataAs<uint32_t>()[i] = bits(engine) % 17;
+      break;
+    case KILN_ELEMENT_TYPE_U64:
+      for (size_t i = 0; i < count; ++i) tensor.dataAs<uint64_t>()[i] = bits(engine) % 17;
+      break;
     case KILN_ELEMENT_TYPE_BOOL:
       for (size_t i = 0; i < count; ++i) tensor.dataAs<uint8_t>()[i] = bits(engine) & 1u;
       break;

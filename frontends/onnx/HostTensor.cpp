@@ -32,6 +32,12 @@ std::optional<kiln_element_type_t> hostElementType(int32_t dataType) {
     return KILN_ELEMENT_TYPE_I8;
   case onnx::TensorProto::UINT8:
     return KILN_ELEMENT_TYPE_U8;
+  case onnx::TensorProto::UINT16:
+    return KILN_ELEMENT_TYPE_U16;
+  case onnx::TensorProto::UINT32:
+    return KILN_ELEMENT_TYPE_U32;
+  case onnx::TensorProto::UINT64:
+    return KILN_ELEMENT_TYPE_U64;
   case onnx::TensorProto::BOOL:
     return KILN_ELEMENT_TYPE_BOOL;
   default:

@@ -33,6 +33,9 @@ constexpr ElementTypeInfo kElementTypeInfos[] = {
     {KILN_ELEMENT_TYPE_I8, 1, "i8", "int8"},
     {KILN_ELEMENT_TYPE_U8, 1, "u8", "uint8"},
     {KILN_ELEMENT_TYPE_BOOL, 1, "bool", "i1"},
+    {KILN_ELEMENT_TYPE_U16, 2, "u16", "uint16"},
+    {KILN_ELEMENT_TYPE_U32, 4, "u32", "uint32"},
+    {KILN_ELEMENT_TYPE_U64, 8, "u64", "uint64"},
 };
 
 const ElementTypeInfo* findInfo(kiln_element_type_t type) {

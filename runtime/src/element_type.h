@@ -21,6 +21,7 @@ inline constexpr kiln_element_type_t kAllElementTypes[] = {
     KILN_ELEMENT_TYPE_F8E4M3FN, KILN_ELEMENT_TYPE_F8E5M2, KILN_ELEMENT_TYPE_F64,
     KILN_ELEMENT_TYPE_I64,      KILN_ELEMENT_TYPE_I32,    KILN_ELEMENT_TYPE_I16,
     KILN_ELEMENT_TYPE_I8,       KILN_ELEMENT_TYPE_U8,     KILN_ELEMENT_TYPE_BOOL,
+    KILN_ELEMENT_TYPE_U16,      KILN_ELEMENT_TYPE_U32,    KILN_ELEMENT_TYPE_U64,
 };
 
 /// Returns whether `type` is one of the enumerators of kiln_element_type_t.

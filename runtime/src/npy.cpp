@@ -369,6 +369,9 @@ Result<NpyDtype> decodeDescr(const std::string& descr, const NpyReadOptions& opt
       if (size == 1) dtype.element_type = KILN_ELEMENT_TYPE_I8;
       break;
     case 'u':
+      if (size == 8) dtype.element_type = KILN_ELEMENT_TYPE_U64;
+      if (size == 4) dtype.element_type = KILN_ELEMENT_TYPE_U32;
+      if (size == 2) dtype.element_type = KILN_ELEMENT_TYPE_U16;
       if (size == 1) dtype.element_type = KILN_ELEMENT_TYPE_U8;
       break;
     case 'b':
@@ -390,7 +393,7 @@ Result<NpyDtype> decodeDescr(const std::string& descr, const NpyReadOptions& opt
     return Status(KILN_STATUS_UNIMPLEMENTED,
                   "dtype '" + descr +
                       "' has no Kiln element type (supported: f4 f2 f8 i8 i4 "
-                      "i2 i1 u1 b1, and V2 as bf16)");
+                      "i2 i1 u8 u4 u2 u1 b1, and V2 as bf16)");
   }
   if (expected && *expected != dtype.element_type) {
     return invalid("the array holds " + describeElementType(dtype.element_type) + " (dtype '" +
@@ -615,6 +618,12 @@ std::string npyDescr(kiln_element_type_t type) {
       return "|i1";
     case KILN_ELEMENT_TYPE_U8:
       return "|u1";
+    case KILN_ELEMENT_TYPE_U16:
+      return "<u2";
+    case KILN_ELEMENT_TYPE_U32:
+      return "<u4";
+    case KILN_ELEMENT_TYPE_U64:
+      return "<u8";
     case KILN_ELEMENT_TYPE_BOOL:
       return "|b1";
   }

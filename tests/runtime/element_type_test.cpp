@@ -34,6 +34,9 @@ const ElementTypeRow kRows[] = {
     {KILN_ELEMENT_TYPE_I8, 10, 1, "i8", "int8"},
     {KILN_ELEMENT_TYPE_U8, 11, 1, "u8", "uint8"},
     {KILN_ELEMENT_TYPE_BOOL, 12, 1, "bool", "i1"},
+    {KILN_ELEMENT_TYPE_U16, 13, 2, "u16", "uint16"},
+    {KILN_ELEMENT_TYPE_U32, 14, 4, "u32", "uint32"},
+    {KILN_ELEMENT_TYPE_U64, 15, 8, "u64", "uint64"},
 };
 
 TEST(ElementTypeTest, ValuesSizesAndNamesAreStable) {
@@ -57,7 +60,8 @@ TEST(ElementTypeTest, ParsesCanonicalNamesAndAliases) {
 }
 
 TEST(ElementTypeTest, RejectsUnknownNamesAndLeavesOutputAlone) {
-  for (const char* name : {"F32", "float", "f32 ", "", "u16", "fp8", "float8_e4m3"}) {
+  for (const char* name :
+       {"F32", "float", "f32 ", "", "u4", "U16", "uint128", "fp8", "float8_e4m3"}) {
     kiln_element_type_t parsed = KILN_ELEMENT_TYPE_I8;
     kiln_status_t* status = kiln_element_type_parse(name, &parsed);
     EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT) << "'" << name << "'";
@@ -78,7 +82,7 @@ TEST(ElementTypeTest, ParseRejectsNullArguments) {
 }
 
 TEST(ElementTypeTest, InvalidValuesHaveNoSizeOrName) {
-  for (int value : {0, 13, -1, 255}) {
+  for (int value : {0, 16, -1, 255}) {
     auto type = static_cast<kiln_element_type_t>(value);
     EXPECT_EQ(kiln_element_type_size(type), 0u) << value;
     EXPECT_EQ(kiln_element_type_name(type), nullptr) << value;

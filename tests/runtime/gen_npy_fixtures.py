@@ -43,13 +43,14 @@ def c_values(array):
         return ["true" if v else "false" for v in flat]
     if flat.dtype.kind == "V":
         return [hex(int.from_bytes(bytes(v), "little")) for v in flat]
-    return [str(int(v)) + ("LL" if flat.dtype.itemsize == 8 else "") for v in flat]
+    suffix = ("ULL" if flat.dtype.kind == "u" else "LL") if flat.dtype.itemsize == 8 else ""
+    return [str(int(v)) + suffix for v in flat]
 
 
 C_TYPES = {
     "f4": "float", "f8": "double", "f2": "uint16_t", "i8": "int64_t", "i4": "int32_t",
     "i2": "int16_t", "i1": "int8_t", "u1": "uint8_t", "b1": "bool", "V2": "uint16_t",
-    "V1": "uint8_t", "u2": "uint16_t", "u4": "uint32_t",
+    "V1": "uint8_t", "u2": "uint16_t", "u4": "uint32_t", "u8": "uint64_t",
 }
 
 rng = np.random.default_rng(20240611)
@@ -99,10 +100,13 @@ CASES = [
      np.frombuffer(bf16_bits.tobytes(), dtype="V2"), None),
     ("RawV1", "float8 bit patterns as a void V1 array",
      np.frombuffer(f8_bits.tobytes(), dtype="V1"), None),
-    ("U2Vector", "a uint16 vector (no Kiln element type; raw bits for bf16)",
+    ("U2Vector", "a uint16 vector (u16, or raw bits for bf16)",
      bf16_bits, None),
-    ("U4Vector", "a uint32 vector (no Kiln element type)",
-     np.array([7, 8], dtype="<u4"), None),
+    ("U4Vector", "a uint32 vector", np.array([7, 8], dtype="<u4"), None),
+    ("U64Vector", "a uint64 vector with values above INT64_MAX",
+     np.array([1, 2**63 + 5, 2**64 - 1], dtype="<u8"), None),
+    ("U32BigEndian", "a big-endian uint32 vector with the top bit set",
+     np.array([0x80000001, 3], dtype=">u4"), None),
 ]
 
 print("//===- npy_fixtures.h - .npy files written by NumPy for the tests ---------===//")

@@ -281,7 +281,7 @@ inline constexpr std::string_view kNpyRawV1{
 inline constexpr uint8_t kRawV1Values[] = {
     0x3c, 0x57, 0x4, 0x4};
 
-/// A uint16 vector (no Kiln element type; raw bits for bf16): numpy dtype '<u2', shape (5,).
+/// A uint16 vector (u16, or raw bits for bf16): numpy dtype '<u2', shape (5,).
 inline constexpr std::string_view kNpyU2Vector{
     "\x93\x4e\x55\x4d\x50\x59\x01\x00\x76\x00"
     "{'descr': '<u2', 'fortran_order': False, 'shape': (5,), }                                                            \n"
@@ -290,7 +290,7 @@ inline constexpr std::string_view kNpyU2Vector{
 inline constexpr uint16_t kU2VectorValues[] = {
     48900, 15897, 49125, 16017, 48804};
 
-/// A uint32 vector (no Kiln element type): numpy dtype '<u4', shape (2,).
+/// A uint32 vector: numpy dtype '<u4', shape (2,).
 inline constexpr std::string_view kNpyU4Vector{
     "\x93\x4e\x55\x4d\x50\x59\x01\x00\x76\x00"
     "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }                                                            \n"
@@ -298,6 +298,30 @@ inline constexpr std::string_view kNpyU4Vector{
     136};
 inline constexpr uint32_t kU4VectorValues[] = {
     7, 8};
+
+/// A uint64 vector with values above INT64_MAX: numpy dtype '<u8', shape (3,).
+inline constexpr std::string_view kNpyU64Vector{
+    "\x93\x4e\x55\x4d\x50\x59\x01\x00\x76\x00"
+    "{'descr': '<u8', 'fortran_order': False, 'shape': (3,), }                                                            \n"
+    "\x01\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x80"
+    "\xff\xff\xff\xff\xff\xff\xff\xff",
+    152};
+inline constexpr uint64_t kU64VectorValues[] = {
+    1ULL, 9223372036854775813ULL, 18446744073709551615ULL};
+
+/// A big-endian uint32 vector with the top bit set: numpy dtype '>u4', shape (2,).
+inline constexpr std::string_view kNpyU32BigEndian{
+    "\x93\x4e\x55\x4d\x50\x59\x01\x00\x76\x00"
+    "{'descr': '>u4', 'fortran_order': False, 'shape': (2,), }                                                            \n"
+    "\x80\x00\x00\x01\x00\x00\x00\x03",
+    136};
+inline constexpr uint32_t kU32BigEndianValues[] = {
+    2147483649, 3};
+inline constexpr std::string_view kNpyU32BigEndianCanonical{
+    "\x93\x4e\x55\x4d\x50\x59\x01\x00\x76\x00"
+    "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }                                                            \n"
+    "\x01\x00\x00\x80\x03\x00\x00\x00",
+    136};
 
 }  // namespace kiln::testing
 

@@ -109,6 +109,30 @@ std::vector<NumpyFixture> numpyFixtures() {
        {2, 2, 2},
        valueBytes(fx::kU8CubeValues),
        fx::kNpyU8Cube},
+      {"U2Vector",
+       fx::kNpyU2Vector,
+       KILN_ELEMENT_TYPE_U16,
+       {5},
+       valueBytes(fx::kU2VectorValues),
+       fx::kNpyU2Vector},
+      {"U4Vector",
+       fx::kNpyU4Vector,
+       KILN_ELEMENT_TYPE_U32,
+       {2},
+       valueBytes(fx::kU4VectorValues),
+       fx::kNpyU4Vector},
+      {"U64Vector",
+       fx::kNpyU64Vector,
+       KILN_ELEMENT_TYPE_U64,
+       {3},
+       valueBytes(fx::kU64VectorValues),
+       fx::kNpyU64Vector},
+      {"U32BigEndian",
+       fx::kNpyU32BigEndian,
+       KILN_ELEMENT_TYPE_U32,
+       {2},
+       valueBytes(fx::kU32BigEndianValues),
+       fx::kNpyU32BigEndianCanonical},
       {"BoolVector",
        fx::kNpyBoolVector,
        KILN_ELEMENT_TYPE_BOOL,
@@ -502,13 +526,13 @@ TEST(NpyMalformedTest, TooManyDims) {
 TEST(NpyMalformedTest, UnsupportedDtypes) {
   expectRejected(makeNpy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", ""),
                  KILN_STATUS_UNIMPLEMENTED, "structured dtypes");
-  for (const char* descr : {"<c8", "|O", "<U5", "<f3", "<u8", "float32", "", "<M8[ns]", "<f"}) {
+  for (const char* descr : {"<c8", "|O", "<U5", "<f3", "<u16", "float32", "", "<M8[ns]", "<f"}) {
     std::string dict =
         std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (0,)}";
     expectRejected(makeNpy(dict, ""), KILN_STATUS_UNIMPLEMENTED, "'" + std::string(descr) + "'");
   }
-  expectRejected(std::string(fx::kNpyU4Vector), KILN_STATUS_UNIMPLEMENTED,
-                 "dtype '<u4' has no Kiln element type");
+  expectRejected(makeNpy("{'descr': '<u16', 'fortran_order': False, 'shape': (1,)}", ""),
+                 KILN_STATUS_UNIMPLEMENTED, "dtype '<u16' has no Kiln element type");
 }
 
 // NumPy reads any nonzero byte of a bool array as True; Kiln stores 1.

@@ -87,7 +87,8 @@ double floatElement(kiln_element_type_t type, const unsigned char *data, size_t 
   }
 }
 
-/// Element `i` of an integer or boolean tensor's data.
+/// Element `i` of an integer or boolean tensor's data. A u64 element keeps its bits (values above
+/// INT64_MAX read as negative), so equality is exact; formatInteger prints it unsigned.
 int64_t integerElement(kiln_element_type_t type, const unsigned char *data, size_t i) {
   switch (type) {
   case KILN_ELEMENT_TYPE_I64: {
@@ -109,11 +110,33 @@ int64_t integerElement(kiln_element_type_t type, const unsigned char *data, size
     return static_cast<int8_t>(data[i]);
   case KILN_ELEMENT_TYPE_U8:
     return data[i];
+  case KILN_ELEMENT_TYPE_U16: {
+    uint16_t value;
+    std::memcpy(&value, data + i * 2, 2);
+    return value;
+  }
+  case KILN_ELEMENT_TYPE_U32: {
+    uint32_t value;
+    std::memcpy(&value, data + i * 4, 4);
+    return value;
+  }
+  case KILN_ELEMENT_TYPE_U64: {
+    int64_t value;
+    std::memcpy(&value, data + i * 8, 8);
+    return value;
+  }
   case KILN_ELEMENT_TYPE_BOOL:
     return data[i] != 0;
   default:
     return 0;
   }
+}
+
+/// An integerElement value as text: u64 elements unsigned.
+std::string formatInteger(kiln_element_type_t type, int64_t value) {
+  if (type == KILN_ELEMENT_TYPE_U64)
+    return std::to_string(static_cast<uint64_t>(value));
+  return std::to_string(value);
 }
 
 /// The multi-index of flat element `flat` of a tensor with `dims`, as "[1, 2, 0]".
@@ -191,7 +214,7 @@ std::optional<std::string> compareTensors(const kiln_tensor_t *actual,
       int64_t a = integerElement(type, got, i), e = integerElement(type, want, i);
       excess = a == e ? 0 : std::numeric_limits<double>::infinity();
       if (excess > worstExcess && excess > 0)
-        values = "got " + std::to_string(a) + ", expected " + std::to_string(e);
+        values = "got " + formatInteger(type, a) + ", expected " + formatInteger(type, e);
     }
     if (excess == 0)
       continue;

@@ -81,6 +81,12 @@ double elementAt(const Tensor &tensor, size_t i) {
   case KILN_ELEMENT_TYPE_U8:
   case KILN_ELEMENT_TYPE_BOOL:
     return static_cast<const uint8_t *>(data)[i];
+  case KILN_ELEMENT_TYPE_U16:
+    return static_cast<const uint16_t *>(data)[i];
+  case KILN_ELEMENT_TYPE_U32:
+    return static_cast<const uint32_t *>(data)[i];
+  case KILN_ELEMENT_TYPE_U64:
+    return double(static_cast<const uint64_t *>(data)[i]);
   case KILN_ELEMENT_TYPE_F16: {
     uint16_t half = static_cast<const uint16_t *>(data)[i];
     int exponent = (half >> 10) & 0x1f;

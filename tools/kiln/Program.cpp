@@ -432,6 +432,15 @@ Tensor randomTensor(const TensorSignature &signature, uint64_t seed) {
   case KILN_ELEMENT_TYPE_I16:
     fill(reinterpret_cast<int16_t *>(bytes), [&] { return int16_t(engine() % 4); });
     break;
+  case KILN_ELEMENT_TYPE_U64:
+    fill(reinterpret_cast<uint64_t *>(bytes), [&] { return uint64_t(engine() % 4); });
+    break;
+  case KILN_ELEMENT_TYPE_U32:
+    fill(reinterpret_cast<uint32_t *>(bytes), [&] { return uint32_t(engine() % 4); });
+    break;
+  case KILN_ELEMENT_TYPE_U16:
+    fill(reinterpret_cast<uint16_t *>(bytes), [&] { return uint16_t(engine() % 4); });
+    break;
   case KILN_ELEMENT_TYPE_I8:
   case KILN_ELEMENT_TYPE_U8:
     fill(bytes, [&] { return uint8_t(engine() % 4); });

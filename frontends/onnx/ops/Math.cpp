@@ -228,18 +228,18 @@ LogicalResult translateIsInf(NodeContext &ctx) {
 // BitShift
 //===----------------------------------------------------------------------===//
 
-/// BitShift: opset 11 on unsigned integers (uint8, the one unsigned type the graph dialect
-/// has), opset 28 on signed ones too, whose right shift is arithmetic. Shift amounts outside
+/// BitShift: opset 11 on unsigned integers (uint8, uint16, uint32, uint64), opset 28 on signed
+/// ones too, whose right shift is arithmetic. Shift amounts outside
 /// [0, bits) give what the fill alone gives, as graph.shift_left and graph.shift_right define.
 LogicalResult translateBitShift(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   Value x = ctx.input(0), y = ctx.input(1);
   Type element = elementTypeOf(x);
-  bool isUnsigned = element.isUnsignedInteger(8);
+  bool isUnsigned = element.isUnsignedInteger();
   bool isSigned = element.isSignlessInteger() && !element.isInteger(1);
   if (!isUnsigned && !(isSigned && ctx.opset() >= 28))
-    return ctx.emitError() << "only uint8 operands"
+    return ctx.emitError() << "only unsigned operands"
                            << (ctx.opset() >= 28 ? " and signed integers are" : " are")
                            << " supported, got " << x.getType()
                            << (isSigned ? " (signed operands need BitShift-28)" : "");

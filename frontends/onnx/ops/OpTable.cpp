@@ -44,6 +44,12 @@ Type convertElementType(MLIRContext &context, int32_t dataType) {
     return b.getI8Type();
   case onnx::TensorProto::UINT8:
     return IntegerType::get(&context, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT16:
+    return IntegerType::get(&context, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32:
+    return IntegerType::get(&context, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64:
+    return IntegerType::get(&context, 64, IntegerType::Unsigned);
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
   default:

@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 4
+#define KILN_API_VERSION 5
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -194,6 +194,12 @@ typedef KILN_ENUM(kiln_element_type_e) {
   KILN_ELEMENT_TYPE_U8 = 11,
   /// Boolean (i1), stored as one byte holding 0 or 1.
   KILN_ELEMENT_TYPE_BOOL = 12,
+  /// Unsigned 16-bit integer (API version 5).
+  KILN_ELEMENT_TYPE_U16 = 13,
+  /// Unsigned 32-bit integer (API version 5).
+  KILN_ELEMENT_TYPE_U32 = 14,
+  /// Unsigned 64-bit integer (API version 5).
+  KILN_ELEMENT_TYPE_U64 = 15,
 } kiln_element_type_t;
 // clang-format on
 
@@ -202,15 +208,16 @@ typedef KILN_ENUM(kiln_element_type_e) {
 KILN_API size_t kiln_element_type_size(kiln_element_type_t type);
 
 /// Returns the canonical name of `type` ("f32", "f16", "bf16", "f8e4m3fn",
-/// "f8e5m2", "f64", "i64", "i32", "i16", "i8", "u8", "bool"), or NULL when
-/// `type` is not a valid element type. The string is static.
+/// "f8e5m2", "f64", "i64", "i32", "i16", "i8", "u8", "bool", "u16", "u32",
+/// "u64"), or NULL when `type` is not a valid element type. The string is
+/// static.
 KILN_API const char* kiln_element_type_name(kiln_element_type_t type);
 
 /// Parses an element type name into `*out_type`. Accepts the canonical names,
 /// the NumPy/PyTorch spellings ("float32", "float16", "bfloat16",
 /// "float8_e4m3fn", "float8_e5m2", "float64", "int64", "int32", "int16",
-/// "int8", "uint8") and "i1" for bool; matching is case-sensitive. Returns
-/// INVALID_ARGUMENT for any other name.
+/// "int8", "uint8", "uint16", "uint32", "uint64") and "i1" for bool; matching
+/// is case-sensitive. Returns INVALID_ARGUMENT for any other name.
 KILN_API kiln_status_t* kiln_element_type_parse(const char* name, kiln_element_type_t* out_type);
 
 //===----------------------------------------------------------------------===//

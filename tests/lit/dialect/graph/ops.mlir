@@ -3,7 +3,7 @@
 
 // Tests that constants of every element type round-trip.
 // CHECK-LABEL: func.func @constants
-func.func @constants() -> (tensor<2xf32>, tensor<2xf16>, tensor<2xbf16>, tensor<2xf8E4M3FN>, tensor<2xf8E5M2>, tensor<2xi64>, tensor<2xi32>, tensor<2xi16>, tensor<2xi8>, tensor<2xui8>, tensor<2xi1>) {
+func.func @constants() -> (tensor<2xf32>, tensor<2xf16>, tensor<2xbf16>, tensor<2xf8E4M3FN>, tensor<2xf8E5M2>, tensor<2xi64>, tensor<2xi32>, tensor<2xi16>, tensor<2xi8>, tensor<2xui8>, tensor<2xi1>, tensor<2xui16>, tensor<2xui32>, tensor<2xui64>) {
   // CHECK: graph.constant dense<[1.500000e+00, -2.000000e+00]> : tensor<2xf32>
   %0 = graph.constant dense<[1.5, -2.0]> : tensor<2xf32>
   // CHECK: graph.constant dense<{{.*}}> : tensor<2xf16>
@@ -26,7 +26,13 @@ func.func @constants() -> (tensor<2xf32>, tensor<2xf16>, tensor<2xbf16>, tensor<
   %9 = graph.constant dense<[7, 200]> : tensor<2xui8>
   // CHECK: graph.constant dense<[true, false]> : tensor<2xi1>
   %10 = graph.constant dense<[true, false]> : tensor<2xi1>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10 : tensor<2xf32>, tensor<2xf16>, tensor<2xbf16>, tensor<2xf8E4M3FN>, tensor<2xf8E5M2>, tensor<2xi64>, tensor<2xi32>, tensor<2xi16>, tensor<2xi8>, tensor<2xui8>, tensor<2xi1>
+  // CHECK: graph.constant dense<[7, 65535]> : tensor<2xui16>
+  %11 = graph.constant dense<[7, 65535]> : tensor<2xui16>
+  // CHECK: graph.constant dense<[7, 4294967295]> : tensor<2xui32>
+  %12 = graph.constant dense<[7, 4294967295]> : tensor<2xui32>
+  // CHECK: graph.constant dense<[7, 18446744073709551615]> : tensor<2xui64>
+  %13 = graph.constant dense<[7, 18446744073709551615]> : tensor<2xui64>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13 : tensor<2xf32>, tensor<2xf16>, tensor<2xbf16>, tensor<2xf8E4M3FN>, tensor<2xf8E5M2>, tensor<2xi64>, tensor<2xi32>, tensor<2xi16>, tensor<2xi8>, tensor<2xui8>, tensor<2xi1>, tensor<2xui16>, tensor<2xui32>, tensor<2xui64>
 }
 
 // -----

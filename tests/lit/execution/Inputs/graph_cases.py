@@ -45,6 +45,7 @@ def ints(shape, low=-9, high=10):
 
 def mlir_type(array, dims=None):
     element = {np.float32: "f32", np.int32: "i32", np.int64: "i64", np.uint8: "ui8",
+               np.uint16: "ui16", np.uint32: "ui32", np.uint64: "ui64",
                np.bool_: "i1"}[array.dtype.type]
     shape = dims if dims is not None else list(array.shape)
     return "tensor<" + "".join(f"{'?' if d is None else d}x" for d in shape) + element + ">"
@@ -382,6 +383,61 @@ def unsigned_cases():
     return out
 
 
+def unsigned_wide_cases():
+    """ui16, ui32 and ui64 at the function boundary (uint16/uint32/uint64 .npy inputs and outputs)
+    and in the ops whose result depends on signedness, on values with the top bit set."""
+    out = []
+    for bits, dtype in ((16, np.uint16), (32, np.uint32), (64, np.uint64)):
+        top = 1 << (bits - 1)
+        a = RNG.integers(1, top, (2, 5), dtype=np.uint64).astype(dtype)
+        b = RNG.integers(1, 1 << (bits // 2), (2, 5), dtype=np.uint64).astype(dtype)
+        a[0, :] += dtype(top)  # the top bit set: wrong as signed
+        a[1, 0], b[0, :2] = dtype(top - 1), [dtype(top + 3), dtype(1)]
+        s = RNG.integers(0, bits, (2, 5), dtype=np.uint64).astype(dtype)
+        k = np.array([0, 1, (1 << bits) - 1, top, 9], dtype=np.uint64).astype(dtype)
+        big = (positive((2, 5)) * np.float32(float(1 << bits) / 4.2)).astype(np.float32)
+        e, u = f"ui{bits}", f"tensor<2x5xui{bits}>"
+        i1 = "tensor<2x5xi1>"
+        out += [
+            Case(f"{e}_div", [a, b], f"%r = graph.div %a0, %a1 : ({u}, {u}) -> {u}", u,
+                 lambda x, y: x // y),
+            Case(f"{e}_rem", [a, b], f"%r = graph.rem %a0, %a1 : ({u}, {u}) -> {u}", u,
+                 lambda x, y: x % y),
+            Case(f"{e}_max_min_compare_select_wrapping_add", [a, b],
+                 f"%x = graph.max %a0, %a1 : ({u}, {u}) -> {u}\n"
+                 f"  %n = graph.min %a0, %a1 : ({u}, {u}) -> {u}\n"
+                 f"  %c = graph.compare lt, %a1, %a0 : ({u}, {u}) -> {i1}\n"
+                 f"  %d = graph.sub %x, %n : ({u}, {u}) -> {u}\n"
+                 f"  %w = graph.add %a0, %a1 : ({u}, {u}) -> {u}\n"
+                 f"  %r = graph.select %c, %d, %w : ({i1}, {u}, {u}) -> {u}", u,
+                 lambda x, y: np.where(x > y, np.maximum(x, y) - np.minimum(x, y), x + y)),
+            Case(f"{e}_shift_right_logical", [a, s],
+                 f"%r = graph.shift_right %a0, %a1 : ({u}, {u}) -> {u}", u,
+                 lambda x, y: x >> y),
+            Case(f"{e}_to_f32", [a], f"%r = graph.cast %a0 : {u} to f32", "tensor<2x5xf32>",
+                 lambda x: x.astype(np.float64)),
+            Case(f"{e}_from_f32", [big], f"%r = graph.cast %a0 : tensor<2x5xf32> to {e}", u,
+                 lambda f: np.trunc(f.astype(np.float64))),
+            Case(f"{e}_reduce_max_min", [a],
+                 f"%x = graph.reduce_max %a0 {{axes = array<i64: 1>}} : ({u}) -> tensor<2x{e}>\n"
+                 f"  %n = graph.reduce_min %a0 {{axes = array<i64: 1>}} : ({u}) -> tensor<2x{e}>\n"
+                 f"  %r = graph.concat %x, %n {{axis = 0 : i64}} : (tensor<2x{e}>, tensor<2x{e}>) -> tensor<4x{e}>",
+                 f"tensor<4x{e}>", lambda x: np.concatenate([x.max(1), x.min(1)])),
+            Case(f"{e}_constant_wrapping_add", [a],
+                 f"%k = graph.constant dense<[{', '.join(str(int(v)) for v in k)}]> : tensor<5x{e}>\n"
+                 f"  %r = graph.add %a0, %k : ({u}, tensor<5x{e}>) -> {u}", u,
+                 lambda x, kk=k: x + kk),
+        ]
+        if bits < 64:
+            out.append(Case(f"{e}_zero_extend", [a],
+                            f"%w = graph.cast %a0 : {u} to i64\n"
+                            f"  %v = graph.cast %a0 : {u} to ui64\n"
+                            "  %vi = graph.cast %v : tensor<2x5xui64> to i64\n"
+                            "  %r = graph.add %w, %vi : (tensor<2x5xi64>, tensor<2x5xi64>) -> tensor<2x5xi64>",
+                            "tensor<2x5xi64>", lambda x: x.astype(np.int64) * 2))
+    return out
+
+
 def indexing_cases():
     """Gathers and scatters by index tensors, negative indices and duplicates included."""
     x = normal((3, 4))
@@ -605,11 +661,13 @@ def conv_transpose_cases():
     return out
 
 
-GROUPS = {"core": cases, "unsigned": unsigned_cases, "indexing": indexing_cases,
+GROUPS = {"core": cases, "unsigned": unsigned_cases, "unsigned_wide": unsigned_wide_cases,
+          "indexing": indexing_cases,
           "scan": scan_cases, "resize": resize_cases, "conv_transpose": conv_transpose_cases}
 
 # The NumPy dtype `kiln run` writes an output of each element type as.
-NUMPY_TYPES = {"f32": "float32", "i32": "int32", "i64": "int64", "ui8": "uint8", "i1": "bool"}
+NUMPY_TYPES = {"f32": "float32", "i32": "int32", "i64": "int64", "ui8": "uint8", "ui16": "uint16",
+               "ui32": "uint32", "ui64": "uint64", "i1": "bool"}
 SSA_NAME = re.compile(r"%([A-Za-z_$.][\w$.]*|\d+)")
 
 

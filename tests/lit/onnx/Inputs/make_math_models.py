@@ -107,6 +107,12 @@ def bitshift_right():
                   11, direction="RIGHT")
 
 
+@model("bitshift_left_uint64")
+def bitshift_left_uint64():
+    return single("BitShift", [tensor("x", T.UINT64, [4]), tensor("s", T.UINT64, [4])], T.UINT64,
+                  1, 11, direction="LEFT")
+
+
 @model("bitshift_int32_opset28")
 def bitshift_int32_opset28():
     return single("BitShift", [tensor("x", T.INT32, [4]), tensor("s", T.INT32, [4])], T.INT32, 1,
