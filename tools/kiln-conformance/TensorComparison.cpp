@@ -52,28 +52,24 @@ bool isFloatType(kiln_element_type_t type) {
   }
 }
 
+/// Element `i` of a tensor's data read as a `T` (unaligned-safe).
+template <typename T> T load(const unsigned char *data, size_t i) {
+  T value;
+  std::memcpy(&value, data + i * sizeof(T), sizeof(T));
+  return value;
+}
+
 /// Element `i` of a floating-point tensor's data as a double.
 double floatElement(kiln_element_type_t type, const unsigned char *data, size_t i) {
   switch (type) {
-  case KILN_ELEMENT_TYPE_F32: {
-    float value;
-    std::memcpy(&value, data + i * 4, 4);
-    return value;
-  }
-  case KILN_ELEMENT_TYPE_F64: {
-    double value;
-    std::memcpy(&value, data + i * 8, 8);
-    return value;
-  }
-  case KILN_ELEMENT_TYPE_F16: {
-    uint16_t bits;
-    std::memcpy(&bits, data + i * 2, 2);
-    return decodeSmallFloat(bits, 5, 10, /*ieeeSpecials=*/true);
-  }
+  case KILN_ELEMENT_TYPE_F32:
+    return load<float>(data, i);
+  case KILN_ELEMENT_TYPE_F64:
+    return load<double>(data, i);
+  case KILN_ELEMENT_TYPE_F16:
+    return decodeSmallFloat(load<uint16_t>(data, i), 5, 10, /*ieeeSpecials=*/true);
   case KILN_ELEMENT_TYPE_BF16: {
-    uint16_t bits;
-    std::memcpy(&bits, data + i * 2, 2);
-    uint32_t widened = static_cast<uint32_t>(bits) << 16;
+    uint32_t widened = static_cast<uint32_t>(load<uint16_t>(data, i)) << 16;
     float value;
     std::memcpy(&value, &widened, 4);
     return value;
@@ -91,40 +87,21 @@ double floatElement(kiln_element_type_t type, const unsigned char *data, size_t 
 /// INT64_MAX read as negative), so equality is exact; formatInteger prints it unsigned.
 int64_t integerElement(kiln_element_type_t type, const unsigned char *data, size_t i) {
   switch (type) {
-  case KILN_ELEMENT_TYPE_I64: {
-    int64_t value;
-    std::memcpy(&value, data + i * 8, 8);
-    return value;
-  }
-  case KILN_ELEMENT_TYPE_I32: {
-    int32_t value;
-    std::memcpy(&value, data + i * 4, 4);
-    return value;
-  }
-  case KILN_ELEMENT_TYPE_I16: {
-    int16_t value;
-    std::memcpy(&value, data + i * 2, 2);
-    return value;
-  }
+  case KILN_ELEMENT_TYPE_I64:
+  case KILN_ELEMENT_TYPE_U64:
+    return load<int64_t>(data, i);
+  case KILN_ELEMENT_TYPE_I32:
+    return load<int32_t>(data, i);
+  case KILN_ELEMENT_TYPE_I16:
+    return load<int16_t>(data, i);
   case KILN_ELEMENT_TYPE_I8:
     return static_cast<int8_t>(data[i]);
   case KILN_ELEMENT_TYPE_U8:
     return data[i];
-  case KILN_ELEMENT_TYPE_U16: {
-    uint16_t value;
-    std::memcpy(&value, data + i * 2, 2);
-    return value;
-  }
-  case KILN_ELEMENT_TYPE_U32: {
-    uint32_t value;
-    std::memcpy(&value, data + i * 4, 4);
-    return value;
-  }
-  case KILN_ELEMENT_TYPE_U64: {
-    int64_t value;
-    std::memcpy(&value, data + i * 8, 8);
-    return value;
-  }
+  case KILN_ELEMENT_TYPE_U16:
+    return load<uint16_t>(data, i);
+  case KILN_ELEMENT_TYPE_U32:
+    return load<uint32_t>(data, i);
   case KILN_ELEMENT_TYPE_BOOL:
     return data[i] != 0;
   default:
