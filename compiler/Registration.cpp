@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/Passes.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/fusion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "compiler/program/Passes.h"
@@ -32,6 +33,7 @@ void registerAllPasses() {
   // Kiln's pipelines are built from upstream passes by name; kiln-opt can run any of them.
   mlir::registerAllPasses();
   registerCodegenPasses();
+  registerFusionPasses();
   registerGraphConversionPasses();
   registerGraphTransformsPasses();
   registerLibraryCallsPasses();

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/Passes.h"
+#include "compiler/fusion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -40,21 +41,6 @@ bool isLibraryCall(Operation *op) {
     return false;
   auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, call.getCalleeAttr());
   return callee && callee->hasAttr(kLibraryCallAttr);
-}
-
-/// Collects the names of model nodes recorded in a location (NameLoc inside FusedLoc/CallSiteLoc).
-void collectNodeNames(Location loc, llvm::SetVector<StringRef> &names) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    names.insert(name.getName().getValue());
-    return;
-  }
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location inner : fused.getLocations())
-      collectNodeNames(inner, names);
-    return;
-  }
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    collectNodeNames(callSite.getCallee(), names);
 }
 
 struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
@@ -116,6 +102,11 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
     SmallVector<Operation *> ops;
     for (Operation &op : body)
       ops.push_back(&op);
+    // The groups kiln-plan-fusion formed, each in block order (its root last).
+    llvm::DenseMap<int64_t, SmallVector<Operation *>> fused;
+    for (Operation *op : ops)
+      if (auto group = op->getAttrOfType<IntegerAttr>(kFusionGroupAttr))
+        fused[group.getInt()].push_back(op);
     llvm::DenseSet<Operation *> absorbed;
     int dispatchIndex = 0;
     for (Operation *root : llvm::reverse(ops)) {
@@ -132,7 +123,12 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
       bool liveFill = isa<linalg::FillOp>(root);
       if (!liveFill && staysInProgram(root))
         continue;
-      if (failed(outline(root, absorbed, symbols, entry, dispatchIndex++)))
+      SmallVector<Operation *> members;
+      if (auto group = root->getAttrOfType<IntegerAttr>(kFusionGroupAttr))
+        members = fused[group.getInt()];
+      else
+        members = insertSliceChain(root);
+      if (failed(outline(members, absorbed, symbols, entry, dispatchIndex++)))
         return signalPassFailure();
     }
 
@@ -142,9 +138,9 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
         op.erase();
   }
 
-  /// The ops that form `root`'s group besides the root: a chain of insert_slice ops writing the
-  /// same destination, each used only by the next.
-  SmallVector<Operation *> groupMembers(Operation *root) {
+  /// The ops that form the group of a root kiln-plan-fusion left alone: the root and the chain
+  /// of insert_slice ops writing the same destination before it, each used only by the next.
+  SmallVector<Operation *> insertSliceChain(Operation *root) {
     SmallVector<Operation *> members{root};
     Operation *current = root;
     while (auto insert = dyn_cast<tensor::InsertSliceOp>(current)) {
@@ -158,9 +154,10 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
     return members;
   }
 
-  LogicalResult outline(Operation *root, llvm::DenseSet<Operation *> &absorbed,
+  /// Outlines `members` (in block order; only the last one's results are read outside them).
+  LogicalResult outline(ArrayRef<Operation *> members, llvm::DenseSet<Operation *> &absorbed,
                         SymbolTable &symbols, func::FuncOp entry, int index) {
-    SmallVector<Operation *> members = groupMembers(root);
+    Operation *root = members.back();
     llvm::DenseSet<Operation *> memberSet(members.begin(), members.end());
     for (Operation *member : members)
       absorbed.insert(member);
@@ -213,13 +210,7 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
                                                                  root->getResultTypes()));
     function.setPrivate();
     function->setAttr(kDispatchAttr, builder.getUnitAttr());
-    llvm::SetVector<StringRef> names;
-    for (Operation *member : members)
-      collectNodeNames(member->getLoc(), names);
-    std::string description = root->getName().getStringRef().str();
-    if (!names.empty())
-      description += " (" + llvm::join(names.getArrayRef(), ", ") + ")";
-    function->setAttr(kDescriptionAttr, builder.getStringAttr(description));
+    function->setAttr(kDescriptionAttr, builder.getStringAttr(describeOps(members)));
     symbols.insert(function);
 
     Block *block = function.addEntryBlock();
@@ -230,7 +221,7 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
     for (Operation *clone : clones)
       builder.clone(*clone, mapping);
     for (Operation *member : members)
-      builder.clone(*member, mapping);
+      builder.clone(*member, mapping)->removeAttr(kFusionGroupAttr);
     SmallVector<Value> results;
     for (Value result : root->getResults())
       results.push_back(mapping.lookup(result));

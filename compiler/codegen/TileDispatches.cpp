@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/Passes.h"
+#include "compiler/fusion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -101,6 +102,11 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     OpBuilder builder(op);
     SmallVector<Range> domain = op.getIterationDomain(builder);
     SmallVector<utils::IteratorType> iterators = op.getLoopIteratorTypes();
+    // A fused group is split only along the loops all its members share (kiln-plan-fusion):
+    // a tile then holds whole rows of every reduction inside it.
+    std::optional<ArrayRef<int64_t>> shared;
+    if (auto dims = op->getAttrOfType<DenseI64ArrayAttr>(kTileDimsAttr))
+      shared = dims.asArrayRef();
     SmallVector<int64_t> extents;
     int64_t work = 1;
     for (Range range : domain) {
@@ -120,6 +126,8 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       if (tiles >= targetWorkgroups)
         break;
       if (iterator != utils::IteratorType::parallel || extents[dim] <= 1)
+        continue;
+      if (shared && !llvm::is_contained(*shared, static_cast<int64_t>(dim)))
         continue;
       int64_t wanted = llvm::divideCeil(targetWorkgroups, tiles);
       int64_t chunks = std::min(extents[dim], wanted);

@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/Passes.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/fusion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/program/Passes.h"
 #include "compiler/transforms/Passes.h"
@@ -90,6 +91,14 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     pm.addPass(createVerifyGraphLoweredPass());
   } else if (stage == "kernels") {
     addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse");
+    // The CUDA kernels run each op of a group as its own phase until the code generator splits
+    // fused groups over rows: only the CPU plans fusion across reductions yet.
+    if (!cuda) {
+      PlanFusionPassOptions plan;
+      plan.entryName = options.entry;
+      plan.device = "cpu";
+      pm.addPass(createPlanFusionPass(plan));
+    }
     FormDispatchesPassOptions form;
     form.entryName = options.entry;
     pm.addPass(createFormDispatchesPass(form));

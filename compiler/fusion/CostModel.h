@@ -1,0 +1,56 @@
+//===- CostModel.h - Device descriptions and kernel times -------*- C++ -*-===//
+//
+// What the fusion planner knows about a device: peak arithmetic rate, memory bandwidth, the
+// cost of starting a kernel, how many kernels' worth of work runs at once, and the size of the
+// last-level cache. A kernel's time is a roofline with overlap (XLA's GPU performance model):
+// compute + memory - 0.95 * min(compute, memory), plus the launch. The figures are the vendors'
+// published peaks (GPUs) and a conservative two-core host (CPU); they rank fusion decisions, they
+// do not predict absolute times.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_FUSION_COSTMODEL_H
+#define KILN_COMPILER_FUSION_COSTMODEL_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kiln::fusion {
+
+struct DeviceDescription {
+  std::string name;
+  /// Peak fp32 (non-tensor-core) and fp16 tensor-core arithmetic, in operations per second.
+  double fp32FlopsPerSecond = 0;
+  double fp16FlopsPerSecond = 0;
+  /// Sustained memory bandwidth in bytes per second.
+  double bytesPerSecond = 0;
+  /// The cost of one kernel: a launch on a GPU, a thread-pool dispatch on the CPU.
+  double launchSeconds = 0;
+  /// Streaming multiprocessors (GPU) or cores (CPU).
+  int64_t parallelUnits = 1;
+  /// Last-level cache: data re-read while it fits is charged at `cachedReadFactor` of DRAM.
+  int64_t cacheBytes = 0;
+  double cachedReadFactor = 0.4;
+
+  /// The description named `name` (cpu, a100, h100, l4), or nothing.
+  static std::optional<DeviceDescription> named(llvm::StringRef name);
+  /// The description of the GPU a CUDA architecture names (sm_80: a100, sm_89: l4, sm_90: h100).
+  static std::optional<DeviceDescription> forCudaArch(llvm::StringRef arch);
+};
+
+/// The work one kernel does.
+struct KernelWork {
+  double flops = 0;
+  /// Bytes read from and written to memory.
+  double bytes = 0;
+};
+
+/// The modeled time of one kernel doing `work` on `device`, its launch included.
+double kernelSeconds(const DeviceDescription &device, const KernelWork &work);
+
+} // namespace kiln::fusion
+
+#endif // KILN_COMPILER_FUSION_COSTMODEL_H

@@ -1,0 +1,40 @@
+//===- Passes.h - Fusion planning -------------------------------*- C++ -*-===//
+
+#ifndef KILN_COMPILER_FUSION_PASSES_H
+#define KILN_COMPILER_FUSION_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "compiler/fusion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/fusion/Passes.h.inc"
+
+/// On each member of a fused group: the group's number (an i64 attribute).
+inline constexpr llvm::StringLiteral kFusionGroupAttr = "kiln.fusion_group";
+/// On the root of a fused group: the root's loops the group may be split into workgroups along.
+inline constexpr llvm::StringLiteral kTileDimsAttr = "kiln.tile_dims";
+/// On the module: one line per fusion decision, for `kiln compile --report`.
+inline constexpr llvm::StringLiteral kFusionReportAttr = "kiln.fusion_report";
+/// On a dispatch function: the modeled bytes it moves and its modeled time in seconds.
+inline constexpr llvm::StringLiteral kModeledBytesAttr = "kiln.modeled_bytes";
+inline constexpr llvm::StringLiteral kModeledSecondsAttr = "kiln.modeled_seconds";
+
+/// Collects the names of the model nodes recorded in a location (NameLoc inside FusedLoc and
+/// CallSiteLoc).
+void collectNodeNames(mlir::Location loc, llvm::SetVector<llvm::StringRef> &names);
+
+/// "<last op's name> (<model nodes of all ops>)": how reports and dispatches name a group.
+std::string describeOps(llvm::ArrayRef<mlir::Operation *> ops);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_FUSION_PASSES_H

@@ -1,0 +1,435 @@
+//===- PlanFusion.cpp - Priority fusion of kernel ops by a cost model --------===//
+//
+// Groups the linalg ops of the entry function into kernels. Each op starts alone; a producer
+// group joins the one group that reads its result when the cost model says the fused kernel
+// is faster than the two apart, best saving first (XLA's priority fusion). The decisions,
+// taken and refused, are recorded for `kiln compile --report`; kiln-form-dispatches outlines
+// each group as one dispatch and kiln-tile-dispatches splits it along the loops every member
+// shares.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/fusion/CostModel.h"
+#include "compiler/fusion/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+#include <queue>
+
+namespace kiln {
+#define GEN_PASS_DEF_PLANFUSIONPASS
+#include "compiler/fusion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+
+void collectNodeNames(Location loc, llvm::SetVector<StringRef> &names) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    names.insert(name.getName().getValue());
+    return;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      collectNodeNames(inner, names);
+    return;
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    collectNodeNames(callSite.getCallee(), names);
+}
+
+std::string describeOps(ArrayRef<Operation *> ops) {
+  llvm::SetVector<StringRef> names;
+  for (Operation *op : ops)
+    collectNodeNames(op->getLoc(), names);
+  std::string description = ops.back()->getName().getStringRef().str();
+  if (!names.empty())
+    description += " (" + llvm::join(names.getArrayRef(), ", ") + ")";
+  return description;
+}
+
+namespace {
+
+using fusion::DeviceDescription;
+using fusion::KernelWork;
+
+/// The bytes a value of `type` occupies (0 for what is not a statically shaped tensor).
+double tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return static_cast<double>(tensor.getNumElements()) * std::max(8u, bits) / 8;
+}
+
+/// Whether `value` is a destination with no contents worth reading: an empty tensor or a fill.
+bool isFreshDestination(Value value) {
+  Operation *producer = value.getDefiningOp();
+  return producer && isa<tensor::EmptyOp, linalg::FillOp>(producer);
+}
+
+/// The ops the planner groups: linalg ops on tensors, fills excepted (they are cloned into the
+/// kernels that use them).
+bool isPlannable(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && !isa<linalg::FillOp>(op) && linalgOp.hasPureTensorSemantics() &&
+         op->getNumResults() > 0;
+}
+
+struct Group {
+  SmallVector<Operation *> members; // In block order; the last one is the root.
+  KernelWork work;
+  double seconds = 0;
+  int64_t parallelism = 1;
+  SmallVector<int64_t> tileDims;
+  unsigned version = 0;
+  bool alive = true;
+  Operation *root() const { return members.back(); }
+};
+
+/// A producer group that may join a consumer group, with the time it saves.
+struct Candidate {
+  double saving;
+  unsigned producer, producerVersion, consumer, consumerVersion;
+  bool operator<(const Candidate &other) const { return saving < other.saving; }
+};
+
+struct Evaluation {
+  std::optional<unsigned> consumer;
+  double saving = 0;
+  std::string refusal; // Empty when the fusion is legal and saves time.
+};
+
+struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
+  using Base::Base;
+
+  DeviceDescription device_;
+  DenseMap<Operation *, unsigned> position_; // Block order.
+  DenseMap<Operation *, unsigned> groupOf_;
+  std::vector<Group> groups_;
+
+  /// For each root loop, the loop of every member it corresponds to, following the indexing
+  /// maps from the root to its producers (-1: the member does not vary along it, or two paths
+  /// disagree). Nothing when a member is not reached from the root.
+  std::optional<DenseMap<Operation *, SmallVector<int64_t>>>
+  mapRootLoops(ArrayRef<Operation *> members) {
+    Operation *root = members.back();
+    auto rootOp = cast<linalg::LinalgOp>(root);
+    unsigned loops = rootOp.getNumLoops();
+    DenseMap<Operation *, SmallVector<int64_t>> loopOf;
+    loopOf[root] = llvm::to_vector(llvm::seq<int64_t>(0, loops));
+    llvm::SmallPtrSet<Operation *, 16> memberSet(members.begin(), members.end());
+    for (Operation *consumer : llvm::reverse(members)) {
+      auto found = loopOf.find(consumer);
+      if (found == loopOf.end())
+        return std::nullopt;
+      SmallVector<int64_t> consumerLoops = found->second;
+      auto consumerOp = cast<linalg::LinalgOp>(consumer);
+      for (OpOperand &operand : consumer->getOpOperands()) {
+        Operation *producer = operand.get().getDefiningOp();
+        if (!producer || !memberSet.contains(producer))
+          continue;
+        AffineMap read = consumerOp.getMatchingIndexingMap(&operand);
+        AffineMap written = cast<linalg::LinalgOp>(producer).getIndexingMapMatchingResult(
+            cast<OpResult>(operand.get()));
+        SmallVector<int64_t> mapped(loops, -1);
+        for (unsigned d = 0; d < loops; ++d) {
+          if (consumerLoops[d] < 0)
+            continue;
+          for (unsigned j = 0; j < read.getNumResults(); ++j) {
+            auto dim = dyn_cast<AffineDimExpr>(read.getResult(j));
+            if (!dim || dim.getPosition() != consumerLoops[d])
+              continue;
+            if (auto loop = dyn_cast<AffineDimExpr>(written.getResult(j)))
+              mapped[d] = loop.getPosition();
+            break;
+          }
+        }
+        auto [entry, inserted] = loopOf.try_emplace(producer, mapped);
+        if (!inserted)
+          for (unsigned d = 0; d < loops; ++d)
+            if (entry->second[d] != mapped[d])
+              entry->second[d] = -1;
+      }
+    }
+    return loopOf;
+  }
+
+  /// Fills in a group's work, time, workgroup loops and parallelism from its members.
+  bool analyze(Group &group) {
+    auto loopOf = mapRootLoops(group.members);
+    if (!loopOf)
+      return false;
+    auto rootOp = cast<linalg::LinalgOp>(group.root());
+    SmallVector<int64_t> extents = rootOp.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> rootIterators = rootOp.getIteratorTypesArray();
+    group.tileDims.clear();
+    group.parallelism = 1;
+    for (unsigned d = 0; d < extents.size(); ++d) {
+      if (rootIterators[d] != utils::IteratorType::parallel)
+        continue;
+      bool shared = llvm::all_of(group.members, [&](Operation *member) {
+        int64_t loop = (*loopOf)[member][d];
+        return loop >= 0 && cast<linalg::LinalgOp>(member).getIteratorTypesArray()[loop] ==
+                                utils::IteratorType::parallel;
+      });
+      if (!shared)
+        continue;
+      group.tileDims.push_back(d);
+      group.parallelism *= ShapedType::isDynamic(extents[d]) ? 1024 : extents[d];
+    }
+
+    llvm::SmallPtrSet<Operation *, 16> memberSet(group.members.begin(), group.members.end());
+    group.work = KernelWork();
+    llvm::SmallPtrSet<Value, 16> read;
+    for (Operation *member : group.members) {
+      auto memberOp = cast<linalg::LinalgOp>(member);
+      int64_t iterations = 1;
+      for (int64_t extent : memberOp.getStaticLoopRanges())
+        iterations *= ShapedType::isDynamic(extent) ? 1024 : extent;
+      int64_t bodyOps = 0;
+      for (Operation &inner : memberOp.getBlock()->without_terminator()) {
+        (void)inner;
+        ++bodyOps;
+      }
+      // A member several others read is computed once for each of them inside the tiles.
+      int64_t copies = 0;
+      for (Operation *user : member->getUsers())
+        copies += memberSet.contains(user) ? 1 : 0;
+      group.work.flops += static_cast<double>(iterations) * std::max<int64_t>(bodyOps, 1) *
+                          std::max<int64_t>(copies, 1);
+      for (OpOperand &operand : member->getOpOperands()) {
+        Value value = operand.get();
+        Operation *producer = value.getDefiningOp();
+        if (producer && memberSet.contains(producer))
+          continue;
+        if (memberOp.isDpsInit(&operand) && isFreshDestination(value))
+          continue;
+        if (read.insert(value).second)
+          group.work.bytes += tensorBytes(value.getType());
+      }
+    }
+    for (Value result : group.root()->getResults())
+      group.work.bytes += tensorBytes(result.getType());
+    group.seconds = fusion::kernelSeconds(device_, group.work);
+    return true;
+  }
+
+  /// Decides whether the group `producer` may join the group reading its result.
+  Evaluation evaluate(unsigned producer) {
+    Evaluation evaluation;
+    Group &group = groups_[producer];
+    Operation *root = group.root();
+    std::optional<unsigned> consumer;
+    bool readOutside = false;
+    std::string outsideReader;
+    for (OpOperand &use : root->getUses()) {
+      Operation *user = use.getOwner();
+      auto found = groupOf_.find(user);
+      if (found == groupOf_.end()) {
+        // Read inside a kernel's body (a gather) or by something that is not a kernel.
+        Operation *top = user;
+        while (top->getParentOp() && !isa<func::FuncOp>(top->getParentOp()))
+          top = top->getParentOp();
+        auto enclosing = groupOf_.find(top);
+        if (enclosing != groupOf_.end() && enclosing->second != producer)
+          consumer = consumer ? consumer : std::optional<unsigned>(enclosing->second);
+        readOutside = true;
+        outsideReader = top == user ? user->getName().getStringRef().str()
+                                    : "a gather in " + top->getName().getStringRef().str();
+        continue;
+      }
+      if (cast<linalg::LinalgOp>(user).isDpsInit(&use)) {
+        evaluation.consumer = found->second;
+        evaluation.refusal = "the consumer writes into it in place";
+        return evaluation;
+      }
+      if (consumer && *consumer != found->second) {
+        evaluation.consumer = consumer;
+        evaluation.refusal = "its result is read by more than one kernel";
+        return evaluation;
+      }
+      consumer = found->second;
+    }
+    evaluation.consumer = consumer;
+    if (!consumer)
+      return evaluation; // Nothing to fuse into: not a candidate.
+    if (readOutside) {
+      evaluation.refusal = "its result is read by " + outsideReader;
+      return evaluation;
+    }
+    for (OpOperand &use : root->getUses()) {
+      AffineMap map = cast<linalg::LinalgOp>(use.getOwner()).getMatchingIndexingMap(&use);
+      if (!map.isProjectedPermutation()) {
+        evaluation.refusal = "the consumer reads it through the indexing map " +
+                             llvm::formatv("{0}", map).str() + ", not a projected permutation";
+        return evaluation;
+      }
+    }
+    Group &into = groups_[*consumer];
+    if (static_cast<int64_t>(group.members.size() + into.members.size()) > maxGroupSize) {
+      evaluation.refusal = llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue());
+      return evaluation;
+    }
+    Group merged = mergedGroup(group, into);
+    if (!analyze(merged)) {
+      evaluation.refusal = "its loops do not map onto the consumer's";
+      return evaluation;
+    }
+    int64_t needed = std::min<int64_t>(minWorkgroups, into.parallelism);
+    if (merged.parallelism < needed) {
+      evaluation.refusal = llvm::formatv("the fused kernel would run {0} parallel iterations "
+                                         "where the consumer alone runs {1}",
+                                         merged.parallelism, into.parallelism);
+      return evaluation;
+    }
+    evaluation.saving = group.seconds + into.seconds - merged.seconds;
+    if (evaluation.saving <= 0)
+      evaluation.refusal = llvm::formatv("the fused kernel is modeled slower ({0:F2} us vs {1:F2} us)",
+                                         merged.seconds * 1e6,
+                                         (group.seconds + into.seconds) * 1e6);
+    return evaluation;
+  }
+
+  Group mergedGroup(const Group &producer, const Group &consumer) {
+    Group merged;
+    merged.members.append(producer.members.begin(), producer.members.end());
+    merged.members.append(consumer.members.begin(), consumer.members.end());
+    llvm::sort(merged.members,
+               [&](Operation *a, Operation *b) { return position_[a] < position_[b]; });
+    // The consumer's root stays the root: the producer's results are all read inside.
+    merged.members.erase(llvm::find(merged.members, consumer.root()));
+    merged.members.push_back(consumer.root());
+    return merged;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<DeviceDescription> description = DeviceDescription::named(device);
+    if (!description) {
+      module.emitError() << "unknown device '" << device
+                         << "' for the fusion cost model (cpu, a100, h100, l4)";
+      return signalPassFailure();
+    }
+    device_ = *description;
+    auto entry = module.lookupSymbol<func::FuncOp>(entryName);
+    if (!entry || entry.isExternal() || !entry.getBody().hasOneBlock())
+      return;
+
+    for (Operation &op : entry.getBody().front()) {
+      position_[&op] = position_.size();
+      if (!isPlannable(&op))
+        continue;
+      Group group;
+      group.members.push_back(&op);
+      if (!analyze(group))
+        continue;
+      groupOf_[&op] = groups_.size();
+      groups_.push_back(std::move(group));
+    }
+    double unfusedSeconds = 0, unfusedBytes = 0;
+    for (Group &group : groups_) {
+      unfusedSeconds += group.seconds;
+      unfusedBytes += group.work.bytes;
+    }
+    size_t unfusedKernels = groups_.size();
+
+    std::priority_queue<Candidate> queue;
+    std::map<unsigned, std::string> refusals; // By producer group, in block order.
+    auto consider = [&](unsigned producer) {
+      Evaluation evaluation = evaluate(producer);
+      refusals.erase(producer);
+      if (!evaluation.consumer)
+        return;
+      if (!evaluation.refusal.empty()) {
+        refusals[producer] = evaluation.refusal;
+        return;
+      }
+      queue.push({evaluation.saving, producer, groups_[producer].version, *evaluation.consumer,
+                  groups_[*evaluation.consumer].version});
+    };
+    for (unsigned i = 0; i < groups_.size(); ++i)
+      consider(i);
+
+    SmallVector<std::string> report;
+    while (!queue.empty()) {
+      Candidate candidate = queue.top();
+      queue.pop();
+      Group &producer = groups_[candidate.producer];
+      if (!producer.alive || producer.version != candidate.producerVersion)
+        continue;
+      if (!groups_[candidate.consumer].alive ||
+          groups_[candidate.consumer].version != candidate.consumerVersion) {
+        consider(candidate.producer); // The consumer changed: evaluate afresh.
+        continue;
+      }
+      Group &consumer = groups_[candidate.consumer];
+      Group merged = mergedGroup(producer, consumer);
+      analyze(merged);
+      merged.version = consumer.version + 1;
+      producer.alive = false;
+      for (Operation *member : producer.members)
+        groupOf_[member] = candidate.consumer;
+      consumer = std::move(merged);
+      refusals.erase(candidate.producer);
+      // The merged group may now fuse into its own consumer, and the groups feeding it may
+      // now have all their readers in one kernel.
+      consider(candidate.consumer);
+      llvm::SmallSetVector<unsigned, 8> feeding;
+      for (Operation *member : consumer.members)
+        for (Value operand : member->getOperands())
+          if (Operation *definer = operand.getDefiningOp()) {
+            auto found = groupOf_.find(definer);
+            if (found != groupOf_.end() && found->second != candidate.consumer)
+              feeding.insert(found->second);
+          }
+      for (unsigned group : feeding)
+        consider(group);
+    }
+
+    // Record the groups on the ops and the decisions on the module.
+    Builder builder(module.getContext());
+    double fusedSeconds = 0, fusedBytes = 0;
+    size_t kernels = 0;
+    for (auto [id, group] : llvm::enumerate(groups_)) {
+      if (!group.alive)
+        continue;
+      ++kernels;
+      fusedSeconds += group.seconds;
+      fusedBytes += group.work.bytes;
+      if (group.members.size() < 2)
+        continue;
+      for (Operation *member : group.members)
+        member->setAttr(kFusionGroupAttr, builder.getI64IntegerAttr(id));
+      group.root()->setAttr(kTileDimsAttr, builder.getDenseI64ArrayAttr(group.tileDims));
+      report.push_back(llvm::formatv("kernel of {0} ops: {1}; {2:F1} KiB, {3:F2} us modeled",
+                                     group.members.size(), describeOps(group.members),
+                                     group.work.bytes / 1024, group.seconds * 1e6));
+    }
+    for (auto &[producer, refusal] : refusals) {
+      if (!groups_[producer].alive)
+        continue;
+      report.push_back("not fused: " + describeOps(groups_[producer].members) + ": " + refusal);
+    }
+    report.insert(report.begin(),
+                  llvm::formatv("{0} kernels from {1} ops ({2} device model): {3:F1} MiB moved, "
+                                "{4:F1} us modeled (unfused: {5:F1} MiB, {6:F1} us)",
+                                kernels, unfusedKernels, device_.name, fusedBytes / (1 << 20),
+                                fusedSeconds * 1e6, unfusedBytes / (1 << 20),
+                                unfusedSeconds * 1e6));
+    SmallVector<Attribute> lines;
+    for (const std::string &line : report)
+      lines.push_back(builder.getStringAttr(line));
+    module->setAttr(kFusionReportAttr, builder.getArrayAttr(lines));
+  }
+};
+
+} // namespace
+} // namespace kiln
