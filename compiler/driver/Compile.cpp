@@ -19,6 +19,7 @@
 
 #include "compiler/Registration.h"
 #include "compiler/artifact/ArtifactWriter.h"
+#include "compiler/fusion/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -120,8 +121,15 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
     return failure();
   if (options_.onStage)
     options_.onStage("artifact");
-  if (options_.report)
+  if (options_.report) {
+    if (auto fusion = module_->getAttrOfType<ArrayAttr>(kFusionReportAttr)) {
+      *options_.report << "fusion: ";
+      for (auto line : fusion.getAsRange<StringAttr>())
+        *options_.report << line.getValue() << "\n  ";
+      *options_.report << "\n";
+    }
     printProgramReport(*program, *options_.report);
+  }
   ArtifactInfo info;
   info.source = options_.sourceName;
   info.producer = "kiln " KILN_VERSION_STRING;

@@ -65,7 +65,12 @@ double tensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;
-  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+  Type element = tensor.getElementType();
+  unsigned bits = 64; // index, and what has no fixed width here
+  if (element.isIntOrFloat())
+    bits = element.getIntOrFloatBitWidth();
+  else if (auto complex = dyn_cast<ComplexType>(element); complex && complex.getElementType().isIntOrFloat())
+    bits = 2 * complex.getElementType().getIntOrFloatBitWidth();
   return static_cast<double>(tensor.getNumElements()) * std::max(8u, bits) / 8;
 }
 

@@ -347,3 +347,44 @@ module @multi_block {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// Tests that the ops kiln-plan-fusion put in one group (the same kiln.fusion_group) become one
+// dispatch whose result is the group's root, with the other members inside it and their
+// markers dropped; the root keeps kiln.tile_dims for kiln-tile-dispatches, and the description
+// names every member's model node.
+// CHECK-LABEL: module @fused_group
+// CHECK: func.func private @dispatch_0(%[[X:[a-z0-9]+]]: tensor<64x128xf32>) -> tensor<64x128xf32>
+// CHECK-SAME: kiln.description = "linalg.generic (sum, divide)"
+// CHECK: %[[SUM:.+]] = linalg.reduce ins(%[[X]] : tensor<64x128xf32>)
+// CHECK-NOT: kiln.fusion_group
+// CHECK: linalg.generic {{.*}}ins(%[[X]], %[[SUM]] : tensor<64x128xf32>, tensor<64xf32>)
+// CHECK-SAME: attrs = {kiln.tile_dims = array<i64: 0>}
+// CHECK-LABEL: func.func @forward
+// CHECK-NEXT: call @dispatch_0
+// CHECK-NEXT: return
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+module @fused_group {
+  func.func @forward(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e1 = tensor.empty() : tensor<64xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+    %sum = linalg.reduce ins(%x : tensor<64x128xf32>) outs(%s0 : tensor<64xf32>) dimensions = [1]
+      {kiln.fusion_group = 7 : i64}
+      (%in: f32, %acc: f32) {
+        %r = arith.addf %in, %acc : f32
+        linalg.yield %r : f32
+      } loc("sum")
+    %e2 = tensor.empty() : tensor<64x128xf32>
+    %div = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %sum : tensor<64x128xf32>, tensor<64xf32>) outs(%e2 : tensor<64x128xf32>)
+        attrs = {kiln.fusion_group = 7 : i64, kiln.tile_dims = array<i64: 0>} {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %q = arith.divf %a, %b : f32
+      linalg.yield %q : f32
+    } -> tensor<64x128xf32> loc("divide")
+    return %div : tensor<64x128xf32>
+  }
+}

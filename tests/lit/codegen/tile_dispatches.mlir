@@ -194,3 +194,38 @@ module @pad {
     return %0 : tensor<64x128xf32>
   }
 }
+
+// -----
+
+// Tests that a fused group (kiln-plan-fusion's softmax-like row kernel: a reduction and the op
+// that divides by it) is split only along the loops its root's `kiln.tile_dims` names: 8 rows
+// of 4096 would otherwise be cut along the columns too, and each column tile would compute
+// whole-row sums again. The reduction is fused into each row's tile.
+// CHECK-LABEL: func.func private @row_group
+// CHECK: scf.forall (%[[I:.+]]) in (8) shared_outs
+// CHECK: %[[SUM:.+]] = linalg.reduce ins(%{{.+}} : tensor<1x4096xf32>)
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %[[SUM]] : tensor<1x4096xf32>, tensor<1xf32>)
+// CHECK-NOT: linalg.reduce
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+module @fused_rows {
+  func.func private @row_group(%x: tensor<8x4096xf32>) -> tensor<8x4096xf32> attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e1 = tensor.empty() : tensor<8xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8xf32>) -> tensor<8xf32>
+    %sum = linalg.reduce ins(%x : tensor<8x4096xf32>) outs(%s0 : tensor<8xf32>) dimensions = [1]
+      (%in: f32, %acc: f32) {
+        %r = arith.addf %in, %acc : f32
+        linalg.yield %r : f32
+      }
+    %e2 = tensor.empty() : tensor<8x4096xf32>
+    %div = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %sum : tensor<8x4096xf32>, tensor<8xf32>) outs(%e2 : tensor<8x4096xf32>)
+        attrs = {kiln.tile_dims = array<i64: 0>} {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %q = arith.divf %a, %b : f32
+      linalg.yield %q : f32
+    } -> tensor<8x4096xf32>
+    return %div : tensor<8x4096xf32>
+  }
+}
