@@ -250,7 +250,13 @@ FailureOr<art::BufferRef> Translator::bufferRef(Value value, Operation *user) {
   if (it == roots_.end())
     return user->emitError() << "binds a buffer that is not an input, output, constant or "
                                 "allocation of the program";
-  return it->second;
+  // A view into part of its root's bytes (a contiguous slice) names just those bytes.
+  uint64_t offset = program::viewByteOffset(value);
+  uint64_t bytes = program::bufferBytes(cast<MemRefType>(value.getType()));
+  if (offset == 0 && bytes == it->second.size())
+    return it->second;
+  return art::BufferRef(it->second.kind(), it->second.index(), it->second.offset() + offset,
+                        bytes);
 }
 
 FailureOr<fb::Offset<fb::Vector<fb::Offset<art::Binding>>>>

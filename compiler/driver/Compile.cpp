@@ -123,10 +123,8 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
     options_.onStage("artifact");
   if (options_.report) {
     if (auto fusion = module_->getAttrOfType<ArrayAttr>(kFusionReportAttr)) {
-      *options_.report << "fusion: ";
-      for (auto line : fusion.getAsRange<StringAttr>())
-        *options_.report << line.getValue() << "\n  ";
-      *options_.report << "\n";
+      for (auto [i, line] : llvm::enumerate(fusion.getAsRange<StringAttr>()))
+        *options_.report << (i == 0 ? "fusion: " : "  ") << line.getValue() << "\n";
     }
     printProgramReport(*program, *options_.report);
   }

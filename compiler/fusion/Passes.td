@@ -20,7 +20,8 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     * a consumer reads it through an indexing map that is not a projected permutation, or by
       index from inside its body (a gather);
     * the fused kernel would split into fewer workgroups than `min-workgroups` where the
-      consumer alone did not (a reduction to a few values fused into its consumer);
+      consumer alone did not (a reduction to a few values fused into its consumer); a kernel of
+      fewer than `min-elements-per-workgroup` iterations is one workgroup either way;
     * the group would exceed `max-group-size` ops.
 
     A group's workgroups are the loops of its root (the op whose result leaves it) that are
@@ -42,6 +43,9 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
            "The device description the cost model uses: cpu, a100, h100 or l4">,
     Option<"minWorkgroups", "min-workgroups", "int64_t", /*default=*/"64",
            "A fusion may not leave fewer parallel iterations than this where the consumer had more">,
+    Option<"minElementsPerWorkgroup", "min-elements-per-workgroup", "int64_t", /*default=*/"4096",
+           "Kernels with fewer iterations run as one workgroup (kiln-tile-dispatches' option of "
+           "the same name), so fusing them costs no parallelism">,
     Option<"maxGroupSize", "max-group-size", "int64_t", /*default=*/"64",
            "The most ops one fused kernel may hold">,
   ];

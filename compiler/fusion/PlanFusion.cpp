@@ -288,11 +288,11 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       evaluation.refusal = "its loops do not map onto the consumer's";
       return evaluation;
     }
-    int64_t needed = std::min<int64_t>(minWorkgroups, into.parallelism);
+    int64_t needed = std::min<int64_t>(minWorkgroups, workgroups(into));
     if (merged.parallelism < needed) {
-      evaluation.refusal = llvm::formatv("the fused kernel would run {0} parallel iterations "
-                                         "where the consumer alone runs {1}",
-                                         merged.parallelism, into.parallelism);
+      evaluation.refusal = llvm::formatv("the fused kernel would split into at most {0} "
+                                         "workgroups where the consumer alone splits into {1}",
+                                         merged.parallelism, workgroups(into));
       return evaluation;
     }
     evaluation.saving = group.seconds + into.seconds - merged.seconds;
@@ -301,6 +301,15 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
                                          merged.seconds * 1e6,
                                          (group.seconds + into.seconds) * 1e6);
     return evaluation;
+  }
+
+  /// The workgroups kiln-tile-dispatches would split `group` into, at most: none beyond one
+  /// when its root does little work.
+  int64_t workgroups(const Group &group) {
+    int64_t iterations = 1;
+    for (int64_t extent : cast<linalg::LinalgOp>(group.root()).getStaticLoopRanges())
+      iterations *= ShapedType::isDynamic(extent) ? 1024 : extent;
+    return iterations < minElementsPerWorkgroup ? 1 : group.parallelism;
   }
 
   Group mergedGroup(const Group &producer, const Group &consumer) {

@@ -227,13 +227,17 @@ LogicalResult ProgramFormer::run() {
       if (failed(source))
         return failure();
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      // A contiguous slice views part of its operand's bytes; a reshape or cast views all.
+      std::optional<int64_t> offset = contiguousSliceByteOffset(&op);
       if (!type || !type.hasStaticShape() ||
-          program::bufferBytes(bufferType(type)) !=
-              program::bufferBytes(cast<MemRefType>(source->getType())))
+          (!offset && program::bufferBytes(bufferType(type)) !=
+                          program::bufferBytes(cast<MemRefType>(source->getType()))))
         return op.emitError() << "view to " << op.getResult(0).getType()
                               << " does not keep the byte size of its operand";
-      buffers_[op.getResult(0)] =
-          program::ViewOp::create(builder_, op.getLoc(), bufferType(type), *source);
+      auto view = program::ViewOp::create(builder_, op.getLoc(), bufferType(type), *source);
+      if (offset)
+        view.setByteOffset(*offset);
+      buffers_[op.getResult(0)] = view;
     } else if (auto call = dyn_cast<func::CallOp>(op)) {
       result = addCall(call);
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {

@@ -26,6 +26,15 @@ Value rootBuffer(Value value) {
   return value;
 }
 
+uint64_t viewByteOffset(Value value) {
+  uint64_t offset = 0;
+  while (auto view = value.getDefiningOp<ViewOp>()) {
+    offset += view.getByteOffset().value_or(0);
+    value = view.getSource();
+  }
+  return offset;
+}
+
 namespace {
 
 /// Buffers are static, dense (identity layout) memrefs of integers or floats.
@@ -205,18 +214,29 @@ LogicalResult AllocOp::verify() {
 LogicalResult ViewOp::verify() {
   if (failed(verifyBuffers(*this)))
     return failure();
-  if (bufferBytes(getSource().getType()) != bufferBytes(getType()))
-    return emitOpError() << "views the " << bufferBytes(getSource().getType()) << " bytes of "
-                         << getSource().getType() << " as " << getType() << ", which has "
-                         << bufferBytes(getType());
+  uint64_t source = bufferBytes(getSource().getType()), bytes = bufferBytes(getType());
+  std::optional<int64_t> offset = getByteOffset();
+  if (!offset) {
+    if (source != bytes)
+      return emitOpError() << "views the " << source << " bytes of " << getSource().getType()
+                           << " as " << getType() << ", which has " << bytes;
+    return success();
+  }
+  if (*offset < 0 || static_cast<uint64_t>(*offset) > source ||
+      bytes > source - static_cast<uint64_t>(*offset))
+    return emitOpError() << "views bytes [" << *offset << ", " << *offset + bytes << ") of "
+                         << getSource().getType() << ", which has " << source;
   return success();
 }
 
 OpFoldResult ViewOp::fold(FoldAdaptor) {
-  if (getSource().getType() == getType())
+  if (getSource().getType() == getType() && getByteOffset().value_or(0) == 0)
     return getSource();
-  // A view of a view views the first source.
+  // A view of a view views the first source, at the sum of their offsets.
   if (auto inner = getSource().getDefiningOp<ViewOp>()) {
+    std::optional<int64_t> outer = getByteOffset(), first = inner.getByteOffset();
+    if (outer || first)
+      setByteOffset(outer.value_or(0) + first.value_or(0));
     getSourceMutable().assign(inner.getSource());
     return getResult();
   }

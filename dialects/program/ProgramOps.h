@@ -36,6 +36,10 @@ uint64_t bufferBytes(mlir::MemRefType type);
 /// it is not a view).
 mlir::Value rootBuffer(mlir::Value value);
 
+/// Where `value`'s bytes start within rootBuffer(value): the sum of the byte offsets of the
+/// views between them.
+uint64_t viewByteOffset(mlir::Value value);
+
 /// Checks a library call's callee, tensors and parameters against what Kiln knows of the entry
 /// point; emits the error on `op`.
 mlir::LogicalResult verifyLibraryCall(LibraryCallOp op);

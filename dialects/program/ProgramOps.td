@@ -126,13 +126,16 @@ def Program_ViewOp : Program_Op<"view", [Pure]> {
   let summary = "Another buffer's bytes seen with another shape";
   let description = [{
     A reshape without moving data: the result reads and writes the source's bytes, so the two
-    have the same byte size.
+    have the same byte size. With `byte_offset`, the result is the part of the source's bytes
+    that starts there (a contiguous slice, such as one of the parts a split makes): it must fit
+    inside the source.
 
     ```mlir
     %v = program.view %t : memref<4x8xf32> to memref<32xf32>
+    %second = program.view %t {byte_offset = 64 : i64} : memref<4x8xf32> to memref<2x8xf32>
     ```
   }];
-  let arguments = (ins Program_Buffer:$source);
+  let arguments = (ins Program_Buffer:$source, OptionalAttr<I64Attr>:$byte_offset);
   let results = (outs Program_Buffer:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
   let hasVerifier = 1;

@@ -95,10 +95,10 @@ void ProgramTable::resolveAddresses(const BindingBases& bases,
         address = bases.constants != nullptr ? bases.constants + binding.offset : nullptr;
         break;
       case fb::BufferKind::Input:
-        address = bases.inputs[binding.index];
+        address = static_cast<uint8_t*>(bases.inputs[binding.index]) + binding.offset;
         break;
       case fb::BufferKind::Output:
-        address = bases.outputs[binding.index];
+        address = static_cast<uint8_t*>(bases.outputs[binding.index]) + binding.offset;
         break;
     }
     addresses[b] = address;

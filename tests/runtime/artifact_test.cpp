@@ -253,13 +253,24 @@ TEST(ArtifactTest, RefusesAnInputIndexOutOfRange) {
                 "(the artifact has 2 inputs)");
 }
 
-TEST(ArtifactTest, RefusesAnOutputOfTheWrongSize) {
+TEST(ArtifactTest, RefusesAnOutputRangePastItsEnd) {
   ArtifactSpec spec = addAffineSpec();
-  spec.steps[2].bindings[1].size = kTensorBytes / 2;
-  spec.steps[2].bindings[0].size = kTensorBytes;
+  spec.steps[2].bindings[1].size = kTensorBytes * 2;
   expectInvalid(spec, "step 2 (copy): destination: output 1 is referenced as [0, " +
-                          std::to_string(kTensorBytes / 2) + "), expected [0, " +
+                          std::to_string(kTensorBytes * 2) +
+                          "), which is not a 256-byte aligned range within [0, " +
                           std::to_string(kTensorBytes) + ")");
+}
+
+TEST(ArtifactTest, RefusesAnInputViewAtAnUnalignedOffset) {
+  // A view into part of an input (a contiguous slice) starts at a multiple of 256 bytes.
+  ArtifactSpec spec = addAffineSpec();
+  spec.steps[0].bindings[1].offset = 4;
+  spec.steps[0].bindings[1].size = 4;
+  expectInvalid(spec,
+                "step 0 (dispatch 'kiln_test_add_f32'): binding 1: input 1 is referenced as [4, 8), "
+                "which is not a 256-byte aligned range within [0, " +
+                    std::to_string(kTensorBytes) + ")");
 }
 
 TEST(ArtifactTest, RefusesABindingLargerThanItsBuffer) {

@@ -30,6 +30,10 @@ namespace fb = kiln::artifact;
 /// The largest arena alignment an artifact may ask for.
 constexpr uint32_t kMaxArenaAlignment = 4096;
 
+/// Views into part of a buffer (a contiguous slice) start at multiples of this many bytes past
+/// its start (the compiler's kViewByteAlignment).
+constexpr uint64_t kViewAlignment = 256;
+
 /// The most threads a CUDA block may have on any GPU.
 constexpr uint32_t kMaxCudaBlockSize = 1024;
 
@@ -235,9 +239,10 @@ class SemanticVerifier {
                         ")";
     switch (buffer.kind()) {
       case fb::BufferKind::Arena:
-        if (offset % program_.arena_alignment() != 0) {
+        if (uint64_t alignment = std::min<uint64_t>(program_.arena_alignment(), kViewAlignment);
+            offset % alignment != 0) {
           return invalid(where, "arena offset " + std::to_string(offset) + " is not aligned to " +
-                                    std::to_string(program_.arena_alignment()));
+                                    std::to_string(alignment));
         }
         if (offset > program_.arena_size() || size > program_.arena_size() - offset) {
           return invalid(where, "arena buffer " + range + " exceeds the arena size " +
@@ -260,10 +265,14 @@ class SemanticVerifier {
                                     " is out of range (the artifact has " +
                                     std::to_string(sizes.size()) + " " + what + "s)");
         }
-        if (offset != 0 || size != sizes[buffer.index()]) {
+        // The whole tensor, or a view of part of it (a contiguous slice) at an aligned offset.
+        uint64_t whole = sizes[buffer.index()];
+        if (offset > whole || size > whole - offset || offset % kViewAlignment != 0) {
           return invalid(where, std::string(what) + " " + std::to_string(buffer.index()) +
-                                    " is referenced as " + range + ", expected [0, " +
-                                    std::to_string(sizes[buffer.index()]) + ")");
+                                    " is referenced as " + range + ", which is not a " +
+                                    std::to_string(kViewAlignment) +
+                                    "-byte aligned range within [0, " + std::to_string(whole) +
+                                    ")");
         }
         break;
       }

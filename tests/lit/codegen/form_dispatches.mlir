@@ -388,3 +388,23 @@ module @fused_group {
     return %div : tensor<64x128xf32>
   }
 }
+
+// -----
+
+// Tests that a slice reading one contiguous run of its source from a multiple of 256 bytes (a
+// row of 64 floats, as a split along the outer axis makes) stays in the entry function as a view,
+// while a slice across rows (a column) and one starting at 32 bytes are copied by kernels.
+// CHECK-LABEL: module @slices
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[ROW:.+]] = tensor.extract_slice %{{.+}}[1, 0] [1, 64] [1, 1] : tensor<4x64xf32> to tensor<64xf32>
+// CHECK: %[[COLUMN:.+]] = call @dispatch_{{[0-9]+}}(%{{.+}}) : (tensor<4x64xf32>) -> tensor<4x1xf32>
+// CHECK: %[[UNALIGNED:.+]] = call @dispatch_{{[0-9]+}}(%{{.+}}) : (tensor<4x8xf32>) -> tensor<1x8xf32>
+// CHECK: return %[[ROW]], %[[COLUMN]], %[[UNALIGNED]]
+module @slices {
+  func.func @forward(%x: tensor<4x64xf32>, %y: tensor<4x8xf32>) -> (tensor<64xf32>, tensor<4x1xf32>, tensor<1x8xf32>) {
+    %row = tensor.extract_slice %x[1, 0] [1, 64] [1, 1] : tensor<4x64xf32> to tensor<64xf32>
+    %column = tensor.extract_slice %x[0, 3] [4, 1] [1, 1] : tensor<4x64xf32> to tensor<4x1xf32>
+    %unaligned = tensor.extract_slice %y[1, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<1x8xf32>
+    return %row, %column, %unaligned : tensor<64xf32>, tensor<4x1xf32>, tensor<1x8xf32>
+  }
+}

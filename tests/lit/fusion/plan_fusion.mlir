@@ -53,10 +53,10 @@ module @softmax {
 // -----
 
 // Tests that a reduction to one value is not fused into the elementwise op that reads it: the
-// fused kernel could not be split into workgroups at all, where the consumer alone splits into
-// 8192 iterations. The refusal names both counts.
+// fused kernel could not be split into workgroups at all, where the consumer alone splits along
+// its 8192 parallel iterations. The refusal names both counts.
 // CHECK-LABEL: module @reduction_veto
-// CHECK-SAME: "not fused: linalg.reduce (total): the fused kernel would run 1 parallel iterations where the consumer alone runs 8192"
+// CHECK-SAME: "not fused: linalg.reduce (total): the fused kernel would split into at most 1 workgroups where the consumer alone splits into 8192"
 // CHECK-NOT: kiln.fusion_group
 #rows = affine_map<(d0, d1) -> (d0, d1)>
 #scalar = affine_map<(d0, d1) -> ()>

@@ -122,3 +122,19 @@ module @dynamic {
     return %x : tensor<?x4xf32>
   }
 }
+
+// -----
+
+// Tests that a contiguous slice at an aligned offset becomes a view of its source's bytes from
+// that offset (no step), and that returning it copies those bytes into the output.
+// CHECK-LABEL: module @slice_view
+// CHECK: %[[X:.+]] = program.input 0 "x" : memref<4x64xf32>
+// CHECK: %[[ROW:.+]] = program.view %[[X]] {byte_offset = 256 : i64} : memref<4x64xf32> to memref<64xf32>
+// CHECK: %[[Y:.+]] = program.output 0
+// CHECK: program.copy %[[ROW]] to %[[Y]]
+module @slice_view {
+  func.func @forward(%x: tensor<4x64xf32> {kiln.name = "x"}) -> tensor<64xf32> {
+    %row = tensor.extract_slice %x[1, 0] [1, 64] [1, 1] : tensor<4x64xf32> to tensor<64xf32>
+    return %row : tensor<64xf32>
+  }
+}

@@ -464,3 +464,12 @@ program.executable @k {
   // expected-error @+1 {{CUDA launch of 'd_k0' has -1 work items}}
   program.kernel @d {launches = [#program.cuda_launch<"d_k0", block = 32, items = -1>]}
 }
+
+// -----
+
+// Tests that a view into part of a buffer must end inside it.
+program.program @p device(cpu) {
+  %t = program.alloc : memref<2x64xf32>
+  // expected-error @+1 {{views bytes [256, 768) of 'memref<2x64xf32>', which has 512}}
+  %v = program.view %t {byte_offset = 256 : i64} : memref<2x64xf32> to memref<2x64xf32>
+}

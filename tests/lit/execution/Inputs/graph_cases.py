@@ -230,6 +230,19 @@ def data_movement_cases():
              "  %e = graph.slice %a0 {starts = array<i64: 0, 0, 4>, limits = array<i64: 2, 3, 4>, strides = array<i64: 1, 1, 1>} : (tensor<2x3x4xf32>) -> tensor<2x3x0xf32>\n"
              "  %r = graph.concat %p#1, %p#0, %e {axis = 2 : i64} : (tensor<2x3x0xf32>, tensor<2x3x4xf32>, tensor<2x3x0xf32>) -> tensor<2x3x4xf32>",
              "tensor<2x3x4xf32>", lambda a: a),
+        # Pieces that start at multiples of 256 bytes are views of their source, no copies: of
+        # an input, of an intermediate, read by a kernel and by a library call.
+        Case("split_views_of_an_input_and_an_intermediate", [normal((4, 64))],
+             "%p:3 = graph.split %a0 {axis = 0 : i64, sizes = array<i64: 1, 2, 1>} : (tensor<4x64xf32>) -> (tensor<1x64xf32>, tensor<2x64xf32>, tensor<1x64xf32>)\n"
+             "  %e = graph.exp %a0 : tensor<4x64xf32>\n"
+             "  %q:2 = graph.split %e {axis = 0 : i64, sizes = array<i64: 3, 1>} : (tensor<4x64xf32>) -> (tensor<3x64xf32>, tensor<1x64xf32>)\n"
+             "  %r = graph.concat %p#2, %q#1, %p#0 {axis = 0 : i64} : (tensor<1x64xf32>, tensor<1x64xf32>, tensor<1x64xf32>) -> tensor<3x64xf32>",
+             "tensor<3x64xf32>", lambda a: np.concatenate([a[3:4], np.exp(a[3:4]), a[0:1]])),
+        Case("matmul_of_split_views", [normal((4, 64)), normal((64, 8))],
+             "%e = graph.tanh %a0 : tensor<4x64xf32>\n"
+             "  %p:2 = graph.split %e {axis = 0 : i64, sizes = array<i64: 1, 3>} : (tensor<4x64xf32>) -> (tensor<1x64xf32>, tensor<3x64xf32>)\n"
+             "  %r = graph.matmul %p#1, %a1 : (tensor<3x64xf32>, tensor<64x8xf32>) -> tensor<3x8xf32>",
+             "tensor<3x8xf32>", lambda a, w: np.tanh(a[1:]) @ w),
         Case("squeeze_unsqueeze_flatten", [normal((2, 1, 3))],
              "%s = graph.squeeze %a0 {axes = array<i64: 1>} : (tensor<2x1x3xf32>) -> tensor<2x3xf32>\n"
              "  %u = graph.unsqueeze %s {axes = array<i64: 0, 3>} : (tensor<2x3xf32>) -> tensor<1x2x3x1xf32>\n"
