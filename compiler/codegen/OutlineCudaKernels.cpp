@@ -146,6 +146,14 @@ private:
   void copyGlobal(memref::GetGlobalOp getGlobal);
   /// Copies into the kernel module the functions `op` calls (math helpers), transitively.
   void copyCallees(Operation *op);
+  /// A fused group split into rows (kiln-tile-dispatches' row tiles): each warp computes whole
+  /// rows, its lanes sharing each loop over the row; a reduction to one value per row is
+  /// combined across the lanes with shuffles, so every lane holds it. Returns the threads the
+  /// kernel needs.
+  LogicalResult emitRowKernel(scf::ForallOp rows, OpBuilder &builder, IRMapping &mapping,
+                              Value first, Value stride, Value thread, int64_t &workItems);
+  /// Emits one op of a row's body for the lane `lane` of a warp.
+  void emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRMapping &mapping);
   /// The vector form of the body of `loop` for `width` neighbouring points at `indices`.
   void emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width, OpBuilder &builder,
                       IRMapping &mapping);
@@ -328,12 +336,9 @@ std::optional<vector::CombiningKind> combiningKind(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t vectorBytes) {
-  Block *body = parallel.getBody();
-  if (vectorBytes <= 0 || !llvm::hasSingleElement(body->without_terminator()))
-    return std::nullopt;
-  auto loop = dyn_cast<scf::ForOp>(body->front());
-  if (!loop || loop.getNumResults() != 0)
+/// The reduction `loop` computes, without deciding how it may be vectorized (width 1).
+std::optional<RowReduction> matchReductionLoop(scf::ForOp loop) {
+  if (loop.getNumResults() != 0)
     return std::nullopt;
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
@@ -371,6 +376,23 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t 
     if (op != match.accumulator.getOperation() && op != match.combine &&
         op != match.store.getOperation())
       match.element.push_back(op);
+  match.width = 1;
+  return match;
+}
+
+std::optional<RowReduction> matchRowReduction(scf::ParallelOp parallel, int64_t vectorBytes) {
+  Block *body = parallel.getBody();
+  if (vectorBytes <= 0 || !llvm::hasSingleElement(body->without_terminator()))
+    return std::nullopt;
+  auto loop = dyn_cast<scf::ForOp>(body->front());
+  if (!loop)
+    return std::nullopt;
+  std::optional<RowReduction> found = matchReductionLoop(loop);
+  if (!found)
+    return std::nullopt;
+  RowReduction match = *found;
+  Value r = loop.getInductionVar();
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   // The element's computation must be vectorizable along %r exactly like an elementwise body,
   // at the width of its widest load along the row.
   int64_t loadBits = 0;
@@ -484,8 +506,234 @@ LogicalResult hoistTemporaries(func::FuncOp function) {
   return success();
 }
 
+/// The buffers a row kernel's row makes (one value per row passed between the ops of a fused
+/// group) are private to each thread: every lane of the row's warp holds its own copy.
+void privatizeRowBuffers(func::FuncOp function) {
+  SmallVector<memref::AllocOp> allocs;
+  function.walk([&](memref::AllocOp alloc) {
+    if (alloc->getParentOfType<scf::ForallOp>())
+      allocs.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : allocs) {
+    OpBuilder builder(alloc);
+    auto alloca = memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(),
+                                           alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+                                           alloc.getAlignmentAttr());
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(alloca.getResult());
+    alloc.erase();
+  }
+}
+
+/// Whether every store inside `op` writes a buffer private to the thread (an alloca).
+bool writesOnlyPrivate(Operation *op) {
+  bool privateOnly = true;
+  op->walk([&](memref::StoreOp store) {
+    Value buffer = store.getMemRef();
+    while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
+      buffer = view.getViewSource();
+    if (!buffer.getDefiningOp<memref::AllocaOp>())
+      privateOnly = false;
+  });
+  return privateOnly;
+}
+
+/// Emits, at `builder`, the loop nest `parallel` for the points lane, lane + 32, ... of its
+/// flattened iteration space.
+void emitLaneStridedLoop(scf::ParallelOp parallel, const IterationSpace &space, Value lane,
+                         OpBuilder &builder, IRMapping &mapping) {
+  Location loc = parallel.getLoc();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  auto loop = scf::ForOp::create(builder, loc, lane, constant(space.points), constant(32));
+  OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
+  Value remaining = loop.getInductionVar();
+  SmallVector<Value> reversed;
+  for (int64_t d = space.counts.size() - 1; d >= 0; --d) {
+    Value extent = arith::ConstantIndexOp::create(inside, loc, space.counts[d]);
+    Value position = d == 0 ? remaining
+                            : arith::RemUIOp::create(inside, loc, remaining, extent).getResult();
+    if (d != 0)
+      remaining = arith::DivUIOp::create(inside, loc, remaining, extent);
+    Value scaled = arith::MulIOp::create(inside, loc, position,
+                                         arith::ConstantIndexOp::create(inside, loc, space.steps[d]));
+    reversed.push_back(arith::AddIOp::create(
+        inside, loc, scaled, arith::ConstantIndexOp::create(inside, loc, space.lower[d])));
+  }
+  for (auto [var, value] : llvm::zip(parallel.getInductionVars(), llvm::reverse(reversed)))
+    mapping.map(var, value);
+  inside.setInsertionPoint(loop.getBody()->getTerminator());
+  for (Operation &op : parallel.getBody()->without_terminator())
+    inside.clone(op, mapping);
+}
+
+void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRMapping &mapping) {
+  Location loc = op->getLoc();
+  auto parallel = dyn_cast<scf::ParallelOp>(op);
+  std::optional<IterationSpace> space;
+  if (parallel && parallel.getNumResults() == 0)
+    space = staticSpace(parallel);
+  if (!mayWriteMemory(op)) {
+    // Index arithmetic, views, private buffers, constants: every lane has them.
+    builder.clone(*op, mapping);
+    return;
+  }
+  bool privateOnly = writesOnlyPrivate(op);
+  // One reduction per row along a loop over the row (alone, or in a parallel loop of one
+  // point): the lanes share the loop and combine their partial results with butterfly
+  // shuffles, so every lane ends with the row's value.
+  std::optional<RowReduction> reduction;
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    reduction = matchReductionLoop(loop);
+  else if (space && space->points == 1 &&
+           llvm::hasSingleElement(parallel.getBody()->without_terminator()))
+    if (auto loop = dyn_cast<scf::ForOp>(parallel.getBody()->front()))
+      reduction = matchReductionLoop(loop);
+  Type element = reduction ? reduction->combined.getType() : Type();
+  if (reduction && element.isIntOrFloat() && element.getIntOrFloatBitWidth() == 32) {
+    if (parallel)
+      for (auto [var, lower] : llvm::zip(parallel.getInductionVars(), space->lower))
+        mapping.map(var, arith::ConstantIndexOp::create(builder, loc, lower));
+    RowReduction match = *reduction;
+    Value r = match.loop.getInductionVar();
+    Value zero = arith::ConstantOp::create(builder, loc, builder.getZeroAttr(element));
+    Value none = arith::ConstantIntOp::create(builder, loc, 0, 1);
+    Value end = mapping.lookupOrDefault(match.loop.getUpperBound());
+    Value step = arith::ConstantIndexOp::create(builder, loc, 32);
+    auto combine = [&](OpBuilder &b, Value lhs, Value rhs) {
+      OperationState state(loc, match.combine->getName());
+      state.addOperands({lhs, rhs});
+      state.addTypes(lhs.getType());
+      state.addAttributes(match.combine->getAttrs());
+      return b.create(state)->getResult(0);
+    };
+    // Each lane folds its elements; the first one starts the partial value (no identity needed).
+    auto partials = scf::ForOp::create(
+        builder, loc, lane, end, step, ValueRange{zero, none},
+        [&](OpBuilder &b, Location, Value at, ValueRange state) {
+          IRMapping local = mapping;
+          local.map(r, at);
+          for (Operation *inner : match.element)
+            b.clone(*inner, local);
+          Value value = local.lookup(match.combined);
+          Value folded = combine(b, state[0], value);
+          Value next = arith::SelectOp::create(b, loc, state[1], folded, value);
+          Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+          scf::YieldOp::create(b, loc, ValueRange{next, yes});
+        });
+    Value partial = partials.getResult(0), has = partials.getResult(1);
+    Value width = arith::ConstantIntOp::create(builder, loc, 32, 32);
+    for (int64_t offset : {16, 8, 4, 2, 1}) {
+      Value distance = arith::ConstantIntOp::create(builder, loc, offset, 32);
+      Value other = gpu::ShuffleOp::create(builder, loc, partial, distance, width,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      Value hasWide = arith::ExtUIOp::create(builder, loc, builder.getI32Type(), has);
+      Value otherHasWide = gpu::ShuffleOp::create(builder, loc, hasWide, distance, width,
+                                                  gpu::ShuffleMode::XOR)
+                               .getShuffleResult();
+      Value otherHas = arith::TruncIOp::create(builder, loc, builder.getI1Type(), otherHasWide);
+      Value both = arith::AndIOp::create(builder, loc, has, otherHas);
+      Value combined = combine(builder, partial, other);
+      Value either = arith::SelectOp::create(builder, loc, has, partial, other);
+      partial = arith::SelectOp::create(builder, loc, both, combined, either);
+      has = arith::OrIOp::create(builder, loc, has, otherHas);
+    }
+    auto fold = [&](OpBuilder &b) {
+      Value accumulator = b.clone(*match.accumulator, mapping)->getResult(0);
+      Value folded = combine(b, accumulator, partial);
+      Value result = arith::SelectOp::create(b, loc, has, folded, accumulator);
+      IRMapping last = mapping;
+      last.map(match.combine->getResult(0), result);
+      b.clone(*match.store, last);
+    };
+    if (privateOnly) {
+      fold(builder);
+    } else {
+      // A buffer the lanes share: one lane reads and writes the row's value.
+      Value isFirst = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                                            arith::ConstantIndexOp::create(builder, loc, 0));
+      auto guard = scf::IfOp::create(builder, loc, isFirst, /*withElseRegion=*/false);
+      OpBuilder inside = OpBuilder::atBlockBegin(guard.thenBlock());
+      inside.setInsertionPoint(guard.thenBlock()->getTerminator());
+      fold(inside);
+    }
+    return;
+  }
+  if (privateOnly) {
+    // A value per row every lane needs: each lane computes it.
+    builder.clone(*op, mapping);
+    return;
+  }
+  if (space) {
+    // The row's share of the output: the lanes take its points in turn. A point's own loops
+    // (a reduction the lanes do not share) run whole in its lane.
+    emitLaneStridedLoop(parallel, *space, lane, builder, mapping);
+    return;
+  }
+  // Anything else that writes a shared buffer (a store of one value, a loop that is not a
+  // reduction the lanes can share): the first lane, where the row's one value is written.
+  Value isFirst = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                                        arith::ConstantIndexOp::create(builder, loc, 0));
+  auto guard = scf::IfOp::create(builder, loc, isFirst, /*withElseRegion=*/false);
+  OpBuilder inside = OpBuilder::atBlockBegin(guard.thenBlock());
+  inside.setInsertionPoint(guard.thenBlock()->getTerminator());
+  inside.clone(*op, mapping);
+}
+
+LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builder,
+                                           IRMapping &mapping, Value first, Value stride,
+                                           Value thread, int64_t &workItems) {
+  Location loc = rows.getLoc();
+  std::optional<SmallVector<int64_t>> lower = getConstantIntValues(rows.getMixedLowerBound());
+  std::optional<SmallVector<int64_t>> upper = getConstantIntValues(rows.getMixedUpperBound());
+  std::optional<SmallVector<int64_t>> steps = getConstantIntValues(rows.getMixedStep());
+  if (!lower || !upper || !steps)
+    return rows.emitError("a row kernel needs static row bounds");
+  SmallVector<int64_t> counts;
+  int64_t total = 1;
+  for (auto [lb, ub, step] : llvm::zip(*lower, *upper, *steps)) {
+    counts.push_back(ub > lb ? llvm::divideCeil(ub - lb, step) : 0);
+    total *= counts.back();
+  }
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  Value warpSize = constant(32);
+  Value lane = arith::RemUIOp::create(builder, loc, thread, warpSize);
+  Value warp = arith::DivUIOp::create(builder, loc, first, warpSize);
+  Value warps = arith::DivUIOp::create(builder, loc, stride, warpSize);
+  // Every lane of a warp runs the same rows, so the shuffles see the whole warp.
+  auto loop = scf::ForOp::create(builder, loc, warp, constant(total), warps);
+  OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
+  Value remaining = loop.getInductionVar();
+  SmallVector<Value> reversed;
+  for (int64_t d = counts.size() - 1; d >= 0; --d) {
+    Value extent = arith::ConstantIndexOp::create(inside, loc, counts[d]);
+    Value position = d == 0 ? remaining
+                            : arith::RemUIOp::create(inside, loc, remaining, extent).getResult();
+    if (d != 0)
+      remaining = arith::DivUIOp::create(inside, loc, remaining, extent);
+    Value scaled = arith::MulIOp::create(inside, loc, position,
+                                         arith::ConstantIndexOp::create(inside, loc, (*steps)[d]));
+    reversed.push_back(arith::AddIOp::create(
+        inside, loc, scaled, arith::ConstantIndexOp::create(inside, loc, (*lower)[d])));
+  }
+  for (auto [var, value] : llvm::zip(rows.getInductionVars(), llvm::reverse(reversed)))
+    mapping.map(var, value);
+  inside.setInsertionPoint(loop.getBody()->getTerminator());
+  for (Operation &op : rows.getBody()->without_terminator())
+    emitRowOp(&op, lane, inside, mapping);
+  workItems = total * 32;
+  return success();
+}
+
 LogicalResult KernelBuilder::outline(func::FuncOp function) {
   MLIRContext *context = function.getContext();
+  privatizeRowBuffers(function);
   if (failed(hoistTemporaries(function)))
     return failure();
   Block &body = function.getBody().front();
@@ -531,7 +779,12 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
       space = staticSpace(loop);
     int64_t workItems = 1;
     int64_t blockSize = blockSize_;
-    if (space) {
+    if (auto rows = dyn_cast<scf::ForallOp>(phase)) {
+      if (failed(emitRowKernel(rows, builder, mapping, first, stride, thread, workItems)))
+        return failure();
+      if (workItems < blockSize)
+        blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));
+    } else if (space) {
       // The widest element the body stores sets how many points one vector access holds.
       int64_t storeBits = 0;
       loop.getBody()->walk([&](memref::StoreOp store) {

@@ -55,6 +55,9 @@ def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
            "Kernels whose iteration space is smaller than this are not split">,
     Option<"tile", "tile", "bool", /*default=*/"true",
            "Tile into workgroups (the CPU); CUDA kernels are distributed over threads instead">,
+    Option<"rowTiles", "row-tiles", "bool", /*default=*/"false",
+           "Without `tile`: split each fused group (a root with kiln.tile_dims) into one tile "
+           "per row, its producers fused in, for kiln-outline-cuda-kernels' row kernels">,
   ];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",

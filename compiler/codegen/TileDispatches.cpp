@@ -143,6 +143,18 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     return sizes;
   }
 
+  /// Tile sizes for a CUDA row kernel: one tile per point of a fused group's shared loops
+  /// (kiln.tile_dims), the rest of the loops whole; empty for a kernel that is not a group.
+  SmallVector<int64_t> chooseRowTiles(TilingInterface op) {
+    auto dims = op->getAttrOfType<DenseI64ArrayAttr>(kTileDimsAttr);
+    if (!dims || dims.empty())
+      return {};
+    SmallVector<int64_t> sizes(op.getLoopIteratorTypes().size(), 0);
+    for (int64_t dim : dims.asArrayRef())
+      sizes[dim] = 1;
+    return sizes;
+  }
+
   LogicalResult tileRoot(func::FuncOp function) {
     auto returnOp = cast<func::ReturnOp>(function.getBody().front().getTerminator());
     if (returnOp.getNumOperands() != 1)
@@ -154,7 +166,7 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     auto root = materialize.getSource().getDefiningOp<TilingInterface>();
     if (!root || root->getNumResults() != 1)
       return success();
-    SmallVector<int64_t> sizes = chooseTileSizes(root);
+    SmallVector<int64_t> sizes = tile ? chooseTileSizes(root) : chooseRowTiles(root);
     if (sizes.empty())
       return success();
 
@@ -180,7 +192,7 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       if (!function->hasAttr(kDispatchAttr) || function.isExternal())
         continue;
       convertToDestinationPassing(function);
-      if (tile && failed(tileRoot(function)))
+      if ((tile || rowTiles) && failed(tileRoot(function)))
         return signalPassFailure();
     }
   }

@@ -5,6 +5,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::FuncOp"> {
+  let summary = "Computes cheap elementwise producers again inside each of their few readers";
+  let description = [{
+    Runs after `linalg-fuse-elementwise-ops`, which fuses a producer only into its one reader.
+    An elementwise `linalg.generic` with at most `max-readers` readers, all of them generics,
+    and at most `max-ops` ops in its body is fused into each of them (and disappears): softmax's
+    exp(x - max) into its sum and its division, layer norm's x - mean into its variance and its
+    normalization. What then passes between the ops of a normalization is one value per row.
+  }];
+  let options = [
+    Option<"maxReaders", "max-readers", "int64_t", /*default=*/"4",
+           "The most readers a producer is computed again in">,
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"8",
+           "The most ops the body of a duplicated producer may have">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def GeneralizeReductionsPass : Pass<"kiln-generalize-reductions", "mlir::func::FuncOp"> {
+  let summary = "Writes linalg.reduce ops as linalg.generic so elementwise fusion reaches them";
+  let description = [{
+    Runs before `linalg-fuse-elementwise-ops`, which fuses producers into generic consumers
+    only: a reduction written as a generic absorbs the elementwise ops that feed it, so between
+    the ops of a softmax or a normalization only one value per row remains to pass.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
   let summary = "Decides which ops of the entry function share a kernel, by a cost model";
   let description = [{
@@ -22,7 +50,9 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     * the fused kernel would split into fewer workgroups than `min-workgroups` where the
       consumer alone did not (a reduction to a few values fused into its consumer); a kernel of
       fewer than `min-elements-per-workgroup` iterations is one workgroup either way;
-    * the group would exceed `max-group-size` ops.
+    * the group would exceed `max-group-size` ops;
+    * with `row-values-only` (CUDA), an op other than the root would pass more than one value
+      per row of the group to the others.
 
     A group's workgroups are the loops of its root (the op whose result leaves it) that are
     parallel in every member: the root of each group with more than one op carries them as
@@ -46,6 +76,9 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     Option<"minElementsPerWorkgroup", "min-elements-per-workgroup", "int64_t", /*default=*/"4096",
            "Kernels with fewer iterations run as one workgroup (kiln-tile-dispatches' option of "
            "the same name), so fusing them costs no parallelism">,
+    Option<"rowValuesOnly", "row-values-only", "bool", /*default=*/"false",
+           "Only one value per row may pass between the ops of a group (the CUDA row kernels, "
+           "where a warp computes a row and keeps such values in registers)">,
     Option<"maxGroupSize", "max-group-size", "int64_t", /*default=*/"64",
            "The most ops one fused kernel may hold">,
   ];

@@ -94,6 +94,8 @@ struct Group {
   double seconds = 0;
   int64_t parallelism = 1;
   SmallVector<int64_t> tileDims;
+  /// Whether every member but the root produces one value per row (per point of the tile dims).
+  bool rowValues = true;
   unsigned version = 0;
   bool alive = true;
   Operation *root() const { return members.back(); }
@@ -189,6 +191,20 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
         continue;
       group.tileDims.push_back(d);
       group.parallelism *= ShapedType::isDynamic(extents[d]) ? 1024 : extents[d];
+    }
+
+    group.rowValues = true;
+    for (Operation *member : ArrayRef<Operation *>(group.members).drop_back()) {
+      auto memberOp = cast<linalg::LinalgOp>(member);
+      llvm::SmallDenseSet<int64_t> rowLoops;
+      for (int64_t d : group.tileDims)
+        rowLoops.insert((*loopOf)[member][d]);
+      for (OpOperand &init : memberOp.getDpsInitsMutable())
+        for (AffineExpr result : memberOp.getMatchingIndexingMap(&init).getResults()) {
+          auto dim = dyn_cast<AffineDimExpr>(result);
+          if (!dim || !rowLoops.contains(dim.getPosition()))
+            group.rowValues = false;
+        }
     }
 
     llvm::SmallPtrSet<Operation *, 16> memberSet(group.members.begin(), group.members.end());
@@ -293,6 +309,11 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       evaluation.refusal = llvm::formatv("the fused kernel would split into at most {0} "
                                          "workgroups where the consumer alone splits into {1}",
                                          merged.parallelism, workgroups(into));
+      return evaluation;
+    }
+    if (rowValuesOnly && !merged.rowValues) {
+      evaluation.refusal = "an op of the fused kernel would pass more than one value per row to "
+                           "another (a CUDA row kernel keeps one per row in registers)";
       return evaluation;
     }
     evaluation.saving = group.seconds + into.seconds - merged.seconds;

@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/Passes.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/fusion/CostModel.h"
 #include "compiler/fusion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/program/Passes.h"
@@ -14,6 +15,8 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 namespace kiln {
 namespace {
@@ -90,15 +93,30 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     pm.addNestedPass<mlir::func::FuncOp>(createConvertGraphToLinalgPass());
     pm.addPass(createVerifyGraphLoweredPass());
   } else if (stage == "kernels") {
-    addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse");
-    // The CUDA kernels run each op of a group as its own phase until the code generator splits
-    // fused groups over rows: only the CPU plans fusion across reductions yet.
-    if (!cuda) {
-      PlanFusionPassOptions plan;
-      plan.entryName = options.entry;
-      plan.device = "cpu";
-      pm.addPass(createPlanFusionPass(plan));
+    pm.addNestedPass<mlir::func::FuncOp>(createGeneralizeReductionsPass());
+    addTextual(pm, "func.func(linalg-fuse-elementwise-ops)");
+    pm.addNestedPass<mlir::func::FuncOp>(createFuseSharedProducersPass());
+    addTextual(pm, "canonicalize,cse");
+    PlanFusionPassOptions plan;
+    plan.entryName = options.entry;
+    plan.device = "cpu";
+    if (cuda) {
+      // The cost model of the oldest GPU the artifact is built for; a CUDA group becomes one row
+      // kernel (a warp per row), which passes one value per row between its ops.
+      plan.device = "a100";
+      int oldest = std::numeric_limits<int>::max();
+      for (const std::string &arch : options.gpuArchs) {
+        int number = 0;
+        auto device = fusion::DeviceDescription::forCudaArch(arch);
+        if (device && !llvm::StringRef(arch).drop_front(3).getAsInteger(10, number) &&
+            number < oldest) {
+          oldest = number;
+          plan.device = device->name;
+        }
+      }
+      plan.rowValuesOnly = true;
     }
+    pm.addPass(createPlanFusionPass(plan));
     FormDispatchesPassOptions form;
     form.entryName = options.entry;
     pm.addPass(createFormDispatchesPass(form));
@@ -117,6 +135,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
     TileDispatchesPassOptions tile;
     tile.tile = false;
+    tile.rowTiles = true;
     kernels.addPass(createTileDispatchesPass(tile));
     addTextual(kernels, "canonicalize,cse");
   } else if (stage == "bufferize") {

@@ -1,0 +1,64 @@
+//===- FuseSharedProducers.cpp - Cheap elementwise producers into every reader -===//
+//
+// Upstream elementwise fusion moves a producer into its consumer only when the consumer is its
+// one reader. A cheap producer with a few readers (softmax's exp(x - max), read by the sum and
+// by the division; layer norm's x - mean, read by the variance and by the normalization) is
+// computed again inside each of them instead, so no reader waits on a tensor the producer
+// writes: what remains between them is one value per row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/fusion/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_FUSESHAREDPRODUCERSPASS
+#include "compiler/fusion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+struct FuseSharedProducersPass
+    : impl::FuseSharedProducersPassBase<FuseSharedProducersPass> {
+  using Base::Base;
+
+  /// Whether the producer of `operand` may be computed inside its reader too.
+  bool mayDuplicate(OpOperand *operand) const {
+    auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+    if (!producer || producer.getNumDpsInits() != 1 ||
+        producer.getNumReductionLoops() != 0)
+      return false;
+    if (producer->hasOneUse())
+      return true;
+    int64_t readers = 0;
+    for (Operation *user : producer->getUsers()) {
+      if (!isa<linalg::GenericOp>(user))
+        return false;
+      ++readers;
+    }
+    int64_t bodyOps = 0;
+    for (Operation &op : producer.getBody()->without_terminator()) {
+      (void)op;
+      ++bodyOps;
+    }
+    return readers <= maxReaders && bodyOps <= maxOps;
+  }
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [this](OpOperand *operand) { return mayDuplicate(operand); });
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace kiln
