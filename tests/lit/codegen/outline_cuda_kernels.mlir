@@ -325,3 +325,55 @@ func.func private @dispatch_carried(%out: memref<4xf32>) attributes {kiln.dispat
   }
   return
 }
+
+// -----
+
+// Tests that a fused group split into rows (an scf.forall over 8 rows, from kiln-tile-dispatches'
+// row tiles) becomes one row kernel: each warp takes whole rows (8 rows x 32 lanes = 256
+// threads), the row's private value (the sum, a buffer the row allocates) is an alloca every lane
+// holds, the sum's loop is shared by the lanes (lane, lane + 32, ...) and its partial values
+// combined with five butterfly shuffles, its fill run by every lane, and the division's points
+// taken by the lanes in turn.
+// CHECK-LABEL: func.func private @row_group
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["row_group_0", 256, 256]]
+// CHECK: gpu.func @row_group_0(%[[X:.+]]: memref<8x128xf32>, %[[OUT:.+]]: memref<8x128xf32>) kernel
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[LANE:.+]] = arith.remui %[[TID]], %[[C32:.+]] : index
+// CHECK: %[[WARP:.+]] = arith.divui %{{.+}}, %[[C32]] : index
+// CHECK: %[[WARPS:.+]] = arith.divui %{{.+}}, %[[C32]] : index
+// CHECK: scf.for %[[ROW:.+]] = %[[WARP]] to %{{.+}} step %[[WARPS]]
+// CHECK: %[[SUM:.+]] = memref.alloca() : memref<1xf32>
+// CHECK: memref.store %{{.+}}, %[[SUM]]
+// CHECK: %[[PARTIAL:.+]]:2 = scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %{{.+}} iter_args
+// CHECK-COUNT-10: gpu.shuffle xor
+// CHECK: memref.load %[[SUM]]
+// CHECK: memref.store %{{.+}}, %[[SUM]]
+// CHECK: scf.for %[[P:.+]] = %[[LANE]] to %{{.+}} step %{{.+}} {
+// CHECK: arith.divf
+// CHECK: memref.store %{{.+}}, %[[OUT]]
+func.func private @row_group(%x: memref<8x128xf32>, %out: memref<8x128xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%row) in (8) {
+    %sum = memref.alloc() : memref<1xf32>
+    memref.store %zero, %sum[%c0] : memref<1xf32>
+    scf.for %k = %c0 to %c128 step %c1 {
+      %v = memref.load %x[%row, %k] : memref<8x128xf32>
+      %e = math.exp %v : f32
+      %acc = memref.load %sum[%c0] : memref<1xf32>
+      %s = arith.addf %e, %acc : f32
+      memref.store %s, %sum[%c0] : memref<1xf32>
+    }
+    scf.parallel (%j) = (%c0) to (%c128) step (%c1) {
+      %v = memref.load %x[%row, %j] : memref<8x128xf32>
+      %e = math.exp %v : f32
+      %t = memref.load %sum[%c0] : memref<1xf32>
+      %q = arith.divf %e, %t : f32
+      memref.store %q, %out[%row, %j] : memref<8x128xf32>
+      scf.reduce
+    }
+  }
+  return
+}

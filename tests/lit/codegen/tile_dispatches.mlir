@@ -1,5 +1,6 @@
 // RUN: kiln-opt --split-input-file --kiln-tile-dispatches %s | FileCheck %s
 // RUN: kiln-opt --split-input-file --kiln-tile-dispatches="target-workgroups=4 min-elements-per-workgroup=16" %s | FileCheck %s --check-prefix=OPT
+// RUN: kiln-opt --split-input-file --kiln-tile-dispatches="tile=false row-tiles=true" %s | FileCheck %s --check-prefix=ROW
 
 // The inputs are kernel modules as the compiler splits them off: dispatch functions alone, their
 // callers left behind. Input arguments are matched loosely ({{.*}} after their types): only the
@@ -201,6 +202,11 @@ module @pad {
 // that divides by it) is split only along the loops its root's `kiln.tile_dims` names: 8 rows
 // of 4096 would otherwise be cut along the columns too, and each column tile would compute
 // whole-row sums again. The reduction is fused into each row's tile.
+// For CUDA (row tiles, no workgroup tiling), the group is split into one tile per row, for the
+// row kernel's warps.
+// ROW-LABEL: func.func private @row_group
+// ROW: scf.forall (%{{.+}}) in (8) shared_outs
+// ROW: linalg.reduce ins(%{{.+}} : tensor<1x4096xf32>)
 // CHECK-LABEL: func.func private @row_group
 // CHECK: scf.forall (%[[I:.+]]) in (8) shared_outs
 // CHECK: %[[SUM:.+]] = linalg.reduce ins(%{{.+}} : tensor<1x4096xf32>)

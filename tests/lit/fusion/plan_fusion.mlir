@@ -1,4 +1,5 @@
 // RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward" %s | FileCheck %s
+// RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward device=h100 row-values-only=true" %s | FileCheck %s --check-prefix=ROWS
 
 // Each case is a module of its own whose entry function is @forward.
 
@@ -134,6 +135,12 @@ module @many_readers {
 // reduction) fuses whole once both readers are in one group, and that the path through an op
 // outside the kernels (a library call between producer and consumer) prevents the fusion that
 // would make the group depend on its own result.
+// For a CUDA row kernel (row-values-only), the square may not join: it would hand a whole row
+// to the normalization, which a warp does not keep; the variance, one value per row, does.
+// ROWS-LABEL: module @diamond_and_cycle
+// ROWS-SAME: (h100 device model)
+// ROWS-SAME: "kernel of 2 ops: linalg.generic (variance, normalized);
+// ROWS-SAME: "not fused: linalg.generic (centered): an op of the fused kernel would pass more than one value per row to another
 // CHECK-LABEL: module @diamond_and_cycle
 // CHECK-SAME: "kernel of 3 ops: linalg.generic (centered, variance, normalized);
 // CHECK-SAME: "not fused: linalg.generic (before_call): its result is read by func.call"

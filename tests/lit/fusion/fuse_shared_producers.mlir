@@ -1,0 +1,81 @@
+// RUN: kiln-opt --split-input-file --kiln-fuse-shared-producers %s | FileCheck %s
+// RUN: kiln-opt --split-input-file --kiln-fuse-shared-producers="max-readers=1" %s | FileCheck %s --check-prefix=ONE
+
+// Tests that softmax's exp(x - max), read by the sum and by the division, is computed inside
+// each of them and disappears: between the three remaining ops only the per-row max and sum
+// pass. With at most one reader allowed, it stays.
+// CHECK-LABEL: func.func @softmax
+// CHECK: %[[MAX:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}ins(%{{.+}}, %[[MAX]] : tensor<64x128xf32>, tensor<64xf32>)
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %[[MAX]], %[[SUM]] : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK-NOT: linalg.generic
+// ONE-LABEL: func.func @softmax
+// ONE-COUNT-4: linalg.generic
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @softmax(%x: tensor<64x128xf32>, %max: tensor<64xf32>) -> tensor<64x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x128xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %m = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x128xf32>) outs(%m0 : tensor<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %exp = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<64x128xf32>, tensor<64xf32>) outs(%e2 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<64x128xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %sum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<64x128xf32>) outs(%s0 : tensor<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %div = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<64x128xf32>, tensor<64xf32>) outs(%e2 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<64x128xf32>
+  return %div : tensor<64x128xf32>
+}
+
+// -----
+
+// Tests that a producer read by an op that is not a generic (a transpose) is not computed again
+// in its other reader: the transpose could not take it in.
+// CHECK-LABEL: func.func @named_reader
+// CHECK: %[[T:.+]] = linalg.generic
+// CHECK: math.tanh
+// CHECK: linalg.transpose ins(%[[T]]
+// CHECK: linalg.generic {{.*}}ins(%[[T]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @named_reader(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %e = tensor.empty() : tensor<8x8xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.tanh %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  %tr = linalg.transpose ins(%t : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) permutation = [1, 0]
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  return %tr, %n : tensor<8x8xf32>, tensor<8x8xf32>
+}
