@@ -81,11 +81,12 @@ bool isFreshDestination(Value value) {
 }
 
 /// The ops the planner groups: linalg ops on tensors, fills excepted (they are cloned into the
-/// kernels that use them).
+/// kernels that use them), and ops over an empty loop (they do no work to share; tiling cannot
+/// slice them).
 bool isPlannable(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   return linalgOp && !isa<linalg::FillOp>(op) && linalgOp.hasPureTensorSemantics() &&
-         op->getNumResults() > 0;
+         op->getNumResults() > 0 && !llvm::is_contained(linalgOp.getStaticLoopRanges(), 0);
 }
 
 struct Group {
