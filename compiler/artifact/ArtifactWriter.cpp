@@ -450,7 +450,8 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   auto program = art::CreateProgram(fbb_, fbb_.CreateVector(steps_), *program_.getArenaSize(),
                                     program_.getNaiveSize().value_or(0),
                                     program_.getAlignment().value_or(64),
-                                    program_.getPeakLiveSize().value_or(0));
+                                    program_.getPeakLiveSize().value_or(0),
+                                    program_.getModeledKernelBytes().value_or(0));
   auto inputs = signature(false);
   auto outputs = signature(true);
   auto codeObjects = fbb_.CreateVector(codeObjects_);

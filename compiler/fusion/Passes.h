@@ -24,9 +24,9 @@ inline constexpr llvm::StringLiteral kFusionGroupAttr = "kiln.fusion_group";
 inline constexpr llvm::StringLiteral kTileDimsAttr = "kiln.tile_dims";
 /// On the module: one line per fusion decision, for `kiln compile --report`.
 inline constexpr llvm::StringLiteral kFusionReportAttr = "kiln.fusion_report";
-/// On a dispatch function: the modeled bytes it moves and its modeled time in seconds.
-inline constexpr llvm::StringLiteral kModeledBytesAttr = "kiln.modeled_bytes";
-inline constexpr llvm::StringLiteral kModeledSecondsAttr = "kiln.modeled_seconds";
+/// On the module: the bytes all planned kernels read and write in one run by the cost model
+/// (an i64), which kiln-form-program records on the program.
+inline constexpr llvm::StringLiteral kModeledKernelBytesAttr = "kiln.modeled_kernel_bytes";
 
 /// Collects the names of the model nodes recorded in a location (NameLoc inside FusedLoc and
 /// CallSiteLoc).

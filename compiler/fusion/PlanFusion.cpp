@@ -197,13 +197,16 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     group.rowValues = true;
     for (Operation *member : ArrayRef<Operation *>(group.members).drop_back()) {
       auto memberOp = cast<linalg::LinalgOp>(member);
+      SmallVector<int64_t> memberExtents = memberOp.getStaticLoopRanges();
       llvm::SmallDenseSet<int64_t> rowLoops;
       for (int64_t d : group.tileDims)
         rowLoops.insert((*loopOf)[member][d]);
+      // Each result dimension is a row loop or has one element: one value per row.
       for (OpOperand &init : memberOp.getDpsInitsMutable())
         for (AffineExpr result : memberOp.getMatchingIndexingMap(&init).getResults()) {
           auto dim = dyn_cast<AffineDimExpr>(result);
-          if (!dim || !rowLoops.contains(dim.getPosition()))
+          if (!dim || (!rowLoops.contains(dim.getPosition()) &&
+                       memberExtents[dim.getPosition()] != 1))
             group.rowValues = false;
         }
     }
@@ -289,7 +292,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     }
     for (OpOperand &use : root->getUses()) {
       AffineMap map = cast<linalg::LinalgOp>(use.getOwner()).getMatchingIndexingMap(&use);
-      if (!map.isProjectedPermutation()) {
+      // A 0 reads the one element of a unit dimension (a reduction that kept its dimension).
+      if (!map.isProjectedPermutation(/*allowZeroInResults=*/true)) {
         evaluation.refusal = "the consumer reads it through the indexing map " +
                              llvm::formatv("{0}", map).str() + ", not a projected permutation";
         return evaluation;
@@ -464,6 +468,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     for (const std::string &line : report)
       lines.push_back(builder.getStringAttr(line));
     module->setAttr(kFusionReportAttr, builder.getArrayAttr(lines));
+    module->setAttr(kModeledKernelBytesAttr,
+                    builder.getI64IntegerAttr(static_cast<int64_t>(fusedBytes)));
   }
 };
 

@@ -196,7 +196,7 @@ bool eltwiseParametersAgree(const CallPlan &plan) {
     if (kind == "add")
       continue;
     std::pair<float, float> args{0.0f, 0.0f};
-    if (kind != "relu") {
+    if (kind != "relu" && kind != "gelu_erf") {
       args = {plan.postOpArgs[next], plan.postOpArgs[next + 1]};
       next += 2;
     }
@@ -246,10 +246,90 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   return success();
 }
 
-/// Absorbs the chain of single-use max / min / add ops that follow the anchor.
+/// Whether `value` is a splat constant within a relative 1e-5 of `expected`.
+bool isSplatNear(Value value, double expected) {
+  std::optional<float> splat = splatConstant(value);
+  return splat && std::abs(*splat - expected) <= 1e-5 * std::abs(expected);
+}
+
+/// The operand of the binary `op` that is not `value`, or null when `value` is not an operand.
+Value otherOperand(Operation *op, Value value) {
+  if (op->getNumOperands() != 2)
+    return Value();
+  if (op->getOperand(0) == value)
+    return op->getOperand(1);
+  if (op->getOperand(1) == value)
+    return op->getOperand(0);
+  return Value();
+}
+
+/// The ops of GELU's exact form applied to `x`, as exporters write it: x * 0.5 * (1 + erf(x /
+/// sqrt(2))) (the division also as a product with 1/sqrt(2), the half applied first or last, any
+/// operand order), every intermediate read once; its result is the last op's. Empty when `x`'s
+/// readers are not that.
+SmallVector<Operation *> matchErfGelu(Value x) {
+  Operation *scale = nullptr, *other = nullptr;
+  for (Operation *user : x.getUsers()) {
+    Value by = otherOperand(user, x);
+    bool isScale = by && ((isa<graph::DivOp>(user) && user->getOperand(0) == x &&
+                           isSplatNear(by, std::sqrt(2.0))) ||
+                          (isa<graph::MulOp>(user) && isSplatNear(by, 1.0 / std::sqrt(2.0))));
+    if (isScale && !scale)
+      scale = user;
+    else if (!other)
+      other = user;
+    else
+      return {};
+  }
+  if (!scale || !other || !scale->hasOneUse())
+    return {};
+  auto erf = dyn_cast<graph::ErfOp>(*scale->getUsers().begin());
+  if (!erf || !erf->hasOneUse())
+    return {};
+  Operation *plusOne = *erf->getUsers().begin();
+  if (!isa<graph::AddOp>(plusOne) || !isSplatNear(otherOperand(plusOne, erf), 1.0) ||
+      !plusOne->hasOneUse())
+    return {};
+  // x * (1 + erf) then * 0.5, or x * 0.5 then * (1 + erf).
+  if (!isa<graph::MulOp>(other) || !other->hasOneUse())
+    return {};
+  Operation *last = *other->getUsers().begin();
+  if (!isa<graph::MulOp>(last))
+    return {};
+  Value product = other->getResult(0);
+  if (otherOperand(other, x) == plusOne->getResult(0)) {
+    if (!isSplatNear(otherOperand(last, product), 0.5))
+      return {};
+  } else if (isSplatNear(otherOperand(other, x), 0.5)) {
+    if (last != *plusOne->getUsers().begin() || otherOperand(last, product) != plusOne->getResult(0))
+      return {};
+  } else {
+    return {};
+  }
+  SmallVector<Operation *> ops = {scale, erf, plusOne, other, last};
+  for (Operation *op : ops)
+    if (op->getBlock() != x.getParentBlock() || op->getResult(0).getType() != x.getType())
+      return {};
+  llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ops;
+}
+
+/// Absorbs the chain of single-use max / min / add ops that follow the anchor, and GELU.
 void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
-  while (plan.result.hasOneUse()) {
+  while (true) {
     CallPlan before = plan;
+    if (SmallVector<Operation *> gelu = matchErfGelu(plan.result); !gelu.empty()) {
+      plan.postOps.push_back("gelu_erf");
+      if (!plan.target->supports(plan)) {
+        plan = std::move(before);
+        break;
+      }
+      llvm::append_range(plan.fused, gelu);
+      plan.result = gelu.back()->getResult(0);
+      continue;
+    }
+    if (!plan.result.hasOneUse())
+      break;
     Operation *user = *plan.result.getUsers().begin();
     if (user->getBlock() != plan.anchor->getBlock() || !isa<graph::MaxOp, graph::MinOp,
                                                              graph::AddOp>(user))

@@ -1,6 +1,7 @@
 //===- FormProgram.cpp - The entry function as a program over buffers --------===//
 
 #include "compiler/codegen/Passes.h"
+#include "compiler/fusion/Passes.h"
 #include "compiler/program/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -194,6 +195,9 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
 LogicalResult ProgramFormer::run() {
   builder_.setInsertionPoint(entry_);
   program_ = program::ProgramOp::create(builder_, entry_.getLoc(), entry_.getSymName(), device_);
+  if (auto modeled = entry_->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
+          kModeledKernelBytesAttr))
+    program_.setModeledKernelBytesAttr(modeled);
   builder_.setInsertionPointToStart(&program_.getBody().front());
 
   for (auto [i, argument] : llvm::enumerate(entry_.getArguments())) {

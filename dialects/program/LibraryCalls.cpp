@@ -63,7 +63,8 @@ constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},
 /// The CUDA libraries' switch for TF32 tensor cores.
 constexpr Param kTf32Param = {"allow_tf32", Kind::Bool};
 
-constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"add", 0}};
+constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"add", 0},
+                                     {"gelu_erf", 0}};
 constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
 constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
 

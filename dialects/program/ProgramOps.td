@@ -42,7 +42,8 @@ def Program_ProgramOp : Program_Op<"program", [
     written. The inputs and outputs are numbered from 0 without gaps. Once memory is planned the
     program records the arena's size, the sum of its buffers (`naive_size`), the largest total of
     buffers live at one step (`peak_live_size`, a lower bound for any arena) and the alignment of
-    every offset.
+    every offset. `modeled_kernel_bytes` is what the fusion planner's cost model says the
+    generated kernels read and write in one run.
 
     ```mlir
     program.program @main device(cpu) {
@@ -54,7 +55,8 @@ def Program_ProgramOp : Program_Op<"program", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, Program_Device:$device,
                        OptionalAttr<I64Attr>:$arena_size, OptionalAttr<I64Attr>:$naive_size,
-                       OptionalAttr<I64Attr>:$peak_live_size, OptionalAttr<I64Attr>:$alignment);
+                       OptionalAttr<I64Attr>:$peak_live_size, OptionalAttr<I64Attr>:$alignment,
+                       OptionalAttr<I64Attr>:$modeled_kernel_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name `device` `(` $device `)` attr-dict-with-keyword $body";
   let hasVerifier = 1;

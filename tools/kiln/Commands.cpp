@@ -404,6 +404,9 @@ int runInspect(const InspectCommand &command) {
   }
   os << "  " << artifact.stepCount() << " steps: " << dispatches << " generated kernels, "
      << libraryCalls << " library calls, " << copies << " copies\n";
+  if (uint64_t modeled = artifact.modeledKernelBytes())
+    os << "  the generated kernels move " << humanBytes(modeled)
+       << " per run (the compiler's cost model)\n";
   os << "memory:\n";
   uint64_t arena = artifact.arenaSize(), naive = artifact.naiveIntermediateSize();
   os << "  arena:         " << humanBytes(arena) << " (" << arena << " bytes)\n";
@@ -513,6 +516,7 @@ int runBench(const BenchCommand &command) {
        {{"arena", artifact->arenaSize()},
         {"naive_intermediates", artifact->naiveIntermediateSize()},
         {"peak_live", artifact->peakLiveSize()},
+        {"modeled_kernel_bytes", artifact->modeledKernelBytes()},
         {"constants", artifact->constantsSize()},
         {"run_peak", artifact->runPeakMemory()}}},
       {"samples_ms", samples},

@@ -443,6 +443,11 @@ KILN_API uint64_t kiln_artifact_naive_intermediate_size(const kiln_artifact_t* a
 /// artifacts that do not record it).
 KILN_API uint64_t kiln_artifact_peak_live_size(const kiln_artifact_t* artifact);
 
+/// Returns the bytes the generated kernels read and write in one run, as the
+/// compiler's cost model counted them when it planned fusion (library calls
+/// not included; 0 for NULL and for artifacts that do not record it).
+KILN_API uint64_t kiln_artifact_modeled_kernel_bytes(const kiln_artifact_t* artifact);
+
 /// Returns the bytes of constants (weights) the artifact holds; a session
 /// keeps them once, shared by all its runs (0 for NULL).
 KILN_API uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact);

@@ -344,6 +344,7 @@ class Artifact {
   uint64_t arenaSize() const { return kiln_artifact_arena_size(handle_); }
   uint64_t naiveIntermediateSize() const { return kiln_artifact_naive_intermediate_size(handle_); }
   uint64_t peakLiveSize() const { return kiln_artifact_peak_live_size(handle_); }
+  uint64_t modeledKernelBytes() const { return kiln_artifact_modeled_kernel_bytes(handle_); }
   uint64_t constantsSize() const { return kiln_artifact_constants_size(handle_); }
   uint64_t runPeakMemory() const { return kiln_artifact_run_peak_memory(handle_); }
   size_t codeObjectCount() const { return kiln_artifact_code_object_count(handle_); }

@@ -425,6 +425,10 @@ uint64_t kiln_artifact_peak_live_size(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->program().peak_live_size() : 0;
 }
 
+uint64_t kiln_artifact_modeled_kernel_bytes(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->program().modeled_kernel_bytes() : 0;
+}
+
 uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->constantsSize() : 0;
 }

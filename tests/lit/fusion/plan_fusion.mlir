@@ -236,3 +236,40 @@ module @unfusable_reads {
     return %sums, %gathered : tensor<60xf32>, tensor<64xf32>
   }
 }
+
+// -----
+
+// Tests that a reduction that keeps its reduced dimension (one element, read through a 0 in the
+// consumer's indexing map, as RMS norm exports write it) fuses into its reader on both targets:
+// one value per row.
+// CHECK-LABEL: module @kept_dimension
+// CHECK-SAME: "kernel of 2 ops: linalg.generic (mean_square, scale)
+// ROWS-LABEL: module @kept_dimension
+// ROWS-SAME: "kernel of 2 ops: linalg.generic (mean_square, scale)
+#in = affine_map<(d0, d1, d2) -> (d0, d2)>
+#kept = affine_map<(d0, d1, d2) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#first = affine_map<(d0, d1) -> (d0, 0)>
+module @kept_dimension {
+  func.func @forward(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e1 = tensor.empty() : tensor<64x1xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64x1xf32>) -> tensor<64x1xf32>
+    %ms = linalg.generic {indexing_maps = [#in, #kept], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : tensor<64x128xf32>) outs(%s0 : tensor<64x1xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %sq = arith.mulf %a, %a : f32
+      %r = arith.addf %sq, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<64x1xf32> loc("mean_square")
+    %e2 = tensor.empty() : tensor<64x128xf32>
+    %y = linalg.generic {indexing_maps = [#rows, #first, #rows], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %ms : tensor<64x128xf32>, tensor<64x1xf32>) outs(%e2 : tensor<64x128xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = math.rsqrt %b : f32
+      %q = arith.mulf %a, %r : f32
+      linalg.yield %q : f32
+    } -> tensor<64x128xf32> loc("scale")
+    return %y : tensor<64x128xf32>
+  }
+}

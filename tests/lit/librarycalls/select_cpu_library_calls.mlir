@@ -139,3 +139,56 @@ func.func @not_selected(%v: tensor<8xf32>, %w: tensor<8x3xf32>, %d: tensor<?x8xf
   %4 = graph.add %3, %odd : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
   return %0, %1, %2, %4 : tensor<3xf32>, tensor<?x3xf32>, tensor<4x3xf16>, tensor<2x4x3xf32>
 }
+
+// -----
+
+// Tests that GELU's exact form after a matrix product, in the two orders exporters write it (the
+// half applied last, after a division by sqrt(2); the half applied first, after a product with
+// 1/sqrt(2)), becomes oneDNN's gelu_erf post-op after the bias, with none of its math left.
+// CHECK-LABEL: func.func @matmul_erf_gelu
+// CHECK: %[[Y:.+]] = call @onednn.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}, %{{.+}}) {post_ops = ["gelu_erf"]}
+// CHECK: %[[Z:.+]] = call @onednn.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}) {post_ops = ["gelu_erf"]}
+// CHECK-NOT: graph.erf
+// CHECK: return %[[Y]], %[[Z]]
+func.func @matmul_erf_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %bias: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %sqrt2 = graph.constant dense<1.41421354> : tensor<f32>
+  %rsqrt2 = graph.constant dense<0.707106769> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %m = graph.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %0 = graph.add %m, %bias : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = graph.div %0, %sqrt2 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %2 = graph.erf %1 : tensor<4x8xf32>
+  %3 = graph.add %2, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %4 = graph.mul %0, %3 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = graph.mul %4, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %n = graph.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %6 = graph.mul %half, %n : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %7 = graph.mul %n, %rsqrt2 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %8 = graph.erf %7 : tensor<4x8xf32>
+  %9 = graph.add %one, %8 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %10 = graph.mul %6, %9 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %5, %10 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a matrix product whose result is also read outside GELU (a third reader) keeps its
+// GELU as graph ops: the fused call would not produce the value the third reader needs.
+// CHECK-LABEL: func.func @gelu_with_another_reader
+// CHECK: %[[Y:.+]] = call @onednn.matmul_{{[0-9]+}}
+// CHECK-NOT: post_ops
+// CHECK: graph.erf
+func.func @gelu_with_another_reader(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %sqrt2 = graph.constant dense<1.41421354> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %0 = graph.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %1 = graph.div %0, %sqrt2 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %2 = graph.erf %1 : tensor<4x8xf32>
+  %3 = graph.add %2, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %4 = graph.mul %0, %3 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = graph.mul %4, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %6 = graph.neg %0 : tensor<4x8xf32>
+  return %5, %6 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -11,7 +11,7 @@ namespace {
 
 /// The argument count of each post-op kind; -1 for an unknown kind.
 int postOpArgCount(const std::string& kind) {
-  if (kind == "relu" || kind == "add") return 0;
+  if (kind == "relu" || kind == "add" || kind == "gelu_erf") return 0;
   if (kind == "clip" || kind == "linear") return 2;
   return -1;
 }
@@ -57,6 +57,8 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
     next_arg += arg_count;
     if (kind == "relu") {
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    } else if (kind == "gelu_erf") {
+      epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
     } else if (kind == "clip") {
       if (!(a[0] <= a[1]))
         return call.invalid("clip post-op " + std::to_string(i) + " has low bound " +
