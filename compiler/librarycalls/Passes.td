@@ -29,9 +29,10 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
       and the call has none (a constant channel bias is reshaped to `C`), otherwise the post-op
       `add` with that tensor as an extra operand;
     - `graph.add` of a tensor of the result's shape (a residual) becomes the post-op `add`;
-    - GELU's exact form, x * 0.5 * (1 + erf(x / sqrt(2))) as exporters write it (the result read
-      by the division and by the product), becomes the post-op `gelu_erf` (oneDNN only: cuBLASLt's
-      GELU epilogue is the tanh approximation).
+    - GELU, however the exporter wrote it (the elementwise ops reading the result, with splat
+      constants, recognized by evaluating them): the exact form becomes oneDNN's `gelu_erf`
+      (cuBLASLt has none: it stays a generated kernel), the tanh approximation oneDNN's
+      `gelu_tanh` and cuBLASLt's `gelu` epilogue.
 
     `graph.gemm` maps to `onednn.matmul` with `trans_a` / `trans_b`; `alpha * AB + beta * C` is
     the bias (alpha = beta = 1 and C of shape `N`), or the post-ops `linear(alpha, 0)`, `add C`,

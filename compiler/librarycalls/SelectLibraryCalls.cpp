@@ -51,6 +51,8 @@ struct Target {
   bool partialBatchBroadcast;
   /// Whether the plan's epilogue is one the library fuses.
   bool (*supports)(const CallPlan &plan);
+  /// The post-op names of GELU's erf form and its tanh approximation ("" where not fused).
+  llvm::StringLiteral geluErf, geluTanh;
 };
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
@@ -196,7 +198,7 @@ bool eltwiseParametersAgree(const CallPlan &plan) {
     if (kind == "add")
       continue;
     std::pair<float, float> args{0.0f, 0.0f};
-    if (kind != "relu" && kind != "gelu_erf") {
+    if (kind != "relu" && kind != "gelu_erf" && kind != "gelu_tanh") {
       args = {plan.postOpArgs[next], plan.postOpArgs[next + 1]};
       next += 2;
     }
@@ -246,80 +248,128 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   return success();
 }
 
-/// Whether `value` is a splat constant within a relative 1e-5 of `expected`.
-bool isSplatNear(Value value, double expected) {
-  std::optional<float> splat = splatConstant(value);
-  return splat && std::abs(*splat - expected) <= 1e-5 * std::abs(expected);
+/// The elementwise ops a GELU may be written with, evaluated on one value; nothing for others.
+std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operands) {
+  StringRef name = op->getName().getStringRef();
+  if (operands.size() == 2) {
+    double a = operands[0], b = operands[1];
+    if (name == "graph.add") return a + b;
+    if (name == "graph.sub") return a - b;
+    if (name == "graph.mul") return a * b;
+    if (name == "graph.div") return a / b;
+    if (name == "graph.pow") return std::pow(a, b);
+    return std::nullopt;
+  }
+  if (operands.size() == 1) {
+    double a = operands[0];
+    if (name == "graph.tanh") return std::tanh(a);
+    if (name == "graph.erf") return std::erf(a);
+    if (name == "graph.neg") return -a;
+    if (name == "graph.sqrt") return std::sqrt(a);
+    if (name == "graph.exp") return std::exp(a);
+  }
+  return std::nullopt;
 }
 
-/// The operand of the binary `op` that is not `value`, or null when `value` is not an operand.
-Value otherOperand(Operation *op, Value value) {
-  if (op->getNumOperands() != 2)
-    return Value();
-  if (op->getOperand(0) == value)
-    return op->getOperand(1);
-  if (op->getOperand(1) == value)
-    return op->getOperand(0);
-  return Value();
-}
-
-/// The ops of GELU's exact form applied to `x`, as exporters write it: x * 0.5 * (1 + erf(x /
-/// sqrt(2))) (the division also as a product with 1/sqrt(2), the half applied first or last, any
-/// operand order), every intermediate read once; its result is the last op's. Empty when `x`'s
-/// readers are not that.
-SmallVector<Operation *> matchErfGelu(Value x) {
-  Operation *scale = nullptr, *other = nullptr;
-  for (Operation *user : x.getUsers()) {
-    Value by = otherOperand(user, x);
-    bool isScale = by && ((isa<graph::DivOp>(user) && user->getOperand(0) == x &&
-                           isSplatNear(by, std::sqrt(2.0))) ||
-                          (isa<graph::MulOp>(user) && isSplatNear(by, 1.0 / std::sqrt(2.0))));
-    if (isScale && !scale)
-      scale = user;
-    else if (!other)
-      other = user;
-    else
-      return {};
+/// The GELU that elementwise ops reading `x` compute, whatever order and association the
+/// exporter wrote it in, with those ops in block order (the last one's result is GELU(x)):
+/// "gelu_erf" for x (1 + erf(x / sqrt 2)) / 2, "gelu_tanh" for the tanh approximation. The
+/// candidates are the elementwise ops after `x` computing from `x`, each other and splat
+/// constants only; each candidate result is tried with the ops it depends on, which must be
+/// every reader of `x` and read only by each other. They are recognized by evaluating them where
+/// the two forms (and anything else) differ.
+std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
+  constexpr size_t kMaxOps = 16;
+  Operation *definer = x.getDefiningOp();
+  if (!definer || x.use_empty())
+    return {};
+  llvm::SetVector<Operation *> cone;
+  for (Operation *op = definer->getNextNode(); op && cone.size() < kMaxOps;
+       op = op->getNextNode()) {
+    if (op->getNumResults() != 1 || op->getResult(0).getType() != x.getType() ||
+        op->getNumOperands() < 1 || op->getNumOperands() > 2 ||
+        !isa<graph::GraphDialect>(op->getDialect()))
+      continue;
+    bool computesFromX = false, closed = true;
+    for (Value operand : op->getOperands()) {
+      if (operand == x || cone.contains(operand.getDefiningOp()))
+        computesFromX = true;
+      else if (!splatConstant(operand))
+        closed = false;
+    }
+    if (computesFromX && closed)
+      cone.insert(op);
   }
-  if (!scale || !other || !scale->hasOneUse())
-    return {};
-  auto erf = dyn_cast<graph::ErfOp>(*scale->getUsers().begin());
-  if (!erf || !erf->hasOneUse())
-    return {};
-  Operation *plusOne = *erf->getUsers().begin();
-  if (!isa<graph::AddOp>(plusOne) || !isSplatNear(otherOperand(plusOne, erf), 1.0) ||
-      !plusOne->hasOneUse())
-    return {};
-  // x * (1 + erf) then * 0.5, or x * 0.5 then * (1 + erf).
-  if (!isa<graph::MulOp>(other) || !other->hasOneUse())
-    return {};
-  Operation *last = *other->getUsers().begin();
-  if (!isa<graph::MulOp>(last))
-    return {};
-  Value product = other->getResult(0);
-  if (otherOperand(other, x) == plusOne->getResult(0)) {
-    if (!isSplatNear(otherOperand(last, product), 0.5))
-      return {};
-  } else if (isSplatNear(otherOperand(other, x), 0.5)) {
-    if (last != *plusOne->getUsers().begin() || otherOperand(last, product) != plusOne->getResult(0))
-      return {};
-  } else {
-    return {};
+  auto evaluate = [&](ArrayRef<Operation *> ops, double at) -> std::optional<double> {
+    llvm::DenseMap<Operation *, double> values;
+    for (Operation *op : ops) {
+      SmallVector<double> operands;
+      for (Value operand : op->getOperands()) {
+        if (operand == x)
+          operands.push_back(at);
+        else if (auto found = values.find(operand.getDefiningOp()); found != values.end())
+          operands.push_back(found->second);
+        else
+          operands.push_back(*splatConstant(operand));
+      }
+      std::optional<double> result = evaluateElementwise(op, operands);
+      if (!result)
+        return std::nullopt;
+      values[op] = *result;
+    }
+    return values[ops.back()];
+  };
+  auto geluErf = [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); };
+  auto geluTanh = [](double v) {
+    return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+  };
+  for (Operation *last : cone) {
+    // The ops `last` depends on, in block order.
+    llvm::SmallPtrSet<Operation *, 16> slice{last};
+    for (Operation *op : llvm::reverse(cone))
+      if (slice.contains(op))
+        for (Value operand : op->getOperands())
+          if (Operation *producer = operand.getDefiningOp(); cone.contains(producer))
+            slice.insert(producer);
+    SmallVector<Operation *> ops;
+    for (Operation *op : cone)
+      if (slice.contains(op))
+        ops.push_back(op);
+    bool whole = llvm::all_of(x.getUsers(), [&](Operation *user) { return slice.contains(user); });
+    for (Operation *op : ops)
+      if (op != last)
+        whole &= llvm::all_of(op->getUsers(), [&](Operation *user) { return slice.contains(user); });
+    if (!whole)
+      continue;
+    bool erfForm = true, tanhForm = true;
+    for (double at : {-6.0, -3.0, -1.5, -0.7, -0.2, 0.0, 0.3, 0.9, 1.7, 2.5, 5.0}) {
+      std::optional<double> value = evaluate(ops, at);
+      if (!value) {
+        erfForm = tanhForm = false;
+        break;
+      }
+      auto near = [&](double expected) {
+        return std::abs(*value - expected) <= 1e-5 * std::max(1.0, std::abs(expected));
+      };
+      erfForm &= near(geluErf(at));
+      tanhForm &= near(geluTanh(at));
+    }
+    // The two forms differ by up to 5e-4 at these points: at most one matches.
+    if (erfForm != tanhForm)
+      return {erfForm ? "gelu_erf" : "gelu_tanh", ops};
   }
-  SmallVector<Operation *> ops = {scale, erf, plusOne, other, last};
-  for (Operation *op : ops)
-    if (op->getBlock() != x.getParentBlock() || op->getResult(0).getType() != x.getType())
-      return {};
-  llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ops;
+  return {};
 }
 
 /// Absorbs the chain of single-use max / min / add ops that follow the anchor, and GELU.
 void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
   while (true) {
     CallPlan before = plan;
-    if (SmallVector<Operation *> gelu = matchErfGelu(plan.result); !gelu.empty()) {
-      plan.postOps.push_back("gelu_erf");
+    if (auto [form, gelu] = matchGelu(plan.result); !gelu.empty()) {
+      StringRef kind = form == "gelu_erf" ? plan.target->geluErf : plan.target->geluTanh;
+      if (kind.empty())
+        break;
+      plan.postOps.push_back(kind);
       if (!plan.target->supports(plan)) {
         plan = std::move(before);
         break;
@@ -491,7 +541,7 @@ bool cudaSupports(const CallPlan &plan) {
           addendType.getShape() != resultType.getShape())
         return false;
       stage = kAdd;
-    } else if (kind == "relu") {
+    } else if (kind == "relu" || (kind == "gelu" && matmul)) {
       if (stage == kActivation)
         return false;
       stage = kActivation;
@@ -505,9 +555,10 @@ bool cudaSupports(const CallPlan &plan) {
 bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 
 constexpr Target kCpuTarget{"onednn.convolution", "onednn.matmul", /*halfPrecision=*/false,
-                            /*partialBatchBroadcast=*/true, cpuSupports};
+                            /*partialBatchBroadcast=*/true, cpuSupports, "gelu_erf", "gelu_tanh"};
+// cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
 constexpr Target kCudaTarget{"cudnn.convolution", "cublaslt.matmul", /*halfPrecision=*/true,
-                             /*partialBatchBroadcast=*/false, cudaSupports};
+                             /*partialBatchBroadcast=*/false, cudaSupports, "", "gelu"};
 
 /// Selects the library calls of `target` in a module.
 class LibraryCallSelector {

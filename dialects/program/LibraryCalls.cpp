@@ -64,7 +64,7 @@ constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},
 constexpr Param kTf32Param = {"allow_tf32", Kind::Bool};
 
 constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"add", 0},
-                                     {"gelu_erf", 0}};
+                                     {"gelu_erf", 0}, {"gelu_tanh", 0}};
 constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
 constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
 

@@ -192,3 +192,52 @@ func.func @gelu_with_another_reader(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) 
   %6 = graph.neg %0 : tensor<4x8xf32>
   return %5, %6 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that GELU's tanh approximation as GPT-2's export writes it (x * x * x, the constants
+// sqrt(2 / pi) and 0.044715) after a matrix product with a bias becomes oneDNN's gelu_tanh
+// post-op.
+// CHECK-LABEL: func.func @matmul_tanh_gelu
+// CHECK: %[[Y:.+]] = call @onednn.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}, %{{.+}}) {post_ops = ["gelu_tanh"]}
+// CHECK-NOT: graph.tanh
+// CHECK: return %[[Y]]
+func.func @matmul_tanh_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %bias: tensor<8xf32>) -> tensor<4x8xf32> {
+  %c = graph.constant dense<0.044715> : tensor<f32>
+  %s = graph.constant dense<0.797884583> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %m = graph.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %x = graph.add %m, %bias : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %0 = graph.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = graph.mul %x, %0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = graph.mul %1, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %3 = graph.add %x, %2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = graph.mul %3, %s : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %5 = graph.tanh %4 : tensor<4x8xf32>
+  %6 = graph.add %5, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %7 = graph.mul %x, %6 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = graph.mul %7, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %8 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that elementwise math after a product that is not GELU (a tanh without the cubic term)
+// is left alone.
+// CHECK-LABEL: func.func @not_gelu
+// CHECK: call @onednn.matmul_{{[0-9]+}}
+// CHECK-NOT: post_ops
+// CHECK: graph.tanh
+func.func @not_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %s = graph.constant dense<0.797884583> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %x = graph.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %4 = graph.mul %x, %s : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %5 = graph.tanh %4 : tensor<4x8xf32>
+  %6 = graph.add %5, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %7 = graph.mul %x, %6 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = graph.mul %7, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %8 : tensor<4x8xf32>
+}

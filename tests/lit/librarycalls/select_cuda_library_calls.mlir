@@ -121,3 +121,29 @@ func.func @matmul_erf_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor
   %5 = graph.mul %4, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %5 : tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that GELU's tanh approximation (GPT-2's form) after a matrix product becomes cuBLASLt's
+// GELU epilogue, which computes exactly that approximation.
+// CHECK-LABEL: func.func @matmul_tanh_gelu
+// CHECK: %[[Y:.+]] = call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}) {post_ops = ["gelu"]}
+// CHECK-NOT: graph.tanh
+// CHECK: return %[[Y]]
+func.func @matmul_tanh_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %c = graph.constant dense<0.044715> : tensor<f32>
+  %s = graph.constant dense<0.797884583> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %x = graph.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %0 = graph.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = graph.mul %x, %0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = graph.mul %1, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %3 = graph.add %x, %2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = graph.mul %3, %s : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %5 = graph.tanh %4 : tensor<4x8xf32>
+  %6 = graph.add %5, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %7 = graph.mul %x, %6 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = graph.mul %7, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %8 : tensor<4x8xf32>
+}

@@ -11,7 +11,7 @@ namespace {
 
 /// The argument count of each post-op kind; -1 for an unknown kind.
 int postOpArgCount(const std::string& kind) {
-  if (kind == "relu" || kind == "add" || kind == "gelu_erf") return 0;
+  if (kind == "relu" || kind == "add" || kind == "gelu_erf" || kind == "gelu_tanh") return 0;
   if (kind == "clip" || kind == "linear") return 2;
   return -1;
 }
@@ -59,6 +59,8 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     } else if (kind == "gelu_erf") {
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    } else if (kind == "gelu_tanh") {
+      epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
     } else if (kind == "clip") {
       if (!(a[0] <= a[1]))
         return call.invalid("clip post-op " + std::to_string(i) + " has low bound " +
