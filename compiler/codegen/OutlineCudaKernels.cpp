@@ -54,6 +54,29 @@ std::optional<IterationSpace> staticSpace(scf::ParallelOp loop) {
   return space;
 }
 
+/// The indices of the point of a loop nest that the flat index `linear` names, outermost first:
+/// loop d has `counts[d]` points from `lower[d]` with step `steps[d]` (the innermost one's step
+/// times `innerScale`, for points that stand for that many neighbours).
+SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
+                               ArrayRef<int64_t> counts, ArrayRef<int64_t> lower,
+                               ArrayRef<int64_t> steps, int64_t innerScale = 1) {
+  Value remaining = linear;
+  SmallVector<Value> reversed;
+  for (int64_t d = counts.size() - 1; d >= 0; --d) {
+    Value extent = arith::ConstantIndexOp::create(builder, loc, counts[d]);
+    Value position = d == 0 ? remaining
+                            : arith::RemUIOp::create(builder, loc, remaining, extent).getResult();
+    if (d != 0)
+      remaining = arith::DivUIOp::create(builder, loc, remaining, extent);
+    int64_t step = steps[d] * (d + 1 == static_cast<int64_t>(counts.size()) ? innerScale : 1);
+    Value scaled = arith::MulIOp::create(builder, loc, position,
+                                         arith::ConstantIndexOp::create(builder, loc, step));
+    reversed.push_back(arith::AddIOp::create(
+        builder, loc, scaled, arith::ConstantIndexOp::create(builder, loc, lower[d])));
+  }
+  return SmallVector<Value>(reversed.rbegin(), reversed.rend());
+}
+
 /// Whether `type` is laid out row-major and contiguously with a static shape.
 bool isContiguous(MemRefType type) {
   return type.hasStaticShape() && type.getLayout().isIdentity();
@@ -550,20 +573,9 @@ void emitLaneStridedLoop(scf::ParallelOp parallel, const IterationSpace &space, 
   };
   auto loop = scf::ForOp::create(builder, loc, lane, constant(space.points), constant(32));
   OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
-  Value remaining = loop.getInductionVar();
-  SmallVector<Value> reversed;
-  for (int64_t d = space.counts.size() - 1; d >= 0; --d) {
-    Value extent = arith::ConstantIndexOp::create(inside, loc, space.counts[d]);
-    Value position = d == 0 ? remaining
-                            : arith::RemUIOp::create(inside, loc, remaining, extent).getResult();
-    if (d != 0)
-      remaining = arith::DivUIOp::create(inside, loc, remaining, extent);
-    Value scaled = arith::MulIOp::create(inside, loc, position,
-                                         arith::ConstantIndexOp::create(inside, loc, space.steps[d]));
-    reversed.push_back(arith::AddIOp::create(
-        inside, loc, scaled, arith::ConstantIndexOp::create(inside, loc, space.lower[d])));
-  }
-  for (auto [var, value] : llvm::zip(parallel.getInductionVars(), llvm::reverse(reversed)))
+  SmallVector<Value> indices = delinearize(inside, loc, loop.getInductionVar(), space.counts,
+                                           space.lower, space.steps);
+  for (auto [var, value] : llvm::zip(parallel.getInductionVars(), indices))
     mapping.map(var, value);
   inside.setInsertionPoint(loop.getBody()->getTerminator());
   for (Operation &op : parallel.getBody()->without_terminator())
@@ -709,20 +721,9 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
   // Every lane of a warp runs the same rows, so the shuffles see the whole warp.
   auto loop = scf::ForOp::create(builder, loc, warp, constant(total), warps);
   OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
-  Value remaining = loop.getInductionVar();
-  SmallVector<Value> reversed;
-  for (int64_t d = counts.size() - 1; d >= 0; --d) {
-    Value extent = arith::ConstantIndexOp::create(inside, loc, counts[d]);
-    Value position = d == 0 ? remaining
-                            : arith::RemUIOp::create(inside, loc, remaining, extent).getResult();
-    if (d != 0)
-      remaining = arith::DivUIOp::create(inside, loc, remaining, extent);
-    Value scaled = arith::MulIOp::create(inside, loc, position,
-                                         arith::ConstantIndexOp::create(inside, loc, (*steps)[d]));
-    reversed.push_back(arith::AddIOp::create(
-        inside, loc, scaled, arith::ConstantIndexOp::create(inside, loc, (*lower)[d])));
-  }
-  for (auto [var, value] : llvm::zip(rows.getInductionVars(), llvm::reverse(reversed)))
+  SmallVector<Value> indices =
+      delinearize(inside, loc, loop.getInductionVar(), counts, *lower, *steps);
+  for (auto [var, value] : llvm::zip(rows.getInductionVars(), indices))
     mapping.map(var, value);
   inside.setInsertionPoint(loop.getBody()->getTerminator());
   for (Operation &op : rows.getBody()->without_terminator())
@@ -802,22 +803,8 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
       auto forLoop = scf::ForOp::create(builder, loc, first, indexConstant(workItems), stride);
       OpBuilder inside = OpBuilder::atBlockBegin(forLoop.getBody());
       // The point `i` stands for, outermost first (`width` points along the innermost loop).
-      SmallVector<Value> indices;
-      Value remaining = forLoop.getInductionVar();
-      SmallVector<Value> reversed;
-      for (int64_t d = counts.size() - 1; d >= 0; --d) {
-        Value extent = arith::ConstantIndexOp::create(inside, loc, counts[d]);
-        Value position = d == 0 ? remaining
-                                : arith::RemUIOp::create(inside, loc, remaining, extent).getResult();
-        if (d != 0)
-          remaining = arith::DivUIOp::create(inside, loc, remaining, extent);
-        int64_t scale = space->steps[d] * (d + 1 == static_cast<int64_t>(counts.size()) ? width : 1);
-        Value scaled = arith::MulIOp::create(inside, loc, position,
-                                             arith::ConstantIndexOp::create(inside, loc, scale));
-        reversed.push_back(arith::AddIOp::create(
-            inside, loc, scaled, arith::ConstantIndexOp::create(inside, loc, space->lower[d])));
-      }
-      indices.assign(reversed.rbegin(), reversed.rend());
+      SmallVector<Value> indices = delinearize(inside, loc, forLoop.getInductionVar(), counts,
+                                               space->lower, space->steps, width);
       inside.setInsertionPoint(forLoop.getBody()->getTerminator());
       if (vectorize) {
         emitVectorBody(loop, indices, width, inside, mapping);

@@ -8,48 +8,40 @@
 
 namespace kiln::fusion {
 
-std::optional<DeviceDescription> DeviceDescription::named(llvm::StringRef name) {
-  DeviceDescription d;
-  d.name = name.str();
-  if (name == "cpu") {
+namespace {
+
+struct Published {
+  const char *name;
+  double fp32, fp16, bytesPerSecond, launchSeconds;
+  int64_t parallelUnits, cacheMiB;
+};
+
+constexpr Published kDevices[] = {
     // Two cores with AVX2 FMA at about 3 GHz (2 x 16 fp32 FLOPs per cycle each); one channel
     // pair of DDR4; a thread-pool wake-up per kernel.
-    d.fp32FlopsPerSecond = 2 * 96e9;
-    d.fp16FlopsPerSecond = d.fp32FlopsPerSecond;
-    d.bytesPerSecond = 20e9;
-    d.launchSeconds = 3e-6;
-    d.parallelUnits = 2;
-    d.cacheBytes = 32ll << 20;
-    return d;
-  }
-  if (name == "a100") {
+    {"cpu", 2 * 96e9, 2 * 96e9, 20e9, 3e-6, 2, 32},
     // A100 SXM4 80 GB: 19.5 TFLOP/s fp32, 312 fp16 tensor, 2039 GB/s, 40 MB L2, 108 SMs.
-    d.fp32FlopsPerSecond = 19.5e12;
-    d.fp16FlopsPerSecond = 312e12;
-    d.bytesPerSecond = 2039e9;
-    d.launchSeconds = 2e-6;
-    d.parallelUnits = 108;
-    d.cacheBytes = 40ll << 20;
-    return d;
-  }
-  if (name == "h100") {
+    {"a100", 19.5e12, 312e12, 2039e9, 2e-6, 108, 40},
     // H100 SXM5: 67 TFLOP/s fp32, 989 fp16 tensor (dense), 3.35 TB/s, 50 MB L2, 132 SMs.
-    d.fp32FlopsPerSecond = 67e12;
-    d.fp16FlopsPerSecond = 989e12;
-    d.bytesPerSecond = 3350e9;
-    d.launchSeconds = 2e-6;
-    d.parallelUnits = 132;
-    d.cacheBytes = 50ll << 20;
-    return d;
-  }
-  if (name == "l4") {
+    {"h100", 67e12, 989e12, 3350e9, 2e-6, 132, 50},
     // L4: 30.3 TFLOP/s fp32, 121 fp16 tensor (dense), 300 GB/s, 48 MB L2, 58 SMs.
-    d.fp32FlopsPerSecond = 30.3e12;
-    d.fp16FlopsPerSecond = 121e12;
-    d.bytesPerSecond = 300e9;
-    d.launchSeconds = 2e-6;
-    d.parallelUnits = 58;
-    d.cacheBytes = 48ll << 20;
+    {"l4", 30.3e12, 121e12, 300e9, 2e-6, 58, 48},
+};
+
+} // namespace
+
+std::optional<DeviceDescription> DeviceDescription::named(llvm::StringRef name) {
+  for (const Published &published : kDevices) {
+    if (name != published.name)
+      continue;
+    DeviceDescription d;
+    d.name = published.name;
+    d.fp32FlopsPerSecond = published.fp32;
+    d.fp16FlopsPerSecond = published.fp16;
+    d.bytesPerSecond = published.bytesPerSecond;
+    d.launchSeconds = published.launchSeconds;
+    d.parallelUnits = published.parallelUnits;
+    d.cacheBytes = published.cacheMiB << 20;
     return d;
   }
   return std::nullopt;

@@ -31,9 +31,8 @@ struct DeviceDescription {
   double launchSeconds = 0;
   /// Streaming multiprocessors (GPU) or cores (CPU).
   int64_t parallelUnits = 1;
-  /// Last-level cache: data re-read while it fits is charged at `cachedReadFactor` of DRAM.
+  /// Last-level cache (recorded; the kernel time does not use it yet).
   int64_t cacheBytes = 0;
-  double cachedReadFactor = 0.4;
 
   /// The description named `name` (cpu, a100, h100, l4), or nothing.
   static std::optional<DeviceDescription> named(llvm::StringRef name);
