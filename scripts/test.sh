@@ -16,10 +16,13 @@ build="${1:-$root/build}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 
 start=$(date +%s)
-if [[ ! -f "$build/build.ninja" ]]; then
-  # The loader fuzzers need clang with libFuzzer, which install-deps.sh provides.
-  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_FUZZERS=ON
-fi
+# Configured every time (a few seconds when nothing changed): a build tree that
+# scripts/run-example.sh made first has neither the fuzzers nor, if .venv came later, the current
+# ONNX release's node tests, which this configuration finds. The loader fuzzers need clang with
+# libFuzzer, which install-deps.sh provides.
+mkdir -p "$build"
+cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_FUZZERS=ON \
+  > "$build/configure.log" 2>&1 || { tail -n 40 "$build/configure.log"; exit 1; }
 # ninja prints a line per step; keep the log and show its tail, so CI output stays readable.
 if ! ninja -C "$build" > "$build/build.log" 2>&1; then
   tail -n 80 "$build/build.log"
