@@ -255,8 +255,7 @@ FailureOr<art::BufferRef> Translator::bufferRef(Value value, Operation *user) {
   uint64_t bytes = program::bufferBytes(cast<MemRefType>(value.getType()));
   if (offset == 0 && bytes == it->second.size())
     return it->second;
-  return art::BufferRef(it->second.kind(), it->second.index(), it->second.offset() + offset,
-                        bytes);
+  return art::BufferRef(it->second.kind(), it->second.index(), it->second.offset() + offset, bytes);
 }
 
 FailureOr<fb::Offset<fb::Vector<fb::Offset<art::Binding>>>>
@@ -447,11 +446,10 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
     if (failed(result))
       return failure();
   }
-  auto program = art::CreateProgram(fbb_, fbb_.CreateVector(steps_), *program_.getArenaSize(),
-                                    program_.getNaiveSize().value_or(0),
-                                    program_.getAlignment().value_or(64),
-                                    program_.getPeakLiveSize().value_or(0),
-                                    program_.getModeledKernelBytes().value_or(0));
+  auto program = art::CreateProgram(
+      fbb_, fbb_.CreateVector(steps_), *program_.getArenaSize(),
+      program_.getNaiveSize().value_or(0), program_.getAlignment().value_or(64),
+      program_.getPeakLiveSize().value_or(0), program_.getModeledKernelBytes().value_or(0));
   auto inputs = signature(false);
   auto outputs = signature(true);
   auto codeObjects = fbb_.CreateVector(codeObjects_);

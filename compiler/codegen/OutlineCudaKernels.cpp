@@ -64,8 +64,8 @@ SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
   SmallVector<Value> reversed;
   for (int64_t d = counts.size() - 1; d >= 0; --d) {
     Value extent = arith::ConstantIndexOp::create(builder, loc, counts[d]);
-    Value position = d == 0 ? remaining
-                            : arith::RemUIOp::create(builder, loc, remaining, extent).getResult();
+    Value position =
+        d == 0 ? remaining : arith::RemUIOp::create(builder, loc, remaining, extent).getResult();
     if (d != 0)
       remaining = arith::DivUIOp::create(builder, loc, remaining, extent);
     int64_t step = steps[d] * (d + 1 == static_cast<int64_t>(counts.size()) ? innerScale : 1);
@@ -539,9 +539,9 @@ void privatizeRowBuffers(func::FuncOp function) {
   });
   for (memref::AllocOp alloc : allocs) {
     OpBuilder builder(alloc);
-    auto alloca = memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(),
-                                           alloc.getDynamicSizes(), alloc.getSymbolOperands(),
-                                           alloc.getAlignmentAttr());
+    auto alloca =
+        memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(), alloc.getDynamicSizes(),
+                                 alloc.getSymbolOperands(), alloc.getAlignmentAttr());
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       if (isa<memref::DeallocOp>(user))
         user->erase();
@@ -573,8 +573,8 @@ void emitLaneStridedLoop(scf::ParallelOp parallel, const IterationSpace &space, 
   };
   auto loop = scf::ForOp::create(builder, loc, lane, constant(space.points), constant(32));
   OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
-  SmallVector<Value> indices = delinearize(inside, loc, loop.getInductionVar(), space.counts,
-                                           space.lower, space.steps);
+  SmallVector<Value> indices =
+      delinearize(inside, loc, loop.getInductionVar(), space.counts, space.lower, space.steps);
   for (auto [var, value] : llvm::zip(parallel.getInductionVars(), indices))
     mapping.map(var, value);
   inside.setInsertionPoint(loop.getBody()->getTerminator());
@@ -623,30 +623,30 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRM
       return b.create(state)->getResult(0);
     };
     // Each lane folds its elements; the first one starts the partial value (no identity needed).
-    auto partials = scf::ForOp::create(
-        builder, loc, lane, end, step, ValueRange{zero, none},
-        [&](OpBuilder &b, Location, Value at, ValueRange state) {
-          IRMapping local = mapping;
-          local.map(r, at);
-          for (Operation *inner : match.element)
-            b.clone(*inner, local);
-          Value value = local.lookup(match.combined);
-          Value folded = combine(b, state[0], value);
-          Value next = arith::SelectOp::create(b, loc, state[1], folded, value);
-          Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
-          scf::YieldOp::create(b, loc, ValueRange{next, yes});
-        });
+    auto partials =
+        scf::ForOp::create(builder, loc, lane, end, step, ValueRange{zero, none},
+                           [&](OpBuilder &b, Location, Value at, ValueRange state) {
+                             IRMapping local = mapping;
+                             local.map(r, at);
+                             for (Operation *inner : match.element)
+                               b.clone(*inner, local);
+                             Value value = local.lookup(match.combined);
+                             Value folded = combine(b, state[0], value);
+                             Value next = arith::SelectOp::create(b, loc, state[1], folded, value);
+                             Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+                             scf::YieldOp::create(b, loc, ValueRange{next, yes});
+                           });
     Value partial = partials.getResult(0), has = partials.getResult(1);
     Value width = arith::ConstantIntOp::create(builder, loc, 32, 32);
     for (int64_t offset : {16, 8, 4, 2, 1}) {
       Value distance = arith::ConstantIntOp::create(builder, loc, offset, 32);
-      Value other = gpu::ShuffleOp::create(builder, loc, partial, distance, width,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
+      Value other =
+          gpu::ShuffleOp::create(builder, loc, partial, distance, width, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
       Value hasWide = arith::ExtUIOp::create(builder, loc, builder.getI32Type(), has);
-      Value otherHasWide = gpu::ShuffleOp::create(builder, loc, hasWide, distance, width,
-                                                  gpu::ShuffleMode::XOR)
-                               .getShuffleResult();
+      Value otherHasWide =
+          gpu::ShuffleOp::create(builder, loc, hasWide, distance, width, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
       Value otherHas = arith::TruncIOp::create(builder, loc, builder.getI1Type(), otherHasWide);
       Value both = arith::AndIOp::create(builder, loc, has, otherHas);
       Value combined = combine(builder, partial, other);

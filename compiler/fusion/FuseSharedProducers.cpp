@@ -24,15 +24,13 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-struct FuseSharedProducersPass
-    : impl::FuseSharedProducersPassBase<FuseSharedProducersPass> {
+struct FuseSharedProducersPass : impl::FuseSharedProducersPassBase<FuseSharedProducersPass> {
   using Base::Base;
 
   /// Whether the producer of `operand` may be computed inside its reader too.
   bool mayDuplicate(OpOperand *operand) const {
     auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
-    if (!producer || producer.getNumDpsInits() != 1 ||
-        producer.getNumReductionLoops() != 0)
+    if (!producer || producer.getNumDpsInits() != 1 || producer.getNumReductionLoops() != 0)
       return false;
     if (producer->hasOneUse())
       return true;

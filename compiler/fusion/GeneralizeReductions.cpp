@@ -22,8 +22,7 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-struct GeneralizeReductionsPass
-    : impl::GeneralizeReductionsPassBase<GeneralizeReductionsPass> {
+struct GeneralizeReductionsPass : impl::GeneralizeReductionsPassBase<GeneralizeReductionsPass> {
   void runOnOperation() override {
     SmallVector<linalg::ReduceOp> reductions;
     getOperation().walk([&](linalg::ReduceOp op) { reductions.push_back(op); });

@@ -69,7 +69,8 @@ double tensorBytes(Type type) {
   unsigned bits = 64; // index, and what has no fixed width here
   if (element.isIntOrFloat())
     bits = element.getIntOrFloatBitWidth();
-  else if (auto complex = dyn_cast<ComplexType>(element); complex && complex.getElementType().isIntOrFloat())
+  else if (auto complex = dyn_cast<ComplexType>(element);
+           complex && complex.getElementType().isIntOrFloat())
     bits = 2 * complex.getElementType().getIntOrFloatBitWidth();
   return static_cast<double>(tensor.getNumElements()) * std::max(8u, bits) / 8;
 }
@@ -205,8 +206,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       for (OpOperand &init : memberOp.getDpsInitsMutable())
         for (AffineExpr result : memberOp.getMatchingIndexingMap(&init).getResults()) {
           auto dim = dyn_cast<AffineDimExpr>(result);
-          if (!dim || (!rowLoops.contains(dim.getPosition()) &&
-                       memberExtents[dim.getPosition()] != 1))
+          if (!dim ||
+              (!rowLoops.contains(dim.getPosition()) && memberExtents[dim.getPosition()] != 1))
             group.rowValues = false;
         }
     }
@@ -301,7 +302,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     }
     Group &into = groups_[*consumer];
     if (static_cast<int64_t>(group.members.size() + into.members.size()) > maxGroupSize) {
-      evaluation.refusal = llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue());
+      evaluation.refusal =
+          llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue());
       return evaluation;
     }
     Group merged = mergedGroup(group, into);
@@ -323,9 +325,9 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     }
     evaluation.saving = group.seconds + into.seconds - merged.seconds;
     if (evaluation.saving <= 0)
-      evaluation.refusal = llvm::formatv("the fused kernel is modeled slower ({0:F2} us vs {1:F2} us)",
-                                         merged.seconds * 1e6,
-                                         (group.seconds + into.seconds) * 1e6);
+      evaluation.refusal =
+          llvm::formatv("the fused kernel is modeled slower ({0:F2} us vs {1:F2} us)",
+                        merged.seconds * 1e6, (group.seconds + into.seconds) * 1e6);
     return evaluation;
   }
 
@@ -359,6 +361,9 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       return signalPassFailure();
     }
     device_ = *description;
+    position_.clear();
+    groupOf_.clear();
+    groups_.clear();
     auto entry = module.lookupSymbol<func::FuncOp>(entryName);
     if (!entry || entry.isExternal() || !entry.getBody().hasOneBlock())
       return;

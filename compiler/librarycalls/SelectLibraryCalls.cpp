@@ -253,20 +253,30 @@ std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operan
   StringRef name = op->getName().getStringRef();
   if (operands.size() == 2) {
     double a = operands[0], b = operands[1];
-    if (name == "graph.add") return a + b;
-    if (name == "graph.sub") return a - b;
-    if (name == "graph.mul") return a * b;
-    if (name == "graph.div") return a / b;
-    if (name == "graph.pow") return std::pow(a, b);
+    if (name == "graph.add")
+      return a + b;
+    if (name == "graph.sub")
+      return a - b;
+    if (name == "graph.mul")
+      return a * b;
+    if (name == "graph.div")
+      return a / b;
+    if (name == "graph.pow")
+      return std::pow(a, b);
     return std::nullopt;
   }
   if (operands.size() == 1) {
     double a = operands[0];
-    if (name == "graph.tanh") return std::tanh(a);
-    if (name == "graph.erf") return std::erf(a);
-    if (name == "graph.neg") return -a;
-    if (name == "graph.sqrt") return std::sqrt(a);
-    if (name == "graph.exp") return std::exp(a);
+    if (name == "graph.tanh")
+      return std::tanh(a);
+    if (name == "graph.erf")
+      return std::erf(a);
+    if (name == "graph.neg")
+      return -a;
+    if (name == "graph.sqrt")
+      return std::sqrt(a);
+    if (name == "graph.exp")
+      return std::exp(a);
   }
   return std::nullopt;
 }
@@ -338,7 +348,8 @@ std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
     bool whole = llvm::all_of(x.getUsers(), [&](Operation *user) { return slice.contains(user); });
     for (Operation *op : ops)
       if (op != last)
-        whole &= llvm::all_of(op->getUsers(), [&](Operation *user) { return slice.contains(user); });
+        whole &=
+            llvm::all_of(op->getUsers(), [&](Operation *user) { return slice.contains(user); });
     if (!whole)
       continue;
     bool erfForm = true, tanhForm = true;
@@ -554,11 +565,21 @@ bool cudaSupports(const CallPlan &plan) {
 
 bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 
-constexpr Target kCpuTarget{"onednn.convolution", "onednn.matmul", /*halfPrecision=*/false,
-                            /*partialBatchBroadcast=*/true, cpuSupports, "gelu_erf", "gelu_tanh"};
+constexpr Target kCpuTarget{"onednn.convolution",
+                            "onednn.matmul",
+                            /*halfPrecision=*/false,
+                            /*partialBatchBroadcast=*/true,
+                            cpuSupports,
+                            "gelu_erf",
+                            "gelu_tanh"};
 // cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
-constexpr Target kCudaTarget{"cudnn.convolution", "cublaslt.matmul", /*halfPrecision=*/true,
-                             /*partialBatchBroadcast=*/false, cudaSupports, "", "gelu"};
+constexpr Target kCudaTarget{"cudnn.convolution",
+                             "cublaslt.matmul",
+                             /*halfPrecision=*/true,
+                             /*partialBatchBroadcast=*/false,
+                             cudaSupports,
+                             "",
+                             "gelu"};
 
 /// Selects the library calls of `target` in a module.
 class LibraryCallSelector {

@@ -195,8 +195,8 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
 LogicalResult ProgramFormer::run() {
   builder_.setInsertionPoint(entry_);
   program_ = program::ProgramOp::create(builder_, entry_.getLoc(), entry_.getSymName(), device_);
-  if (auto modeled = entry_->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
-          kModeledKernelBytesAttr))
+  if (auto modeled =
+          entry_->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(kModeledKernelBytesAttr))
     program_.setModeledKernelBytesAttr(modeled);
   builder_.setInsertionPointToStart(&program_.getBody().front());
 

@@ -75,11 +75,10 @@ void planProgram(program::ProgramOp program, int64_t alignment, bool inPlace) {
         auto whole = [](Value value) {
           return program::viewByteOffset(value) == 0 &&
                  program::bufferBytes(cast<MemRefType>(value.getType())) ==
-                     program::bufferBytes(
-                         cast<MemRefType>(program::rootBuffer(value).getType()));
+                     program::bufferBytes(cast<MemRefType>(program::rootBuffer(value).getType()));
         };
-        if (!input || !output || input == output ||
-            !whole(dispatch.getInputs()[pairs[p]]) || !whole(dispatch.getOutputs()[pairs[p + 1]]))
+        if (!input || !output || input == output || !whole(dispatch.getInputs()[pairs[p]]) ||
+            !whole(dispatch.getOutputs()[pairs[p + 1]]))
           continue;
         unsigned a = index.lookup(input), b = index.lookup(output);
         unsigned leaderA = groups.getLeaderValue(a), leaderB = groups.getLeaderValue(b);
