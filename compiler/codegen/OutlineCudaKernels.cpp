@@ -37,10 +37,12 @@ struct IterationSpace {
   int64_t points = 1;
 };
 
-std::optional<IterationSpace> staticSpace(scf::ParallelOp loop) {
+/// The iteration space of a loop nest with these bounds, or nothing where one is not a constant.
+std::optional<IterationSpace> staticSpace(ArrayRef<OpFoldResult> lower,
+                                          ArrayRef<OpFoldResult> upper,
+                                          ArrayRef<OpFoldResult> steps) {
   IterationSpace space;
-  for (auto [lb, ub, step] :
-       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] : llvm::zip(lower, upper, steps)) {
     std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
                            s = getConstantIntValue(step);
     if (!l || !u || !s || *s <= 0)
@@ -52,6 +54,21 @@ std::optional<IterationSpace> staticSpace(scf::ParallelOp loop) {
     space.points *= count;
   }
   return space;
+}
+
+std::optional<IterationSpace> staticSpace(scf::ParallelOp loop) {
+  return staticSpace(getAsOpFoldResult(loop.getLowerBound()),
+                     getAsOpFoldResult(loop.getUpperBound()), getAsOpFoldResult(loop.getStep()));
+}
+
+/// A builder inside `if (index == 0)`, for what one thread (or lane) alone does.
+OpBuilder onlyWhereZero(OpBuilder &builder, Location loc, Value index) {
+  Value isZero = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, index,
+                                       arith::ConstantIndexOp::create(builder, loc, 0));
+  auto guard = scf::IfOp::create(builder, loc, isZero, /*withElseRegion=*/false);
+  OpBuilder inside = OpBuilder::atBlockBegin(guard.thenBlock());
+  inside.setInsertionPoint(guard.thenBlock()->getTerminator());
+  return inside;
 }
 
 /// The indices of the point of a loop nest that the flat index `linear` names, outermost first:
@@ -666,11 +683,7 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRM
       fold(builder);
     } else {
       // A buffer the lanes share: one lane reads and writes the row's value.
-      Value isFirst = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
-                                            arith::ConstantIndexOp::create(builder, loc, 0));
-      auto guard = scf::IfOp::create(builder, loc, isFirst, /*withElseRegion=*/false);
-      OpBuilder inside = OpBuilder::atBlockBegin(guard.thenBlock());
-      inside.setInsertionPoint(guard.thenBlock()->getTerminator());
+      OpBuilder inside = onlyWhereZero(builder, loc, lane);
       fold(inside);
     }
     return;
@@ -688,11 +701,7 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRM
   }
   // Anything else that writes a shared buffer (a store of one value, a loop that is not a
   // reduction the lanes can share): the first lane, where the row's one value is written.
-  Value isFirst = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
-                                        arith::ConstantIndexOp::create(builder, loc, 0));
-  auto guard = scf::IfOp::create(builder, loc, isFirst, /*withElseRegion=*/false);
-  OpBuilder inside = OpBuilder::atBlockBegin(guard.thenBlock());
-  inside.setInsertionPoint(guard.thenBlock()->getTerminator());
+  OpBuilder inside = onlyWhereZero(builder, loc, lane);
   inside.clone(*op, mapping);
 }
 
@@ -700,17 +709,10 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
                                            IRMapping &mapping, Value first, Value stride,
                                            Value thread, int64_t &workItems) {
   Location loc = rows.getLoc();
-  std::optional<SmallVector<int64_t>> lower = getConstantIntValues(rows.getMixedLowerBound());
-  std::optional<SmallVector<int64_t>> upper = getConstantIntValues(rows.getMixedUpperBound());
-  std::optional<SmallVector<int64_t>> steps = getConstantIntValues(rows.getMixedStep());
-  if (!lower || !upper || !steps)
+  std::optional<IterationSpace> space =
+      staticSpace(rows.getMixedLowerBound(), rows.getMixedUpperBound(), rows.getMixedStep());
+  if (!space)
     return rows.emitError("a row kernel needs static row bounds");
-  SmallVector<int64_t> counts;
-  int64_t total = 1;
-  for (auto [lb, ub, step] : llvm::zip(*lower, *upper, *steps)) {
-    counts.push_back(ub > lb ? llvm::divideCeil(ub - lb, step) : 0);
-    total *= counts.back();
-  }
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(builder, loc, value);
   };
@@ -719,16 +721,16 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
   Value warp = arith::DivUIOp::create(builder, loc, first, warpSize);
   Value warps = arith::DivUIOp::create(builder, loc, stride, warpSize);
   // Every lane of a warp runs the same rows, so the shuffles see the whole warp.
-  auto loop = scf::ForOp::create(builder, loc, warp, constant(total), warps);
+  auto loop = scf::ForOp::create(builder, loc, warp, constant(space->points), warps);
   OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
-  SmallVector<Value> indices =
-      delinearize(inside, loc, loop.getInductionVar(), counts, *lower, *steps);
+  SmallVector<Value> indices = delinearize(inside, loc, loop.getInductionVar(), space->counts,
+                                           space->lower, space->steps);
   for (auto [var, value] : llvm::zip(rows.getInductionVars(), indices))
     mapping.map(var, value);
   inside.setInsertionPoint(loop.getBody()->getTerminator());
   for (Operation &op : rows.getBody()->without_terminator())
     emitRowOp(&op, lane, inside, mapping);
-  workItems = total * 32;
+  workItems = space->points * 32;
   return success();
 }
 
@@ -822,11 +824,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
         blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));
     } else {
       // No parallel loop to spread: one thread runs the phase.
-      Value zero = indexConstant(0);
-      Value isFirst = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, first, zero);
-      auto guard = scf::IfOp::create(builder, loc, isFirst, /*withElseRegion=*/false);
-      OpBuilder inside = OpBuilder::atBlockBegin(guard.thenBlock());
-      inside.setInsertionPoint(guard.thenBlock()->getTerminator());
+      OpBuilder inside = onlyWhereZero(builder, loc, first);
       inside.clone(*phase, mapping);
       blockSize = 1;
     }

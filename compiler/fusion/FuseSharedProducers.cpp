@@ -40,11 +40,7 @@ struct FuseSharedProducersPass : impl::FuseSharedProducersPassBase<FuseSharedPro
         return false;
       ++readers;
     }
-    int64_t bodyOps = 0;
-    for (Operation &op : producer.getBody()->without_terminator()) {
-      (void)op;
-      ++bodyOps;
-    }
+    int64_t bodyOps = llvm::range_size(producer.getBody()->without_terminator());
     return readers <= maxReaders && bodyOps <= maxOps;
   }
 

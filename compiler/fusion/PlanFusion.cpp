@@ -75,6 +75,17 @@ double tensorBytes(Type type) {
   return static_cast<double>(tensor.getNumElements()) * std::max(8u, bits) / 8;
 }
 
+/// A loop's trip count for the cost model: a dynamic one counts as 1024.
+int64_t modeledExtent(int64_t extent) { return ShapedType::isDynamic(extent) ? 1024 : extent; }
+
+/// The points of `op`'s iteration space for the cost model.
+int64_t modeledIterations(linalg::LinalgOp op) {
+  int64_t iterations = 1;
+  for (int64_t extent : op.getStaticLoopRanges())
+    iterations *= modeledExtent(extent);
+  return iterations;
+}
+
 /// Whether `value` is a destination with no contents worth reading: an empty tensor or a fill.
 bool isFreshDestination(Value value) {
   Operation *producer = value.getDefiningOp();
@@ -192,7 +203,7 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       if (!shared)
         continue;
       group.tileDims.push_back(d);
-      group.parallelism *= ShapedType::isDynamic(extents[d]) ? 1024 : extents[d];
+      group.parallelism *= modeledExtent(extents[d]);
     }
 
     group.rowValues = true;
@@ -217,14 +228,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     llvm::SmallPtrSet<Value, 16> read;
     for (Operation *member : group.members) {
       auto memberOp = cast<linalg::LinalgOp>(member);
-      int64_t iterations = 1;
-      for (int64_t extent : memberOp.getStaticLoopRanges())
-        iterations *= ShapedType::isDynamic(extent) ? 1024 : extent;
-      int64_t bodyOps = 0;
-      for (Operation &inner : memberOp.getBlock()->without_terminator()) {
-        (void)inner;
-        ++bodyOps;
-      }
+      int64_t iterations = modeledIterations(memberOp);
+      int64_t bodyOps = llvm::range_size(memberOp.getBlock()->without_terminator());
       // A member several others read is computed once for each of them inside the tiles.
       int64_t copies = 0;
       for (Operation *user : member->getUsers())
@@ -334,9 +339,7 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
   /// The workgroups kiln-tile-dispatches would split `group` into, at most: none beyond one
   /// when its root does little work.
   int64_t workgroups(const Group &group) {
-    int64_t iterations = 1;
-    for (int64_t extent : cast<linalg::LinalgOp>(group.root()).getStaticLoopRanges())
-      iterations *= ShapedType::isDynamic(extent) ? 1024 : extent;
+    int64_t iterations = modeledIterations(cast<linalg::LinalgOp>(group.root()));
     return iterations < minElementsPerWorkgroup ? 1 : group.parallelism;
   }
 
