@@ -294,6 +294,17 @@ void GraphStructureChecker::checkAttributes(onnx::NodeProto &node,
     if (attribute.has_sparse_tensor() || attribute.sparse_tensors_size() > 0)
       sink_.error(nodeLocation, "sparse tensors are not supported (" + attributeText + ")");
 
+    // The window ops' strides and dilations divide in libonnx's shape inference (a zero stride
+    // is a division by zero there): every standard op that has them needs them positive.
+    if ((name == "strides" || name == "dilations") &&
+        (node.domain().empty() || node.domain() == "ai.onnx"))
+      for (int64_t value : attribute.ints())
+        if (value < 1) {
+          sink_.error(nodeLocation, attributeText + " must be positive, not " +
+                                        std::to_string(value));
+          break;
+        }
+
     std::vector<onnx::GraphProto *> subgraphs;
     if (attribute.has_g())
       subgraphs.push_back(attribute.mutable_g());

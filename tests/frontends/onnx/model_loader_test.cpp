@@ -387,6 +387,27 @@ TEST_F(ModelLoaderTest, ShapeInferenceConflictBecomesDiagnostic) {
   EXPECT_TRUE(failsWith(load(model), {"onnx shape inference"}));
 }
 
+// Tests that a convolution with a zero stride is refused by the loader, naming the node and the
+// attribute, before libonnx's shape inference divides by it (found by the loader fuzzer).
+TEST_F(ModelLoaderTest, ZeroStrideIsRefusedBeforeShapeInference) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto &graph = *model.mutable_graph();
+  graph.set_name("conv");
+  addInput(graph, "x", {1, 1, 7, 5});
+  addInput(graph, "w", {1, 1, 3, 3});
+  addOutput(graph, "y", {1, 1, 4, 3});
+  onnx::NodeProto &conv = addNode(graph, "Conv", "strided", {"x", "w"}, {"y"});
+  onnx::AttributeProto *strides = conv.add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::INTS);
+  strides->add_ints(0);
+  strides->add_ints(2);
+  EXPECT_TRUE(failsWith(load(model), {"attribute 'strides' of", "strided",
+                                      "must be positive, not 0"}));
+}
+
 // Tests that a model in memory loads the same as from a file and is named as the caller says.
 TEST_F(ModelLoaderTest, BufferLoadsLikeAFile) {
   std::string bytes;
