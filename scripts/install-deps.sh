@@ -80,13 +80,26 @@ if [[ $with_models == 1 ]]; then
     echo "install-deps: $venv matches scripts/requirements.txt"
   else
     count=$(grep -c '==' "$requirements")
+    # The environment takes 6.6 GB once installed, and pip unpacks each wheel beside it while it
+    # works: refuse early, with the numbers, rather than fail half-way with "No space left".
+    mkdir -p "$(dirname "$venv")"
+    need_kb=$(( 8 * 1024 * 1024 ))
+    free_kb=$(df -Pk "$(dirname "$venv")" | awk 'NR == 2 { print $4 }')
+    if (( free_kb < need_kb )); then
+      echo "install-deps: $(dirname "$venv") has $(( free_kb / 1024 )) MiB free; the virtual" \
+           "environment needs about 8 GiB while it installs (6.6 GB once installed)." \
+           "Free space, or set KILN_VENV to a directory on a larger disk." >&2
+      exit 3
+    fi
     echo "install-deps: installing $count pinned PyPI packages into $venv" \
          "(about 3 GB to download and 6.6 GB on disk; a few minutes)"
     venv_start=$(date +%s)
     # Debian's interpreter, whatever python3 comes first on PATH: the same 3.11 on every machine.
     /usr/bin/python3 -m venv "$venv"
+    # --no-cache-dir: pip's wheel cache would keep a second 3 GB copy of the downloads in
+    # ~/.cache/pip; the environment is remade only when the pins change, so the cache saves little.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-      --requirement "$requirements"
+      --no-cache-dir --requirement "$requirements"
     echo "$want" > "$stamp"
     echo "install-deps: $venv ready in $(( $(date +%s) - venv_start )) s"
   fi
