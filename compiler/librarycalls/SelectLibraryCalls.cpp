@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/librarycalls/Passes.h"
+#include "compiler/librarycalls/StridedOperands.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -53,6 +55,8 @@ struct Target {
   bool (*supports)(const CallPlan &plan);
   /// The post-op names of GELU's erf form and its tanh approximation ("" where not fused).
   llvm::StringLiteral geluErf, geluTanh;
+  /// Whether strided operands must be matrix layouts (cuBLASLt) rather than any strides (oneDNN).
+  bool matrixLayoutsOnly;
 };
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
@@ -76,6 +80,12 @@ struct CallPlan {
   /// The epilogue ops after the anchor, in order.
   SmallVector<Operation *> fused;
   Value result;
+  /// The data movement the call reads its operands through (from the operands outward), erased
+  /// after the anchor where nothing else reads it, and the data movement it writes its result
+  /// through (from the last op back to the result's reader), erased before the anchor.
+  SmallVector<Operation *> readThrough, writtenThrough;
+  /// Where the call writes: the end of the data movement after the result, when absorbed.
+  Value written;
 };
 
 /// Whether every operand and result of `op` is a static tensor of one element type the target's
@@ -530,6 +540,45 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
   return plan;
 }
 
+/// Reads a matrix product's operands and writes its result through strides where transposes,
+/// slices and splits (and the reshapes between them) move the data: attention's Q, K and V out
+/// of the fused projection, Kᵀ, and the heads merged back. The operand becomes the value the
+/// data comes from and `a_view` / `b_view` / `dst_view` say how to index it; cuBLASLt takes only
+/// what its matrix layouts express (unit stride in one of the last two dimensions, the batch
+/// dimensions nesting as one stride). A result with an `add` post-op keeps its layout (the addend
+/// is indexed as the result is).
+void absorbDataMovement(CallPlan &plan) {
+  if (!isa<graph::MatmulOp>(plan.anchor))
+    return;
+  Builder b(plan.anchor->getContext());
+  // The farthest view the library takes.
+  auto choose = [&](ArrayRef<StridedView> candidates) -> const StridedView * {
+    for (const StridedView &view : llvm::reverse(candidates))
+      if (!plan.target->matrixLayoutsOnly || isMatrixLayout(view))
+        return &view;
+    return nullptr;
+  };
+  static constexpr StringLiteral kOperandViews[] = {"a_view", "b_view"};
+  for (auto [index, name] : llvm::enumerate(kOperandViews)) {
+    SmallVector<StridedView> candidates = traceOperand(plan.operands[index]);
+    const StridedView *view = choose(candidates);
+    if (!view)
+      continue;
+    plan.operands[index] = view->base;
+    plan.attributes.push_back(b.getNamedAttr(name, b.getDenseI64ArrayAttr(view->encode())));
+    llvm::append_range(plan.readThrough, view->through);
+  }
+  if (!plan.addends.empty())
+    return;
+  SmallVector<StridedView> candidates = traceResult(plan.result);
+  const StridedView *view = choose(candidates);
+  if (!view)
+    return;
+  plan.written = view->base;
+  plan.attributes.push_back(b.getNamedAttr("dst_view", b.getDenseI64ArrayAttr(view->encode())));
+  plan.writtenThrough.assign(view->through.rbegin(), view->through.rend());
+}
+
 /// What cuDNN and cuBLASLt fuse (runtime/src/cuda/cuda_library_call.h): for matrix products
 /// `[linear(alpha, 0)] [add FULL] [relu]` with a bias only without `linear`; for convolutions
 /// `[add FULL] [relu]`.
@@ -565,13 +614,6 @@ bool cudaSupports(const CallPlan &plan) {
 
 bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 
-constexpr Target kCpuTarget{"onednn.convolution",
-                            "onednn.matmul",
-                            /*halfPrecision=*/false,
-                            /*partialBatchBroadcast=*/true,
-                            cpuSupports,
-                            "gelu_erf",
-                            "gelu_tanh"};
 // cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
 constexpr Target kCudaTarget{"cudnn.convolution",
                              "cublaslt.matmul",
@@ -579,7 +621,17 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              /*partialBatchBroadcast=*/false,
                              cudaSupports,
                              "",
-                             "gelu"};
+                             "gelu",
+                             /*matrixLayoutsOnly=*/true};
+
+constexpr Target kCpuTarget{"onednn.convolution",
+                            "onednn.matmul",
+                            /*halfPrecision=*/false,
+                            /*partialBatchBroadcast=*/true,
+                            cpuSupports,
+                            "gelu_erf",
+                            "gelu_tanh",
+                            /*matrixLayoutsOnly=*/false};
 
 /// Selects the library calls of `target` in a module.
 class LibraryCallSelector {
@@ -609,6 +661,7 @@ public:
       if (failed(plan))
         continue;
       fuseEpilogue(builder, *plan);
+      absorbDataMovement(*plan);
       emitCall(builder, symbols, module, *plan);
     }
   }
@@ -636,8 +689,9 @@ public:
   void emitCall(OpBuilder &builder, SymbolTable &symbols, ModuleOp module, CallPlan &plan) {
     SmallVector<Value> operands(plan.operands);
     llvm::append_range(operands, plan.addends);
+    Value written = plan.written ? plan.written : plan.result;
     auto type = FunctionType::get(module.getContext(), ValueRange(operands).getTypes(),
-                                  {plan.result.getType()});
+                                  {written.getType()});
     func::FuncOp callee = declaration(symbols, module, plan.name, type);
 
     Operation *last = plan.fused.empty() ? plan.anchor : plan.fused.back();
@@ -654,10 +708,26 @@ public:
     if (!plan.postOpArgs.empty())
       call->setAttr("post_op_args", builder.getDenseF32ArrayAttr(plan.postOpArgs));
 
-    plan.result.replaceAllUsesWith(call.getResult(0));
+    written.replaceAllUsesWith(call.getResult(0));
+    for (Operation *op : plan.writtenThrough)
+      op->erase();
     for (Operation *op : llvm::reverse(plan.fused))
       op->erase();
     plan.anchor->erase();
+    // Operands may share their data movement (Q, K and V out of one split): erase what nothing
+    // reads until nothing changes.
+    llvm::SetVector<Operation *> pending(plan.readThrough.begin(), plan.readThrough.end());
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (Operation *op : pending.takeVector()) {
+        if (op->use_empty()) {
+          op->erase();
+          erased = true;
+        } else {
+          pending.insert(op);
+        }
+      }
+    }
   }
 
   const Target &target;

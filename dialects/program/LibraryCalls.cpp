@@ -56,9 +56,9 @@ constexpr Param kConvolutionParams[] = {
     {"pads_begin", Kind::Ints, Count::Spatial, true}, {"pads_end", Kind::Ints, Count::Spatial, true},
     {"groups", Kind::Int, Count::Any, true},          {"post_ops", Kind::Strings},
     {"post_op_args", Kind::Floats}};
-constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},
-                                   {"trans_b", Kind::Bool},
-                                   {"post_ops", Kind::Strings},
+constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},       {"trans_b", Kind::Bool},
+                                   {"a_view", Kind::Ints},        {"b_view", Kind::Ints},
+                                   {"dst_view", Kind::Ints},      {"post_ops", Kind::Strings},
                                    {"post_op_args", Kind::Floats}};
 /// The CUDA libraries' switch for TF32 tensor cores.
 constexpr Param kTf32Param = {"allow_tf32", Kind::Bool};
@@ -107,6 +107,48 @@ bool hasKind(Attribute value, Kind kind) {
   }
   }
   return false;
+}
+
+/// Checks a strided view parameter ([offset, dims..., strides...], runtime/src/library_call_view.h)
+/// against the buffer it indexes: every element it reaches lies inside, and a written view
+/// reaches no element twice.
+LogicalResult verifyView(LibraryCallOp op, StringRef name, Value buffer, bool written) {
+  auto values = op.getParams().getAs<DenseI64ArrayAttr>(name);
+  if (!values)
+    return success();
+  ArrayRef<int64_t> v = values.asArrayRef();
+  if (v.size() < 5 || v.size() % 2 == 0)
+    return op.emitOpError() << "parameter '" << name << "' has " << v.size()
+                            << " values; a view is [offset, dims..., strides...] of rank 2 or more";
+  size_t rank = (v.size() - 1) / 2;
+  ArrayRef<int64_t> dims = v.slice(1, rank), strides = v.slice(1 + rank, rank);
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t last = v[0];
+  bool valid = v[0] >= 0;
+  for (auto [size, stride] : llvm::zip_equal(dims, strides)) {
+    valid &= size >= 1 && stride >= 0;
+    last += (size - 1) * stride;
+  }
+  if (!valid || last >= type.getNumElements())
+    return op.emitOpError() << "parameter '" << name << "' (offset " << v[0] << ", dims [" << dims
+                            << "]) reaches outside its " << type.getNumElements()
+                            << "-element buffer, or has a size below 1 or a negative stride";
+  if (written) {
+    SmallVector<std::pair<int64_t, int64_t>> order;
+    for (auto [size, stride] : llvm::zip_equal(dims, strides))
+      if (size > 1)
+        order.push_back({stride, size});
+    llvm::sort(order);
+    int64_t extent = 1;
+    for (auto [stride, size] : order) {
+      if (stride < extent)
+        return op.emitOpError() << "parameter '" << name
+                                << "' writes some elements twice (a stride of " << stride
+                                << " inside an extent of " << extent << ")";
+      extent = stride * size;
+    }
+  }
+  return success();
 }
 
 } // namespace
@@ -194,6 +236,10 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
   if (rank < entry->minRank || rank > entry->maxRank)
     return op.emitOpError() << "'" << entry->callee << "' takes a first tensor of rank "
                             << entry->minRank << " to " << entry->maxRank << ", not " << rank;
+  if (failed(verifyView(op, "a_view", op.getInputs()[0], false)) ||
+      failed(verifyView(op, "b_view", op.getInputs()[1], false)) ||
+      failed(verifyView(op, "dst_view", op.getOutputs()[0], true)))
+    return failure();
   for (const Param &spec : entry->params) {
     auto ints = params.getAs<DenseI64ArrayAttr>(spec.name);
     if (spec.count == Count::Spatial && ints && ints.size() != rank - 2)

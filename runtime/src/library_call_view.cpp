@@ -135,6 +135,63 @@ std::vector<float> LibraryCallView::floats(const std::string& key) const {
   return it == floats_.end() ? std::vector<float>() : it->second;
 }
 
+Status LibraryCallView::view(const std::string& key, size_t binding, bool written,
+                             StridedView* out) const {
+  const std::vector<int64_t>& dims = bindings_.at(binding).dims;
+  int64_t elements = 1;
+  for (int64_t size : dims) elements *= size;
+  auto it = ints_.find(key);
+  if (it == ints_.end()) {
+    StridedView view;
+    view.dims = dims;
+    view.strides.assign(dims.size(), 1);
+    for (size_t i = dims.size(); i-- > 1;) view.strides[i - 1] = view.strides[i] * dims[i];
+    *out = std::move(view);
+    return Status();
+  }
+  const std::vector<int64_t>& values = it->second;
+  if (values.size() < 5 || values.size() % 2 == 0)
+    return invalid("parameter '" + key + "' has " + std::to_string(values.size()) +
+                   " values; a view is [offset, dims..., strides...] of rank 2 or more");
+  size_t rank = (values.size() - 1) / 2;
+  StridedView view;
+  view.given = true;
+  view.offset = values[0];
+  view.dims.assign(values.begin() + 1, values.begin() + 1 + rank);
+  view.strides.assign(values.begin() + 1 + rank, values.end());
+  // Sizes and strides are bounded first, so that the reach below cannot overflow.
+  constexpr int64_t kLimit = int64_t{1} << 40;
+  bool valid = view.offset >= 0 && view.offset < kLimit;
+  int64_t last = view.offset;
+  for (size_t i = 0; i < rank && valid; ++i) {
+    valid = view.dims[i] >= 1 && view.dims[i] < kLimit && view.strides[i] >= 0 &&
+            view.strides[i] < kLimit &&
+            (view.dims[i] - 1) <= kLimit / std::max<int64_t>(1, view.strides[i]);
+    if (valid) last += (view.dims[i] - 1) * view.strides[i];
+  }
+  if (!valid || last >= elements)
+    return invalid("parameter '" + key + "' (offset " + std::to_string(view.offset) + ", dims " +
+                   formatTypeDims(view.dims) + ") reaches outside binding " +
+                   std::to_string(binding) + " (" + formatTypeDims(dims) +
+                   "), or has a size below 1 or a negative stride");
+  if (written) {
+    std::vector<std::pair<int64_t, int64_t>> order;
+    for (size_t i = 0; i < rank; ++i)
+      if (view.dims[i] > 1) order.emplace_back(view.strides[i], view.dims[i]);
+    std::sort(order.begin(), order.end());
+    int64_t extent = 1;
+    for (const auto& [stride, size] : order) {
+      if (stride < extent)
+        return invalid("parameter '" + key + "' writes some elements twice (a stride of " +
+                       std::to_string(stride) + " inside an extent of " + std::to_string(extent) +
+                       ")");
+      extent = stride * size;
+    }
+  }
+  *out = std::move(view);
+  return Status();
+}
+
 Status LibraryCallView::checkKeys(const std::vector<std::string>& known) const {
   auto isKnown = [&](const std::string& key) {
     return std::find(known.begin(), known.end(), key) != known.end();

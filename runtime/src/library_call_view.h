@@ -28,6 +28,17 @@ struct LibraryCallBinding {
   std::vector<int64_t> dims;
 };
 
+/// A strided view of a binding, as matrix products read their operands and write their result
+/// through transposes, slices and splits: element (i_0, .., i_r-1) of the tensor the library sees
+/// is element `offset + sum_k i_k * strides[k]` of the binding's row-major buffer. The parameter
+/// `<operand>_view` encodes it as [offset, dims..., strides...].
+struct StridedView {
+  int64_t offset = 0;
+  std::vector<int64_t> dims, strides;
+  /// False for the binding itself (no parameter): offset 0, its dims, row-major strides.
+  bool given = false;
+};
+
 /// Dims as a type spells them, "2x3x4" for {2, 3, 4} (as in 2x3x4xf32), or "scalar" for none;
 /// for messages. (tensor.h's formatDims writes "[2, 3, 4]" for the C API's shapes.)
 std::string formatTypeDims(const std::vector<int64_t>& dims);
@@ -63,6 +74,11 @@ class LibraryCallView {
   /// String and float parameters; empty when absent.
   std::vector<std::string> strings(const std::string& key) const;
   std::vector<float> floats(const std::string& key) const;
+
+  /// The view parameter `key` of binding `binding` (the binding itself when absent). Fails
+  /// naming the parameter for a malformed encoding, a rank below 2, a size below 1, a negative
+  /// stride, an element outside the binding, and, when `written`, an element reached twice.
+  Status view(const std::string& key, size_t binding, bool written, StridedView* out) const;
 
   /// Fails for a parameter key not in `known`, so that a misspelled key is not silently ignored.
   Status checkKeys(const std::vector<std::string>& known) const;

@@ -244,17 +244,68 @@ TEST(CudaLibraryCallCheckTest, MismatchedMatmulShapesAreRefused) {
 
   LibraryCallBuilder batch("cublaslt.matmul");
   batch.binding({2, 8, 16}).binding({3, 16, 12}).binding({3, 8, 12});
-  expectRefused(batch, KILN_STATUS_INVALID_ARGUMENT, "batch dimension 0 of a (2) and b (3)");
+  expectRefused(batch, KILN_STATUS_INVALID_ARGUMENT,
+                "batch dimension 0 of a (2) does not broadcast to the result's 3");
 
   // Broadcasting one batch dim but not the other has no single cuBLASLt batch stride.
   LibraryCallBuilder partial("cublaslt.matmul");
   partial.binding({2, 3, 8, 16}).binding({2, 1, 16, 12}).binding({2, 3, 8, 12});
-  expectRefused(partial, KILN_STATUS_UNIMPLEMENTED, "broadcast only some batch dimensions");
+  expectRefused(partial, KILN_STATUS_UNIMPLEMENTED, "broadcasts only some batch dimensions");
 
+  // A batched transposed a is a column-major layout with a batch stride.
   LibraryCallBuilder trans("cublaslt.matmul");
   trans.binding({2, 16, 8}).binding({16, 12}).binding({2, 8, 12});
   trans.ints("trans_a", {1});
-  expectRefused(trans, KILN_STATUS_INVALID_ARGUMENT, "rank-2 operands only");
+  expectAccepted(trans);
+}
+
+/// Attention's Q·Kᵀ read through strides from one [1, 8, 48] projection: Q (heads 8 apart, rows
+/// 48 apart) and Kᵀ (offset 16, a column-major layout).
+LibraryCallBuilder viewedMatmul() {
+  LibraryCallBuilder builder("cublaslt.matmul");
+  builder.binding({1, 8, 48}).binding({1, 8, 48}).binding({1, 2, 8, 8});
+  builder.ints("a_view", {0, 1, 2, 8, 8, 384, 8, 48, 1});
+  builder.ints("b_view", {16, 1, 2, 8, 8, 384, 8, 1, 48});
+  return builder;
+}
+
+TEST(CudaLibraryCallCheckTest, MatrixLayoutViewsAreAcceptedAndOthersRefused) {
+  LibraryCallBuilder attention = viewedMatmul();
+  expectAccepted(attention);
+
+  // The result's heads merged back: [1, 8, 16] written with heads 8 apart, rows 16 apart.
+  LibraryCallBuilder merged("cublaslt.matmul");
+  merged.binding({1, 2, 8, 8}).binding({1, 8, 48}).binding({1, 8, 16});
+  merged.ints("b_view", {32, 1, 2, 8, 8, 384, 8, 48, 1});
+  merged.ints("dst_view", {0, 1, 2, 8, 8, 128, 8, 16, 1});
+  expectAccepted(merged);
+
+  // No unit stride along either of the last two dims.
+  LibraryCallBuilder strided = viewedMatmul();
+  strided.ints("a_view", {0, 1, 2, 8, 8, 384, 8, 48, 2});
+  expectRefused(strided, KILN_STATUS_UNIMPLEMENTED, "has no unit stride along its last two dims");
+
+  // Batch 2 of the projection: batch entries 384 apart and heads 8 apart do not nest.
+  LibraryCallBuilder nested("cublaslt.matmul");
+  nested.binding({2, 8, 48}).binding({2, 8, 48}).binding({2, 2, 8, 8});
+  nested.ints("a_view", {0, 2, 2, 8, 8, 384, 8, 48, 1});
+  nested.ints("b_view", {16, 2, 2, 8, 8, 384, 8, 1, 48});
+  expectRefused(nested, KILN_STATUS_UNIMPLEMENTED, "do not nest as one stride");
+
+  // Past the binding's end, and a malformed encoding.
+  LibraryCallBuilder outside = viewedMatmul();
+  outside.ints("b_view", {40, 1, 2, 8, 8, 384, 8, 1, 48});
+  expectRefused(outside, KILN_STATUS_INVALID_ARGUMENT, "reaches outside binding 1 (1x8x48)");
+  LibraryCallBuilder malformed = viewedMatmul();
+  malformed.ints("a_view", {0, 8, 8, 48});
+  expectRefused(malformed, KILN_STATUS_INVALID_ARGUMENT, "a view is [offset, dims..., strides...]");
+
+  // A written view that reaches an element twice.
+  LibraryCallBuilder twice("cublaslt.matmul");
+  twice.binding({1, 2, 8, 8}).binding({1, 8, 48}).binding({1, 8, 16});
+  twice.ints("b_view", {32, 1, 2, 8, 8, 384, 8, 48, 1});
+  twice.ints("dst_view", {0, 1, 2, 8, 8, 128, 4, 16, 1});
+  expectRefused(twice, KILN_STATUS_INVALID_ARGUMENT, "writes some elements twice");
 }
 
 TEST(CudaLibraryCallCheckTest, MismatchedConvolutionShapesAreRefused) {

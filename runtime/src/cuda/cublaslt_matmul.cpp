@@ -9,6 +9,11 @@
 // our d seen as N x M with leading dimension N. The bias runs along D's rows in cuBLASLt's view,
 // which are our d's columns: the last axis, as the call's contract says.
 //
+// Views: a_view, b_view and dst_view (library_call_view.h) become leading dimensions, batch
+// strides and pointer offsets where cuBLASLt's layouts express them (unit stride along one of the
+// last two dims, the batch dims nesting as one stride); anything else is UNIMPLEMENTED, and the
+// compiler selects only what is expressible.
+//
 // Batches: d's batch dims flatten into one strided batch. An operand carries all of d's batch
 // dims or none of them (rank 2, or every batch dim 1); one without is broadcast with batch stride
 // 0. A batched a against an unbatched b needs no batch at all: row-major [batch.., M, K] is
@@ -21,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <sstream>
@@ -70,8 +76,10 @@ std::string problemKey(const MatmulProblem& problem, const CudaLibraryContext& c
   key << "sm" << context.compute_capability_major << context.compute_capability_minor << ' '
       << describeElementType(common.element_type) << " tf32=" << common.allow_tf32
       << " t=" << problem.trans_a << problem.trans_b << " m=" << problem.m << " n=" << problem.n
-      << " k=" << problem.k << " batch=" << problem.batch << " strides=" << problem.a_batch_stride
-      << ',' << problem.b_batch_stride << " epilogue=" << epilogueOf(common.epilogue)
+      << " k=" << problem.k << " batch=" << problem.batch << " ld=" << problem.leadingA() << ','
+      << problem.leadingB() << ',' << problem.leadingD() << " strides=" << problem.a_batch_stride
+      << ',' << problem.b_batch_stride << ',' << problem.batchStrideD()
+      << " epilogue=" << epilogueOf(common.epilogue)
       << " c=" << (common.epilogue.addend_binding >= 0) << " align=";
   for (uint32_t alignment : common.alignments) key << alignment << ',';
   return key.str();
@@ -98,7 +106,13 @@ class CublasLtMatmul : public CudaLibraryCall {
     Status status = checkAlignments(common_, buffers);
     if (!status.ok()) return status;
     const CudaEpilogue& epilogue = common_.epilogue;
-    void* d = buffers[common_.result_binding];
+    size_t element = kiln_element_type_size(common_.element_type);
+    auto at = [&](void* buffer, int64_t offset) {
+      return static_cast<char*>(buffer) + offset * static_cast<int64_t>(element);
+    };
+    void* a = at(buffers[0], offsets_[0]);
+    void* b = at(buffers[1], offsets_[1]);
+    void* d = at(buffers[common_.result_binding], offsets_[2]);
     const void* c = epilogue.addend_binding >= 0 ? buffers[epilogue.addend_binding] : d;
     // The bias pointer lives in the shared descriptor: runs that enqueue concurrently take turns,
     // and it is set again only when a run's bias buffer moved (never for the arena's).
@@ -110,9 +124,9 @@ class CublasLtMatmul : public CudaLibraryCall {
       bias_pointer_ = bias;
     }
     // Column-major D^T = B^T A^T: cuBLASLt's A is our b, its B our a (see the file comment).
-    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatmul(handle_, desc_, &alpha_, buffers[1], lt_a_, buffers[0],
-                                             lt_b_, &beta_, c, lt_d_, d, lt_d_, &algorithm_.algo,
-                                             workspace, algorithm_.workspaceSize, stream));
+    KILN_CUDA_RETURN_IF_ERROR(cublasLtMatmul(handle_, desc_, &alpha_, b, lt_a_, a, lt_b_, &beta_, c,
+                                             lt_d_, d, lt_d_, &algorithm_.algo, workspace,
+                                             algorithm_.workspaceSize, stream));
     return Status();
   }
 
@@ -124,6 +138,8 @@ class CublasLtMatmul : public CudaLibraryCall {
   cublasLtMatrixLayout_t lt_a_ = nullptr, lt_b_ = nullptr, lt_d_ = nullptr;
   cublasLtMatmulHeuristicResult_t algorithm_{};
   float alpha_ = 1.0f, beta_ = 0.0f;
+  /// Where a, b and d start in their bindings, in elements.
+  int64_t offsets_[3] = {0, 0, 0};
   mutable std::mutex mutex_;
   mutable const void* bias_pointer_ = nullptr;
 };
@@ -146,6 +162,9 @@ Status createLayout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
 
 Status CublasLtMatmul::describe(const MatmulProblem& problem) {
   common_ = problem.common;
+  offsets_[0] = problem.a_offset;
+  offsets_[1] = problem.b_offset;
+  offsets_[2] = problem.d_offset;
   const CudaEpilogue& epilogue = common_.epilogue;
   alpha_ = epilogue.alpha;
   beta_ = epilogue.addend_binding >= 0 ? 1.0f : 0.0f;
@@ -176,16 +195,19 @@ Status CublasLtMatmul::describe(const MatmulProblem& problem) {
   }
 
   int64_t m = problem.m, n = problem.n, k = problem.k, batch = problem.batch;
-  // Our b stored row-major: K x N (column-major N x K, ld N), or N x K when transposed; our a
-  // likewise M x K (column-major K x M, ld K), or K x M when transposed.
-  Status status = problem.trans_b
-                      ? createLayout(type, k, n, k, batch, problem.b_batch_stride, &lt_a_)
-                      : createLayout(type, n, k, n, batch, problem.b_batch_stride, &lt_a_);
+  // Our b stored row-major: K x N (column-major N x K, ld ldb), or N x K when transposed; our a
+  // likewise M x K (column-major K x M, ld lda), or K x M when transposed; our d M x N.
+  Status status =
+      problem.trans_b
+          ? createLayout(type, k, n, problem.leadingB(), batch, problem.b_batch_stride, &lt_a_)
+          : createLayout(type, n, k, problem.leadingB(), batch, problem.b_batch_stride, &lt_a_);
   if (!status.ok()) return status;
-  status = problem.trans_a ? createLayout(type, m, k, m, batch, problem.a_batch_stride, &lt_b_)
-                           : createLayout(type, k, m, k, batch, problem.a_batch_stride, &lt_b_);
+  status =
+      problem.trans_a
+          ? createLayout(type, m, k, problem.leadingA(), batch, problem.a_batch_stride, &lt_b_)
+          : createLayout(type, k, m, problem.leadingA(), batch, problem.a_batch_stride, &lt_b_);
   if (!status.ok()) return status;
-  status = createLayout(type, n, m, n, batch, m * n, &lt_d_);
+  status = createLayout(type, n, m, problem.leadingD(), batch, problem.batchStrideD(), &lt_d_);
   if (!status.ok()) return status;
 
   // cuBLASLt's column-major layouts need ld >= rows; it checks only when asked for an algorithm
@@ -249,8 +271,84 @@ Status CublasLtMatmul::prepare(const MatmulProblem& problem, const CudaLibraryCo
 
 }  // namespace
 
+namespace {
+
+/// One operand or the result as cuBLASLt sees it: a row-major matrix, or its transpose, with a
+/// leading dimension, and one strided batch.
+struct MatrixLayout {
+  int64_t rows = 0, cols = 0;
+  bool transposed = false;
+  int64_t ld = 0;
+  bool batched = false;
+  int64_t batch_stride = 0;
+};
+
+/// `view` padded to the result's rank, its last two dims swapped when `trans`, as a matrix
+/// layout: unit stride along one of the last two dims, the batch dims of more than one entry
+/// nesting as one stride, and all of the result's batch dims or none.
+Status matrixLayout(const LibraryCallView& call, const char* name, StridedView view, bool trans,
+                    const std::vector<int64_t>& result, MatrixLayout* out) {
+  size_t rank = result.size();
+  view.dims.insert(view.dims.begin(), rank - view.dims.size(), 1);
+  view.strides.insert(view.strides.begin(), rank - view.strides.size(), 0);
+  if (trans) {
+    std::swap(view.dims[rank - 1], view.dims[rank - 2]);
+    std::swap(view.strides[rank - 1], view.strides[rank - 2]);
+  }
+  MatrixLayout layout;
+  layout.rows = view.dims[rank - 2];
+  layout.cols = view.dims[rank - 1];
+  int64_t row_stride = view.strides[rank - 2], col_stride = view.strides[rank - 1];
+  if ((layout.cols == 1 || col_stride == 1) && (layout.rows == 1 || row_stride >= layout.cols)) {
+    layout.ld = layout.rows == 1 ? layout.cols : row_stride;
+  } else if ((layout.rows == 1 || row_stride == 1) &&
+             (layout.cols == 1 || col_stride >= layout.rows)) {
+    layout.transposed = true;
+    layout.ld = layout.cols == 1 ? layout.rows : col_stride;
+  } else {
+    return call.unimplemented(std::string(name) + " (dims " + formatTypeDims(view.dims) +
+                              ") has no unit stride along its last two dims, or rows that "
+                              "overlap; cuBLASLt's matrix layouts need both");
+  }
+  int64_t inner = -1;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (view.dims[i] != 1 && view.dims[i] != result[i])
+      return call.invalid("batch dimension " + std::to_string(i) + " of " + name + " (" +
+                          std::to_string(view.dims[i]) + ") does not broadcast to the result's " +
+                          std::to_string(result[i]));
+    if (view.dims[i] == 1) continue;
+    if (inner >= 0 && view.strides[inner] != view.strides[i] * view.dims[i])
+      return call.unimplemented(std::string(name) + "'s batch dims (" + formatTypeDims(view.dims) +
+                                ") do not nest as one stride; cuBLASLt takes one strided batch");
+    inner = static_cast<int64_t>(i);
+    layout.batched = true;
+  }
+  if (layout.batched) {
+    layout.batch_stride = view.strides[inner];
+    for (size_t i = 0; i + 2 < rank; ++i)
+      if (view.dims[i] != result[i])
+        return call.unimplemented(
+            std::string(name) + " (" + formatTypeDims(view.dims) +
+            ") broadcasts only some batch dimensions; cuBLASLt's strided batches take an "
+            "operand with all of the result's batch dimensions or none");
+  }
+  *out = layout;
+  return Status();
+}
+
+/// The lowest set bit of `bytes`, capped at `alignment`: what an address `bytes` past one aligned
+/// to `alignment` is aligned to.
+uint32_t offsetAlignment(uint32_t alignment, int64_t bytes) {
+  if (bytes == 0) return alignment;
+  uint64_t lowest = static_cast<uint64_t>(bytes) & (~static_cast<uint64_t>(bytes) + 1);
+  return static_cast<uint32_t>(std::min<uint64_t>(alignment, lowest));
+}
+
+}  // namespace
+
 Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
-  Status status = view.checkKeys({"trans_a", "trans_b", "post_ops", "post_op_args", "allow_tf32"});
+  Status status = view.checkKeys({"trans_a", "trans_b", "a_view", "b_view", "dst_view", "post_ops",
+                                  "post_op_args", "allow_tf32"});
   if (!status.ok()) return status;
   MatmulProblem problem;
   if (!(status = readCudaCallCommon(view, {"a, b", /*matmul=*/true}, &problem.common)).ok())
@@ -263,49 +361,38 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
     return view.invalid("trans_a and trans_b must be 0 or 1");
 
   const std::vector<LibraryCallBinding>& bindings = view.bindings();
-  std::vector<int64_t> a = bindings[0].dims, b = bindings[1].dims;
-  const std::vector<int64_t>& d = bindings.back().dims;
-  size_t rank = d.size();
-  if (a.size() < 2 || b.size() < 2 || rank != std::max(a.size(), b.size()))
-    return view.invalid("a (" + formatTypeDims(a) + ") and b (" + formatTypeDims(b) +
-                        ") must have rank >= 2 and the result (" + formatTypeDims(d) +
+  const int result_binding = problem.common.result_binding;
+  StridedView a, b, d;
+  if (!(status = view.view("a_view", 0, false, &a)).ok() ||
+      !(status = view.view("b_view", 1, false, &b)).ok() ||
+      !(status = view.view("dst_view", result_binding, true, &d)).ok())
+    return status;
+  size_t rank = d.dims.size();
+  if (a.dims.size() < 2 || b.dims.size() < 2 || rank != std::max(a.dims.size(), b.dims.size()))
+    return view.invalid("a (" + formatTypeDims(a.dims) + ") and b (" + formatTypeDims(b.dims) +
+                        ") must have rank >= 2 and the result (" + formatTypeDims(d.dims) +
                         ") the larger of their ranks");
-  if ((trans_a && a.size() != 2) || (trans_b && b.size() != 2))
-    return view.invalid("trans_a and trans_b apply to rank-2 operands only");
-  problem.trans_a = trans_a == 1;
-  problem.trans_b = trans_b == 1;
-  int64_t m = problem.trans_a ? a[1] : a[a.size() - 2];
-  int64_t k = problem.trans_a ? a[0] : a[a.size() - 1];
-  int64_t b_rows = problem.trans_b ? b[1] : b[b.size() - 2];
-  int64_t n = problem.trans_b ? b[0] : b[b.size() - 1];
-  if (b_rows != k)
-    return view.invalid("a's contraction size " + std::to_string(k) + " differs from b's " +
-                        std::to_string(b_rows));
-  if (d[rank - 2] != m || d[rank - 1] != n)
-    return view.invalid("the result (" + formatTypeDims(d) + ") must end in " + std::to_string(m) +
-                        " x " + std::to_string(n));
+  if (d.given && problem.common.epilogue.addend_binding >= 0)
+    return view.invalid("takes no 'add' post-op with a dst_view (the addend is row-major)");
 
-  // Batch dims, right-aligned: each operand has all of the result's or none.
-  a.insert(a.begin(), rank - a.size(), 1);
-  b.insert(b.begin(), rank - b.size(), 1);
+  MatrixLayout la, lb, ld;
+  if (!(status = matrixLayout(view, "a", a, trans_a == 1, d.dims, &la)).ok() ||
+      !(status = matrixLayout(view, "b", b, trans_b == 1, d.dims, &lb)).ok() ||
+      !(status = matrixLayout(view, "the result", d, false, d.dims, &ld)).ok())
+    return status;
+  int64_t m = la.rows, k = la.cols, n = lb.cols;
+  if (lb.rows != k)
+    return view.invalid("a's contraction size " + std::to_string(k) + " differs from b's " +
+                        std::to_string(lb.rows));
+  if (ld.rows != m || ld.cols != n)
+    return view.invalid("the result (" + formatTypeDims(d.dims) + ") must end in " +
+                        std::to_string(m) + " x " + std::to_string(n));
+  if (ld.transposed)
+    return view.unimplemented(
+        "the result's dst_view is column-major; cuBLASLt writes D with "
+        "unit stride along its last dim here");
   int64_t batch = 1;
-  bool a_batched = false, b_batched = false;
-  for (size_t i = 0; i + 2 < rank; ++i) {
-    if ((a[i] != 1 && a[i] != d[i]) || (b[i] != 1 && b[i] != d[i]) || d[i] != std::max(a[i], b[i]))
-      return view.invalid("batch dimension " + std::to_string(i) + " of a (" +
-                          std::to_string(a[i]) + ") and b (" + std::to_string(b[i]) +
-                          ") does not broadcast to the result's " + std::to_string(d[i]));
-    batch *= d[i];
-    a_batched |= a[i] != 1;
-    b_batched |= b[i] != 1;
-  }
-  for (size_t i = 0; i + 2 < rank; ++i)
-    if ((a_batched && a[i] != d[i]) || (b_batched && b[i] != d[i]))
-      return view.unimplemented(
-          "a (" + formatTypeDims(bindings[0].dims) + ") and b (" +
-          formatTypeDims(bindings[1].dims) +
-          ") broadcast only some batch dimensions; cuBLASLt's strided batches take an operand "
-          "with all of the result's batch dimensions or none");
+  for (size_t i = 0; i + 2 < rank; ++i) batch *= d.dims[i];
   if (batch > INT32_MAX)
     return view.unimplemented("batch count " + std::to_string(batch) +
                               " is above cuBLASLt's limit");
@@ -315,17 +402,34 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
                         formatTypeDims(bindings[problem.common.epilogue.bias_binding].dims) +
                         ") must have dims " + std::to_string(n));
 
+  problem.trans_a = la.transposed;
+  problem.trans_b = lb.transposed;
   problem.n = n;
   problem.k = k;
-  if (a_batched && !b_batched) {
+  problem.lda = la.ld;
+  problem.ldb = lb.ld;
+  problem.ldd = ld.ld;
+  problem.a_offset = a.offset;
+  problem.b_offset = b.offset;
+  problem.d_offset = d.offset;
+  if (la.batched && !lb.batched && !la.transposed && la.batch_stride == m * la.ld &&
+      ld.batch_stride == m * ld.ld) {
     problem.m = m * batch;  // row-major [batch.., m, k] is [batch * m, k]
     problem.batch = 1;
   } else {
     problem.m = m;
     problem.batch = batch;
-    problem.a_batch_stride = a_batched ? m * k : 0;
-    problem.b_batch_stride = b_batched ? k * n : 0;
+    problem.a_batch_stride = la.batched ? la.batch_stride : 0;
+    problem.b_batch_stride = lb.batched ? lb.batch_stride : 0;
+    problem.d_batch_stride = batch > 1 ? ld.batch_stride : 0;
   }
+  // An address `offset` elements past the binding's is aligned to less than the binding.
+  size_t element = kiln_element_type_size(problem.common.element_type);
+  std::vector<uint32_t>& alignments = problem.common.alignments;
+  alignments[0] = offsetAlignment(alignments[0], a.offset * static_cast<int64_t>(element));
+  alignments[1] = offsetAlignment(alignments[1], b.offset * static_cast<int64_t>(element));
+  alignments[result_binding] =
+      offsetAlignment(alignments[result_binding], d.offset * static_cast<int64_t>(element));
   *out = std::move(problem);
   return Status();
 }

@@ -74,16 +74,31 @@ uint32_t assumedAlignment(const LibraryCallBinding& binding);
 /// `common.alignments` assumed (the chosen kernels would fault or compute garbage).
 Status checkAlignments(const CudaCallCommon& common, void* const* buffers);
 
-/// A cublaslt.matmul: D = epilogue(op(A) op(B)), all row-major, batched over `batch`.
+/// A cublaslt.matmul: D = epilogue(op(A) op(B)), row-major matrices with leading dimensions,
+/// batched over `batch`.
 struct MatmulProblem {
   CudaCallCommon common;
+  /// Whether a (M x K) is stored as its transpose (K x M), and b (K x N) as N x K.
   bool trans_a = false, trans_b = false;
   /// The product's sizes; with a batched `a` against an unbatched `b`, the batch is folded into
   /// m (row-major [batch.., m, k] is [batch * m, k]) and batch is 1.
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1;
+  /// Elements between consecutive rows of each stored matrix (its row-major leading dimension);
+  /// 0 for a dense one (the stored row's length).
+  int64_t lda = 0, ldb = 0, ldd = 0;
   /// Elements between consecutive batch entries of a and b; 0 broadcasts one matrix to all.
   int64_t a_batch_stride = 0, b_batch_stride = 0;
+  /// Elements between consecutive batch entries of d; 0 for dense ones (m * n).
+  int64_t d_batch_stride = 0;
+  /// Where the views (a_view, b_view, dst_view) start in their bindings, in elements.
+  int64_t a_offset = 0, b_offset = 0, d_offset = 0;
+
+  /// The leading dimensions and d's batch stride in effect.
+  int64_t leadingA() const { return lda != 0 ? lda : (trans_a ? m : k); }
+  int64_t leadingB() const { return ldb != 0 ? ldb : (trans_b ? k : n); }
+  int64_t leadingD() const { return ldd != 0 ? ldd : n; }
+  int64_t batchStrideD() const { return d_batch_stride != 0 ? d_batch_stride : m * n; }
 };
 
 /// A cudnn.convolution over NCHW (NCDHW) row-major buffers. A 1-D convolution is described to

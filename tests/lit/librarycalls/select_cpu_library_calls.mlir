@@ -241,3 +241,59 @@ func.func @not_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf3
   %8 = graph.mul %7, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %8 : tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that attention's products read Q, K (transposed) and V through the reshape, transpose
+// and split of the fused projection, and write the merged heads, as strides: the views index the
+// projection (offsets 0, 16 and 32 elements; heads 8 apart, tokens 48 apart) and the result
+// (tokens 16 apart), and no data movement is left.
+// CHECK-LABEL: func.func @attention_views
+// CHECK-SAME: (%[[QKV:.+]]: tensor<2x8x48xf32>, %[[MASK:.+]]: tensor<2x1x1x8xf32>)
+// CHECK: %[[P:.+]] = graph.reshape %[[QKV]] to [2, 8, 3, 2, 8]
+// CHECK-NEXT: %[[S:.+]] = call @onednn.matmul_0(%[[P]], %[[P]]) {a_view = array<i64: 0, 2, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 2, 2, 8, 8, 384, 8, 1, 48>}
+// CHECK: %[[W:.+]] = graph.softmax
+// CHECK-NEXT: %[[O:.+]] = call @onednn.matmul_1(%[[W]], %[[P]]) {b_view = array<i64: 32, 2, 2, 8, 8, 384, 8, 48, 1>, dst_view = array<i64: 0, 2, 2, 8, 8, 128, 8, 16, 1>} : (tensor<2x2x8x8xf32>, tensor<2x8x3x2x8xf32>) -> tensor<2x8x16xf32>
+// CHECK-NOT: graph.transpose
+// CHECK-NOT: graph.split
+// CHECK: return %[[O]]
+func.func @attention_views(%qkv: tensor<2x8x48xf32>, %mask: tensor<2x1x1x8xf32>) -> tensor<2x8x16xf32> {
+  %scale = graph.constant dense<0.35> : tensor<f32>
+  %0 = graph.reshape %qkv to [2, 8, 3, 2, 8] : tensor<2x8x48xf32> -> tensor<2x8x3x2x8xf32>
+  %1 = graph.transpose %0, [2, 0, 3, 1, 4] : tensor<2x8x3x2x8xf32> -> tensor<3x2x2x8x8xf32>
+  %2:3 = graph.split %1 {axis = 0 : i64, sizes = array<i64: 1, 1, 1>} : (tensor<3x2x2x8x8xf32>) -> (tensor<1x2x2x8x8xf32>, tensor<1x2x2x8x8xf32>, tensor<1x2x2x8x8xf32>)
+  %q = graph.reshape %2#0 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %k = graph.reshape %2#1 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %v = graph.reshape %2#2 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %kt = graph.transpose %k, [0, 1, 3, 2] : tensor<2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %s1 = graph.mul %s, %scale : (tensor<2x2x8x8xf32>, tensor<f32>) -> tensor<2x2x8x8xf32>
+  %s2 = graph.add %s1, %mask : (tensor<2x2x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x2x8x8xf32>
+  %p = graph.softmax %s2 {axis = 3 : i64} : tensor<2x2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<2x2x8x8xf32> -> tensor<2x8x2x8xf32>
+  %r = graph.reshape %ot to [2, 8, 16] : tensor<2x8x2x8xf32> -> tensor<2x8x16xf32>
+  return %r : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Tests that a transpose with a second reader stays for that reader while the product reads
+// through it, that a result with an 'add' post-op keeps its own layout, and that a slice with a
+// negative step is not read through.
+// CHECK-LABEL: func.func @shared_and_stopped
+// CHECK: %[[T:.+]] = graph.transpose %arg0, [1, 0]
+// CHECK: %[[R:.+]] = graph.slice %arg1
+// CHECK: %[[Y:.+]] = call @onednn.matmul_0(%arg0, %[[R]], %arg2) {a_view = array<i64: 0, 6, 4, 1, 6>, post_ops = ["add"]}
+// CHECK: graph.transpose %[[Y]], [1, 0]
+// CHECK: graph.add %[[T]], %{{.+}}
+func.func @shared_and_stopped(%x: tensor<4x6xf32>, %w: tensor<4x5xf32>, %c: tensor<6x4xf32>) -> tensor<6x4xf32> {
+  %t = graph.transpose %x, [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+  %r = graph.slice %w {starts = array<i64: 3, 3>, limits = array<i64: -1, -1>, strides = array<i64: -1, -1>} : (tensor<4x5xf32>) -> tensor<4x4xf32>
+  %m = graph.matmul %t, %r : (tensor<6x4xf32>, tensor<4x4xf32>) -> tensor<6x4xf32>
+  %a = graph.add %m, %c : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
+  %u = graph.transpose %a, [1, 0] : tensor<6x4xf32> -> tensor<4x6xf32>
+  %v = graph.transpose %u, [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+  %s = graph.add %t, %v : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
+  return %s : tensor<6x4xf32>
+}

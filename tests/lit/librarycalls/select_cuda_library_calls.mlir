@@ -147,3 +147,50 @@ func.func @matmul_tanh_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tenso
   %8 = graph.mul %7, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %8 : tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that cuBLASLt reads attention's operands through strides only where its matrix layouts
+// express them: at batch 1 everything (one strided batch of heads, rows 48 apart, Kᵀ as a
+// column-major layout); at batch 2 the batch (384 apart) and the heads (8 apart) of the
+// projection do not nest as one stride, so the big transpose stays and the products read its
+// pieces (Kᵀ still by strides), and the merged heads are written by a transpose.
+// CHECK-LABEL: func.func @attention_batch1
+// CHECK: call @cublaslt.matmul_{{[0-9]+}}(%[[P:.+]], %[[P]]) {a_view = array<i64: 0, 1, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 1, 2, 8, 8, 384, 8, 1, 48>}
+// CHECK: call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %[[P]]) {b_view = array<i64: 32, 1, 2, 8, 8, 384, 8, 48, 1>, dst_view = array<i64: 0, 1, 2, 8, 8, 128, 8, 16, 1>}
+// CHECK-NOT: graph.transpose
+// CHECK-LABEL: func.func @attention_batch2
+// CHECK: %[[T:.+]] = graph.transpose %{{.+}}, [2, 0, 3, 1, 4]
+// CHECK-NEXT: call @cublaslt.matmul_{{[0-9]+}}(%[[T]], %[[T]]) {a_view = array<i64: 0, 2, 2, 8, 8, 128, 64, 8, 1>, b_view = array<i64: 256, 2, 2, 8, 8, 128, 64, 1, 8>}
+// CHECK: %[[O:.+]] = call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %[[T]]) {b_view = array<i64: 512, 2, 2, 8, 8, 128, 64, 8, 1>}
+// CHECK-NEXT: graph.transpose %[[O]], [0, 2, 1, 3]
+func.func @attention_batch1(%qkv: tensor<1x8x48xf32>) -> tensor<1x8x16xf32> {
+  %0 = graph.reshape %qkv to [1, 8, 3, 2, 8] : tensor<1x8x48xf32> -> tensor<1x8x3x2x8xf32>
+  %1 = graph.transpose %0, [2, 0, 3, 1, 4] : tensor<1x8x3x2x8xf32> -> tensor<3x1x2x8x8xf32>
+  %2:3 = graph.split %1 {axis = 0 : i64, sizes = array<i64: 1, 1, 1>} : (tensor<3x1x2x8x8xf32>) -> (tensor<1x1x2x8x8xf32>, tensor<1x1x2x8x8xf32>, tensor<1x1x2x8x8xf32>)
+  %q = graph.reshape %2#0 to [1, 2, 8, 8] : tensor<1x1x2x8x8xf32> -> tensor<1x2x8x8xf32>
+  %k = graph.reshape %2#1 to [1, 2, 8, 8] : tensor<1x1x2x8x8xf32> -> tensor<1x2x8x8xf32>
+  %v = graph.reshape %2#2 to [1, 2, 8, 8] : tensor<1x1x2x8x8xf32> -> tensor<1x2x8x8xf32>
+  %kt = graph.transpose %k, [0, 1, 3, 2] : tensor<1x2x8x8xf32> -> tensor<1x2x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<1x2x8x8xf32> -> tensor<1x8x2x8xf32>
+  %r = graph.reshape %ot to [1, 8, 16] : tensor<1x8x2x8xf32> -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}
+func.func @attention_batch2(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
+  %0 = graph.reshape %qkv to [2, 8, 3, 2, 8] : tensor<2x8x48xf32> -> tensor<2x8x3x2x8xf32>
+  %1 = graph.transpose %0, [2, 0, 3, 1, 4] : tensor<2x8x3x2x8xf32> -> tensor<3x2x2x8x8xf32>
+  %2:3 = graph.split %1 {axis = 0 : i64, sizes = array<i64: 1, 1, 1>} : (tensor<3x2x2x8x8xf32>) -> (tensor<1x2x2x8x8xf32>, tensor<1x2x2x8x8xf32>, tensor<1x2x2x8x8xf32>)
+  %q = graph.reshape %2#0 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %k = graph.reshape %2#1 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %v = graph.reshape %2#2 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %kt = graph.transpose %k, [0, 1, 3, 2] : tensor<2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<2x2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<2x2x8x8xf32> -> tensor<2x8x2x8xf32>
+  %r = graph.reshape %ot to [2, 8, 16] : tensor<2x8x2x8xf32> -> tensor<2x8x16xf32>
+  return %r : tensor<2x8x16xf32>
+}

@@ -2,7 +2,9 @@
 //
 // A oneDNN matmul over row-major caller buffers: a transposed operand is a strided view of the
 // caller's bytes, batch dimensions broadcast NumPy-style (operands of lower rank get leading 1s).
-// A Constant `b` is reordered once, at load time, into the layout the primitive chose.
+// `a_view`, `b_view` and `dst_view` (library_call_view.h) read and write through any strides, so
+// the transposes, slices and splits around attention's products are memory descriptors, not
+// copies. A Constant `b` is reordered once, at load time, into the layout the primitive chose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,20 +20,22 @@ namespace {
 
 using onednn::BindingInfo;
 using onednn::CallView;
+using runtime::StridedView;
 
 class MatmulKernel : public LibraryCallKernel {
  public:
   Status run(void* const* buffers) const override {
     return onednn::runOnStream(label, [&](dnnl::stream& stream) {
       std::unordered_map<int, dnnl::memory> args;
-      args.emplace(DNNL_ARG_SRC, onednn::wrap(a_desc, buffers[0]));
-      args.emplace(DNNL_ARG_WEIGHTS, constant_b ? packed_b : onednn::wrap(b_desc, buffers[1]));
+      args.emplace(DNNL_ARG_SRC, onednn::wrap(a_desc, at(buffers[0], a_offset)));
+      args.emplace(DNNL_ARG_WEIGHTS,
+                   constant_b ? packed_b : onednn::wrap(b_desc, at(buffers[1], b_offset)));
       if (has_bias) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, buffers[2]));
       int next = has_bias ? 3 : 2;
       for (const auto& addend : addends)
         args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend.first) | DNNL_ARG_SRC_1,
                      onednn::wrap(addend.second, buffers[next++]));
-      args.emplace(DNNL_ARG_DST, onednn::wrap(dst_desc, buffers[next]));
+      args.emplace(DNNL_ARG_DST, onednn::wrap(dst_desc, at(buffers[next], dst_offset)));
       onednn::addScratchpad(pd.scratchpad_desc(), &args);
       primitive.execute(stream, args);
     });
@@ -39,24 +43,30 @@ class MatmulKernel : public LibraryCallKernel {
 
   bool writes(size_t binding) const override { return binding == dst_binding; }
 
+  static void* at(void* buffer, int64_t elements) { return static_cast<float*>(buffer) + elements; }
+
   std::string label;
   size_t dst_binding = 0;
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
   dnnl::memory::desc a_desc, b_desc, bias_desc, dst_desc;
+  /// Where the views start, in elements.
+  int64_t a_offset = 0, b_offset = 0, dst_offset = 0;
   bool has_bias = false;
   bool constant_b = false;
   dnnl::memory packed_b;
   std::vector<std::pair<int, dnnl::memory::desc>> addends;
 };
 
-/// The logical (rows x cols after the transpose) descriptor of a row-major operand stored as
-/// `stored`, padded with leading 1s to `rank`.
-dnnl::memory::desc operandDesc(std::vector<int64_t> stored, size_t rank, bool transposed) {
-  stored.insert(stored.begin(), rank - stored.size(), 1);
-  dnnl::memory::dims strides(rank, 1);
-  for (int i = static_cast<int>(rank) - 2; i >= 0; --i) strides[i] = strides[i + 1] * stored[i + 1];
-  dnnl::memory::dims dims(stored.begin(), stored.end());
+/// The descriptor of `view` as the product reads or writes it: padded with leading 1s to
+/// `rank`, its last two dimensions swapped when `transposed`.
+dnnl::memory::desc viewDesc(const StridedView& view, size_t rank, bool transposed) {
+  dnnl::memory::dims dims(view.dims.begin(), view.dims.end());
+  dnnl::memory::dims strides(view.strides.begin(), view.strides.end());
+  int64_t extent = 1;
+  for (size_t i = 0; i < dims.size(); ++i) extent = std::max(extent, dims[i] * strides[i]);
+  dims.insert(dims.begin(), rank - dims.size(), 1);
+  strides.insert(strides.begin(), rank - strides.size(), extent);
   if (transposed) {
     std::swap(dims[rank - 1], dims[rank - 2]);
     std::swap(strides[rank - 1], strides[rank - 2]);
@@ -68,7 +78,8 @@ dnnl::memory::desc operandDesc(std::vector<int64_t> stored, size_t rank, bool tr
 
 Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out) {
-  Status status = call.checkKeys({"trans_a", "trans_b", "post_ops", "post_op_args"});
+  Status status = call.checkKeys(
+      {"trans_a", "trans_b", "a_view", "b_view", "dst_view", "post_ops", "post_op_args"});
   if (!status.ok()) return status;
   const std::vector<BindingInfo>& bindings = call.bindings();
   int adds = onednn::countAddPostOps(call);
@@ -84,29 +95,34 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   if ((trans_a != 0 && trans_a != 1) || (trans_b != 0 && trans_b != 1))
     return call.invalid("trans_a and trans_b must be 0 or 1");
 
-  const BindingInfo& a = bindings[0];
   const BindingInfo& b = bindings[1];
-  const BindingInfo& dst = bindings.back();
-  size_t rank = dst.dims.size();
-  if (a.dims.size() < 2 || b.dims.size() < 2 || rank != std::max(a.dims.size(), b.dims.size()))
+  StridedView a_view, b_view, dst_view;
+  if (!(status = call.view("a_view", 0, false, &a_view)).ok() ||
+      !(status = call.view("b_view", 1, false, &b_view)).ok() ||
+      !(status = call.view("dst_view", bindings.size() - 1, true, &dst_view)).ok())
+    return status;
+  size_t rank = dst_view.dims.size();
+  if (a_view.dims.size() < 2 || b_view.dims.size() < 2 ||
+      rank != std::max(a_view.dims.size(), b_view.dims.size()))
     return call.invalid("a and b must have rank >= 2 and dst the larger of their ranks");
   if (rank > 12) return call.invalid("rank " + std::to_string(rank) + " is above oneDNN's 12");
-  dnnl::memory::desc a_desc = operandDesc(a.dims, rank, trans_a);
-  dnnl::memory::desc b_desc_plain = operandDesc(b.dims, rank, trans_b);
+  dnnl::memory::desc a_desc = viewDesc(a_view, rank, trans_a);
+  dnnl::memory::desc b_desc_plain = viewDesc(b_view, rank, trans_b);
+  const std::vector<int64_t>& dst_dims = dst_view.dims;
   dnnl::memory::dims a_dims = a_desc.dims(), b_dims = b_desc_plain.dims();
   int64_t m = a_dims[rank - 2], k = a_dims[rank - 1], n = b_dims[rank - 1];
   if (b_dims[rank - 2] != k)
     return call.invalid("a's contraction size " + std::to_string(k) + " differs from b's " +
                         std::to_string(b_dims[rank - 2]));
-  if (dst.dims[rank - 2] != m || dst.dims[rank - 1] != n)
+  if (dst_dims[rank - 2] != m || dst_dims[rank - 1] != n)
     return call.invalid("dst must end in " + std::to_string(m) + " x " + std::to_string(n));
   for (size_t d = 0; d + 2 < rank; ++d) {
     int64_t want = std::max(a_dims[d], b_dims[d]);
     if ((a_dims[d] != 1 && a_dims[d] != want) || (b_dims[d] != 1 && b_dims[d] != want) ||
-        dst.dims[d] != want)
+        dst_dims[d] != want)
       return call.invalid("batch dimension " + std::to_string(d) + " of a (" +
                           std::to_string(a_dims[d]) + ") and b (" + std::to_string(b_dims[d]) +
-                          ") does not broadcast to dst's " + std::to_string(dst.dims[d]));
+                          ") does not broadcast to dst's " + std::to_string(dst_dims[d]));
   }
   bool has_bias = bias_count == 1;
   if (has_bias && bindings[2].dims != std::vector<int64_t>{n})
@@ -114,7 +130,9 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
 
   onednn::Epilogue epilogue;
   std::vector<BindingInfo> extra(bindings.begin() + 2 + bias_count, bindings.end() - 1);
-  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue)).ok()) return status;
+  if (!(status = onednn::buildEpilogue(call, extra, dst_dims, &epilogue)).ok()) return status;
+  if (dst_view.given && !epilogue.addends.empty())
+    return call.invalid("takes no 'add' post-op with a dst_view (the addend is row-major)");
 
   auto kernel = std::make_unique<MatmulKernel>();
   kernel->label = call.label();
@@ -124,7 +142,10 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   kernel->constant_b = b.kind == kiln::artifact::BufferKind::Constant;
   kernel->a_desc = a_desc;
   kernel->b_desc = b_desc_plain;
-  kernel->dst_desc = onednn::plainDesc(dst.dims);
+  kernel->dst_desc = viewDesc(dst_view, rank, false);
+  kernel->a_offset = a_view.offset;
+  kernel->b_offset = b_view.offset;
+  kernel->dst_offset = dst_view.offset;
   std::vector<int64_t> bias_dims(rank, 1);
   bias_dims[rank - 1] = n;
   kernel->bias_desc = onednn::plainDesc(bias_dims);
@@ -150,7 +171,9 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
       call.label(), [&](dnnl::stream&) { kernel->primitive = dnnl::matmul(kernel->pd); });
   if (!status.ok()) return status;
   if (kernel->constant_b) {
-    status = onednn::packConstant(call, b, constants, b_desc_plain, kernel->pd.weights_desc(),
+    BindingInfo viewed = b;
+    viewed.offset += static_cast<uint64_t>(b_view.offset) * sizeof(float);
+    status = onednn::packConstant(call, viewed, constants, b_desc_plain, kernel->pd.weights_desc(),
                                   &kernel->packed_b);
     if (!status.ok()) return status;
   }

@@ -437,8 +437,11 @@ Status runMatmulReference(const MatmulProblem& problem, void* const* buffers) {
   const bool tf32 = type == KILN_ELEMENT_TYPE_F32 && common.allow_tf32;
   const float alpha = common.epilogue.alpha;
   const std::vector<float> bias = loadBias(common, buffers, n);
-  const void* a = buffers[0];
-  const void* b = buffers[1];
+  // The views' starts (a_view, b_view, dst_view); lda, ldb, ldd and the batch strides step
+  // through them.
+  const void* a = elementAt(type, buffers[0], problem.a_offset);
+  const void* b = elementAt(type, buffers[1], problem.b_offset);
+  const int64_t lda = problem.leadingA(), ldb = problem.leadingB(), ldd = problem.leadingD();
   const int64_t panel_count = ceilDiv(n, kPanelWidth), padded = panel_count * kPanelWidth;
 
   // Columns [j0, j1) of op(B) of batch entry `index` into `panels` (k x padded floats, zero
@@ -448,14 +451,14 @@ Status runMatmulReference(const MatmulProblem& problem, void* const* buffers) {
     if (!problem.trans_b) {
       row.resize(static_cast<size_t>(j1 - j0));
       for (int64_t r = 0; r < k; ++r) {
-        loadFloats(type, elementAt(type, b, base + r * n + j0), j1 - j0, tf32, row.data());
+        loadFloats(type, elementAt(type, b, base + r * ldb + j0), j1 - j0, tf32, row.data());
         for (int64_t j = j0; j < j1; ++j)
           panels[((j / kPanelWidth) * k + r) * kPanelWidth + j % kPanelWidth] = row[j - j0];
       }
     } else {
       row.resize(static_cast<size_t>(k));
       for (int64_t j = j0; j < j1; ++j) {
-        loadFloats(type, elementAt(type, b, base + j * k), k, tf32, row.data());
+        loadFloats(type, elementAt(type, b, base + j * ldb), k, tf32, row.data());
         float* column = panels + (j / kPanelWidth) * k * kPanelWidth + j % kPanelWidth;
         for (int64_t r = 0; r < k; ++r) column[r * kPanelWidth] = row[r];
       }
@@ -497,16 +500,20 @@ Status runMatmulReference(const MatmulProblem& problem, void* const* buffers) {
     // op(A)'s rows [i0, i0 + rows): rows of a, or columns of a stored K x M.
     const int64_t a_base = index * problem.a_batch_stride;
     const float* lhs;
+    int64_t lhs_stride = k;
     if (!problem.trans_a && type == KILN_ELEMENT_TYPE_F32 && !tf32) {
-      lhs = static_cast<const float*>(a) + a_base + i0 * k;
+      lhs = static_cast<const float*>(a) + a_base + i0 * lda;
+      lhs_stride = lda;
     } else {
       workspace.lhs.resize(static_cast<size_t>(rows * k));
       if (!problem.trans_a) {
-        loadFloats(type, elementAt(type, a, a_base + i0 * k), rows * k, tf32, workspace.lhs.data());
+        for (int64_t i = 0; i < rows; ++i)
+          loadFloats(type, elementAt(type, a, a_base + (i0 + i) * lda), k, tf32,
+                     workspace.lhs.data() + i * k);
       } else {
         workspace.row.resize(static_cast<size_t>(rows));
         for (int64_t r = 0; r < k; ++r) {
-          loadFloats(type, elementAt(type, a, a_base + r * m + i0), rows, tf32,
+          loadFloats(type, elementAt(type, a, a_base + r * lda + i0), rows, tf32,
                      workspace.row.data());
           for (int64_t i = 0; i < rows; ++i) workspace.lhs[i * k + r] = workspace.row[i];
         }
@@ -514,13 +521,14 @@ Status runMatmulReference(const MatmulProblem& problem, void* const* buffers) {
       lhs = workspace.lhs.data();
     }
     workspace.sums.resize(static_cast<size_t>(rows * padded));
-    multiplyPanels(lhs, k, rows, panels, k, panel_count, workspace.sums.data(), padded);
+    multiplyPanels(lhs, lhs_stride, rows, panels, k, panel_count, workspace.sums.data(), padded);
     for (int64_t i = 0; i < rows; ++i) {
       float* sums = workspace.sums.data() + i * padded;
       for (int64_t j = 0; j < n; ++j) sums[j] *= alpha;
       if (!bias.empty())
         for (int64_t j = 0; j < n; ++j) sums[j] += bias[j];
-      finishRow(common, buffers, (index * m + i0 + i) * n, n, sums, workspace);
+      finishRow(common, buffers, problem.d_offset + index * problem.batchStrideD() + (i0 + i) * ldd,
+                n, sums, workspace);
     }
   });
   return Status();

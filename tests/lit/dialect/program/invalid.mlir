@@ -300,6 +300,28 @@ program.program @p device(cpu) {
 
 // -----
 
+// Tests that a view reaching past its buffer is refused: rows 16 apart in an 8-column operand.
+program.program @p device(cpu) {
+  %a = program.input 0 "a" : memref<2x8xf32>
+  %b = program.input 1 "b" : memref<8x4xf32>
+  %t = program.alloc : memref<2x4xf32>
+  // expected-error @+1 {{parameter 'a_view' (offset 0, dims [2, 8]) reaches outside its 16-element buffer}}
+  program.library_call "onednn.matmul" ins(%a, %b : memref<2x8xf32>, memref<8x4xf32>) outs(%t : memref<2x4xf32>) params({a_view = array<i64: 0, 2, 8, 16, 1>})
+}
+
+// -----
+
+// Tests that a written view reaching an element twice is refused.
+program.program @p device(cpu) {
+  %a = program.input 0 "a" : memref<2x8xf32>
+  %b = program.input 1 "b" : memref<8x4xf32>
+  %t = program.alloc : memref<2x4xf32>
+  // expected-error @+1 {{parameter 'dst_view' writes some elements twice (a stride of 2 inside an extent of 4)}}
+  program.library_call "onednn.matmul" ins(%a, %b : memref<2x8xf32>, memref<8x4xf32>) outs(%t : memref<2x4xf32>) params({dst_view = array<i64: 0, 2, 4, 2, 1>})
+}
+
+// -----
+
 // Tests that a parameter the entry point does not take is refused.
 program.program @p device(cpu) {
   %a = program.input 0 "a" : memref<2x8xf32>

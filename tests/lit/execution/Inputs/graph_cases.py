@@ -332,6 +332,61 @@ def neural_network_cases():
   %f = graph.flatten %p {axis = 1 : i64} : (tensor<2x8x1x1xf32>) -> tensor<2x8xf32>
   %l = graph.gemm %f, %a8, %a9 {trans_b = true} : (tensor<2x8xf32>, tensor<5x8xf32>, tensor<5xf32>) -> tensor<2x5xf32>
   %r = graph.softmax %l {axis = 1 : i64} : tensor<2x5xf32>""", "tensor<2x5xf32>", cnn_block))
+    # Attention as the exporters write it: the products read Q, K (transposed) and V through the
+    # reshape / transpose / split of the fused projection, and write the heads merged back, as
+    # strides (a_view, b_view, dst_view), no copy kernels. BERT's form splits the transposed 5-d
+    # tensor; GPT-2's splits the projection, then transposes each head. Batch 2 has batch strides
+    # that do not nest (the CPU's oneDNN takes them, cuBLASLt keeps the transposes).
+    def attention_reference(q, k, v, mask, scale):
+        scores = q @ np.swapaxes(k, -1, -2) * scale + mask
+        z = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        o = (z / z.sum(axis=-1, keepdims=True)) @ v
+        return np.swapaxes(o, 1, 2).reshape(o.shape[0], o.shape[2], -1)
+
+    def bert_attention(qkv, mask):
+        b = qkv.shape[0]
+        heads = qkv.reshape(b, 8, 3, 2, 8).transpose(2, 0, 3, 1, 4)
+        return attention_reference(heads[0], heads[1], heads[2], mask, 0.35)
+
+    for b in (1, 2):
+        out.append(Case(f"attention_fused_qkv_batch{b}", [normal((b, 8, 48)), normal((b, 1, 1, 8))],
+                        f"""%scale = graph.constant dense<0.35> : tensor<f32>
+  %0 = graph.reshape %a0 to [{b}, 8, 3, 2, 8] : tensor<{b}x8x48xf32> -> tensor<{b}x8x3x2x8xf32>
+  %1 = graph.transpose %0, [2, 0, 3, 1, 4] : tensor<{b}x8x3x2x8xf32> -> tensor<3x{b}x2x8x8xf32>
+  %2:3 = graph.split %1 {{axis = 0 : i64, sizes = array<i64: 1, 1, 1>}} : (tensor<3x{b}x2x8x8xf32>) -> (tensor<1x{b}x2x8x8xf32>, tensor<1x{b}x2x8x8xf32>, tensor<1x{b}x2x8x8xf32>)
+  %q = graph.reshape %2#0 to [{b}, 2, 8, 8] : tensor<1x{b}x2x8x8xf32> -> tensor<{b}x2x8x8xf32>
+  %k = graph.reshape %2#1 to [{b}, 2, 8, 8] : tensor<1x{b}x2x8x8xf32> -> tensor<{b}x2x8x8xf32>
+  %v = graph.reshape %2#2 to [{b}, 2, 8, 8] : tensor<1x{b}x2x8x8xf32> -> tensor<{b}x2x8x8xf32>
+  %kt = graph.transpose %k, [0, 1, 3, 2] : tensor<{b}x2x8x8xf32> -> tensor<{b}x2x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<{b}x2x8x8xf32>, tensor<{b}x2x8x8xf32>) -> tensor<{b}x2x8x8xf32>
+  %s1 = graph.mul %s, %scale : (tensor<{b}x2x8x8xf32>, tensor<f32>) -> tensor<{b}x2x8x8xf32>
+  %s2 = graph.add %s1, %a1 : (tensor<{b}x2x8x8xf32>, tensor<{b}x1x1x8xf32>) -> tensor<{b}x2x8x8xf32>
+  %p = graph.softmax %s2 {{axis = 3 : i64}} : tensor<{b}x2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<{b}x2x8x8xf32>, tensor<{b}x2x8x8xf32>) -> tensor<{b}x2x8x8xf32>
+  %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<{b}x2x8x8xf32> -> tensor<{b}x8x2x8xf32>
+  %r = graph.reshape %ot to [{b}, 8, 16] : tensor<{b}x8x2x8xf32> -> tensor<{b}x8x16xf32>""",
+                        f"tensor<{b}x8x16xf32>", bert_attention))
+
+    def gpt2_attention(qkv):
+        q, k, v = (part.reshape(1, 8, 2, 8).transpose(0, 2, 1, 3) for part in np.split(qkv, 3, 2))
+        return attention_reference(q, k, v, 0.0, 0.25)
+
+    out.append(Case("attention_split_heads", [normal((1, 8, 48))],
+                    """%scale = graph.constant dense<0.25> : tensor<f32>
+  %p:3 = graph.split %a0 {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : (tensor<1x8x48xf32>) -> (tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>)
+  %q0 = graph.reshape %p#0 to [1, 8, 2, 8] : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %k0 = graph.reshape %p#1 to [1, 8, 2, 8] : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %v0 = graph.reshape %p#2 to [1, 8, 2, 8] : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %q = graph.transpose %q0, [0, 2, 1, 3] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %kt = graph.transpose %k0, [0, 2, 3, 1] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %v = graph.transpose %v0, [0, 2, 1, 3] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %s1 = graph.mul %s, %scale : (tensor<1x2x8x8xf32>, tensor<f32>) -> tensor<1x2x8x8xf32>
+  %w = graph.softmax %s1 {axis = 3 : i64} : tensor<1x2x8x8xf32>
+  %o = graph.matmul %w, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<1x2x8x8xf32> -> tensor<1x8x2x8xf32>
+  %r = graph.reshape %ot to [1, 8, 16] : tensor<1x8x2x8xf32> -> tensor<1x8x16xf32>""",
+                    "tensor<1x8x16xf32>", gpt2_attention))
     out.append(Case("layer_norm", ln,
                     "%r = graph.layer_norm %a0, %a1, %a2 {axis = 2 : i64} : (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>",
                     "tensor<2x3x8xf32>", layer_norm))
