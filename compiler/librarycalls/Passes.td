@@ -34,6 +34,14 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
       (cuBLASLt has none: it stays a generated kernel), the tanh approximation oneDNN's
       `gelu_tanh` and cuBLASLt's `gelu` epilogue.
 
+    A `graph.matmul` reads its operands through the `graph.transpose`, `graph.slice` (positive
+    steps), `graph.split` and reshapes before them, and writes its result through the
+    single-use transposes and reshapes after it, wherever strides express the data movement
+    (always on the CPU): the call binds the value the data lives in and the parameters `a_view`,
+    `b_view`, `dst_view` (`[offset, dims..., strides...]`) say how to index it. Attention's Q, K
+    and V out of the fused projection, Kᵀ and the merged heads then cost no kernel. A result
+    with an `add` post-op keeps its layout.
+
     `graph.gemm` maps to `onednn.matmul` with `trans_a` / `trans_b`; `alpha * AB + beta * C` is
     the bias (alpha = beta = 1 and C of shape `N`), or the post-ops `linear(alpha, 0)`, `add C`,
     or, for beta other than 1, `linear(alpha / beta, 0)`, `add C`, `linear(beta, 0)`.
@@ -68,6 +76,12 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
     most one `add` of a tensor of the result's shape (cuBLASLt's C with beta 1, cuDNN's pointwise
     add), and a final `relu`. Clips, shifts and broadcast adds stay graph ops and are fused into
     generated kernels.
+
+    Strided operands and results are taken as far back (or forward) along the data movement as
+    cuBLASLt's matrix layouts express them: unit stride along one of the last two dimensions and
+    the batch dimensions nesting as one strided batch. Where the farthest view is not a layout a
+    nearer one is tried (at batch 2 BERT's heads-first transpose stays, and Kᵀ is still read by
+    strides from its output).
   }];
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }

@@ -6,7 +6,10 @@
 // oneDNN calls (compiler/librarycalls, kiln-select-library-calls):
 //
 //   cublaslt.matmul    operands a, b, [bias], [addend]; result d
-//                      int trans_a, trans_b (0 or 1, rank-2 operands only);
+//                      int trans_a, trans_b (0 or 1); int a_view, b_view,
+//                      dst_view (strided views, as oneDNN's, where cuBLASLt's
+//                      layouts express them: unit stride along one of the last
+//                      two dims, batch dims nesting as one stride);
 //                      string post_ops, float post_op_args (see below)
 //   cudnn.convolution  operands x (N C spatial...), w (K C/groups spatial...),
 //                      [bias (K)], [addend (the result's shape)]; result y

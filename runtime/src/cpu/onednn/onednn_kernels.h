@@ -21,6 +21,11 @@
 //              extra    one operand per "add" post-op
 //              dst      [batch..] x M x N, the batch dims NumPy-broadcast from a's and b's
 //   int        trans_a, trans_b   0 or 1 (transposes the last two dims), default 0
+//              a_view, b_view, dst_view   [offset, dims..., strides...] (library_call_view.h):
+//                           the operand or result is that strided view of its binding (applied
+//                           before trans_a / trans_b); the binding is then the buffer the data
+//                           lives in (attention's fused projection, the merged heads). No "add"
+//                           post-op with dst_view.
 //
 // Post-ops (both calls), applied in order to the accumulated result (after the bias):
 //   string     post_ops       each one of
