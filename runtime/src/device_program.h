@@ -20,6 +20,7 @@
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
 #include "runtime/src/artifact/artifact.h"
+#include "runtime/src/trace.h"
 
 namespace kiln::runtime {
 
@@ -44,6 +45,14 @@ class DeviceProgram {
 
   virtual const LoadedArtifact& artifact() const = 0;
   virtual ProgramStatistics statistics() const = 0;
+  /// The program's steps, as the trace names them.
+  virtual const ProgramTable& table() const = 0;
+
+  /// Where runs record their steps while a trace is on (kiln_session_trace_start).
+  TraceRecorder& trace() { return trace_; }
+
+ protected:
+  TraceRecorder trace_;
 };
 
 /// How a step of the program runs.

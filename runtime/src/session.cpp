@@ -7,17 +7,20 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kiln/runtime.h"
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/cpu/cpu_program.h"
 #include "runtime/src/device_program.h"
 #include "runtime/src/status.h"
+#include "runtime/src/trace.h"
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
 #include "runtime/src/cuda/cuda_program.h"
 #include "runtime/src/cuda/sim/sim_cuda_api.h"
@@ -26,6 +29,10 @@
 /// The C session object.
 struct kiln_session_t {
   std::unique_ptr<kiln::runtime::DeviceProgram> program;
+  /// The device's name ("cpu", "cuda", "cuda-sim"), for the trace.
+  std::string device;
+  /// Whether kiln_session_trace_start was called since the last write.
+  std::atomic<bool> tracing{false};
 };
 
 namespace {
@@ -132,7 +139,10 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
     }
     auto program = createProgram(loaded, resolved);
     if (!program.ok()) return program.status();
-    *out_session = new kiln_session_t{std::move(*program)};
+    auto* session = new kiln_session_t;
+    session->program = std::move(*program);
+    session->device = device;
+    *out_session = session;
     return kiln::Status();
   });
 }
@@ -156,6 +166,37 @@ size_t kiln_session_input_count(const kiln_session_t* session) {
 
 size_t kiln_session_output_count(const kiln_session_t* session) {
   return session ? session->program->artifact().outputs().size() : 0;
+}
+
+kiln_status_t* kiln_session_trace_start(kiln_session_t* session) {
+  return guardCApi("kiln_session_trace_start", [&]() -> kiln::Status {
+    if (session == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_session_trace_start: session is NULL");
+    }
+    session->program->trace().start();
+    session->tracing = true;
+    return kiln::Status();
+  });
+}
+
+kiln_status_t* kiln_session_trace_write(kiln_session_t* session, const char* path) {
+  return guardCApi("kiln_session_trace_write", [&]() -> kiln::Status {
+    if (session == nullptr || path == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_session_trace_write: session and path must not be NULL");
+    }
+    kiln::runtime::DeviceProgram& program = *session->program;
+    if (!session->tracing.exchange(false)) {
+      return kiln::Status(KILN_STATUS_FAILED_PRECONDITION,
+                          "kiln_session_trace_write: no trace was started on this session "
+                          "(kiln_session_trace_start)");
+    }
+    std::vector<kiln::runtime::TraceSlice> slices = program.trace().stop();
+    const auto& artifact = program.artifact();
+    return kiln::runtime::writeChromeTrace(path, artifact.name() + " on " + session->device,
+                                           program.table(), slices);
+  });
 }
 
 kiln_status_t* kiln_session_statistics(const kiln_session_t* session,

@@ -85,6 +85,49 @@ TEST(SessionTest, KeepsTheArtifactAlive) {
   expectAffineResults(x, y, *outputs);
 }
 
+// Tests that a trace records every step of the runs made while it is on, from concurrent
+// callers on tracks of their own, that it is refused before it was started, and that a path
+// that cannot be written is named.
+TEST(SessionTest, TracesEveryStepOfTheRunsWhileOn) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session session = Session::create(artifact).value();
+  Tensor x = randomInput(5);
+  Tensor y = randomInput(6);
+  std::string path = ::testing::TempDir() + "/session_trace.json";
+  Status early = session.writeTrace(path);
+  EXPECT_EQ(early.code(), KILN_STATUS_FAILED_PRECONDITION);
+  EXPECT_THAT(early.message(), HasSubstr("no trace was started"));
+
+  ASSERT_TRUE(session.run({&x, &y}).ok()); // before the trace: not recorded
+  ASSERT_TRUE(session.startTrace().ok());
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 2; ++t)
+    callers.emplace_back([&] {
+      for (int i = 0; i < 3; ++i)
+        EXPECT_TRUE(session.run({&x, &y}).ok());
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  ASSERT_TRUE(session.writeTrace(path).ok());
+  std::string text = readFileBytes(path);
+  // Three steps (two dispatches and a copy) of six runs, on two named tracks.
+  size_t slices = 0, at = 0;
+  while ((at = text.find("\"ph\":\"X\"", at)) != std::string::npos)
+    ++slices, ++at;
+  EXPECT_EQ(slices, 18u) << text;
+  EXPECT_THAT(text, HasSubstr("\"name\":\"run thread 1\""));
+  EXPECT_THAT(text, HasSubstr("\"name\":\"run thread 2\""));
+  EXPECT_THAT(text, HasSubstr("\"cat\":\"copy\""));
+  EXPECT_THAT(text, HasSubstr("\"step\":2"));
+  EXPECT_THAT(text, HasSubstr("\"run\":5,"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("\"run\":6,")));
+
+  ASSERT_TRUE(session.startTrace().ok());
+  Status unwritable = session.writeTrace("/nonexistent-directory/trace.json");
+  EXPECT_FALSE(unwritable.ok());
+  EXPECT_THAT(unwritable.message(), HasSubstr("/nonexistent-directory/trace.json"));
+}
+
 TEST(SessionTest, RefusesAMissingKernelSymbol) {
   ArtifactSpec spec = addAffineSpec();
   spec.code_objects[0].kernels[1] = "kiln_test_missing";

@@ -271,7 +271,21 @@ int runCompile(const CompileCommand &command) {
   return 0;
 }
 
+/// Writes the trace a session recorded to `path`, saying where on stderr.
+bool writeTrace(const Session &session, const std::string &path) {
+  Status written = session.writeTrace(path);
+  if (!written.ok()) {
+    printError(written.message());
+    return false;
+  }
+  llvm::errs() << "kiln: wrote the trace " << path
+               << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+  return true;
+}
+
 int runRun(const RunCommand &command) {
+  if (!command.trace.empty() && refuseOverwrite(command.trace, command.force))
+    return kExitUsage;
   std::optional<std::vector<InputFile>> files = parseInputArguments(command.inputs);
   if (!files)
     return kExitUsage;
@@ -298,11 +312,19 @@ int runRun(const RunCommand &command) {
   std::optional<Session> session = createSession(*artifact, command.threads, *device);
   if (!session)
     return kExitFailure;
+  if (!command.trace.empty()) {
+    if (Status started = session->startTrace(); !started.ok()) {
+      printError(started.message());
+      return kExitFailure;
+    }
+  }
   Result<std::vector<Tensor>> outputs = session->run(pointers(*inputs));
   if (!outputs.ok()) {
     printError(command.model + ": " + outputs.status().message());
     return kExitFailure;
   }
+  if (!command.trace.empty() && !writeTrace(*session, command.trace))
+    return kExitFailure;
 
   if (!command.outputDir.empty()) {
     if (std::error_code error = llvm::sys::fs::create_directories(command.outputDir)) {
@@ -434,6 +456,8 @@ int runBench(const BenchCommand &command) {
   }
   if (!command.json.empty() && refuseOverwrite(command.json, command.force))
     return kExitUsage;
+  if (!command.trace.empty() && refuseOverwrite(command.trace, command.force))
+    return kExitUsage;
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
@@ -465,6 +489,13 @@ int runBench(const BenchCommand &command) {
     if (command.maxSeconds > 0 && seconds(begin) > command.maxSeconds / 2)
       break;
   }
+  // The trace covers the timed runs only.
+  if (!command.trace.empty()) {
+    if (Status started = session->startTrace(); !started.ok()) {
+      printError(started.message());
+      return kExitFailure;
+    }
+  }
   std::vector<double> samples;
   begin = Clock::now();
   for (int i = 0; i < command.iterations; ++i) {
@@ -479,6 +510,9 @@ int runBench(const BenchCommand &command) {
     if (command.maxSeconds > 0 && samples.size() >= 3 && seconds(begin) > command.maxSeconds)
       break;
   }
+
+  if (!command.trace.empty() && !writeTrace(*session, command.trace))
+    return kExitFailure;
 
   std::vector<double> sorted = samples;
   std::sort(sorted.begin(), sorted.end());

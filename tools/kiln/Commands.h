@@ -35,6 +35,8 @@ struct RunCommand {
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
   std::string outputDir;
+  /// Chrome trace-event JSON of the run's steps.
+  std::string trace;
   uint32_t threads = 0;
   uint64_t seed = 0;
   bool summary = false;
@@ -59,6 +61,8 @@ struct BenchCommand {
   uint32_t threads = 0;
   uint64_t seed = 0;
   std::string json;
+  /// Chrome trace-event JSON of the timed runs' steps.
+  std::string trace;
   bool force = false;
 };
 

@@ -235,10 +235,12 @@ int main(int argc, char **argv) {
                      "seeded random inputs");
   runApp->add_option("--shape", run.shapes, "Bind an input's shape, NAME=1x3x224x224");
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");
+  runApp->add_option("--trace", run.trace,
+                     "Write a Chrome trace-event JSON of the run's steps (Perfetto opens it)");
   runApp->add_option("--threads", run.threads, "Worker threads (0: one per core)");
   runApp->add_option("--seed", run.seed, "Seed of the random inputs")->capture_default_str();
   runApp->add_flag("--summary", run.summary, "Print the outputs' summary with --output-dir too");
-  runApp->add_flag("--force", run.force, "Overwrite output files that exist");
+  runApp->add_flag("--force", run.force, "Overwrite output files (and the trace) that exist");
 
   kiln::cli::InspectCommand inspect;
   CLI::App *inspectApp = app.add_subcommand(
@@ -267,7 +269,10 @@ int main(int argc, char **argv) {
   benchApp->add_option("--threads", bench.threads, "Worker threads (0: one per core)");
   benchApp->add_option("--seed", bench.seed, "Seed of the random inputs")->capture_default_str();
   benchApp->add_option("--json", bench.json, "Write the figures to this JSON file");
-  benchApp->add_flag("--force", bench.force, "Overwrite the JSON file if it exists");
+  benchApp->add_option(
+      "--trace", bench.trace,
+      "Write a Chrome trace-event JSON of the timed runs' steps (Perfetto opens it)");
+  benchApp->add_flag("--force", bench.force, "Overwrite the JSON and trace files if they exist");
 
   try {
     app.parse(argc, argv);

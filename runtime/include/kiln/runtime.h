@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 5
+#define KILN_API_VERSION 6
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -580,6 +580,23 @@ typedef struct kiln_session_statistics_t {
 /// `struct_size` the caller has set. Thread-safe.
 KILN_API kiln_status_t* kiln_session_statistics(const kiln_session_t* session,
                                                 kiln_session_statistics_t* out_statistics);
+
+/// Starts a trace of the session's runs: every run that starts from now on
+/// records a slice per step (on the CPU: each kernel, library call and copy,
+/// timed on its own; on CUDA, whose steps run as one CUDA graph: one slice per
+/// run, from staging the inputs to the outputs back on the host). Recording
+/// costs two clock reads per step. Starting again drops what was recorded.
+/// Thread-safe. Added in API version 6.
+KILN_API kiln_status_t* kiln_session_trace_start(kiln_session_t* session);
+
+/// Stops the trace and writes what it recorded to `path` (replacing the file)
+/// as Chrome trace-event JSON, which Perfetto and chrome://tracing open: a
+/// track per thread that called kiln_session_run, a slice per step named by
+/// its kernel or library call and the model nodes it holds, with its kind, the
+/// bytes of its bindings, its workgroups, and the run and step numbers.
+/// Returns FAILED_PRECONDITION when no trace was started, and the error of
+/// the file system naming `path`. Thread-safe. Added in API version 6.
+KILN_API kiln_status_t* kiln_session_trace_write(kiln_session_t* session, const char* path);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -470,6 +470,14 @@ class Session {
   size_t inputCount() const { return kiln_session_input_count(handle_); }
   size_t outputCount() const { return kiln_session_output_count(handle_); }
 
+  /// Starts a trace of the runs from now on (see `kiln_session_trace_start`).
+  Status startTrace() const { return Status::fromC(kiln_session_trace_start(handle_)); }
+  /// Stops the trace and writes it to `path` as Chrome trace-event JSON (see
+  /// `kiln_session_trace_write`).
+  Status writeTrace(const std::string& path) const {
+    return Status::fromC(kiln_session_trace_write(handle_, path.c_str()));
+  }
+
   /// Returns the session's statistics (see `kiln_session_statistics`).
   Result<kiln_session_statistics_t> statistics() const {
     kiln_session_statistics_t stats{};

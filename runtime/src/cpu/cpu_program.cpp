@@ -195,9 +195,21 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
   bases.outputs = context.output_data.data();
   table_.resolveAddresses(bases, context.addresses);
 
+  // While a trace is on, each step is timed (two clock reads) and the run's slices are added
+  // at its end.
+  const bool traced = trace_.active();
+  std::vector<TraceSlice> slices;
+  uint64_t run = 0;
+  uint32_t track = 0;
+  if (traced) {
+    run = trace_.beginRun();
+    track = trace_.track();
+    slices.reserve(steps_.size());
+  }
   for (size_t i = 0; i < steps_.size(); ++i) {
     const ProgramStep& step = table_.steps()[i];
     void* const* addresses = context.addresses.data() + step.first_binding;
+    if (traced) slices.push_back({run, i, track, trace_.now(), 0});
     switch (step.kind) {
       case StepKind::kDispatch: {
         kiln_cpu_dispatch_fn kernel = steps_[i].kernel;
@@ -216,7 +228,9 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
         if (step.copy_size != 0) std::memmove(addresses[1], addresses[0], step.copy_size);
         break;
     }
+    if (traced) slices.back().end_ns = trace_.now();
   }
+  if (traced) trace_.add(slices);
   return Status();
 }
 

@@ -47,6 +47,7 @@ class CpuProgram final : public DeviceProgram {
 
   const LoadedArtifact& artifact() const override { return *artifact_; }
   ProgramStatistics statistics() const override;
+  const ProgramTable& table() const override { return table_; }
 
  private:
   /// What the CPU adds to a step of the table: the kernel a dispatch calls, the library call's

@@ -549,6 +549,11 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
   if (Status s = allocateOutputTensors(*artifact_, results); !s.ok()) return s;
 
   std::lock_guard<std::mutex> lock(run_mutex_);
+  // A traced CUDA run is one slice, from staging the inputs to the outputs back on the host
+  // (execute() synchronizes its stream): its steps run inside one CUDA graph.
+  const bool traced = trace_.active();
+  TraceSlice slice;
+  if (traced) slice = {trace_.beginRun(), TraceSlice::kWholeRun, trace_.track(), trace_.now(), 0};
   ScopedCudaDevice device(*api_);
   Status status = device.enter(device_.ordinal);
   if (status.ok()) {
@@ -574,6 +579,10 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
                   host.byteSize());
     }
     outputs[i] = results[i];
+  }
+  if (traced) {
+    slice.end_ns = trace_.now();
+    trace_.add({slice});
   }
   return Status();
 }

@@ -118,6 +118,7 @@ class CudaProgram final : public DeviceProgram {
 
   const LoadedArtifact& artifact() const override { return *artifact_; }
   ProgramStatistics statistics() const override;
+  const ProgramTable& table() const override { return table_; }
   CudaProgramStatistics cudaStatistics() const;
 
  private:
