@@ -155,6 +155,18 @@ def ApproximateMathPass : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
   }];
 }
 
+def ReassociateReductionsPass : Pass<"kiln-reassociate-reductions", "mlir::ModuleOp"> {
+  let summary = "Marks the float arithmetic of reductions `reassoc`, so that LLVM vectorizes them";
+  let description = [{
+    In every `linalg.generic` with a reduction loop, the float arithmetic of the body (the adds,
+    maxima and minima that combine into the result, and what feeds them) gets the fast-math flag
+    `reassoc`. The LLVM loop vectorizer then keeps a partial result per vector lane instead of
+    running the chain one element at a time (the CPU's softmax, layer norm, sums and means).
+    Sums may round differently from the sequential order; maxima and minima do not change.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def EmitCpuExecutablePass : Pass<"kiln-emit-cpu-executable", "mlir::ModuleOp"> {
   let summary = "Compiles the lowered @kernels module into a shared object in a program.executable";
   let description = [{

@@ -150,6 +150,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
   } else if (stage == "llvm") {
     mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
     kernels.addPass(createApproximateMathPass());
+    kernels.addPass(createReassociateReductionsPass());
     kernels.addPass(createEraseEmptyBindingsPass());
     addTextual(kernels, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
                         "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
