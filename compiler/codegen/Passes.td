@@ -162,7 +162,8 @@ def ReassociateReductionsPass : Pass<"kiln-reassociate-reductions", "mlir::Modul
     maxima and minima that combine into the result, and what feeds them) gets the fast-math flag
     `reassoc`. The LLVM loop vectorizer then keeps a partial result per vector lane instead of
     running the chain one element at a time (the CPU's softmax, layer norm, sums and means).
-    Sums may round differently from the sequential order; maxima and minima do not change.
+    Sums may round differently from the sequential order; maxima and minima do not change. Only
+    f32 and f64 arithmetic is marked: an f16 or bf16 sum keeps its order.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

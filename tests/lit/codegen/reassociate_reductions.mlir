@@ -1,4 +1,4 @@
-// RUN: kiln-opt --kiln-reassociate-reductions %s | FileCheck %s
+// RUN: kiln-opt --split-input-file --kiln-reassociate-reductions %s | FileCheck %s
 
 // Tests that the float arithmetic of a reduction's body (here a row's maximum and its sum of
 // scaled values) may be reassociated, keeping the flags it had, and that an elementwise generic
@@ -28,6 +28,20 @@ func.func @row_reductions(%x: memref<4x8xf32>, %sum: memref<4xf32>, %max: memref
   ^bb0(%a: f32, %b: f32):
     %d = arith.subf %a, %c : f32
     linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a bf16 sum keeps its order.
+// CHECK-LABEL: func.func @bf16_sum
+// CHECK: arith.addf %{{.+}}, %{{.+}} : bf16
+func.func @bf16_sum(%x: memref<4x8xbf16>, %sum: memref<4xbf16>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x8xbf16>) outs(%sum : memref<4xbf16>) {
+  ^bb0(%a: bf16, %acc: bf16):
+    %s = arith.addf %a, %acc : bf16
+    linalg.yield %s : bf16
   }
   return
 }
