@@ -96,6 +96,14 @@ void settleUnitStrides(StridedView &view) {
       stride = extent;
 }
 
+/// `value` as its own dense view, for a static tensor.
+std::optional<StridedView> denseView(Value value) {
+  std::optional<ArrayRef<int64_t>> shape = staticShape(value);
+  if (!shape)
+    return std::nullopt;
+  return StridedView{value, 0, SmallVector<int64_t>(*shape), rowMajorStrides(*shape), {}};
+}
+
 bool isReshape(Operation *op) {
   return isa<graph::ReshapeOp, graph::SqueezeOp, graph::UnsqueezeOp, graph::FlattenOp>(op);
 }
@@ -118,10 +126,10 @@ SmallVector<int64_t> StridedView::encode() const {
 
 SmallVector<StridedView> traceOperand(Value operand) {
   SmallVector<StridedView> candidates;
-  std::optional<ArrayRef<int64_t>> shape = staticShape(operand);
-  if (!shape)
+  std::optional<StridedView> dense = denseView(operand);
+  if (!dense)
     return candidates;
-  StridedView view{operand, 0, SmallVector<int64_t>(*shape), rowMajorStrides(*shape), {}};
+  StridedView view = std::move(*dense);
   Value current = operand;
   while (Operation *def = current.getDefiningOp()) {
     if (def->getNumOperands() < 1)
@@ -170,10 +178,10 @@ SmallVector<StridedView> traceOperand(Value operand) {
 
 SmallVector<StridedView> traceResult(Value result) {
   SmallVector<StridedView> candidates;
-  std::optional<ArrayRef<int64_t>> shape = staticShape(result);
-  if (!shape)
+  std::optional<StridedView> dense = denseView(result);
+  if (!dense)
     return candidates;
-  StridedView view{result, 0, SmallVector<int64_t>(*shape), rowMajorStrides(*shape), {}};
+  StridedView view = std::move(*dense);
   Value current = result;
   while (current.hasOneUse()) {
     Operation *user = *current.user_begin();
