@@ -45,6 +45,24 @@ std::optional<kiln_element_type_t> hostElementType(int32_t dataType) {
   }
 }
 
+int32_t onnxDataType(kiln_element_type_t type) {
+  for (int32_t dataType = 1; dataType <= 23; ++dataType)
+    if (hostElementType(dataType) == type)
+      return dataType;
+  return onnx::TensorProto::UNDEFINED;
+}
+
+onnx::TensorProto tensorProto(const kiln_tensor_t *tensor, const std::string &name) {
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(onnxDataType(kiln_tensor_element_type(tensor)));
+  const int64_t *dims = kiln_tensor_dims(tensor);
+  for (size_t d = 0; d < kiln_tensor_rank(tensor); ++d)
+    proto.add_dims(dims[d]);
+  proto.set_raw_data(kiln_tensor_const_data(tensor), kiln_tensor_byte_size(tensor));
+  return proto;
+}
+
 kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTensor) {
   std::optional<kiln_element_type_t> type = hostElementType(view.dataType);
   if (!type) {

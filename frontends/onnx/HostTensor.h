@@ -28,6 +28,13 @@ std::optional<kiln_element_type_t> hostElementType(int32_t dataType);
 /// included), and the runtime's status when it cannot allocate the tensor.
 kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTensor);
 
+/// The ONNX data type of a host element type (the inverse of hostElementType).
+int32_t onnxDataType(kiln_element_type_t type);
+
+/// A host tensor as an ONNX TensorProto named `name` (its bytes as raw_data, little-endian as
+/// the host's), for specializing an import on concrete input values (ImportOptions::inputValues).
+onnx::TensorProto tensorProto(const kiln_tensor_t *tensor, const std::string &name);
+
 /// Reads the serialized TensorProto at `path` (a backend test's input_K.pb or output_K.pb) into
 /// a host tensor. A file that cannot be read or parsed is INVALID_ARGUMENT (NOT_FOUND when it
 /// does not exist), with the loader's message naming the file.

@@ -228,6 +228,10 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
     options.modelName = path;
     options.resourceThresholdBytes = 1024;
     importerShapes(*flags, options.inputShapes);
+    if (settings.inputValues)
+      for (const auto &[name, tensor] : *settings.inputValues)
+        options.inputValues[name] = onnx_frontend::tensorProto(tensor.get(), name);
+    options.foldedInputs = settings.foldedInputs;
     // The module's weights view the parsed model's bytes, which the module keeps alive: the
     // weights are in memory once, from the load to the artifact.
     auto model = std::make_shared<const onnx_frontend::LoadedModel>(std::move(*loaded.model));
@@ -252,7 +256,12 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
     printError(path + ": compilation failed");
     return false;
   }
-  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, settings, *flags);
+  // Inputs that became constants are no arguments any more, and bind no shape.
+  CompileSettings remaining = settings;
+  if (settings.foldedInputs)
+    for (const std::string &name : *settings.foldedInputs)
+      remaining.inputShapes.erase(name);
+  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, remaining, *flags);
   if (!bindings)
     return false;
 

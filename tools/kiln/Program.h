@@ -50,6 +50,12 @@ struct CompileSettings {
   std::vector<std::string> shapes;
   /// Shapes taken from the inputs a run is given, for the dimensions still dynamic.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// The values a run is given (ONNX models): the import is specialized for them as the
+  /// conformance suite's is (ImportOptions::inputValues), so that an input an operator needs at
+  /// import time (Reshape's shape, Slice's starts, TopK's K, ...) becomes a constant.
+  const std::map<std::string, Tensor> *inputValues = nullptr;
+  /// Receives the inputs of `inputValues` that became constants: the artifact does not take them.
+  std::vector<std::string> *foldedInputs = nullptr;
   /// Binds the leading dimension of every input whose leading dimension is dynamic (0: none).
   int64_t batch = 0;
   std::string dumpIrDirectory;
