@@ -22,6 +22,10 @@ struct LoadOptions {
   /// Default-domain opsets in (maxDefaultOpset, maxKnownDefaultOpset] load with a warning;
   /// newer ones are errors.
   int64_t maxKnownDefaultOpset = 28;
+  /// Default-domain opsets in [minKnownDefaultOpset, minDefaultOpset) load with a warning: the
+  /// operator table decides per operator version (a translator registered from opset 1 covers
+  /// the models written for opsets 1 to 6); older ones are errors.
+  int64_t minKnownDefaultOpset = 1;
 
   /// The supported IR version range; IR versions up to maxKnownIrVersion load with a note.
   int64_t minIrVersion = 3;

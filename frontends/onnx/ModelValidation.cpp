@@ -376,9 +376,15 @@ void validateVersions(const onnx::ModelProto &model, const LoadOptions &options,
 
     if (domain.empty()) {
       const std::string supported = range(options.minDefaultOpset, options.maxDefaultOpset);
-      if (version < options.minDefaultOpset)
+      if (version < options.minKnownDefaultOpset)
         sink.error(file, "default-domain (ai.onnx) opset " + std::to_string(version) +
-                             " is older than the supported range " + supported);
+                             " is older than the supported range " + supported + " (opsets from " +
+                             std::to_string(options.minKnownDefaultOpset) +
+                             " are accepted for per-operator import)");
+      else if (version < options.minDefaultOpset)
+        sink.warning(file, "default-domain (ai.onnx) opset " + std::to_string(version) +
+                               " is older than the fully supported range " + supported +
+                               "; the importer decides operator by operator");
       else if (version > options.maxKnownDefaultOpset)
         sink.error(file, "default-domain (ai.onnx) opset " + std::to_string(version) +
                              " is newer than the supported range " + supported + " (opsets up to " +

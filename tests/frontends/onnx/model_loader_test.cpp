@@ -203,10 +203,20 @@ TEST_F(ModelLoaderTest, FutureOpsetIsRefusedNamingTheRange) {
   EXPECT_TRUE(failsWith(load(makeAddModel(30)), {modelPath(), "opset 30", "7..17", "up to 28"}));
 }
 
-// Tests that a default-domain opset older than the supported range is refused.
-TEST_F(ModelLoaderTest, OldOpsetIsRefusedNamingTheRange) {
-  EXPECT_TRUE(
-      failsWith(load(makeAddModel(5)), {"opset 5", "older than the supported range 7..17"}));
+// Tests that a default-domain opset older than the fully supported range loads with a warning
+// (the operator table decides per operator version), and one older than the known range is
+// refused, naming both.
+TEST_F(ModelLoaderTest, OldOpsetLoadsWithWarningAndOlderIsRefused) {
+  LoadResult result = load(makeAddModel(5));
+  ASSERT_TRUE(result.succeeded()) << result.formatDiagnostics();
+  EXPECT_NE(findDiagnostic(result, Severity::Warning,
+                           {"opset 5", "older than the fully supported range 7..17"}),
+            nullptr)
+      << result.formatDiagnostics();
+  LoadOptions options;
+  options.minKnownDefaultOpset = 6;
+  EXPECT_TRUE(failsWith(load(makeAddModel(5), options),
+                        {"opset 5", "older than the supported range 7..17", "from 6"}));
 }
 
 // Tests that an opset between the supported and the known-newer maximum loads with a warning,
@@ -227,6 +237,7 @@ TEST_F(ModelLoaderTest, KnownNewerOpsetLoadsWithWarningAndSkipsChecker) {
 TEST_F(ModelLoaderTest, OpsetRangeFollowsOptions) {
   LoadOptions options;
   options.minDefaultOpset = 14;
+  options.minKnownDefaultOpset = 14;
   EXPECT_TRUE(failsWith(load(makeAddModel(13), options), {"opset 13", "14..17"}));
 }
 
