@@ -13,12 +13,12 @@ namespace fb = kiln::artifact;
 
 namespace {
 
-/// " ('NAME': DESCRIPTION)" or " ('NAME')" for a labelled step.
+/// "WHAT 'NAME': DESCRIPTION" or "WHAT 'NAME'" for a named step.
 std::string describe(const char* what, const flatbuffers::String* name,
                      const flatbuffers::String* description) {
-  std::string label = std::string(" (") + what + " '" + name->str() + "'";
-  if (description != nullptr && description->size() != 0) label += ": " + description->str();
-  return label + ")";
+  std::string text = std::string(what) + " '" + name->str() + "'";
+  if (description != nullptr && description->size() != 0) text += ": " + description->str();
+  return text;
 }
 
 }  // namespace
@@ -37,14 +37,13 @@ Result<ProgramTable> ProgramTable::build(const LoadedArtifact& artifact) {
     const fb::Step& step = *steps.Get(i);
     ProgramStep resolved;
     resolved.first_binding = table.bindings_.size();
-    resolved.label = "step " + std::to_string(i);
     switch (step.kind_type()) {
       case fb::StepKind::Dispatch: {
         const fb::Dispatch& dispatch = *step.kind_as_Dispatch();
         resolved.kind = StepKind::kDispatch;
         resolved.dispatch = &dispatch;
         for (uint32_t count : *dispatch.workgroup_count()) resolved.workgroups *= count;
-        resolved.label += describe(
+        resolved.name = describe(
             "kernel", code_objects.Get(dispatch.code_object())->kernels()->Get(dispatch.kernel()),
             dispatch.description());
         for (const fb::Binding* binding : *dispatch.bindings()) table.addBinding(*binding);
@@ -54,14 +53,14 @@ Result<ProgramTable> ProgramTable::build(const LoadedArtifact& artifact) {
         const fb::LibraryCall& call = *step.kind_as_LibraryCall();
         resolved.kind = StepKind::kLibraryCall;
         resolved.library_call = &call;
-        resolved.label += describe("library call", call.name(), call.description());
+        resolved.name = describe("library call", call.name(), call.description());
         for (const fb::Binding* binding : *call.bindings()) table.addBinding(*binding);
         break;
       }
       case fb::StepKind::Copy: {
         const fb::Copy& copy = *step.kind_as_Copy();
         resolved.kind = StepKind::kCopy;
-        resolved.label += " (copy)";
+        resolved.name = "copy";
         table.addBinding(*copy.source());
         table.addBinding(*copy.destination());
         const kiln_binding_info_t& source = artifact.steps()[i].bindings[0];
@@ -74,6 +73,7 @@ Result<ProgramTable> ProgramTable::build(const LoadedArtifact& artifact) {
         return Status(KILN_STATUS_INTERNAL, artifact.name() + ": step " + std::to_string(i) +
                                                 " has an unknown kind after verification");
     }
+    resolved.label = "step " + std::to_string(i) + " (" + resolved.name + ")";
     resolved.binding_count = table.bindings_.size() - resolved.first_binding;
     table.steps_.push_back(std::move(resolved));
   }

@@ -82,6 +82,9 @@ struct ProgramStep {
   uint64_t workgroups = 1;
   /// The bytes a copy moves.
   uint64_t copy_size = 0;
+  /// What the step runs: "kernel 'kiln_k1': add, relu", "library call 'onednn.matmul': ...",
+  /// "copy" (the trace's slice names).
+  std::string name;
   /// The step as messages name it: "step 3 (kernel 'kiln_k1': add, relu)", "step 4 (library
   /// call 'onednn.matmul': ...)", "step 5 (copy)".
   std::string label;

@@ -70,14 +70,6 @@ const char* kindName(StepKind kind) {
   return "step";
 }
 
-/// "kernel 'kiln_k1': add, relu" out of the label "step 3 (kernel 'kiln_k1': add, relu)".
-std::string stepName(const ProgramStep& step) {
-  const std::string& label = step.label;
-  size_t open = label.find(" (");
-  if (open == std::string::npos || label.back() != ')') return label;
-  return label.substr(open + 2, label.size() - open - 3);
-}
-
 }  // namespace
 
 void TraceRecorder::start() {
@@ -147,7 +139,7 @@ Status writeChromeTrace(const std::string& path, const std::string& process,
     const ProgramStep& step = steps[slice.step];
     uint64_t bytes = 0;
     for (size_t b = 0; b < step.binding_count; ++b) bytes += bindings[step.first_binding + b].bytes;
-    out << ",\"name\":" << quoted(stepName(step)) << ",\"cat\":" << quoted(kindName(step.kind))
+    out << ",\"name\":" << quoted(step.name) << ",\"cat\":" << quoted(kindName(step.kind))
         << ",\"args\":{\"run\":" << slice.run << ",\"step\":" << slice.step
         << ",\"bytes\":" << bytes;
     if (step.kind == StepKind::kDispatch) out << ",\"workgroups\":" << step.workgroups;
