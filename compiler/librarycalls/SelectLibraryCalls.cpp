@@ -552,16 +552,16 @@ void absorbDataMovement(CallPlan &plan) {
     return;
   Builder b(plan.anchor->getContext());
   // The farthest view the library takes.
-  auto choose = [&](ArrayRef<StridedView> candidates) -> const StridedView * {
+  auto choose = [&](ArrayRef<StridedView> candidates, bool isResult) -> const StridedView * {
     for (const StridedView &view : llvm::reverse(candidates))
-      if (!plan.target->matrixLayoutsOnly || isMatrixLayout(view))
+      if (!plan.target->matrixLayoutsOnly || isMatrixLayout(view, isResult))
         return &view;
     return nullptr;
   };
   static constexpr StringLiteral kOperandViews[] = {"a_view", "b_view"};
   for (auto [index, name] : llvm::enumerate(kOperandViews)) {
     SmallVector<StridedView> candidates = traceOperand(plan.operands[index]);
-    const StridedView *view = choose(candidates);
+    const StridedView *view = choose(candidates, /*isResult=*/false);
     if (!view)
       continue;
     plan.operands[index] = view->base;
@@ -571,7 +571,7 @@ void absorbDataMovement(CallPlan &plan) {
   if (!plan.addends.empty())
     return;
   SmallVector<StridedView> candidates = traceResult(plan.result);
-  const StridedView *view = choose(candidates);
+  const StridedView *view = choose(candidates, /*isResult=*/true);
   if (!view)
     return;
   plan.written = view->base;

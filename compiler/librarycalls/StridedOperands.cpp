@@ -10,6 +10,7 @@
 
 #include "compiler/librarycalls/StridedOperands.h"
 #include "dialects/graph/GraphOps.h"
+#include "runtime/src/matrix_layout.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -222,15 +223,12 @@ SmallVector<StridedView> traceResult(Value result) {
   return candidates;
 }
 
-bool isMatrixLayout(const StridedView &view) {
+bool isMatrixLayout(const StridedView &view, bool isResult) {
   size_t rank = view.dims.size();
   if (rank < 2)
     return false;
-  int64_t rows = view.dims[rank - 2], cols = view.dims[rank - 1];
-  int64_t rowStride = view.strides[rank - 2], colStride = view.strides[rank - 1];
-  bool rowMajor = (cols == 1 || colStride == 1) && (rows == 1 || rowStride >= cols);
-  bool colMajor = (rows == 1 || rowStride == 1) && (cols == 1 || colStride >= rows);
-  if (!rowMajor && !colMajor)
+  if (!runtime::stridedMatrix(view.dims[rank - 2], view.dims[rank - 1], view.strides[rank - 2],
+                              view.strides[rank - 1], /*transposable=*/!isResult))
     return false;
   // The batch dimensions of more than one entry, outermost first, must nest as one.
   int64_t previous = -1;

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -37,6 +38,7 @@
 #include "runtime/src/cuda/cuda_library_problem.h"
 #include "runtime/src/cuda/cuda_status.h"
 #include "runtime/src/element_type.h"
+#include "runtime/src/matrix_layout.h"
 
 namespace kiln::runtime::cuda {
 namespace {
@@ -284,10 +286,11 @@ struct MatrixLayout {
 };
 
 /// `view` padded to the result's rank, its last two dims swapped when `trans`, as a matrix
-/// layout: unit stride along one of the last two dims, the batch dims of more than one entry
-/// nesting as one stride, and all of the result's batch dims or none.
+/// layout: unit stride along one of the last two dims (only the last for the result, which
+/// cuBLASLt writes row-major here), the batch dims of more than one entry nesting as one stride,
+/// and all of the result's batch dims or none.
 Status matrixLayout(const LibraryCallView& call, const char* name, StridedView view, bool trans,
-                    const std::vector<int64_t>& result, MatrixLayout* out) {
+                    bool is_result, const std::vector<int64_t>& result, MatrixLayout* out) {
   size_t rank = result.size();
   view.dims.insert(view.dims.begin(), rank - view.dims.size(), 1);
   view.strides.insert(view.strides.begin(), rank - view.strides.size(), 0);
@@ -298,18 +301,20 @@ Status matrixLayout(const LibraryCallView& call, const char* name, StridedView v
   MatrixLayout layout;
   layout.rows = view.dims[rank - 2];
   layout.cols = view.dims[rank - 1];
-  int64_t row_stride = view.strides[rank - 2], col_stride = view.strides[rank - 1];
-  if ((layout.cols == 1 || col_stride == 1) && (layout.rows == 1 || row_stride >= layout.cols)) {
-    layout.ld = layout.rows == 1 ? layout.cols : row_stride;
-  } else if ((layout.rows == 1 || row_stride == 1) &&
-             (layout.cols == 1 || col_stride >= layout.rows)) {
-    layout.transposed = true;
-    layout.ld = layout.cols == 1 ? layout.rows : col_stride;
-  } else {
+  const int64_t row_stride = view.strides[rank - 2], col_stride = view.strides[rank - 1];
+  std::optional<StridedMatrix> matrix =
+      stridedMatrix(layout.rows, layout.cols, row_stride, col_stride, /*transposable=*/!is_result);
+  if (!matrix && is_result &&
+      stridedMatrix(layout.rows, layout.cols, row_stride, col_stride, /*transposable=*/true))
+    return call.unimplemented(
+        "the result's dst_view is column-major; cuBLASLt writes D with "
+        "unit stride along its last dim here");
+  if (!matrix)
     return call.unimplemented(std::string(name) + " (dims " + formatTypeDims(view.dims) +
                               ") has no unit stride along its last two dims, or rows that "
                               "overlap; cuBLASLt's matrix layouts need both");
-  }
+  layout.transposed = matrix->transposed;
+  layout.ld = matrix->ld;
   int64_t inner = -1;
   for (size_t i = 0; i + 2 < rank; ++i) {
     if (view.dims[i] != 1 && view.dims[i] != result[i])
@@ -376,9 +381,9 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
     return view.invalid("takes no 'add' post-op with a dst_view (the addend is row-major)");
 
   MatrixLayout la, lb, ld;
-  if (!(status = matrixLayout(view, "a", a, trans_a == 1, d.dims, &la)).ok() ||
-      !(status = matrixLayout(view, "b", b, trans_b == 1, d.dims, &lb)).ok() ||
-      !(status = matrixLayout(view, "the result", d, false, d.dims, &ld)).ok())
+  if (!(status = matrixLayout(view, "a", a, trans_a == 1, false, d.dims, &la)).ok() ||
+      !(status = matrixLayout(view, "b", b, trans_b == 1, false, d.dims, &lb)).ok() ||
+      !(status = matrixLayout(view, "the result", d, false, true, d.dims, &ld)).ok())
     return status;
   int64_t m = la.rows, k = la.cols, n = lb.cols;
   if (lb.rows != k)
@@ -387,10 +392,6 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
   if (ld.rows != m || ld.cols != n)
     return view.invalid("the result (" + formatTypeDims(d.dims) + ") must end in " +
                         std::to_string(m) + " x " + std::to_string(n));
-  if (ld.transposed)
-    return view.unimplemented(
-        "the result's dst_view is column-major; cuBLASLt writes D with "
-        "unit stride along its last dim here");
   int64_t batch = 1;
   for (size_t i = 0; i + 2 < rank; ++i) batch *= d.dims[i];
   if (batch > INT32_MAX)

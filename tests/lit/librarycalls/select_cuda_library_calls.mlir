@@ -194,3 +194,17 @@ func.func @attention_batch2(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
   %r = graph.reshape %ot to [2, 8, 16] : tensor<2x8x2x8xf32> -> tensor<2x8x16xf32>
   return %r : tensor<2x8x16xf32>
 }
+
+// -----
+
+// Tests that a result transposed after the product is not written through strides on CUDA:
+// that would be a column-major D, which the cuBLASLt call does not write (the runtime refuses
+// it), so the transpose stays.
+// CHECK-LABEL: func.func @transposed_result
+// CHECK: %[[M:.+]] = call @cublaslt.matmul_{{[0-9]+}}(%arg0, %arg1) :
+// CHECK-NEXT: graph.transpose %[[M]], [1, 0]
+func.func @transposed_result(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) -> tensor<6x4xf32> {
+  %m = graph.matmul %a, %b : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  %t = graph.transpose %m, [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+  return %t : tensor<6x4xf32>
+}

@@ -387,6 +387,11 @@ def neural_network_cases():
   %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<1x2x8x8xf32> -> tensor<1x8x2x8xf32>
   %r = graph.reshape %ot to [1, 8, 16] : tensor<1x8x2x8xf32> -> tensor<1x8x16xf32>""",
                     "tensor<1x8x16xf32>", gpt2_attention))
+    # A transposed result: written column-major by oneDNN on the CPU, by a transpose on CUDA.
+    out.append(Case("matmul_transposed_result", [normal((4, 8)), normal((8, 6))],
+                    "%m = graph.matmul %a0, %a1 : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>\n"
+                    "  %r = graph.transpose %m, [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>",
+                    "tensor<6x4xf32>", lambda p, q: (p @ q).T))
     out.append(Case("layer_norm", ln,
                     "%r = graph.layer_norm %a0, %a1, %a2 {axis = 2 : i64} : (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>",
                     "tensor<2x3x8xf32>", layer_norm))
