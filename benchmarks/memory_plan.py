@@ -14,7 +14,12 @@ recorded beside the plan, with that peak as a multiple of the model's weights (t
 constants), and once the peak resident memory of `kiln --version`: what the process takes before
 it reads a model (its code and libraries, LLVM's and MLIR's registrations).
 
+With --rematerialize, each model is also compiled with `--memory-limit 1`, a limit no program
+meets: the compile fails, saying the smallest arena recomputing values reached
+(kiln-rematerialize), which is recorded beside the plan as how far a memory limit can go.
+
     .venv/bin/python benchmarks/memory_plan.py --kiln build/bin/kiln [--json FILE] [--models ...]
+        [--rematerialize]
 """
 
 import argparse
@@ -29,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 ZOO = ["resnet50", "mobilenetv2", "bert", "gpt2", "regnet_y_400mf", "whisper_enc", "distilbert",
        "llama", "vit", "efficientnet_b0", "convnext_tiny"]
+SMALLEST = re.compile(r"the smallest arena reached is [^(]*\((\d+) bytes")
 PLAN = re.compile(r"memory plan: arena (\d+) bytes \(lower bound (\d+)(?:, [0-9.]+x)?; "
                   r"without reuse (\d+)\), constants (\d+) bytes")
 
@@ -56,6 +62,20 @@ def compile_plan(kiln: Path, onnx: Path, target: str, scratch: Path) -> dict:
             "peak_rss_bytes": int(rss.group(1)) * 1024 if rss else None}
 
 
+def smallest_arena(kiln: Path, onnx: Path, target: str, scratch: Path) -> int:
+    """The smallest arena recomputation reaches: the error of a compile under a 1-byte limit."""
+    command = [str(kiln), "compile", str(onnx), "-o", str(scratch / "unreachable.kiln"),
+               "--target", target, "--force", "--quiet", "--memory-limit", "1"]
+    if target == "cuda":
+        command += ["--gpu-arch", "sm_80,sm_90"]
+    completed = subprocess.run(command, capture_output=True, text=True)
+    match = SMALLEST.search(completed.stderr)
+    if completed.returncode != 1 or not match:
+        raise RuntimeError(f"{' '.join(command)} did not fail with the smallest arena:\n"
+                           f"{completed.stderr[-2000:]}")
+    return int(match.group(1))
+
+
 def mib(value: int) -> str:
     return f"{value / 2**20:8.2f}"
 
@@ -69,6 +89,8 @@ def main() -> int:
     parser.add_argument("--max-ratio", type=float, default=1.10,
                         help="fail when an arena is above this multiple of its lower bound")
     parser.add_argument("--cache", type=Path, help="the model cache (as export.py's)")
+    parser.add_argument("--rematerialize", action="store_true",
+                        help="also record the smallest arena a memory limit can reach")
     args = parser.parse_args()
 
     sys.path.insert(0, str(REPO / "benchmarks" / "models"))
@@ -82,7 +104,9 @@ def main() -> int:
     if startup_rss:
         print(f"kiln --version: peak RSS {mib(startup_rss).strip()} MiB", flush=True)
     print(f"{'model':16} {'target':6} {'arena MiB':>10} {'bound MiB':>10} {'naive MiB':>10} "
-          f"{'ratio':>6} {'compile s':>9} {'peak RSS MiB':>12} {'x weights':>9}", flush=True)
+          f"{'ratio':>6} {'compile s':>9} {'peak RSS MiB':>12} {'x weights':>9}"
+          + (f" {'recomputed MiB':>14} {'of arena':>8}" if args.rematerialize else ""),
+          flush=True)
     with tempfile.TemporaryDirectory(prefix="kiln-plan-") as scratch:
         for model in args.models:
             directory = export.ensure_exported(model, 1, cache=args.cache)
@@ -99,11 +123,20 @@ def main() -> int:
                                                if rss and plan["constants"] else None)
                 results.append(plan)
                 weights = plan["peak_rss_per_weight"]
+                smallest = ""
+                if args.rematerialize:
+                    try:
+                        plan["smallest_with_limit"] = smallest_arena(
+                            args.kiln, directory / "model.onnx", target, Path(scratch))
+                        share = plan["smallest_with_limit"] / plan["arena"]
+                        smallest = f" {mib(plan['smallest_with_limit']):>14} {share:8.1%}"
+                    except RuntimeError as error:
+                        failures.append(f"{model} ({target}): {error}")
                 print(f"{model:16} {target:6} {mib(plan['arena']):>10} "
                       f"{mib(plan['lower_bound']):>10} {mib(plan['naive']):>10} "
                       f"{plan['ratio']:6.3f} {plan['compile_s']:9.2f} "
                       f"{(mib(rss) if rss else '?'):>12} "
-                      f"{(f'{weights:9.2f}' if weights else '?'):>9}", flush=True)
+                      f"{(f'{weights:9.2f}' if weights else '?'):>9}{smallest}", flush=True)
                 if plan["ratio"] > args.max_ratio:
                     failures.append(f"{model} ({target}): arena {plan['ratio']:.3f}x its bound")
     if args.json:

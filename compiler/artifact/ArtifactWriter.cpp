@@ -449,7 +449,8 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   auto program = art::CreateProgram(
       fbb_, fbb_.CreateVector(steps_), *program_.getArenaSize(),
       program_.getNaiveSize().value_or(0), program_.getAlignment().value_or(64),
-      program_.getPeakLiveSize().value_or(0), program_.getModeledKernelBytes().value_or(0));
+      program_.getPeakLiveSize().value_or(0), program_.getModeledKernelBytes().value_or(0),
+      program_.getMemoryLimit().value_or(0), program_.getUnlimitedArenaSize().value_or(0));
   auto inputs = signature(false);
   auto outputs = signature(true);
   auto codeObjects = fbb_.CreateVector(codeObjects_);
@@ -540,6 +541,14 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
     os << llvm::format(", %.3fx", double(arena) / double(bound));
   os << "; without reuse " << program.getNaiveSize().value_or(0) << "), constants " << constants
      << " bytes\n";
+  if (auto limit = program.getMemoryLimit()) {
+    unsigned recomputed = 0;
+    for (Operation *op : steps)
+      recomputed += op->hasAttr("recomputed");
+    os << "memory limit: " << *limit << " bytes; without it the arena is "
+       << program.getUnlimitedArenaSize().value_or(0) << " bytes; " << recomputed
+       << (recomputed == 1 ? " step recomputes a value" : " steps recompute values") << "\n";
+  }
 }
 
 } // namespace kiln

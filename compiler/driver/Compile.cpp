@@ -21,6 +21,7 @@
 #include "compiler/artifact/ArtifactWriter.h"
 #include "compiler/fusion/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
+#include "compiler/program/Liveness.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -107,6 +108,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.target = options_.device;
   pipeline.entry = entry->getSymName().str();
   pipeline.gpuArchs = options_.gpuArchs;
+  pipeline.memoryLimit = static_cast<int64_t>(options_.memoryLimit);
   if (!options_.libdevice.empty())
     pipeline.libdevice = options_.libdevice;
   for (StringRef stage : compileStages(options_.device)) {
@@ -127,6 +129,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
         *options_.report << (i == 0 ? "fusion: " : "  ") << line.getValue() << "\n";
     }
     printProgramReport(*program, *options_.report);
+    printMemoryPeak(*program, *options_.report, program->getAlignment().value_or(64));
   }
   ArtifactInfo info;
   info.source = options_.sourceName;

@@ -34,6 +34,9 @@ struct CompileOptions {
   std::string libdevice;
   /// Shape bindings for dynamic inputs (parseShapeBinding reads `--shape NAME=1x3x224x224`).
   std::vector<ShapeBinding> shapeBindings;
+  /// The most bytes the arena may take (0: no limit): values are recomputed near their late
+  /// uses until the plan fits, or compilation fails naming what could not be freed.
+  uint64_t memoryLimit = 0;
   /// When not empty, the IR after each stage is written here as NN-stage.mlir.
   std::string dumpIrDirectory;
   /// The model's file name, recorded in the artifact and used in messages.

@@ -179,6 +179,11 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     emit.libdevice = options.libdevice;
     pm.addPass(createEmitCudaExecutablePass(emit));
   } else if (stage == "memory") {
+    if (options.memoryLimit > 0) {
+      RematerializePassOptions remat;
+      remat.memoryLimit = options.memoryLimit;
+      pm.addPass(createRematerializePass(remat));
+    }
     pm.addPass(createPlanMemoryPass());
     pm.addPass(createVerifyMemoryPlanPass());
   } else {

@@ -60,6 +60,10 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
   Option<std::string> libdevice{*this, "libdevice",
                                 llvm::cl::desc("CUDA's libdevice bitcode for math functions"),
                                 llvm::cl::init(KILN_DEFAULT_LIBDEVICE)};
+  Option<int64_t> memoryLimit{*this, "memory-limit",
+                              llvm::cl::desc("The most bytes the arena may take; values are "
+                                             "recomputed to fit (0: no limit)"),
+                              llvm::cl::init(0)};
   Option<std::string> stopAfter{*this, "stop-after",
                                 llvm::cl::desc("The last stage to run (all when empty)"),
                                 llvm::cl::init("")};

@@ -97,6 +97,27 @@ private:
   DenseMap<Value, Value> buffers_;
 };
 
+/// oneDNN's convolution accumulates its first 'add' post-op operand of the result's shape into
+/// the result (a sum post-op: the result starts as a copy of it, runtime/src/cpu/onednn), so the
+/// two may share bytes: the (input, output) pair, or nothing.
+static SmallVector<int64_t> sumAddendPair(StringRef callee, DictionaryAttr params,
+                                          ArrayRef<Value> inputs, ArrayRef<Value> outputs) {
+  auto kinds = params.getAs<ArrayAttr>("post_ops");
+  if (callee != "onednn.convolution" || !kinds || outputs.size() != 1)
+    return {};
+  int64_t adds = llvm::count_if(kinds, [](Attribute kind) {
+    auto name = dyn_cast<StringAttr>(kind);
+    return name && name.getValue() == "add";
+  });
+  int64_t first = static_cast<int64_t>(inputs.size()) - adds;
+  if (adds == 0 || first < 2)
+    return {};
+  for (int64_t i = first; i < static_cast<int64_t>(inputs.size()); ++i)
+    if (inputs[i].getType() == outputs[0].getType())
+      return {i, 0};
+  return {};
+}
+
 std::string ProgramFormer::describe(func::CallOp call, func::FuncOp callee) {
   if (auto description = callee->getAttrOfType<StringAttr>(kDescriptionAttr))
     return description.getValue().str();
@@ -130,9 +151,11 @@ LogicalResult ProgramFormer::addCall(func::CallOp call) {
   }
   StringAttr description = builder_.getStringAttr(describe(call, callee));
   if (auto library = callee->getAttrOfType<StringAttr>(kLibraryCallAttr)) {
-    program::LibraryCallOp::create(builder_, call.getLoc(), library, inputs, outputs,
-                                   call->getDiscardableAttrDictionary(), description,
-                                   IntegerAttr());
+    DictionaryAttr params = call->getDiscardableAttrDictionary();
+    SmallVector<int64_t> pairs = sumAddendPair(library.getValue(), params, inputs, outputs);
+    program::LibraryCallOp::create(
+        builder_, call.getLoc(), library, inputs, outputs, params, description,
+        pairs.empty() ? DenseI64ArrayAttr() : builder_.getDenseI64ArrayAttr(pairs), IntegerAttr());
     return success();
   }
   if (!callee->hasAttr(kDispatchAttr) || callee->getParentOp() != kernels_)

@@ -48,6 +48,34 @@ def DeduplicateKernelsPass : Pass<"kiln-deduplicate-kernels", "mlir::ModuleOp"> 
 // Memory
 //===----------------------------------------------------------------------===//
 
+def RematerializePass : Pass<"kiln-rematerialize", "mlir::ModuleOp"> {
+  let summary = "Recomputes cheap values near their late uses until the arena fits a limit";
+  let description = [{
+    With `memory-limit` above 0: while the planned arena is above the limit, takes the step where
+    the most bytes are live and the allocations live there that the step does not bind; each is a
+    candidate when the one step that writes it can run again later (its inputs are program
+    inputs, constants, or allocations nothing overwrites in between, which then stay live until
+    it runs). The candidate with the least modeled recompute time per byte freed at that step
+    (the fusion cost model's roofline for the program's device) is recomputed: the step is
+    cloned, writing a new allocation, right before the first use after the peak, and the later
+    uses read the copy. A change is kept when it lowers the bytes live above the limit, summed
+    over the steps, without raising the peak; the program is re-planned after each. The clone
+    runs the same kernel or library call on the same inputs, so the results are bitwise those of
+    the program without the limit.
+
+    The program records `memory_limit` and `unlimited_arena_size` (the arena without the limit),
+    and each clone carries the `recomputed` attribute. A limit that cannot be met is an error
+    naming the limit, the best arena reached and the allocations live at the peak that could not
+    be freed.
+  }];
+  let options = [
+    Option<"memoryLimit", "memory-limit", "int64_t", "0",
+           "The most bytes the arena may take (0: no limit)">,
+    Option<"alignment", "alignment", "int64_t", "64", "The alignment of every offset, in bytes">,
+  ];
+  let dependentDialects = ["kiln::program::ProgramDialect"];
+}
+
 def PlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places every program.alloc at an offset in the device's arena";
   let description = [{

@@ -19,15 +19,15 @@ struct Interval {
   uint64_t begin, end;
 };
 
-/// Whether `step` writes `to` over `from` in place: an in_place pair of a dispatch binds them.
-bool writesInPlace(Operation *step, program::AllocOp from, program::AllocOp to) {
-  auto dispatch = dyn_cast_or_null<program::DispatchOp>(step);
-  if (!dispatch || !dispatch.getInPlace())
+/// Whether `step` writes `to` over `from` in place: an in_place pair of the step binds them.
+bool writesInPlace(Operation *op, program::AllocOp from, program::AllocOp to) {
+  auto step = dyn_cast_or_null<program::StepOpInterface>(op);
+  if (!step)
     return false;
-  ArrayRef<int64_t> pairs = *dispatch.getInPlace();
+  ArrayRef<int64_t> pairs = step.getInPlacePairs();
   for (size_t p = 0; p < pairs.size(); p += 2)
-    if (program::rootBuffer(dispatch.getInputs()[pairs[p]]).getDefiningOp() == from &&
-        program::rootBuffer(dispatch.getOutputs()[pairs[p + 1]]).getDefiningOp() == to)
+    if (program::rootBuffer(step.getStepInputs()[pairs[p]]).getDefiningOp() == from &&
+        program::rootBuffer(step.getStepOutputs()[pairs[p + 1]]).getDefiningOp() == to)
       return true;
   return false;
 }

@@ -247,28 +247,34 @@ OpFoldResult ViewOp::fold(FoldAdaptor) {
 // Steps
 //===----------------------------------------------------------------------===//
 
+/// A step's `in_place` pairs name bindings it has, of the same byte size.
+static LogicalResult verifyInPlacePairs(StepOpInterface step) {
+  ArrayRef<int64_t> pairs = step.getInPlacePairs();
+  Operation *op = step.getOperation();
+  if (pairs.size() % 2 != 0)
+    return op->emitOpError() << "in_place lists " << pairs.size()
+                             << " numbers; it holds (input, output) pairs";
+  OperandRange inputs = step.getStepInputs(), outputs = step.getStepOutputs();
+  for (size_t i = 0; i < pairs.size(); i += 2) {
+    int64_t input = pairs[i], output = pairs[i + 1];
+    if (input < 0 || input >= static_cast<int64_t>(inputs.size()) || output < 0 ||
+        output >= static_cast<int64_t>(outputs.size()))
+      return op->emitOpError() << "in_place pair (" << input << ", " << output
+                               << ") names a binding the step does not have";
+    if (bufferBytes(cast<MemRefType>(inputs[input].getType())) !=
+        bufferBytes(cast<MemRefType>(outputs[output].getType())))
+      return op->emitOpError() << "in_place pair (" << input << ", " << output
+                               << ") binds buffers of different sizes";
+  }
+  return success();
+}
+
 LogicalResult DispatchOp::verify() {
   if (failed(verifyBuffers(*this)))
     return failure();
   if (getOutputs().empty())
     return emitOpError("writes no buffer");
-  if (auto pairs = getInPlace()) {
-    if (pairs->size() % 2 != 0)
-      return emitOpError() << "in_place lists " << pairs->size()
-                           << " numbers; it holds (input, output) pairs";
-    for (size_t i = 0; i < pairs->size(); i += 2) {
-      int64_t input = (*pairs)[i], output = (*pairs)[i + 1];
-      if (input < 0 || input >= static_cast<int64_t>(getInputs().size()) || output < 0 ||
-          output >= static_cast<int64_t>(getOutputs().size()))
-        return emitOpError() << "in_place pair (" << input << ", " << output
-                             << ") names a binding the dispatch does not have";
-      if (bufferBytes(cast<MemRefType>(getInputs()[input].getType())) !=
-          bufferBytes(cast<MemRefType>(getOutputs()[output].getType())))
-        return emitOpError() << "in_place pair (" << input << ", " << output
-                             << ") binds buffers of different sizes";
-    }
-  }
-  return success();
+  return verifyInPlacePairs(cast<StepOpInterface>(getOperation()));
 }
 
 LogicalResult DispatchOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -313,7 +319,8 @@ void DispatchOp::getEffects(
 }
 
 LogicalResult LibraryCallOp::verify() {
-  if (failed(verifyBuffers(*this)))
+  if (failed(verifyBuffers(*this)) ||
+      failed(verifyInPlacePairs(cast<StepOpInterface>(getOperation()))))
     return failure();
   return verifyLibraryCall(*this);
 }

@@ -25,6 +25,13 @@ def Program_StepOpInterface : OpInterface<"StepOpInterface"> {
       auto stream = $_op->template getAttrOfType<::mlir::IntegerAttr>("stream");
       return stream ? stream.getInt() : 0;
     }]>,
+    InterfaceMethod<[{
+      The (input, output) pairs, as positions among the step's inputs and outputs, whose buffers
+      may share bytes (`in_place`); empty when none.
+    }], "::llvm::ArrayRef<int64_t>", "getInPlacePairs", (ins), [{}], [{
+      auto pairs = $_op->template getAttrOfType<::mlir::DenseI64ArrayAttr>("in_place");
+      return pairs ? pairs.asArrayRef() : ::llvm::ArrayRef<int64_t>();
+    }]>,
   ];
 }
 
@@ -43,7 +50,10 @@ def Program_ProgramOp : Program_Op<"program", [
     program records the arena's size, the sum of its buffers (`naive_size`), the largest total of
     buffers live at one step (`peak_live_size`, a lower bound for any arena) and the alignment of
     every offset. `modeled_kernel_bytes` is what the fusion planner's cost model says the
-    generated kernels read and write in one run.
+    generated kernels read and write in one run. Compiled under a memory limit
+    (`kiln-rematerialize`), it records `memory_limit` and the arena the program would take
+    without it (`unlimited_arena_size`); steps carrying the `recomputed` attribute repeat an
+    earlier step so that its result need not stay live.
 
     ```mlir
     program.program @main device(cpu) {
@@ -56,7 +66,9 @@ def Program_ProgramOp : Program_Op<"program", [
   let arguments = (ins SymbolNameAttr:$sym_name, Program_Device:$device,
                        OptionalAttr<I64Attr>:$arena_size, OptionalAttr<I64Attr>:$naive_size,
                        OptionalAttr<I64Attr>:$peak_live_size, OptionalAttr<I64Attr>:$alignment,
-                       OptionalAttr<I64Attr>:$modeled_kernel_bytes);
+                       OptionalAttr<I64Attr>:$modeled_kernel_bytes,
+                       OptionalAttr<I64Attr>:$memory_limit,
+                       OptionalAttr<I64Attr>:$unlimited_arena_size);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name `device` `(` $device `)` attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -189,7 +201,10 @@ def Program_LibraryCallOp : Program_Op<"library_call", [
     `cublaslt.matmul`) with `ins` and `outs` as its tensors and `params` as its parameters. The
     verifier knows each entry point: the number of tensors it takes, their element types, and
     each parameter's name, kind (integers, floats, strings) and count; an unknown entry point or
-    parameter is an error, never silently passed on.
+    parameter is an error, never silently passed on. `in_place` lists (input, output) pairs
+    whose buffers may share bytes, as a dispatch's: the call reads all of the input before it
+    writes any of the output (the addend a convolution's sum post-op accumulates into), so the
+    memory planner may place the output over the input at the input's last use.
 
     ```mlir
     program.library_call "onednn.convolution" ins(%x, %w : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>)
@@ -198,7 +213,8 @@ def Program_LibraryCallOp : Program_Op<"library_call", [
   }];
   let arguments = (ins StrAttr:$callee, Variadic<Program_Buffer>:$inputs,
                        Variadic<Program_Buffer>:$outputs, DictionaryAttr:$params,
-                       OptionalAttr<StrAttr>:$description, OptionalAttr<I64Attr>:$stream);
+                       OptionalAttr<StrAttr>:$description,
+                       OptionalAttr<DenseI64ArrayAttr>:$in_place, OptionalAttr<I64Attr>:$stream);
   let assemblyFormat = [{
     $callee (`ins` `(` $inputs^ `:` type($inputs) `)`)?
     (`outs` `(` $outputs^ `:` type($outputs) `)`)? `params` `(` $params `)` attr-dict

@@ -191,6 +191,33 @@ void compileFor(const DeviceChoice &device, CompileSettings &settings) {
     settings.gpuArchs = {"cuda-sim"};
 }
 
+/// `--memory-limit`: a byte count with an optional unit (B, KiB, MiB, GiB; K, M, G mean the
+/// same), or nullopt with a message. Empty means no limit (0).
+std::optional<uint64_t> parseMemoryLimit(const std::string &text) {
+  if (text.empty())
+    return 0;
+  llvm::StringRef rest = llvm::StringRef(text).trim();
+  double number = 0;
+  size_t digits = rest.find_first_not_of("0123456789.");
+  llvm::StringRef value = rest.take_front(digits), unit = rest.drop_front(value.size()).trim();
+  uint64_t scale = 0;
+  if (unit.empty() || unit.equals_insensitive("b"))
+    scale = 1;
+  else if (unit.equals_insensitive("kib") || unit.equals_insensitive("k"))
+    scale = 1ull << 10;
+  else if (unit.equals_insensitive("mib") || unit.equals_insensitive("m"))
+    scale = 1ull << 20;
+  else if (unit.equals_insensitive("gib") || unit.equals_insensitive("g"))
+    scale = 1ull << 30;
+  if (value.empty() || value.getAsDouble(number) || scale == 0 || !(number > 0) ||
+      number * double(scale) >= 9.2e18) {
+    printError("--memory-limit '" + text +
+               "' is not a positive size such as 262144, 512KiB, 256MiB or 1.5GiB");
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(number * double(scale));
+}
+
 std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
                                      const DeviceChoice &device) {
   SessionOptions options;
@@ -232,6 +259,10 @@ int runCompile(const CompileCommand &command) {
   settings.shapes = command.shapes;
   settings.dumpIrDirectory = command.dumpIrDirectory;
   settings.report = command.report;
+  std::optional<uint64_t> limit = parseMemoryLimit(command.memoryLimit);
+  if (!limit)
+    return kExitUsage;
+  settings.memoryLimit = *limit;
   settings.progress = !command.quiet;
   auto start = std::chrono::steady_clock::now();
   // The artifact streams into a temporary file beside the output, renamed over it once complete:
@@ -298,6 +329,10 @@ int runRun(const RunCommand &command) {
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
+  std::optional<uint64_t> limit = parseMemoryLimit(command.memoryLimit);
+  if (!limit)
+    return kExitUsage;
+  settings.memoryLimit = *limit;
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
   // An ONNX model compiled for this run is specialized for its inputs, as the conformance suite
@@ -400,13 +435,14 @@ int runInspect(const InspectCommand &command) {
       for (size_t k = 0; k < info.kernel_count; ++k)
         os << "      " << info.kernel_names[k] << "\n";
   }
-  size_t dispatches = 0, libraryCalls = 0, copies = 0;
+  size_t dispatches = 0, libraryCalls = 0, copies = 0, recomputed = 0;
   os << "steps:\n";
   for (size_t i = 0; i < artifact.stepCount(); ++i) {
     kiln_step_info_t step = artifact.step(i).value();
     dispatches += step.kind == KILN_STEP_KIND_DISPATCH;
     libraryCalls += step.kind == KILN_STEP_KIND_LIBRARY_CALL;
     copies += step.kind == KILN_STEP_KIND_COPY;
+    recomputed += step.description && llvm::StringRef(step.description).starts_with("recomputed: ");
     os << llvm::format("  %3zu %-8s ", i, stepKindName(step.kind)) << (step.name ? step.name : "");
     if (step.kind == KILN_STEP_KIND_DISPATCH && step.cuda_block_size != 0) {
       os << "  " << step.cuda_work_items << " items, blocks of " << step.cuda_block_size;
@@ -439,6 +475,12 @@ int runInspect(const InspectCommand &command) {
   os << "memory:\n";
   uint64_t arena = artifact.arenaSize(), naive = artifact.naiveIntermediateSize();
   os << "  arena:         " << humanBytes(arena) << " (" << arena << " bytes)\n";
+  if (uint64_t limit = artifact.memoryLimit()) {
+    uint64_t unlimited = artifact.unlimitedArenaSize();
+    os << "  memory limit:  " << humanBytes(limit) << " (" << limit << " bytes); without it the "
+       << "arena is " << humanBytes(unlimited) << " (" << unlimited << " bytes), " << recomputed
+       << (recomputed == 1 ? " step recomputes a value" : " steps recompute values") << "\n";
+  }
   if (uint64_t bound = artifact.peakLiveSize())
     os << "  lower bound:   " << humanBytes(bound) << " (" << bound
        << " bytes live at once; the arena is "
@@ -468,6 +510,10 @@ int runBench(const BenchCommand &command) {
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
+  std::optional<uint64_t> limit = parseMemoryLimit(command.memoryLimit);
+  if (!limit)
+    return kExitUsage;
+  settings.memoryLimit = *limit;
   settings.batch = command.batch;
   double compileSeconds = 0;
   std::optional<Artifact> artifact = loadModel(command.model, settings, &compileSeconds);

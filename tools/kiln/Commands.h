@@ -23,6 +23,8 @@ struct CompileCommand {
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   std::vector<std::string> shapes;
   std::string dumpIrDirectory;
+  /// `--memory-limit 256MiB`: the most bytes the arena may take (empty: no limit).
+  std::string memoryLimit;
   bool report = false;
   bool force = false;
   bool quiet = false;
@@ -34,6 +36,7 @@ struct RunCommand {
   std::string device = "cpu";
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
+  std::string memoryLimit;
   std::string outputDir;
   /// Chrome trace-event JSON of the run's steps.
   std::string trace;
@@ -55,6 +58,7 @@ struct BenchCommand {
   std::string device = "cpu";
   std::vector<std::string> shapes;
   int64_t batch = 0;
+  std::string memoryLimit;
   int warmup = 3;
   int iterations = 20;
   double maxSeconds = 0;

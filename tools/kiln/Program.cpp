@@ -270,6 +270,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.gpuArchs = settings.gpuArchs;
   options.sourceName = path;
   options.dumpIrDirectory = settings.dumpIrDirectory;
+  options.memoryLimit = settings.memoryLimit;
   // An ONNX model's --shape bindings were applied by the import.
   options.shapeBindings = *bindings;
   if (*kind == ModelKind::Onnx)

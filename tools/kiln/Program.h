@@ -59,6 +59,8 @@ struct CompileSettings {
   /// Binds the leading dimension of every input whose leading dimension is dynamic (0: none).
   int64_t batch = 0;
   std::string dumpIrDirectory;
+  /// The most bytes the arena may take (0: no limit; CompileOptions::memoryLimit).
+  uint64_t memoryLimit = 0;
   bool report = false;
   /// Prints each stage as it starts.
   bool progress = false;

@@ -215,6 +215,9 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compileApp->add_option("--shape", compile.shapes,
                          "Bind an input's shape, NAME=1x3x224x224 (dynamic dims must be bound)");
+  compileApp->add_option("--memory-limit", compile.memoryLimit,
+                         "The most memory the arena may take, e.g. 256MiB (B, KiB, MiB, GiB): "
+                         "values are recomputed until the plan fits, or the compile fails");
   compileApp->add_flag("--report", compile.report,
                        "Print the kernels, library calls and memory plan of the program");
   compileApp->add_option("--dump-ir", compile.dumpIrDirectory,
@@ -234,6 +237,8 @@ int main(int argc, char **argv) {
                      "An input, NAME=@FILE.npy or NAME=@FILE.pb (ONNX TensorProto); with none, "
                      "seeded random inputs");
   runApp->add_option("--shape", run.shapes, "Bind an input's shape, NAME=1x3x224x224");
+  runApp->add_option("--memory-limit", run.memoryLimit,
+                     "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");
   runApp->add_option("--trace", run.trace,
                      "Write a Chrome trace-event JSON of the run's steps (Perfetto opens it)");
@@ -262,6 +267,8 @@ int main(int argc, char **argv) {
   benchApp->add_option("--shape", bench.shapes, "Bind an input's shape, NAME=1x3x224x224");
   benchApp->add_option("--batch", bench.batch,
                        "Bind every dynamic leading (batch) dimension to N");
+  benchApp->add_option("--memory-limit", bench.memoryLimit,
+                       "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
   benchApp->add_option("--warmup", bench.warmup, "Untimed runs first")->capture_default_str();
   benchApp->add_option("--iterations", bench.iterations, "Timed runs")->capture_default_str();
   benchApp->add_option("--max-seconds", bench.maxSeconds,

@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 6
+#define KILN_API_VERSION 7
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -447,6 +447,15 @@ KILN_API uint64_t kiln_artifact_peak_live_size(const kiln_artifact_t* artifact);
 /// compiler's cost model counted them when it planned fusion (library calls
 /// not included; 0 for NULL and for artifacts that do not record it).
 KILN_API uint64_t kiln_artifact_modeled_kernel_bytes(const kiln_artifact_t* artifact);
+
+/// Returns the arena limit the artifact was compiled to (`kiln compile
+/// --memory-limit`), 0 when none (and for NULL). Added in API version 7.
+KILN_API uint64_t kiln_artifact_memory_limit(const kiln_artifact_t* artifact);
+
+/// Returns the arena the program would take without its memory limit: what
+/// recomputing values saved (0 when compiled without a limit, and for NULL).
+/// Added in API version 7.
+KILN_API uint64_t kiln_artifact_unlimited_arena_size(const kiln_artifact_t* artifact);
 
 /// Returns the bytes of constants (weights) the artifact holds; a session
 /// keeps them once, shared by all its runs (0 for NULL).

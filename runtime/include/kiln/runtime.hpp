@@ -345,6 +345,8 @@ class Artifact {
   uint64_t naiveIntermediateSize() const { return kiln_artifact_naive_intermediate_size(handle_); }
   uint64_t peakLiveSize() const { return kiln_artifact_peak_live_size(handle_); }
   uint64_t modeledKernelBytes() const { return kiln_artifact_modeled_kernel_bytes(handle_); }
+  uint64_t memoryLimit() const { return kiln_artifact_memory_limit(handle_); }
+  uint64_t unlimitedArenaSize() const { return kiln_artifact_unlimited_arena_size(handle_); }
   uint64_t constantsSize() const { return kiln_artifact_constants_size(handle_); }
   uint64_t runPeakMemory() const { return kiln_artifact_run_peak_memory(handle_); }
   size_t codeObjectCount() const { return kiln_artifact_code_object_count(handle_); }

@@ -429,6 +429,14 @@ uint64_t kiln_artifact_modeled_kernel_bytes(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->program().modeled_kernel_bytes() : 0;
 }
 
+uint64_t kiln_artifact_memory_limit(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->program().memory_limit() : 0;
+}
+
+uint64_t kiln_artifact_unlimited_arena_size(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->program().unlimited_arena_size() : 0;
+}
+
 uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->constantsSize() : 0;
 }

@@ -138,3 +138,20 @@ module @slice_view {
     return %row : tensor<64xf32>
   }
 }
+
+// -----
+
+// Tests that a oneDNN convolution may write its result over its residual addend: the first
+// 'add' operand of the result's type is accumulated into by the sum post-op, so the call lists
+// it (input 2 with the weights and no bias) in_place with its output.
+// CHECK-LABEL: module @residual
+// CHECK: program.library_call "onednn.convolution" ins(%{{.*}}, %{{.*}}, %[[SKIP:.+]] : memref<1x4x6x6xf32>, memref<4x4x1x1xf32>, memref<1x4x6x6xf32>) outs(%{{.*}} : memref<1x4x6x6xf32>)
+// CHECK-SAME: in_place = array<i64: 2, 0>
+module @residual {
+  func.func private @onednn.convolution_0(tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> attributes {kiln.library_call = "onednn.convolution"}
+  func.func @forward(%x: tensor<1x4x6x6xf32> {kiln.name = "x"}) -> (tensor<1x4x6x6xf32> {kiln.name = "y"}) {
+    %w = arith.constant dense<0.25> : tensor<4x4x1x1xf32>
+    %0 = call @onednn.convolution_0(%x, %w, %x) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads_begin = array<i64: 0, 0>, pads_end = array<i64: 0, 0>, groups = 1 : i64, post_ops = ["add", "relu"]} : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    return %0 : tensor<1x4x6x6xf32>
+  }
+}

@@ -137,3 +137,30 @@ program.program @streams device(cuda) {
   program.copy %t1 to %t2 : memref<64xf32> to memref<64xf32>
   program.copy %t2 to %y : memref<64xf32> to memref<64xf32>
 }
+
+// -----
+
+// Tests that a library call's in_place pair lets its result take its addend's bytes at the
+// addend's last use (a convolution's residual sum): with %hold live throughout, the arena holds
+// two buffers instead of three.
+// CHECK-LABEL: program.program @sum_in_place
+// CHECK-SAME: arena_size = 2048 : i64
+// CHECK: program.alloc {offset = [[H:[0-9]+]] : i64} : memref<1x4x8x8xf32>
+// CHECK-NEXT: program.alloc {offset = [[A:[0-9]+]] : i64} : memref<1x4x8x8xf32>
+// CHECK-NEXT: program.alloc {offset = [[A]] : i64} : memref<1x4x8x8xf32>
+// APART-LABEL: program.program @sum_in_place
+// APART-SAME: arena_size = 3072 : i64
+program.program @sum_in_place device(cpu) {
+  %x = program.input 0 "x" : memref<1x4x8x8xf32>
+  %y = program.output 0 "y" : memref<1x4x8x8xf32>
+  %z = program.output 1 "z" : memref<1x4x8x8xf32>
+  %w = program.constant dense<0.25> : tensor<4x4x1x1xf32> -> memref<4x4x1x1xf32>
+  %hold = program.alloc : memref<1x4x8x8xf32>
+  %skip = program.alloc : memref<1x4x8x8xf32>
+  %sum = program.alloc : memref<1x4x8x8xf32>
+  program.copy %x to %hold : memref<1x4x8x8xf32> to memref<1x4x8x8xf32>
+  program.copy %x to %skip : memref<1x4x8x8xf32> to memref<1x4x8x8xf32>
+  program.library_call "onednn.convolution" ins(%x, %w, %skip : memref<1x4x8x8xf32>, memref<4x4x1x1xf32>, memref<1x4x8x8xf32>) outs(%sum : memref<1x4x8x8xf32>) params({strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads_begin = array<i64: 0, 0>, pads_end = array<i64: 0, 0>, groups = 1 : i64, post_ops = ["add"]}) {in_place = array<i64: 2, 0>}
+  program.copy %sum to %y : memref<1x4x8x8xf32> to memref<1x4x8x8xf32>
+  program.copy %hold to %z : memref<1x4x8x8xf32> to memref<1x4x8x8xf32>
+}

@@ -54,13 +54,21 @@ class ConvolutionKernel : public LibraryCallKernel {
       bool convert_dst = dst_reorder && !dst_blocked;
       dnnl::memory dst = convert_dst ? workspace->dst : dst_user;
       // A sum post-op accumulates into the destination: it starts as the addend, converted to
-      // the destination's layout unless it already is in it.
+      // the destination's layout unless it already is in it. The memory plan may place the
+      // destination over the addend (in_place); a conversion then goes through the workspace,
+      // never from a buffer into itself.
       if (sum_binding >= 0) {
         bool same_layout = sum_blocked == static_cast<bool>(dst_reorder);
         void* target = dst.get_data_handle();
         if (!same_layout) {
           dnnl::memory addend = onednn::wrap(dst_plain, buffers[sum_binding]);
-          sum_reorder->execute(stream, addend, dst);
+          if (buffers[sum_binding] == target) {
+            sum_reorder->execute(stream, addend, workspace->dst);
+            stream.wait();
+            std::memcpy(target, workspace->dst.get_data_handle(), dst.get_desc().get_size());
+          } else {
+            sum_reorder->execute(stream, addend, dst);
+          }
         } else if (buffers[sum_binding] != target) {
           std::memcpy(target, buffers[sum_binding], dst.get_desc().get_size());
         }

@@ -183,7 +183,7 @@ module {
 program.program @p device(cpu) {
   %x = program.alloc : memref<4xf32>
   %t = program.alloc : memref<4xf32>
-  // expected-error @+1 {{in_place pair (1, 0) names a binding the dispatch does not have}}
+  // expected-error @+1 {{in_place pair (1, 0) names a binding the step does not have}}
   program.dispatch @kernels::@d ins(%x : memref<4xf32>) outs(%t : memref<4xf32>) {in_place = array<i64: 1, 0>}
 }
 module @kernels {
