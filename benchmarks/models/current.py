@@ -159,3 +159,14 @@ def _torchvision(constructor_name: str):
 efficientnet_b0 = _torchvision("efficientnet_b0")
 regnet_y_400mf = _torchvision("regnet_y_400mf")
 convnext_tiny = _torchvision("convnext_tiny")
+
+
+def googlenet(seed: int) -> nn.Module:
+    """GoogLeNet (Inception v1) without its training-time auxiliary heads: nine inception blocks
+    of four branches each, which do not depend on each other (kiln compile --streams)."""
+    import torchvision
+    import vision
+
+    def constructor(weights=None):
+        return torchvision.models.googlenet(weights=weights, aux_logits=False, init_weights=True)
+    return vision.build(constructor, seed)

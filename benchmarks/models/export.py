@@ -74,11 +74,12 @@ def model_specs() -> dict:
         "efficientnet_b0": ModelSpec(current.efficientnet_b0, vision.image_inputs, ("logits",)),
         "regnet_y_400mf": ModelSpec(current.regnet_y_400mf, vision.image_inputs, ("logits",)),
         "convnext_tiny": ModelSpec(current.convnext_tiny, vision.image_inputs, ("logits",)),
+        "googlenet": ModelSpec(current.googlenet, vision.image_inputs, ("logits",)),
     }
 
 
 MODEL_NAMES = ("resnet50", "mobilenetv2", "bert", "gpt2", "llama", "vit", "whisper_enc",
-               "distilbert", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny")
+               "distilbert", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny", "googlenet")
 
 
 def default_cache() -> Path:

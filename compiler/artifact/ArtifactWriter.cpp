@@ -2,6 +2,8 @@
 
 #include "compiler/artifact/ArtifactWriter.h"
 
+#include "compiler/program/StepOrder.h"
+
 #include "kiln/artifact_format.h"
 #include "kiln/runtime.h"
 #include "runtime/schema/artifact_generated.h"
@@ -132,6 +134,9 @@ private:
   LogicalResult addDispatch(program::DispatchOp op);
   LogicalResult addLibraryCall(program::LibraryCallOp op);
   fb::Offset<fb::Vector<fb::Offset<art::TensorSignature>>> signature(bool outputs);
+  LogicalResult planWaits();
+  /// Appends an artifact step for the program step being translated, with its stream and waits.
+  void addStep(art::StepKind kind, fb::Offset<void> step);
 
   program::ProgramOp program_;
   const ArtifactInfo &info_;
@@ -140,6 +145,12 @@ private:
   DenseMap<Operation *, art::BufferRef> roots_;
   unsigned arenaBuffers_ = 0;
   std::vector<fb::Offset<art::Step>> steps_;
+  /// Per program step: its stream, the earlier program steps of other streams it waits for,
+  /// and the last artifact step it became (a dispatch of several CUDA launches becomes several).
+  std::vector<uint32_t> streams_;
+  std::vector<std::vector<int64_t>> waits_;
+  std::vector<uint32_t> lastArtifactStep_;
+  int64_t current_ = -1;
   std::vector<fb::Offset<art::CodeObject>> codeObjects_;
   DenseMap<Operation *, unsigned> firstCodeObject_;
 };
@@ -322,14 +333,14 @@ LogicalResult Translator::addDispatch(program::DispatchOp op) {
       auto cuda = art::CreateCudaLaunch(fbb_, launch.getBlock(), launch.getItems());
       auto dispatch = art::CreateDispatch(fbb_, *codeObject, symbolIndex(launch.getKernel()),
                                           fbb_.CreateVector(count), *bound, description, cuda);
-      steps_.push_back(art::CreateStep(fbb_, art::StepKind::Dispatch, dispatch.Union()));
+      addStep(art::StepKind::Dispatch, dispatch.Union());
     }
     return success();
   }
   std::vector<uint32_t> count{static_cast<uint32_t>(*kernel.getWorkgroups()), 1, 1};
   auto dispatch = art::CreateDispatch(fbb_, *codeObject, symbolIndex(*kernel.getSymbol()),
                                       fbb_.CreateVector(count), *bound, description);
-  steps_.push_back(art::CreateStep(fbb_, art::StepKind::Dispatch, dispatch.Union()));
+  addStep(art::StepKind::Dispatch, dispatch.Union());
   return success();
 }
 
@@ -370,7 +381,7 @@ LogicalResult Translator::addLibraryCall(program::LibraryCallOp op) {
       fbb_, fbb_.CreateString(op.getCallee().str()), *bound, fbb_.CreateVector(ints),
       fbb_.CreateVector(floats), fbb_.CreateVector(strings),
       fbb_.CreateString(op.getDescription().value_or(op.getCallee()).str()));
-  steps_.push_back(art::CreateStep(fbb_, art::StepKind::LibraryCall, call.Union()));
+  addStep(art::StepKind::LibraryCall, call.Union());
   return success();
 }
 
@@ -400,6 +411,51 @@ fb::Offset<fb::Vector<fb::Offset<art::TensorSignature>>> Translator::signature(b
   return fbb_.CreateVector(result);
 }
 
+LogicalResult Translator::planWaits() {
+  // A step waits for its data predecessors on other streams, unless an earlier wait of its
+  // stream already covers one: what each step's completion implies about every stream (the
+  // latest step known finished there) is carried along.
+  StepOrder order(program_);
+  size_t count = order.steps().size();
+  int64_t streamCount = program_.getStreamCount().value_or(1);
+  streams_.assign(count, 0);
+  waits_.assign(count, {});
+  lastArtifactStep_.assign(count, 0);
+  std::vector<std::vector<int64_t>> known(streamCount, std::vector<int64_t>(streamCount, -1));
+  std::vector<std::vector<int64_t>> knownAfter(count);
+  for (size_t j = 0; j < count; ++j) {
+    int64_t stream = cast<program::StepOpInterface>(order.steps()[j]).getStreamIndex();
+    if (stream < 0 || stream >= streamCount)
+      return order.steps()[j]->emitError()
+             << "runs on stream " << stream << " of a program with " << streamCount << " stream(s)";
+    streams_[j] = static_cast<uint32_t>(stream);
+    std::vector<int64_t> &mine = known[stream];
+    for (int64_t p : order.dataPredecessors(j)) {
+      int64_t other = streams_[p];
+      if (other == stream || p <= mine[other])
+        continue;
+      waits_[j].push_back(p);
+      for (int64_t s = 0; s < streamCount; ++s)
+        mine[s] = std::max(mine[s], knownAfter[p][s]);
+    }
+    mine[stream] = static_cast<int64_t>(j);
+    knownAfter[j] = mine;
+  }
+  return success();
+}
+
+void Translator::addStep(art::StepKind kind, fb::Offset<void> step) {
+  uint32_t stream = current_ >= 0 ? streams_[current_] : 0;
+  std::vector<uint32_t> waits;
+  if (current_ >= 0)
+    for (int64_t p : waits_[current_])
+      waits.push_back(lastArtifactStep_[p]);
+  steps_.push_back(
+      art::CreateStep(fbb_, kind, step, stream, waits.empty() ? 0 : fbb_.CreateVector(waits)));
+  if (current_ >= 0)
+    lastArtifactStep_[current_] = static_cast<uint32_t>(steps_.size() - 1);
+}
+
 LogicalResult Translator::run(llvm::raw_ostream &os) {
   if (!program_.isPlanned())
     return program_.emitError("has no memory plan (run kiln-plan-memory before writing it)");
@@ -411,10 +467,16 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
     for (auto executable : module.getOps<program::ExecutableOp>())
       if (failed(codeObjectOf(executable)))
         return failure();
+  if (failed(planWaits()))
+    return failure();
+  bool cuda = program_.getDevice() == program::Device::cuda;
   for (Operation &op : program_.getBody().front()) {
-    if (auto step = dyn_cast<program::StepOpInterface>(op); step && step.getStreamIndex() != 0)
-      return op.emitError() << "runs on stream " << step.getStreamIndex()
-                            << "; the runtime runs one stream per program";
+    if (auto step = dyn_cast<program::StepOpInterface>(op)) {
+      if (cuda && step.getStreamIndex() != 0)
+        return op.emitError() << "runs on stream " << step.getStreamIndex()
+                              << "; the CUDA runtime runs a program on one stream";
+      ++current_;
+    }
     LogicalResult result = success();
     if (auto input = dyn_cast<program::InputOp>(op)) {
       roots_[input] = art::BufferRef(art::BufferKind::Input, input.getIndex(), 0,
@@ -439,7 +501,7 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
       auto step = art::CreateCopy(
           fbb_, art::CreateBinding(fbb_, &*source, tensorType(copy.getSource().getType())),
           art::CreateBinding(fbb_, &*target, tensorType(copy.getTarget().getType())));
-      steps_.push_back(art::CreateStep(fbb_, art::StepKind::Copy, step.Union()));
+      addStep(art::StepKind::Copy, step.Union());
     } else if (!isa<program::ViewOp, program::ConstantOp>(op)) {
       return op.emitError() << "'" << op.getName() << "' has no translation into the artifact";
     }
@@ -450,7 +512,9 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
       fbb_, fbb_.CreateVector(steps_), *program_.getArenaSize(),
       program_.getNaiveSize().value_or(0), program_.getAlignment().value_or(64),
       program_.getPeakLiveSize().value_or(0), program_.getModeledKernelBytes().value_or(0),
-      program_.getMemoryLimit().value_or(0), program_.getUnlimitedArenaSize().value_or(0));
+      program_.getMemoryLimit().value_or(0), program_.getUnlimitedArenaSize().value_or(0),
+      static_cast<uint32_t>(program_.getStreamCount().value_or(1)),
+      program_.getSerialArenaSize().value_or(0));
   auto inputs = signature(false);
   auto outputs = signature(true);
   auto codeObjects = fbb_.CreateVector(codeObjects_);
@@ -508,8 +572,11 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
     if (isa<program::StepOpInterface>(op))
       steps.push_back(&op);
   os << "program: " << steps.size() << " steps\n";
+  bool streams = program.getStreamCount().value_or(1) > 1;
   for (auto [i, op] : llvm::enumerate(steps)) {
     os << llvm::format("  %3zu ", i);
+    if (streams)
+      os << "[stream " << cast<program::StepOpInterface>(op).getStreamIndex() << "] ";
     if (auto dispatch = dyn_cast<program::DispatchOp>(op)) {
       auto kernel =
           SymbolTable::lookupNearestSymbolFrom<program::KernelOp>(op, dispatch.getKernelAttr());
@@ -549,6 +616,9 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
        << program.getUnlimitedArenaSize().value_or(0) << " bytes; " << recomputed
        << (recomputed == 1 ? " step recomputes a value" : " steps recompute values") << "\n";
   }
+  if (auto count = program.getStreamCount(); count && *count > 1)
+    os << "streams: " << *count << "; on one stream the arena would be "
+       << program.getSerialArenaSize().value_or(0) << " bytes\n";
 }
 
 } // namespace kiln

@@ -109,6 +109,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.entry = entry->getSymName().str();
   pipeline.gpuArchs = options_.gpuArchs;
   pipeline.memoryLimit = static_cast<int64_t>(options_.memoryLimit);
+  pipeline.streams = options_.streams;
   if (!options_.libdevice.empty())
     pipeline.libdevice = options_.libdevice;
   for (StringRef stage : compileStages(options_.device)) {

@@ -37,6 +37,8 @@ struct CompileOptions {
   /// The most bytes the arena may take (0: no limit): values are recomputed near their late
   /// uses until the plan fits, or compilation fails naming what could not be freed.
   uint64_t memoryLimit = 0;
+  /// The most streams independent steps are spread over (1: one after another).
+  int64_t streams = 1;
   /// When not empty, the IR after each stage is written here as NN-stage.mlir.
   std::string dumpIrDirectory;
   /// The model's file name, recorded in the artifact and used in messages.

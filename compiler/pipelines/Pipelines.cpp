@@ -179,6 +179,11 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     emit.libdevice = options.libdevice;
     pm.addPass(createEmitCudaExecutablePass(emit));
   } else if (stage == "memory") {
+    if (options.streams != 1) {
+      AssignStreamsPassOptions assign;
+      assign.streams = options.streams;
+      pm.addPass(createAssignStreamsPass(assign));
+    }
     if (options.memoryLimit > 0) {
       RematerializePassOptions remat;
       remat.memoryLimit = options.memoryLimit;

@@ -64,6 +64,9 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
                               llvm::cl::desc("The most bytes the arena may take; values are "
                                              "recomputed to fit (0: no limit)"),
                               llvm::cl::init(0)};
+  Option<int64_t> streams{*this, "streams",
+                          llvm::cl::desc("The most streams independent steps run on (CPU)"),
+                          llvm::cl::init(1)};
   Option<std::string> stopAfter{*this, "stop-after",
                                 llvm::cl::desc("The last stage to run (all when empty)"),
                                 llvm::cl::init("")};

@@ -147,35 +147,40 @@ std::string describeStep(Operation *step) {
   return step->getName().getStringRef().str();
 }
 
-/// The step writing `alloc` first, or null.
-static Operation *firstWriter(program::AllocOp alloc, ArrayRef<Operation *> steps) {
-  for (Operation *step : steps)
-    for (Value output : cast<program::StepOpInterface>(step).getStepOutputs())
-      if (program::rootBuffer(output).getDefiningOp() == alloc.getOperation())
-        return step;
-  return nullptr;
+int64_t ProgramLiveness::peakStep(uint64_t alignment) const {
+  std::vector<uint64_t> live = liveBytesPerStep(alignment);
+  return std::max_element(live.begin(), live.end()) - live.begin();
+}
+
+SmallVector<ProgramLiveness::LiveBuffer> ProgramLiveness::buffersLiveAt(int64_t step) {
+  SmallVector<LiveBuffer> live;
+  for (auto [i, alloc] : llvm::enumerate(allocs)) {
+    const BufferLifetime &slot = slots[slotOf[i]];
+    if (slot.firstStep > step || step > slot.lastStep)
+      continue;
+    Operation *writer = nullptr;
+    for (Operation *candidate : steps)
+      for (Value output : cast<program::StepOpInterface>(candidate).getStepOutputs())
+        if (!writer && program::rootBuffer(output).getDefiningOp() == alloc.getOperation())
+          writer = candidate;
+    live.push_back({static_cast<unsigned>(i), program::bufferBytes(alloc.getType()), writer});
+  }
+  llvm::stable_sort(live,
+                    [](const LiveBuffer &a, const LiveBuffer &b) { return a.bytes > b.bytes; });
+  return live;
 }
 
 void printMemoryPeak(program::ProgramOp program, llvm::raw_ostream &os, uint64_t alignment) {
   ProgramLiveness liveness = computeLiveness(program, /*inPlace=*/true);
   if (liveness.steps.empty() || liveness.allocs.empty())
     return;
-  std::vector<uint64_t> live = liveness.liveBytesPerStep(alignment);
-  int64_t peak = std::max_element(live.begin(), live.end()) - live.begin();
-  os << "memory peak: " << live[peak] << " bytes live at step " << peak << " ("
-     << describeStep(liveness.steps[peak]) << ")\n";
-  SmallVector<std::pair<uint64_t, unsigned>> allocs;
-  for (auto [i, alloc] : llvm::enumerate(liveness.allocs)) {
-    const BufferLifetime &slot = liveness.slots[liveness.slotOf[i]];
-    if (slot.firstStep <= peak && peak <= slot.lastStep)
-      allocs.push_back({program::bufferBytes(alloc.getType()), i});
-  }
-  llvm::stable_sort(allocs, [](auto a, auto b) { return a.first > b.first; });
-  for (auto [bytes, i] : allocs) {
-    const BufferLifetime &slot = liveness.slots[liveness.slotOf[i]];
-    Operation *writer = firstWriter(liveness.allocs[i], liveness.steps);
-    os << "  " << bytes << " bytes, steps " << slot.firstStep << "-" << slot.lastStep
-       << ", written by " << (writer ? describeStep(writer) : std::string("no step")) << "\n";
+  int64_t peak = liveness.peakStep(alignment);
+  os << "memory peak: " << liveness.liveBytesPerStep(alignment)[peak] << " bytes live at step "
+     << peak << " (" << describeStep(liveness.steps[peak]) << ")\n";
+  for (const ProgramLiveness::LiveBuffer &buffer : liveness.buffersLiveAt(peak)) {
+    const BufferLifetime &slot = liveness.slots[liveness.slotOf[buffer.alloc]];
+    os << "  " << buffer.bytes << " bytes, steps " << slot.firstStep << "-" << slot.lastStep
+       << ", written by " << (buffer.writer ? describeStep(buffer.writer) : "no step") << "\n";
   }
 }
 

@@ -39,6 +39,17 @@ struct ProgramLiveness {
   std::vector<uint64_t> liveBytesPerStep(uint64_t alignment) const;
   /// The slots live at `step`.
   llvm::SmallVector<unsigned> slotsLiveAt(int64_t step) const;
+  /// The first step where the most bytes are live.
+  int64_t peakStep(uint64_t alignment) const;
+
+  /// An allocation live at a step, and the step that writes it first (null when none does).
+  struct LiveBuffer {
+    unsigned alloc;
+    uint64_t bytes;
+    mlir::Operation *writer;
+  };
+  /// The allocations live at `step`, largest first.
+  llvm::SmallVector<LiveBuffer> buffersLiveAt(int64_t step);
 };
 
 /// The live ranges of `program`'s allocations; with `inPlace`, in-place dispatch outputs share

@@ -48,6 +48,27 @@ def DeduplicateKernelsPass : Pass<"kiln-deduplicate-kernels", "mlir::ModuleOp"> 
 // Memory
 //===----------------------------------------------------------------------===//
 
+def AssignStreamsPass : Pass<"kiln-assign-streams", "mlir::ModuleOp"> {
+  let summary = "Spreads independent steps over several streams to run at the same time";
+  let description = [{
+    With `streams` above 1, list scheduling in program order: each step starts once the steps it
+    depends on through buffers (StepOrder's data predecessors) have finished, by the modeled time
+    of each step (the fusion cost model's roofline for the program's device), and goes to the
+    stream where it can start first; on a tie, to the stream whose last step it depends on (no
+    wait added), then the lowest. A chain stays on one stream; branches that do not depend on
+    each other (inception blocks, the towers of a two-tower model) go to different streams. Each
+    step records its `stream` when not 0; the program records `stream_count` and
+    `serial_arena_size`, the arena the program takes on one stream, so that the report can say
+    what running at the same time costs in memory (the memory planner keeps the buffers of steps
+    that may run at the same time apart). The runtime runs a program's streams at the same time
+    on the CPU; a CUDA program takes one stream (an error otherwise).
+  }];
+  let options = [
+    Option<"streams", "streams", "int64_t", "1", "The most streams (1: every step on stream 0)">,
+    Option<"alignment", "alignment", "int64_t", "64", "The alignment of every offset, in bytes">,
+  ];
+}
+
 def RematerializePass : Pass<"kiln-rematerialize", "mlir::ModuleOp"> {
   let summary = "Recomputes cheap values near their late uses until the arena fits a limit";
   let description = [{
@@ -58,8 +79,9 @@ def RematerializePass : Pass<"kiln-rematerialize", "mlir::ModuleOp"> {
     it runs). The candidate with the least modeled recompute time per byte freed at that step
     (the fusion cost model's roofline for the program's device) is recomputed: the step is
     cloned, writing a new allocation, right before the first use after the peak, and the later
-    uses read the copy. A change is kept when it lowers the bytes live above the limit, summed
-    over the steps, without raising the peak; the program is re-planned after each. The clone
+    uses read the copy. A change is kept when it lowers the peak, or the number of steps at the
+    peak (repeated layers peak alike), and is undone otherwise; the program is re-planned after
+    each. The clone
     runs the same kernel or library call on the same inputs, so the results are bitwise those of
     the program without the limit.
 

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/fusion/CostModel.h"
 #include "compiler/program/Liveness.h"
 #include "compiler/program/Passes.h"
+#include "compiler/program/StepCost.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -39,37 +39,6 @@ std::string formatBytes(uint64_t bytes) {
   if (bytes >= (1u << 10))
     return llvm::formatv("{0:F1} KiB", double(bytes) / double(1u << 10)).str();
   return llvm::formatv("{0} B", bytes).str();
-}
-
-int64_t elementCount(Value buffer) { return cast<MemRefType>(buffer.getType()).getNumElements(); }
-
-/// The work of one step for the cost model: the bytes of its bindings, and for the library
-/// calls their multiply-adds.
-fusion::KernelWork stepWork(Operation *step) {
-  fusion::KernelWork work;
-  for (Value operand : step->getOperands())
-    work.bytes += double(program::bufferBytes(cast<MemRefType>(operand.getType())));
-  auto call = dyn_cast<program::LibraryCallOp>(step);
-  if (!call || call.getOutputs().empty() || call.getInputs().size() < 2)
-    return work;
-  double results = double(elementCount(call.getOutputs().front()));
-  StringRef callee = call.getCallee();
-  if (callee.ends_with("matmul")) {
-    // a is [..., M, K] (or its view [offset, dims..., strides...]).
-    int64_t depth = 1;
-    if (auto view = call.getParams().getAs<DenseI64ArrayAttr>("a_view"); view && view.size() >= 3)
-      depth = view.asArrayRef()[(view.size() - 1) / 2];
-    else if (auto a = cast<MemRefType>(call.getInputs()[0].getType()); a.getRank() > 0)
-      depth = a.getShape().back();
-    work.flops = 2 * results * double(depth);
-  } else if (callee.ends_with("convolution")) {
-    auto weights = cast<MemRefType>(call.getInputs()[1].getType());
-    double perResult = 1;
-    for (int64_t d : weights.getShape().drop_front())
-      perResult *= double(d);
-    work.flops = 2 * results * perResult;
-  }
-  return work;
 }
 
 /// `value` with its root `from` replaced by `to`: the views between them cloned onto `to`.
@@ -110,21 +79,16 @@ struct Candidate {
 class Rematerializer {
 public:
   Rematerializer(program::ProgramOp program, uint64_t limit, uint64_t alignment)
-      : program_(program), limit_(limit), alignment_(alignment),
-        device_(*fusion::DeviceDescription::named(
-            program.getDevice() == program::Device::cuda ? "a100" : "cpu")) {}
+      : program_(program), limit_(limit), alignment_(alignment), device_(programDevice(program)) {}
 
   LogicalResult run();
 
 private:
-  /// The bytes live above the limit, summed over the steps, and the highest step.
-  std::pair<uint64_t, uint64_t> excessAndPeak(ProgramLiveness &liveness) {
-    uint64_t excess = 0, peak = 0;
-    for (uint64_t bytes : liveness.liveBytesPerStep(alignment_)) {
-      excess += bytes > limit_ ? bytes - limit_ : 0;
-      peak = std::max(peak, bytes);
-    }
-    return {excess, peak};
+  /// The most bytes live at one step, and at how many steps that many are live.
+  std::pair<uint64_t, size_t> peakOf(ProgramLiveness &liveness) {
+    std::vector<uint64_t> live = liveness.liveBytesPerStep(alignment_);
+    uint64_t peak = *std::max_element(live.begin(), live.end());
+    return {peak, size_t(llvm::count(live, peak))};
   }
 
   SmallVector<Candidate> candidatesAt(ProgramLiveness &liveness, int64_t peak);
@@ -221,7 +185,7 @@ SmallVector<Candidate> Rematerializer::candidatesAt(ProgramLiveness &liveness, i
     }
     if (!cloneable || freed <= 0)
       continue;
-    double seconds = fusion::kernelSeconds(device_, stepWork(writer));
+    double seconds = stepSeconds(writer, device_);
     candidates.push_back({liveness.allocs[i], writer, resumeAt, seconds, freed});
   }
   llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
@@ -282,30 +246,17 @@ Change Rematerializer::apply(const Candidate &candidate, ProgramLiveness &livene
 }
 
 LogicalResult Rematerializer::fail(ProgramLiveness &liveness, uint64_t best, uint64_t unlimited) {
-  std::vector<uint64_t> live = liveness.liveBytesPerStep(alignment_);
-  int64_t peak = std::max_element(live.begin(), live.end()) - live.begin();
+  int64_t peak = liveness.peakStep(alignment_);
   InFlightDiagnostic diagnostic = program_.emitError();
   diagnostic << "the memory limit of " << formatBytes(limit_) << " (" << limit_
              << " bytes) cannot be met: the smallest arena reached is " << formatBytes(best) << " ("
              << best << " bytes; " << formatBytes(unlimited) << " without the limit). At step "
              << peak << " (" << describeStep(liveness.steps[peak]) << ") "
-             << formatBytes(live[peak]) << " are live, and recomputing none of these lowers it:";
-  SmallVector<std::pair<uint64_t, unsigned>> held;
-  for (auto [i, alloc] : llvm::enumerate(liveness.allocs)) {
-    const BufferLifetime &slot = liveness.slots[liveness.slotOf[i]];
-    if (slot.firstStep <= peak && peak <= slot.lastStep)
-      held.push_back({program::bufferBytes(alloc.getType()), i});
-  }
-  llvm::stable_sort(held, [](auto a, auto b) { return a.first > b.first; });
-  for (auto [bytes, i] : held) {
-    Operation *writer = nullptr;
-    for (Operation *step : liveness.steps)
-      for (Value output : cast<program::StepOpInterface>(step).getStepOutputs())
-        if (!writer && program::rootBuffer(output).getDefiningOp() == liveness.allocs[i])
-          writer = step;
-    diagnostic << " " << formatBytes(bytes) << " written by "
-               << (writer ? describeStep(writer) : std::string("no step")) << ";";
-  }
+             << formatBytes(liveness.liveBytesPerStep(alignment_)[peak])
+             << " are live, and recomputing none of these lowers it:";
+  for (const ProgramLiveness::LiveBuffer &buffer : liveness.buffersLiveAt(peak))
+    diagnostic << " " << formatBytes(buffer.bytes) << " written by "
+               << (buffer.writer ? describeStep(buffer.writer) : "no step") << ";";
   return failure();
 }
 
@@ -317,25 +268,20 @@ LogicalResult Rematerializer::run() {
   program_.setUnlimitedArenaSizeAttr(builder.getI64IntegerAttr(int64_t(unlimited)));
   uint64_t arena = unlimited;
   while (arena > limit_) {
-    auto [excess, peakBytes] = excessAndPeak(liveness);
+    // The steps where the most bytes are live are attacked in order. A change is kept when it
+    // lowers that peak, or the number of steps at it (the twelve layers of BERT peak alike),
+    // so every kept change makes progress and the search ends.
+    auto [peakBytes, peakSteps] = peakOf(liveness);
     std::vector<uint64_t> live = liveness.liveBytesPerStep(alignment_);
-    // The arena may sit above the live peak (fragmentation); then the peak is still attacked,
-    // counting what is live at it as over the limit.
-    uint64_t target = std::min<uint64_t>(limit_, peakBytes);
-    std::vector<int64_t> peaks;
-    for (auto [step, bytes] : llvm::enumerate(live))
-      if (bytes >= target)
-        peaks.push_back(step);
-    llvm::stable_sort(peaks, [&](int64_t a, int64_t b) { return live[a] > live[b]; });
     bool changed = false;
-    for (int64_t peak : peaks) {
+    for (auto [peak, bytes] : llvm::enumerate(live)) {
+      if (bytes != peakBytes)
+        continue;
       for (const Candidate &candidate : candidatesAt(liveness, peak)) {
         Change change = apply(candidate, liveness);
         ProgramLiveness after = computeLiveness(program_, /*inPlace=*/true);
-        auto [newExcess, newPeak] = excessAndPeak(after);
-        bool better =
-            newPeak <= peakBytes && (newExcess < excess || (excess == 0 && newPeak < peakBytes));
-        if (!better) {
+        auto [newBytes, newSteps] = peakOf(after);
+        if (newBytes > peakBytes || (newBytes == peakBytes && newSteps >= peakSteps)) {
           change.undo();
           continue;
         }

@@ -17,20 +17,50 @@ StepOrder::StepOrder(program::ProgramOp program) {
       several |= firstStream && *firstStream != stream;
       firstStream = firstStream.value_or(stream);
     }
-  if (!several)
-    return;
-
-  // Each step's direct predecessors: the previous step of its stream, and the steps it depends
-  // on through a root buffer (read after write, write after write, write after read). The
-  // closure follows in program order, which is a topological order of these edges.
+  // Each step's data predecessors: the steps it depends on through a root buffer (read after
+  // write, write after write, write after read).
   size_t count = steps_.size();
-  before_.assign(count, llvm::BitVector(count));
-  DenseMap<int64_t, int64_t> lastOfStream;
+  dataPredecessors_.resize(count);
   struct Accesses {
     std::optional<int64_t> writer;
     SmallVector<int64_t> readers;
   };
   DenseMap<Value, Accesses> accesses;
+  for (size_t j = 0; j < count; ++j) {
+    auto step = cast<program::StepOpInterface>(steps_[j]);
+    SmallVector<int64_t> &mine = dataPredecessors_[j];
+    auto dependOn = [&](int64_t i) {
+      if (i != static_cast<int64_t>(j) && !llvm::is_contained(mine, i))
+        mine.push_back(i);
+    };
+    for (Value input : step.getStepInputs()) {
+      Accesses &access = accesses[program::rootBuffer(input)];
+      if (access.writer)
+        dependOn(*access.writer);
+    }
+    for (Value output : step.getStepOutputs()) {
+      Accesses &access = accesses[program::rootBuffer(output)];
+      if (access.writer)
+        dependOn(*access.writer);
+      for (int64_t reader : access.readers)
+        dependOn(reader);
+    }
+    for (Value output : step.getStepOutputs()) {
+      Accesses &access = accesses[program::rootBuffer(output)];
+      access.writer = j;
+      access.readers.clear();
+    }
+    for (Value input : step.getStepInputs())
+      accesses[program::rootBuffer(input)].readers.push_back(j);
+    llvm::sort(mine);
+  }
+  if (!several)
+    return;
+
+  // The closure of the data predecessors and the previous step of each stream, in program
+  // order, which is a topological order of these edges.
+  before_.assign(count, llvm::BitVector(count));
+  DenseMap<int64_t, int64_t> lastOfStream;
   for (size_t j = 0; j < count; ++j) {
     auto step = cast<program::StepOpInterface>(steps_[j]);
     llvm::BitVector &mine = before_[j];
@@ -45,26 +75,8 @@ StepOrder::StepOrder(program::ProgramOp program) {
       dependOn(last->second);
       last->second = j;
     }
-    for (Value input : step.getStepInputs()) {
-      Accesses &access = accesses[program::rootBuffer(input)];
-      if (access.writer)
-        dependOn(*access.writer);
-    }
-    for (Value output : step.getStepOutputs()) {
-      Accesses &access = accesses[program::rootBuffer(output)];
-      if (access.writer)
-        dependOn(*access.writer);
-      for (int64_t reader : access.readers)
-        if (reader != static_cast<int64_t>(j))
-          dependOn(reader);
-    }
-    for (Value output : step.getStepOutputs()) {
-      Accesses &access = accesses[program::rootBuffer(output)];
-      access.writer = j;
-      access.readers.clear();
-    }
-    for (Value input : step.getStepInputs())
-      accesses[program::rootBuffer(input)].readers.push_back(j);
+    for (int64_t i : dataPredecessors_[j])
+      dependOn(i);
   }
 
   spans_.resize(count);

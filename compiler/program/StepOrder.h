@@ -39,12 +39,16 @@ public:
   /// The first and the last position of the steps that may run at the same time as `step`, or
   /// `step` itself: a buffer used by `step` must stay live across this span.
   std::pair<int64_t, int64_t> concurrentSpan(int64_t step) const;
+  /// The earlier steps `step` depends on through the buffers they share (it reads what one
+  /// writes, or writes what one reads or writes), in order; whatever the streams.
+  llvm::ArrayRef<int64_t> dataPredecessors(int64_t step) const { return dataPredecessors_[step]; }
   /// Whether some steps run on different streams (otherwise the order is the program order).
   bool severalStreams() const { return !before_.empty(); }
 
 private:
   llvm::SmallVector<mlir::Operation *> steps_;
   llvm::DenseMap<mlir::Operation *, int64_t> positions_;
+  std::vector<llvm::SmallVector<int64_t>> dataPredecessors_;
   /// before_[b][a]: step a completes before step b starts. Empty with one stream.
   std::vector<llvm::BitVector> before_;
   std::vector<std::pair<int64_t, int64_t>> spans_;

@@ -53,7 +53,9 @@ def Program_ProgramOp : Program_Op<"program", [
     generated kernels read and write in one run. Compiled under a memory limit
     (`kiln-rematerialize`), it records `memory_limit` and the arena the program would take
     without it (`unlimited_arena_size`); steps carrying the `recomputed` attribute repeat an
-    earlier step so that its result need not stay live.
+    earlier step so that its result need not stay live. With steps spread over streams
+    (`kiln-assign-streams`) it records `stream_count` and the arena one stream would take
+    (`serial_arena_size`).
 
     ```mlir
     program.program @main device(cpu) {
@@ -68,7 +70,9 @@ def Program_ProgramOp : Program_Op<"program", [
                        OptionalAttr<I64Attr>:$peak_live_size, OptionalAttr<I64Attr>:$alignment,
                        OptionalAttr<I64Attr>:$modeled_kernel_bytes,
                        OptionalAttr<I64Attr>:$memory_limit,
-                       OptionalAttr<I64Attr>:$unlimited_arena_size);
+                       OptionalAttr<I64Attr>:$unlimited_arena_size,
+                       OptionalAttr<I64Attr>:$stream_count,
+                       OptionalAttr<I64Attr>:$serial_arena_size);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name `device` `(` $device `)` attr-dict-with-keyword $body";
   let hasVerifier = 1;

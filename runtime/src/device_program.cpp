@@ -74,6 +74,8 @@ Result<ProgramTable> ProgramTable::build(const LoadedArtifact& artifact) {
                                                 " has an unknown kind after verification");
     }
     resolved.label = "step " + std::to_string(i) + " (" + resolved.name + ")";
+    resolved.stream = step.stream();
+    if (step.waits()) resolved.waits.assign(step.waits()->begin(), step.waits()->end());
     resolved.binding_count = table.bindings_.size() - resolved.first_binding;
     table.steps_.push_back(std::move(resolved));
   }

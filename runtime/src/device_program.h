@@ -82,6 +82,9 @@ struct ProgramStep {
   uint64_t workgroups = 1;
   /// The bytes a copy moves.
   uint64_t copy_size = 0;
+  /// The stream the step runs on, and the earlier steps of other streams it waits for.
+  uint32_t stream = 0;
+  std::vector<uint32_t> waits;
   /// What the step runs: "kernel 'kiln_k1': add, relu", "library call 'onednn.matmul': ...",
   /// "copy" (the trace's slice names).
   std::string name;

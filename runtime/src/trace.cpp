@@ -121,14 +121,16 @@ Status writeChromeTrace(const std::string& path, const std::string& process,
   std::vector<uint32_t> named;
   for (const TraceSlice& slice : slices) {
     bool seen = false;
-    for (uint32_t track : named) seen |= track == slice.track;
+    for (uint32_t tid : named) seen |= tid == slice.tid();
     if (seen) continue;
-    named.push_back(slice.track);
-    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << slice.track
-        << ",\"args\":{\"name\":\"run thread " << slice.track << "\"}}";
+    named.push_back(slice.tid());
+    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << slice.tid()
+        << ",\"args\":{\"name\":\"run thread " << slice.track;
+    if (slice.stream != 0) out << ", stream " << slice.stream;
+    out << "\"}}";
   }
   for (const TraceSlice& slice : slices) {
-    out << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << slice.track
+    out << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << slice.tid()
         << ",\"ts\":" << microseconds(slice.begin_ns)
         << ",\"dur\":" << microseconds(slice.end_ns - slice.begin_ns);
     if (slice.step == TraceSlice::kWholeRun || slice.step >= steps.size()) {
@@ -141,7 +143,7 @@ Status writeChromeTrace(const std::string& path, const std::string& process,
     for (size_t b = 0; b < step.binding_count; ++b) bytes += bindings[step.first_binding + b].bytes;
     out << ",\"name\":" << quoted(step.name) << ",\"cat\":" << quoted(kindName(step.kind))
         << ",\"args\":{\"run\":" << slice.run << ",\"step\":" << slice.step
-        << ",\"bytes\":" << bytes;
+        << ",\"bytes\":" << bytes << ",\"stream\":" << step.stream;
     if (step.kind == StepKind::kDispatch) out << ",\"workgroups\":" << step.workgroups;
     out << "}}";
   }

@@ -33,6 +33,12 @@ struct TraceSlice {
   uint32_t track = 0;
   /// Nanoseconds since the trace started.
   int64_t begin_ns = 0, end_ns = 0;
+  /// The stream the step ran on: each stream of a run thread is a track of its own.
+  uint32_t stream = 0;
+
+  /// The trace's thread id of the slice's track: the run thread's number, and for a stream
+  /// other than 0, 1000 times the stream added.
+  uint32_t tid() const { return track + 1000 * stream; }
 };
 
 /// The slices of the runs of one session while a trace is on. Thread-safe: concurrent runs

@@ -84,6 +84,9 @@ struct StepSpec {
   std::map<std::string, std::vector<int64_t>> int_params;
   std::map<std::string, std::vector<float>> float_params;
   std::map<std::string, std::vector<std::string>> string_params;
+  /// The stream the step runs on and the steps of other streams it waits for.
+  uint32_t stream = 0;
+  std::vector<uint32_t> waits;
 };
 
 struct SignatureSpec {
@@ -111,6 +114,7 @@ struct ArtifactSpec {
   uint64_t arena_size = 0;
   uint64_t naive_intermediate_size = 0;
   uint32_t arena_alignment = 64;
+  uint32_t stream_count = 0;
 };
 
 /// The rows of the affine program; each is one workgroup.
@@ -410,10 +414,14 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
       default:
         break;
     }
-    steps.push_back(fb::CreateStep(fbb, step.kind, kind));
+    steps.push_back(fb::CreateStep(fbb, step.kind, kind, step.stream,
+                                   step.waits.empty() ? 0 : fbb.CreateVector(step.waits)));
   }
-  auto program = fb::CreateProgram(fbb, fbb.CreateVector(steps), spec.arena_size,
-                                   spec.naive_intermediate_size, spec.arena_alignment);
+  auto program =
+      fb::CreateProgram(fbb, fbb.CreateVector(steps), spec.arena_size, spec.naive_intermediate_size,
+                        spec.arena_alignment,
+                        /*peak_live_size=*/0, /*modeled_kernel_bytes=*/0,
+                        /*memory_limit=*/0, /*unlimited_arena_size=*/0, spec.stream_count);
   auto device = fbb.CreateString(spec.device);
   auto producer = fbb.CreateString("kiln tests");
   auto source = fbb.CreateString("affine.mlir");

@@ -363,6 +363,46 @@ TEST(ArtifactTest, RefusesCudaCodeInACpuArtifact) {
                 "load");
 }
 
+/// The affine program on two streams: the affine dispatch on stream 1, after the add it reads.
+ArtifactSpec twoStreamSpec() {
+  ArtifactSpec spec = addAffineSpec();
+  spec.stream_count = 2;
+  spec.steps[1].stream = 1;
+  spec.steps[1].waits = {0};
+  return spec;
+}
+
+TEST(ArtifactTest, ReadsTheStreamsOfSteps) {
+  Result<Artifact> artifact = load(buildArtifact(twoStreamSpec()));
+  ASSERT_TRUE(artifact.ok()) << artifact.status().toString();
+  EXPECT_EQ(artifact->streamCount(), 2u);
+  EXPECT_EQ(artifact->stepStream(0), 0u);
+  EXPECT_EQ(artifact->stepStream(1), 1u);
+  EXPECT_EQ(artifact->stepStream(99), 0u);
+  Result<Artifact> serial = load(buildArtifact(addAffineSpec()));
+  ASSERT_TRUE(serial.ok());
+  EXPECT_EQ(serial->streamCount(), 1u);
+  EXPECT_EQ(serial->serialArenaSize(), 0u);
+}
+
+TEST(ArtifactTest, RefusesAStepOnAStreamPastTheCount) {
+  ArtifactSpec spec = twoStreamSpec();
+  spec.steps[2].stream = 2;
+  expectInvalid(spec, "step 2: runs on stream 2 of 2");
+  spec = twoStreamSpec();
+  spec.stream_count = 65;
+  expectInvalid(spec, "program: has 65 streams; at most 64 are run");
+}
+
+TEST(ArtifactTest, RefusesAWaitForALaterStepOrOneOfItsOwnStream) {
+  ArtifactSpec spec = twoStreamSpec();
+  spec.steps[0].waits = {1};
+  expectInvalid(spec, "step 0: waits for step 1, which is not an earlier step of another stream");
+  spec = twoStreamSpec();
+  spec.steps[2].waits = {0};
+  expectInvalid(spec, "step 2: waits for step 0, which is not an earlier step of another stream");
+}
+
 TEST(ArtifactTest, RefusesABadArenaAlignment) {
   ArtifactSpec spec = addAffineSpec();
   spec.arena_alignment = 48;

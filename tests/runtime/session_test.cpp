@@ -73,6 +73,44 @@ TEST(SessionTest, RunsTheProgramOverEveryWorkgroup) {
   }
 }
 
+// Tests that a program on two streams runs them at the same time and gives the serial results:
+// the affine dispatch on stream 1 waits for the add it reads, the copy runs beside it on
+// stream 0; from one and from several callers, with any number of threads, and traced with a
+// track per stream.
+TEST(SessionTest, RunsTheStreamsOfAProgram) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.stream_count = 2;
+  spec.steps[1].stream = 1;
+  spec.steps[1].waits = {0};
+  Artifact artifact = loadSpec(spec);
+  for (uint32_t threads : {1u, 2u, 0u}) {
+    SessionOptions options;
+    options.numThreads = threads;
+    Result<Session> session = Session::create(artifact, options);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    ASSERT_TRUE(session->startTrace().ok());
+    std::vector<std::thread> callers;
+    for (uint32_t t = 0; t < 3; ++t)
+      callers.emplace_back([&, t] {
+        for (uint32_t i = 0; i < 20; ++i) {
+          Tensor x = randomInput(100 * t + 2 * i);
+          Tensor y = randomInput(100 * t + 2 * i + 1);
+          Result<std::vector<Tensor>> outputs = session->run({&x, &y});
+          ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+          expectAffineResults(x, y, *outputs);
+        }
+      });
+    for (std::thread &caller : callers)
+      caller.join();
+    std::string path = ::testing::TempDir() + "/streams_trace.json";
+    ASSERT_TRUE(session->writeTrace(path).ok());
+    std::string text = readFileBytes(path);
+    EXPECT_THAT(text, HasSubstr("\"name\":\"run thread 1, stream 1\""));
+    EXPECT_THAT(text, HasSubstr("\"tid\":1001,"));
+    EXPECT_THAT(text, HasSubstr("\"stream\":1,\"workgroups\":16"));
+  }
+}
+
 // Tests that a session outlives the artifact handle it was created from.
 TEST(SessionTest, KeepsTheArtifactAlive) {
   Artifact artifact = loadSpec(addAffineSpec());

@@ -262,6 +262,7 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   if (simulated)
     compileOptions.gpuArchs = {kCudaSimArch.str()};
   compileOptions.sourceName = modelPath;
+  compileOptions.streams = options.streams;
   if (!options.dumpIrDirectory.empty())
     compileOptions.dumpIrDirectory =
         (fs::path(options.dumpIrDirectory) / fs::path(directory).filename()).string();

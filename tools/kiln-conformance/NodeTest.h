@@ -45,6 +45,8 @@ struct NodeTestOptions {
   /// Stop after compiling: the test passes when the artifact is complete (for CUDA, a cubin
   /// ptxas assembled for every architecture and the PTX fallback) and loads.
   bool compileOnly = false;
+  /// The most streams independent steps run on (kiln compile --streams; CPU).
+  int64_t streams = 1;
 };
 
 /// Runs the test in `directory` in this process. `onStage` is called as each stage starts, so a

@@ -409,6 +409,10 @@ int kiln::conformance::runConformanceTool(int argc, char **argv) {
   app.add_flag("--compile-only", settings.test.compileOnly,
                "stop after compiling: a test passes when its artifact is complete and loads "
                "(for cuda: a cubin from ptxas per architecture and the PTX fallback)");
+  app.add_option("--streams", settings.test.streams,
+                 "compile each test to run independent steps on up to N streams (cpu)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--dump-ir", settings.test.dumpIrDirectory,
                  "write each test's IR after every compiler stage below this directory");
   app.add_option("--min-passed", settings.minPassed,

@@ -218,6 +218,21 @@ std::optional<uint64_t> parseMemoryLimit(const std::string &text) {
   return static_cast<uint64_t>(number * double(scale));
 }
 
+/// Sets `--memory-limit` and `--streams` in `settings`; false (with a message) for a value that
+/// is not one.
+bool setProgramOptions(const std::string &memoryLimit, int64_t streams, CompileSettings &settings) {
+  std::optional<uint64_t> limit = parseMemoryLimit(memoryLimit);
+  if (!limit)
+    return false;
+  settings.memoryLimit = *limit;
+  if (streams < 1 || streams > 64) {
+    printError("--streams " + std::to_string(streams) + " is not between 1 and 64");
+    return false;
+  }
+  settings.streams = streams;
+  return true;
+}
+
 std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
                                      const DeviceChoice &device) {
   SessionOptions options;
@@ -259,10 +274,8 @@ int runCompile(const CompileCommand &command) {
   settings.shapes = command.shapes;
   settings.dumpIrDirectory = command.dumpIrDirectory;
   settings.report = command.report;
-  std::optional<uint64_t> limit = parseMemoryLimit(command.memoryLimit);
-  if (!limit)
+  if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
-  settings.memoryLimit = *limit;
   settings.progress = !command.quiet;
   auto start = std::chrono::steady_clock::now();
   // The artifact streams into a temporary file beside the output, renamed over it once complete:
@@ -329,10 +342,8 @@ int runRun(const RunCommand &command) {
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
-  std::optional<uint64_t> limit = parseMemoryLimit(command.memoryLimit);
-  if (!limit)
+  if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
-  settings.memoryLimit = *limit;
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
   // An ONNX model compiled for this run is specialized for its inputs, as the conformance suite
@@ -443,7 +454,10 @@ int runInspect(const InspectCommand &command) {
     libraryCalls += step.kind == KILN_STEP_KIND_LIBRARY_CALL;
     copies += step.kind == KILN_STEP_KIND_COPY;
     recomputed += step.description && llvm::StringRef(step.description).starts_with("recomputed: ");
-    os << llvm::format("  %3zu %-8s ", i, stepKindName(step.kind)) << (step.name ? step.name : "");
+    os << llvm::format("  %3zu ", i);
+    if (artifact.streamCount() > 1)
+      os << "[stream " << artifact.stepStream(i) << "] ";
+    os << llvm::format("%-8s ", stepKindName(step.kind)) << (step.name ? step.name : "");
     if (step.kind == KILN_STEP_KIND_DISPATCH && step.cuda_block_size != 0) {
       os << "  " << step.cuda_work_items << " items, blocks of " << step.cuda_block_size;
     } else if (step.kind == KILN_STEP_KIND_DISPATCH) {
@@ -475,6 +489,10 @@ int runInspect(const InspectCommand &command) {
   os << "memory:\n";
   uint64_t arena = artifact.arenaSize(), naive = artifact.naiveIntermediateSize();
   os << "  arena:         " << humanBytes(arena) << " (" << arena << " bytes)\n";
+  if (artifact.streamCount() > 1)
+    os << "  streams:       " << artifact.streamCount() << "; on one stream the arena would be "
+       << humanBytes(artifact.serialArenaSize()) << " (" << artifact.serialArenaSize()
+       << " bytes)\n";
   if (uint64_t limit = artifact.memoryLimit()) {
     uint64_t unlimited = artifact.unlimitedArenaSize();
     os << "  memory limit:  " << humanBytes(limit) << " (" << limit << " bytes); without it the "
@@ -510,10 +528,8 @@ int runBench(const BenchCommand &command) {
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
-  std::optional<uint64_t> limit = parseMemoryLimit(command.memoryLimit);
-  if (!limit)
+  if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
-  settings.memoryLimit = *limit;
   settings.batch = command.batch;
   double compileSeconds = 0;
   std::optional<Artifact> artifact = loadModel(command.model, settings, &compileSeconds);

@@ -25,6 +25,8 @@ struct CompileCommand {
   std::string dumpIrDirectory;
   /// `--memory-limit 256MiB`: the most bytes the arena may take (empty: no limit).
   std::string memoryLimit;
+  /// `--streams N`: independent steps run on up to N streams at once (CPU).
+  int64_t streams = 1;
   bool report = false;
   bool force = false;
   bool quiet = false;
@@ -37,6 +39,8 @@ struct RunCommand {
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
   std::string memoryLimit;
+  /// `--streams N`: independent steps run on up to N streams at once (CPU).
+  int64_t streams = 1;
   std::string outputDir;
   /// Chrome trace-event JSON of the run's steps.
   std::string trace;
@@ -59,6 +63,8 @@ struct BenchCommand {
   std::vector<std::string> shapes;
   int64_t batch = 0;
   std::string memoryLimit;
+  /// `--streams N`: independent steps run on up to N streams at once (CPU).
+  int64_t streams = 1;
   int warmup = 3;
   int iterations = 20;
   double maxSeconds = 0;

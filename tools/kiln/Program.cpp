@@ -271,6 +271,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.sourceName = path;
   options.dumpIrDirectory = settings.dumpIrDirectory;
   options.memoryLimit = settings.memoryLimit;
+  options.streams = settings.streams;
   // An ONNX model's --shape bindings were applied by the import.
   options.shapeBindings = *bindings;
   if (*kind == ModelKind::Onnx)

@@ -61,6 +61,8 @@ struct CompileSettings {
   std::string dumpIrDirectory;
   /// The most bytes the arena may take (0: no limit; CompileOptions::memoryLimit).
   uint64_t memoryLimit = 0;
+  /// The most streams independent steps run on (CompileOptions::streams).
+  int64_t streams = 1;
   bool report = false;
   /// Prints each stage as it starts.
   bool progress = false;

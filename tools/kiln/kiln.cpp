@@ -218,6 +218,11 @@ int main(int argc, char **argv) {
   compileApp->add_option("--memory-limit", compile.memoryLimit,
                          "The most memory the arena may take, e.g. 256MiB (B, KiB, MiB, GiB): "
                          "values are recomputed until the plan fits, or the compile fails");
+  compileApp
+      ->add_option("--streams", compile.streams,
+                   "Run independent steps on up to N streams at once (CPU; 1: one after "
+                   "another)")
+      ->capture_default_str();
   compileApp->add_flag("--report", compile.report,
                        "Print the kernels, library calls and memory plan of the program");
   compileApp->add_option("--dump-ir", compile.dumpIrDirectory,
@@ -239,6 +244,10 @@ int main(int argc, char **argv) {
   runApp->add_option("--shape", run.shapes, "Bind an input's shape, NAME=1x3x224x224");
   runApp->add_option("--memory-limit", run.memoryLimit,
                      "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
+  runApp
+      ->add_option("--streams", run.streams,
+                   "Run independent steps on up to N streams (models compiled just in time)")
+      ->capture_default_str();
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");
   runApp->add_option("--trace", run.trace,
                      "Write a Chrome trace-event JSON of the run's steps (Perfetto opens it)");
@@ -269,6 +278,10 @@ int main(int argc, char **argv) {
                        "Bind every dynamic leading (batch) dimension to N");
   benchApp->add_option("--memory-limit", bench.memoryLimit,
                        "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
+  benchApp
+      ->add_option("--streams", bench.streams,
+                   "Run independent steps on up to N streams (models compiled just in time)")
+      ->capture_default_str();
   benchApp->add_option("--warmup", bench.warmup, "Untimed runs first")->capture_default_str();
   benchApp->add_option("--iterations", bench.iterations, "Timed runs")->capture_default_str();
   benchApp->add_option("--max-seconds", bench.maxSeconds,

@@ -457,6 +457,19 @@ KILN_API uint64_t kiln_artifact_memory_limit(const kiln_artifact_t* artifact);
 /// Added in API version 7.
 KILN_API uint64_t kiln_artifact_unlimited_arena_size(const kiln_artifact_t* artifact);
 
+/// Returns the streams the program's steps run on (`kiln compile --streams`;
+/// 1 for a program on one stream, 0 for NULL). Added in API version 7.
+KILN_API uint32_t kiln_artifact_stream_count(const kiln_artifact_t* artifact);
+
+/// Returns the arena the program would take with every step on one stream:
+/// what running steps at the same time costs in memory (0 when the program has
+/// one stream, and for NULL). Added in API version 7.
+KILN_API uint64_t kiln_artifact_serial_arena_size(const kiln_artifact_t* artifact);
+
+/// Returns the stream step `index` runs on (0 for NULL or an index past the
+/// steps). Added in API version 7.
+KILN_API uint32_t kiln_artifact_step_stream(const kiln_artifact_t* artifact, size_t index);
+
 /// Returns the bytes of constants (weights) the artifact holds; a session
 /// keeps them once, shared by all its runs (0 for NULL).
 KILN_API uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact);

@@ -347,6 +347,9 @@ class Artifact {
   uint64_t modeledKernelBytes() const { return kiln_artifact_modeled_kernel_bytes(handle_); }
   uint64_t memoryLimit() const { return kiln_artifact_memory_limit(handle_); }
   uint64_t unlimitedArenaSize() const { return kiln_artifact_unlimited_arena_size(handle_); }
+  uint32_t streamCount() const { return kiln_artifact_stream_count(handle_); }
+  uint64_t serialArenaSize() const { return kiln_artifact_serial_arena_size(handle_); }
+  uint32_t stepStream(size_t index) const { return kiln_artifact_step_stream(handle_, index); }
   uint64_t constantsSize() const { return kiln_artifact_constants_size(handle_); }
   uint64_t runPeakMemory() const { return kiln_artifact_run_peak_memory(handle_); }
   size_t codeObjectCount() const { return kiln_artifact_code_object_count(handle_); }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -435,6 +436,21 @@ uint64_t kiln_artifact_memory_limit(const kiln_artifact_t* artifact) {
 
 uint64_t kiln_artifact_unlimited_arena_size(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->program().unlimited_arena_size() : 0;
+}
+
+uint32_t kiln_artifact_stream_count(const kiln_artifact_t* artifact) {
+  return artifact ? std::max<uint32_t>(artifact->artifact->program().stream_count(), 1) : 0;
+}
+
+uint64_t kiln_artifact_serial_arena_size(const kiln_artifact_t* artifact) {
+  if (!artifact || artifact->artifact->program().stream_count() <= 1) return 0;
+  return artifact->artifact->program().serial_arena_size();
+}
+
+uint32_t kiln_artifact_step_stream(const kiln_artifact_t* artifact, size_t index) {
+  if (!artifact) return 0;
+  const auto& steps = *artifact->artifact->program().steps();
+  return index < steps.size() ? steps.Get(static_cast<flatbuffers::uoffset_t>(index))->stream() : 0;
 }
 
 uint64_t kiln_artifact_constants_size(const kiln_artifact_t* artifact) {

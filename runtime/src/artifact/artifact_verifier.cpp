@@ -29,6 +29,8 @@ namespace fb = kiln::artifact;
 
 /// The largest arena alignment an artifact may ask for.
 constexpr uint32_t kMaxArenaAlignment = 4096;
+/// The most streams a program may run on (kiln compile --streams).
+constexpr uint32_t kMaxStreams = 64;
 
 /// Views into part of a buffer (a contiguous slice) start at multiples of this many bytes past
 /// its start (the compiler's kViewByteAlignment).
@@ -403,9 +405,26 @@ class SemanticVerifier {
                                     std::to_string(kMaxArenaAlignment));
     }
     const auto& steps = *program_.steps();
+    uint32_t streams = std::max<uint32_t>(program_.stream_count(), 1);
+    if (streams > kMaxStreams) {
+      return invalid("program", "has " + std::to_string(streams) + " streams; at most " +
+                                    std::to_string(kMaxStreams) + " are run");
+    }
     for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
       const fb::Step& step = *steps.Get(i);
       std::string where = "step " + std::to_string(i);
+      if (step.stream() >= streams) {
+        return invalid(where, "runs on stream " + std::to_string(step.stream()) + " of " +
+                                  std::to_string(streams));
+      }
+      if (step.waits()) {
+        for (uint32_t wait : *step.waits()) {
+          if (wait >= i || steps.Get(wait)->stream() == step.stream()) {
+            return invalid(where, "waits for step " + std::to_string(wait) +
+                                      ", which is not an earlier step of another stream");
+          }
+        }
+      }
       switch (step.kind_type()) {
         case fb::StepKind::Dispatch:
           if (Status s = verifyDispatch(*step.kind_as_Dispatch(), where); !s.ok()) return s;

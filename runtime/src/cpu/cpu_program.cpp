@@ -2,8 +2,12 @@
 
 #include "runtime/src/cpu/cpu_program.h"
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -98,6 +102,14 @@ Status CpuProgram::prepare() {
     }
   }
   negotiateLayouts();
+  uint32_t streams = std::max<uint32_t>(artifact_->program().stream_count(), 1);
+  stream_steps_.assign(streams, {});
+  waited_for_.assign(steps_.size(), false);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const ProgramStep& step = table_.steps()[i];
+    stream_steps_[step.stream].push_back(i);
+    for (uint32_t wait : step.waits) waited_for_[wait] = true;
+  }
   return Status();
 }
 
@@ -206,32 +218,106 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
     track = trace_.track();
     slices.reserve(steps_.size());
   }
+  if (stream_steps_.size() > 1) {
+    Status status = runStreams(context, traced ? &slices : nullptr, run, track);
+    if (traced) trace_.add(slices);
+    return status;
+  }
   for (size_t i = 0; i < steps_.size(); ++i) {
-    const ProgramStep& step = table_.steps()[i];
-    void* const* addresses = context.addresses.data() + step.first_binding;
     if (traced) slices.push_back({run, i, track, trace_.now(), 0});
-    switch (step.kind) {
-      case StepKind::kDispatch: {
-        kiln_cpu_dispatch_fn kernel = steps_[i].kernel;
-        pool_.parallelFor(static_cast<size_t>(step.workgroups), [kernel, addresses](size_t id) {
-          kernel(addresses, static_cast<int64_t>(id));
-        });
-        break;
-      }
-      case StepKind::kLibraryCall:
-        if (Status s = steps_[i].library_call->run(addresses); !s.ok()) {
-          return Status(s.code(),
-                        artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
-        }
-        break;
-      case StepKind::kCopy:
-        if (step.copy_size != 0) std::memmove(addresses[1], addresses[0], step.copy_size);
-        break;
-    }
+    if (Status s = runStep(i, context); !s.ok()) return s;
     if (traced) slices.back().end_ns = trace_.now();
   }
   if (traced) trace_.add(slices);
   return Status();
+}
+
+Status CpuProgram::runStep(size_t i, const RunContext& context) {
+  const ProgramStep& step = table_.steps()[i];
+  void* const* addresses = context.addresses.data() + step.first_binding;
+  switch (step.kind) {
+    case StepKind::kDispatch: {
+      kiln_cpu_dispatch_fn kernel = steps_[i].kernel;
+      pool_.parallelFor(static_cast<size_t>(step.workgroups), [kernel, addresses](size_t id) {
+        kernel(addresses, static_cast<int64_t>(id));
+      });
+      break;
+    }
+    case StepKind::kLibraryCall:
+      if (Status s = steps_[i].library_call->run(addresses); !s.ok()) {
+        return Status(s.code(),
+                      artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
+      }
+      break;
+    case StepKind::kCopy:
+      if (step.copy_size != 0) std::memmove(addresses[1], addresses[0], step.copy_size);
+      break;
+  }
+  return Status();
+}
+
+Status CpuProgram::runStreams(const RunContext& context, std::vector<TraceSlice>* slices,
+                              uint64_t run, uint32_t track) {
+  // What the streams share: which steps have finished, and the first failure. A failed step
+  // counts as finished, so that no stream waits forever; every stream stops at its next step.
+  struct Progress {
+    std::mutex mutex;
+    std::condition_variable finished;
+    std::vector<uint8_t> done;
+    std::atomic<bool> failed{false};
+    Status status;
+    size_t streams_running = 0;
+  } progress;
+  progress.done.assign(steps_.size(), 0);
+  std::vector<std::vector<TraceSlice>> stream_slices(stream_steps_.size());
+
+  auto runStream = [&](uint32_t stream) {
+    for (size_t i : stream_steps_[stream]) {
+      const std::vector<uint32_t>& waits = table_.steps()[i].waits;
+      if (!waits.empty()) {
+        std::unique_lock<std::mutex> lock(progress.mutex);
+        progress.finished.wait(lock, [&] {
+          if (progress.failed.load(std::memory_order_relaxed)) return true;
+          for (uint32_t wait : waits)
+            if (!progress.done[wait]) return false;
+          return true;
+        });
+      }
+      if (progress.failed.load(std::memory_order_acquire)) return;
+      if (slices) stream_slices[stream].push_back({run, i, track, trace_.now(), 0, stream});
+      Status status = runStep(i, context);
+      if (slices) stream_slices[stream].back().end_ns = trace_.now();
+      if (status.ok() && !waited_for_[i]) continue;
+      {
+        std::lock_guard<std::mutex> lock(progress.mutex);
+        progress.done[i] = 1;
+        if (!status.ok() && !progress.failed.load(std::memory_order_relaxed)) {
+          progress.status = status;
+          progress.failed.store(true, std::memory_order_release);
+        }
+      }
+      progress.finished.notify_all();
+      if (!status.ok()) return;
+    }
+  };
+
+  progress.streams_running = stream_steps_.size() - 1;
+  for (uint32_t stream = 1; stream < stream_steps_.size(); ++stream) {
+    stream_threads_.start([&, stream] {
+      runStream(stream);
+      std::lock_guard<std::mutex> lock(progress.mutex);
+      if (--progress.streams_running == 0) progress.finished.notify_all();
+    });
+  }
+  runStream(0);
+  {
+    std::unique_lock<std::mutex> lock(progress.mutex);
+    progress.finished.wait(lock, [&] { return progress.streams_running == 0; });
+  }
+  if (slices)
+    for (const std::vector<TraceSlice>& part : stream_slices)
+      slices->insert(slices->end(), part.begin(), part.end());
+  return progress.status;
 }
 
 Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,

@@ -24,8 +24,10 @@
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/cpu/elf_code_object.h"
 #include "runtime/src/cpu/library_call.h"
+#include "runtime/src/cpu/stream_threads.h"
 #include "runtime/src/cpu/thread_pool.h"
 #include "runtime/src/device_program.h"
+#include "runtime/src/trace.h"
 
 namespace kiln::runtime::cpu {
 
@@ -82,6 +84,13 @@ class CpuProgram final : public DeviceProgram {
   void releaseContext(std::unique_ptr<RunContext> context);
   /// Resolves the binding addresses for `inputs` and the context's outputs, then runs every step.
   Status execute(RunContext& context, const kiln_tensor_t* const* inputs);
+  /// Runs step `i` with the context's addresses.
+  Status runStep(size_t i, const RunContext& context);
+  /// Runs the streams at the same time: stream 0 on the calling thread, each other on a thread
+  /// of its own; a step waits for the steps of other streams it lists (ProgramStep::waits).
+  /// Records a slice per step into `slices` when `slices` is not null.
+  Status runStreams(const RunContext& context, std::vector<TraceSlice>* slices, uint64_t run,
+                    uint32_t track);
 
   std::shared_ptr<const LoadedArtifact> artifact_;
   ThreadPool pool_;
@@ -92,11 +101,17 @@ class CpuProgram final : public DeviceProgram {
   ProgramTable table_;
   /// One per step of `table_`.
   std::vector<CpuStep> steps_;
+  /// The steps of each stream, in order (one stream: every step).
+  std::vector<std::vector<size_t>> stream_steps_;
+  /// Whether a step of another stream waits for each step.
+  std::vector<bool> waited_for_;
 
   std::mutex contexts_mutex_;
   std::vector<std::unique_ptr<RunContext>> free_contexts_;
   std::atomic<uint64_t> arena_count_{0};
   std::atomic<uint64_t> run_count_{0};
+  /// Run the streams other than 0; declared last, so that its threads stop first.
+  StreamThreads stream_threads_;
 };
 
 }  // namespace kiln::runtime::cpu

@@ -233,6 +233,12 @@ Result<std::unique_ptr<CudaProgram>> CudaProgram::create(
 
 Status CudaProgram::prepare() {
   const std::string& name = artifact_->name();
+  if (uint32_t streams = artifact_->program().stream_count(); streams > 1) {
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  name + ": the program runs on " + std::to_string(streams) +
+                      " streams; the CUDA runtime runs a program on one (compile it without "
+                      "--streams)");
+  }
   if (graphsDisabledByEnvironment()) {
     graph_disabled_reason_ = std::string(kCudaGraphsEnvironmentVariable) + "=0";
   }

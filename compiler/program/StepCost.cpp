@@ -1,0 +1,51 @@
+//===- StepCost.cpp - The modeled time of a program step ----------------------===//
+
+#include "compiler/program/StepCost.h"
+
+namespace kiln {
+
+using namespace mlir;
+
+namespace {
+
+int64_t elementCount(Value buffer) { return cast<MemRefType>(buffer.getType()).getNumElements(); }
+
+} // namespace
+
+fusion::KernelWork stepWork(Operation *step) {
+  fusion::KernelWork work;
+  for (Value operand : step->getOperands())
+    work.bytes += double(program::bufferBytes(cast<MemRefType>(operand.getType())));
+  auto call = dyn_cast<program::LibraryCallOp>(step);
+  if (!call || call.getOutputs().empty() || call.getInputs().size() < 2)
+    return work;
+  double results = double(elementCount(call.getOutputs().front()));
+  StringRef callee = call.getCallee();
+  if (callee.ends_with("matmul")) {
+    // a is [..., M, K] (or its view [offset, dims..., strides...]).
+    int64_t depth = 1;
+    if (auto view = call.getParams().getAs<DenseI64ArrayAttr>("a_view"); view && view.size() >= 3)
+      depth = view.asArrayRef()[(view.size() - 1) / 2];
+    else if (auto a = cast<MemRefType>(call.getInputs()[0].getType()); a.getRank() > 0)
+      depth = a.getShape().back();
+    work.flops = 2 * results * double(depth);
+  } else if (callee.ends_with("convolution")) {
+    auto weights = cast<MemRefType>(call.getInputs()[1].getType());
+    double perResult = 1;
+    for (int64_t d : weights.getShape().drop_front())
+      perResult *= double(d);
+    work.flops = 2 * results * perResult;
+  }
+  return work;
+}
+
+double stepSeconds(Operation *step, const fusion::DeviceDescription &device) {
+  return fusion::kernelSeconds(device, stepWork(step));
+}
+
+fusion::DeviceDescription programDevice(program::ProgramOp program) {
+  return *fusion::DeviceDescription::named(program.getDevice() == program::Device::cuda ? "a100"
+                                                                                        : "cpu");
+}
+
+} // namespace kiln
