@@ -151,6 +151,8 @@ private:
   std::vector<std::vector<int64_t>> waits_;
   std::vector<uint32_t> lastArtifactStep_;
   int64_t current_ = -1;
+  /// Whether the current program step's waits went with its first artifact step already.
+  bool waitsWritten_ = false;
   std::vector<fb::Offset<art::CodeObject>> codeObjects_;
   DenseMap<Operation *, unsigned> firstCodeObject_;
 };
@@ -447,9 +449,10 @@ LogicalResult Translator::planWaits() {
 void Translator::addStep(art::StepKind kind, fb::Offset<void> step) {
   uint32_t stream = current_ >= 0 ? streams_[current_] : 0;
   std::vector<uint32_t> waits;
-  if (current_ >= 0)
+  if (current_ >= 0 && !waitsWritten_)
     for (int64_t p : waits_[current_])
       waits.push_back(lastArtifactStep_[p]);
+  waitsWritten_ = true;
   steps_.push_back(
       art::CreateStep(fbb_, kind, step, stream, waits.empty() ? 0 : fbb_.CreateVector(waits)));
   if (current_ >= 0)
@@ -469,13 +472,10 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
         return failure();
   if (failed(planWaits()))
     return failure();
-  bool cuda = program_.getDevice() == program::Device::cuda;
   for (Operation &op : program_.getBody().front()) {
-    if (auto step = dyn_cast<program::StepOpInterface>(op)) {
-      if (cuda && step.getStreamIndex() != 0)
-        return op.emitError() << "runs on stream " << step.getStreamIndex()
-                              << "; the CUDA runtime runs a program on one stream";
+    if (isa<program::StepOpInterface>(op)) {
       ++current_;
+      waitsWritten_ = false;
     }
     LogicalResult result = success();
     if (auto input = dyn_cast<program::InputOp>(op)) {

@@ -25,10 +25,6 @@ using namespace mlir;
 namespace {
 
 LogicalResult assignStreams(program::ProgramOp program, int64_t streams, uint64_t alignment) {
-  if (program.getDevice() == program::Device::cuda)
-    return program.emitError() << "--streams " << streams
-                               << ": a CUDA program runs on one stream; several streams run "
-                                  "CPU programs only";
   StepOrder order(program);
   for (Operation *op : order.steps())
     if (cast<program::StepOpInterface>(op).getStreamIndex() != 0)

@@ -60,8 +60,9 @@ def AssignStreamsPass : Pass<"kiln-assign-streams", "mlir::ModuleOp"> {
     step records its `stream` when not 0; the program records `stream_count` and
     `serial_arena_size`, the arena the program takes on one stream, so that the report can say
     what running at the same time costs in memory (the memory planner keeps the buffers of steps
-    that may run at the same time apart). The runtime runs a program's streams at the same time
-    on the CPU; a CUDA program takes one stream (an error otherwise).
+    that may run at the same time apart). The runtimes run a program's streams at the same time:
+    threads on the CPU, CUDA streams ordered by events on a GPU (captured together into the
+    program's graph).
   }];
   let options = [
     Option<"streams", "streams", "int64_t", "1", "The most streams (1: every step on stream 0)">,

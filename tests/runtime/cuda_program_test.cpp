@@ -306,6 +306,33 @@ TEST_P(CudaProgramOnDevice, RunsEagerlyThenCapturesThenReplays) {
   EXPECT_EQ(program.statistics().run_count, 3u);
 }
 
+// Tests a program on two streams: the second kernel runs on stream 1 after the first, which it
+// reads (an event), the copy beside it on stream 0. The eager run, the capture of both streams
+// into one graph (stream 1 forked from and joined back to stream 0, or the capture fails) and
+// its replays give the right results; on the simulator the graph's nodes replay in a seeded
+// shuffled order, so a missing edge between the streams shows (without the wait this fails).
+TEST_P(CudaProgramOnDevice, RunsTheStreamsOfAProgramAndCapturesThemTogether) {
+  ArtifactSpec spec = affineSpec(kCount);
+  spec.stream_count = 2;
+  spec.steps[1].stream = 1;
+  spec.steps[1].waits = {0};
+  ::setenv(runtime::cuda::sim::kSimSeedEnvironmentVariable, "11", 1);
+  auto created = create(spec);
+  ::unsetenv(runtime::cuda::sim::kSimSeedEnvironmentVariable);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  const CudaGraphMode expected_modes[] = {CudaGraphMode::kCapture, CudaGraphMode::kReplay,
+                                          CudaGraphMode::kReplay, CudaGraphMode::kReplay};
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run + 1));
+    Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 300 + run);
+    Result<std::vector<Tensor>> outputs = runProgram(**created, {&x});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    expectAffineResults(x, *outputs);
+    CudaProgramStatistics stats = (*created)->cudaStatistics();
+    EXPECT_EQ(stats.graph_mode, expected_modes[run]) << stats.graph_disabled_reason;
+  }
+}
+
 // Tests that KILN_CUDA_GRAPHS=0 keeps every run eager, with the same results.
 TEST_P(CudaProgramOnDevice, RunsEveryStepEagerlyWithGraphsOff) {
   ::setenv(runtime::cuda::kCudaGraphsEnvironmentVariable, "0", 1);

@@ -190,12 +190,18 @@ CudaProgram::~CudaProgram() {
   // the code.
   ScopedCudaDevice device(*api_);
   (void)device.enter(device_.ordinal);
-  if (stream_ != nullptr) (void)api_->streamSynchronize(stream_);
+  for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
+  if (stream_ != nullptr && streams_.empty()) (void)api_->streamSynchronize(stream_);
   if (graph_ != nullptr) api_->graphExecDestroy(graph_);
   if (staging_ != nullptr) (void)api_->freeHost(staging_);
   if (device_memory_ != nullptr) (void)api_->free(device_memory_);
   library_calls_.clear();
   api_->releaseLibraries();
+  for (cudaEvent_t event : step_events_)
+    if (event != nullptr) (void)api_->eventDestroy(event);
+  for (cudaEvent_t event : fork_events_) (void)api_->eventDestroy(event);
+  for (cudaEvent_t event : join_events_) (void)api_->eventDestroy(event);
+  for (size_t s = 1; s < streams_.size(); ++s) (void)api_->streamDestroy(streams_[s]);
   if (stream_ != nullptr) (void)api_->streamDestroy(stream_);
   if (library_ != nullptr) (void)api_->unloadLibrary(library_);
 }
@@ -233,12 +239,6 @@ Result<std::unique_ptr<CudaProgram>> CudaProgram::create(
 
 Status CudaProgram::prepare() {
   const std::string& name = artifact_->name();
-  if (uint32_t streams = artifact_->program().stream_count(); streams > 1) {
-    return Status(KILN_STATUS_UNIMPLEMENTED,
-                  name + ": the program runs on " + std::to_string(streams) +
-                      " streams; the CUDA runtime runs a program on one (compile it without "
-                      "--streams)");
-  }
   if (graphsDisabledByEnvironment()) {
     graph_disabled_reason_ = std::string(kCudaGraphsEnvironmentVariable) + "=0";
   }
@@ -250,10 +250,44 @@ Status CudaProgram::prepare() {
   // The stream does not synchronize with the legacy default stream, so other work of the
   // application never waits on a run or the other way round.
   if (Status s = api_->streamCreate(&stream_); !s.ok()) return prefixStatus(name, s);
+  if (Status s = prepareStreams(); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareSteps(); !s.ok()) return s;
   if (Status s = allocateMemory(); !s.ok()) return prefixStatus(name, s);
   resolveAddresses();
   return Status();
+}
+
+Status CudaProgram::prepareStreams() {
+  // The streams past 0 do not synchronize with the legacy default stream either. Each is forked
+  // from stream 0 at the start of a run (after the inputs' upload) and joined back before the
+  // outputs' download, so that a capture on stream 0 takes them all in.
+  uint32_t count = std::max<uint32_t>(artifact_->program().stream_count(), 1);
+  streams_.assign(1, stream_);
+  for (uint32_t s = 1; s < count; ++s) {
+    cudaStream_t stream = nullptr;
+    if (Status status = api_->streamCreate(&stream); !status.ok()) return status;
+    streams_.push_back(stream);
+    cudaEvent_t fork = nullptr, join = nullptr;
+    if (Status status = api_->eventCreate(&fork); !status.ok()) return status;
+    fork_events_.push_back(fork);
+    if (Status status = api_->eventCreate(&join); !status.ok()) return status;
+    join_events_.push_back(join);
+  }
+  const auto& steps = *artifact_->program().steps();
+  step_events_.assign(steps.size(), nullptr);
+  for (const fb::Step* step : steps) {
+    if (!step->waits()) continue;
+    for (uint32_t wait : *step->waits()) {
+      if (step_events_[wait] != nullptr) continue;
+      if (Status status = api_->eventCreate(&step_events_[wait]); !status.ok()) return status;
+    }
+  }
+  return Status();
+}
+
+void* CudaProgram::workspace(uint32_t stream) const {
+  if (workspace_size_ == 0) return nullptr;
+  return device_base_ + layout_.workspace + stream * alignUp(workspace_size_, layout_.alignment);
 }
 
 Status CudaProgram::loadCode() {
@@ -332,7 +366,8 @@ Status CudaProgram::prepareSteps() {
         const fb::LibraryCall& call = *step.library_call;
         const std::string where = name + ": step " + std::to_string(i);
         std::unique_ptr<CudaLibraryCall> prepared;
-        if (Status s = api_->createLibraryCall(call, device_, stream_, &prepared); !s.ok()) {
+        if (Status s = api_->createLibraryCall(call, device_, streams_[step.stream], &prepared);
+            !s.ok()) {
           return prefixStatus(where, s);
         }
         if (!prepared) {
@@ -365,7 +400,7 @@ Status CudaProgram::allocateMemory() {
   };
   layout.constants = place(artifact_->constantsSize());
   layout.arena = place(artifact_->arenaSize());
-  layout.workspace = place(workspace_size_);
+  layout.workspace = place(alignUp(workspace_size_, layout.alignment) * streams_.size());
   layout.inputs_begin = offset;
   for (const kiln_tensor_signature_t& input : artifact_->inputs())
     layout.inputs.push_back(place(input.byte_size));
@@ -428,21 +463,20 @@ Status CudaProgram::enqueueStep(size_t index) {
   const ProgramStep& step = table_.steps()[index];
   const CudaStep& cuda = steps_[index];
   void* const* addresses = addresses_.data() + step.first_binding;
+  cudaStream_t stream = streams_[step.stream];
   switch (step.kind) {
     case StepKind::kDispatch: {
       void** arguments =
           step.binding_count != 0 ? kernel_arguments_.data() + step.first_binding : nullptr;
       return api_->launchKernel(cuda.kernel, cuda.grid_size, cuda.block_size, arguments,
-                                binding_bytes_.data() + step.first_binding, stream_);
+                                binding_bytes_.data() + step.first_binding, stream);
     }
-    case StepKind::kLibraryCall: {
-      void* workspace = workspace_size_ != 0 ? device_base_ + layout_.workspace : nullptr;
-      return cuda.library_call->enqueue(stream_, addresses, workspace);
-    }
+    case StepKind::kLibraryCall:
+      return cuda.library_call->enqueue(stream, addresses, workspace(step.stream));
     case StepKind::kCopy:
       if (step.copy_size == 0) return Status();
       return api_->memcpyAsync(addresses[1], addresses[0], step.copy_size, cudaMemcpyDeviceToDevice,
-                               stream_);
+                               stream);
   }
   return Status(KILN_STATUS_INTERNAL, "unknown step kind");
 }
@@ -457,14 +491,35 @@ Status CudaProgram::enqueueRun(bool check_each_step) {
       return prefixStatus(artifact_->name() + ": uploading the inputs", s);
     }
   }
+  // Fork: the other streams start after the upload.
+  for (size_t s = 1; s < streams_.size(); ++s) {
+    Status status = api_->eventRecord(fork_events_[s - 1], stream_);
+    if (status.ok()) status = api_->streamWaitEvent(streams_[s], fork_events_[s - 1]);
+    if (!status.ok())
+      return prefixStatus(artifact_->name() + ": forking stream " + std::to_string(s), status);
+  }
   for (size_t i = 0; i < steps_.size(); ++i) {
-    Status status = enqueueStep(i);
+    const ProgramStep& step = table_.steps()[i];
+    cudaStream_t stream = streams_[step.stream];
+    Status status;
+    for (uint32_t wait : step.waits) {
+      status = api_->streamWaitEvent(stream, step_events_[wait]);
+      if (!status.ok()) break;
+    }
+    if (status.ok()) status = enqueueStep(i);
+    if (status.ok() && step_events_[i] != nullptr)
+      status = api_->eventRecord(step_events_[i], stream);
     // Waiting here attributes an asynchronous fault (an illegal address, a trap) to the step
     // that caused it.
-    if (status.ok() && check_each_step) status = api_->streamSynchronize(stream_);
-    if (!status.ok()) {
-      return prefixStatus(artifact_->name() + ": " + table_.steps()[i].label, status);
-    }
+    if (status.ok() && check_each_step) status = api_->streamSynchronize(stream);
+    if (!status.ok()) return prefixStatus(artifact_->name() + ": " + step.label, status);
+  }
+  // Join: the download waits for every stream.
+  for (size_t s = 1; s < streams_.size(); ++s) {
+    Status status = api_->eventRecord(join_events_[s - 1], streams_[s]);
+    if (status.ok()) status = api_->streamWaitEvent(stream_, join_events_[s - 1]);
+    if (!status.ok())
+      return prefixStatus(artifact_->name() + ": joining stream " + std::to_string(s), status);
   }
   const uint64_t output_bytes = layout_.outputs_end - layout_.outputs_begin;
   if (output_bytes != 0) {
@@ -534,7 +589,7 @@ Status CudaProgram::execute() {
   } else {
     // Let whatever was enqueued finish before the next run reuses the staging memory; the
     // enqueue error is the one to report.
-    (void)api_->streamSynchronize(stream_);
+    for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
   }
   if (status.ok() && first) {
     graph_mode_ =

@@ -152,6 +152,10 @@ class CudaProgram final : public DeviceProgram {
               std::unique_ptr<CudaApi> api);
 
   Status prepare();
+  /// Creates the streams past 0 and the events that order them.
+  Status prepareStreams();
+  /// The workspace of the library calls of `stream`.
+  void* workspace(uint32_t stream) const;
   Status loadCode();
   Status prepareSteps();
   Status allocateMemory();
@@ -178,8 +182,16 @@ class CudaProgram final : public DeviceProgram {
   cudaLibrary_t library_ = nullptr;
   /// One per kernel of the loaded code object.
   std::vector<cudaKernel_t> kernels_;
+  /// Stream 0: inputs, outputs and the steps of stream 0 go to it, and a capture starts on it.
   cudaStream_t stream_ = nullptr;
+  /// Every stream of the program (stream_ first; more when compiled with --streams).
+  std::vector<cudaStream_t> streams_;
+  /// An event per step that a step of another stream waits for (null for the others), and per
+  /// stream past 0 the events that fork it from stream 0 and join it back.
+  std::vector<cudaEvent_t> step_events_;
+  std::vector<cudaEvent_t> fork_events_, join_events_;
   std::vector<std::unique_ptr<CudaLibraryCall>> library_calls_;
+  /// One library workspace per stream, each this large (aligned), side by side.
   size_t workspace_size_ = 0;
 
   DeviceLayout layout_;
