@@ -282,25 +282,78 @@ Value broadcastQuantizationParameter(Decomposition &d, Value parameter, int64_t 
   return d.reshape(parameter, shape);
 }
 
-/// Reports block quantization (opset 21's block_size), which the translators do not support.
-LogicalResult refuseBlockedQuantization(NodeContext &ctx) {
-  if (ctx.opset() >= 21 && ctx.intAttr("block_size", 0) != 0)
-    return ctx.emitError() << "block quantization (block_size = " << ctx.intAttr("block_size", 0)
-                           << ") is not supported";
-  return success();
+/// Blocked quantization (opset 21's block_size B): a parameter of the input's rank whose `axis`
+/// dimension is ceil(D / B) holds one value per block of B elements along the axis; it is
+/// repeated B times along the axis (a new axis after it, concatenated B times, merged back) and
+/// cut to D when the last block is partial.
+Value expandBlockedParameter(Decomposition &d, Value parameter, RankedTensorType inputType,
+                             int64_t block) {
+  NodeContext &ctx = d.context();
+  if (!parameter)
+    return parameter;
+  auto type = llvm::cast<RankedTensorType>(parameter.getType());
+  int64_t rank = inputType.getRank();
+  FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.intAttr("axis", 1), rank);
+  if (failed(axis))
+    return d.fail();
+  if (block < 1 || type.getRank() != rank || !type.hasStaticShape() ||
+      !inputType.hasStaticShape()) {
+    ctx.emitError() << "blocked quantization needs a block_size above 0 and static parameters of "
+                    << "the input's rank, got block_size " << block << " and " << type;
+    return d.fail();
+  }
+  int64_t size = inputType.getDimSize(*axis), blocks = (size + block - 1) / block;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (type.getDimSize(i) != (i == *axis ? blocks : inputType.getDimSize(i))) {
+      ctx.emitError() << "the scale and zero point of blocked quantization must be "
+                      << RankedTensorType::get(
+                             [&] {
+                               SmallVector<int64_t> shape(inputType.getShape());
+                               shape[*axis] = blocks;
+                               return shape;
+                             }(),
+                             type.getElementType())
+                      << " for block_size " << block << ", got " << type;
+      return d.fail();
+    }
+  }
+  if (block == 1)
+    return parameter;
+  Value repeated = d.unsqueeze(parameter, {*axis + 1});
+  repeated = d.concat(SmallVector<Value>(block, repeated), *axis + 1);
+  SmallVector<int64_t> merged(type.getShape());
+  merged[*axis] = blocks * block;
+  repeated = d.reshape(repeated, merged);
+  if (blocks * block == size)
+    return repeated;
+  SmallVector<int64_t> starts(rank, 0), ends(inputType.getShape()), steps(rank, 1);
+  return d.op<SliceOp>({repeated},
+                       {ctx.namedArray("starts", starts), ctx.namedArray("limits", ends),
+                        ctx.namedArray("strides", steps)});
 }
 
-/// QuantizeLinear (opsets 10 and 13; 19 and 21 keep the semantics for 8-bit integers):
+/// A quantization parameter shaped to broadcast against input `x`: per tensor, per axis, or
+/// (with a block_size from opset 21) per block.
+Value quantizationParameter(Decomposition &d, Value parameter, Value x) {
+  NodeContext &ctx = d.context();
+  auto inputType = llvm::cast<RankedTensorType>(x.getType());
+  if (int64_t block = ctx.opset() >= 21 ? ctx.intAttr("block_size", 0) : 0)
+    return expandBlockedParameter(d, parameter, inputType, block);
+  return broadcastQuantizationParameter(d, parameter, inputType.getRank());
+}
+
+/// QuantizeLinear (opsets 10, 13, 19, 21, 23, 24, 25 and 28; the later ones add element types):
 /// saturate(round(x / scale) + zero_point), rounding halves to even, into the zero point's type
-/// (opset 21's output_dtype, or uint8, without one). Opset 13 adds per-axis parameters.
+/// (opset 21's output_dtype, or uint8, without one), for 8- and 16-bit integers. Opset 13 adds
+/// per-axis parameters, 21 blocked ones (block_size); the division is in the scale's type, or in
+/// `precision`'s when given.
 LogicalResult translateQuantizeLinear(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(2)) || failed(refuseBlockedQuantization(ctx)))
+  if (failed(ctx.requireInputs(2)))
     return failure();
   Decomposition d(ctx);
   Value x = ctx.input(0);
-  int64_t rank = ctx.inputType(0).getRank();
-  Value scale = broadcastQuantizationParameter(d, ctx.input(1), rank);
-  Value zeroPoint = broadcastQuantizationParameter(d, ctx.input(2), rank);
+  Value scale = quantizationParameter(d, ctx.input(1), x);
+  Value zeroPoint = quantizationParameter(d, ctx.input(2), x);
   Type target = ctx.hasInput(2) ? elementTypeOf(ctx.input(2))
                                 : IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
   if (int64_t outputType = ctx.opset() >= 21 ? ctx.intAttr("output_dtype", 0) : 0) {
@@ -310,37 +363,52 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
                              << " is unsupported or differs from the zero point's type";
     target = requested;
   }
-  if (!target.isUnsignedInteger(8) && !target.isSignlessInteger(8))
-    return ctx.emitError() << "quantizing to " << target << " is not supported (uint8 or int8)";
+  unsigned width = target.isInteger() ? target.getIntOrFloatBitWidth() : 0;
+  if ((width != 8 && width != 16) || target.isSignedInteger())
+    return ctx.emitError() << "quantizing to " << target
+                           << " is not supported (uint8, int8, uint16 or int16)";
   if (d.failed())
     return failure();
   Type compute = elementTypeOf(scale);
-  Value scaled = d.op<RoundOp>({d.div(d.castTo(x, compute), scale)});
+  if (int64_t precision = ctx.intAttr("precision", 0)) {
+    compute = convertElementType(*ctx.context(), static_cast<int32_t>(precision));
+    if (!compute || !llvm::isa<FloatType>(compute))
+      return ctx.emitError() << "precision " << precision << " is not a floating-point type";
+  }
+  Value scaled = d.op<RoundOp>({d.div(d.castTo(x, compute), d.castTo(scale, compute))});
   if (zeroPoint)
     scaled = d.add(scaled, d.castTo(zeroPoint, compute));
-  bool isUnsigned = target.isUnsignedInteger(8);
-  Value low = d.scalar(scaled, isUnsigned ? 0 : -128);
-  Value high = d.scalar(scaled, isUnsigned ? 255 : 127);
+  bool isUnsigned = target.isUnsignedInteger();
+  double range = static_cast<double>(1ull << width);
+  Value low = d.scalar(scaled, isUnsigned ? 0 : -range / 2);
+  Value high = d.scalar(scaled, isUnsigned ? range - 1 : range / 2 - 1);
   Value clamped = d.op<MinOp>({d.op<MaxOp>({scaled, low}), high});
   return d.finish(d.castTo(clamped, target));
 }
 
-/// DequantizeLinear (opsets 10 and 13; 19 and 21 add input and scale types): (x - zero_point) *
-/// scale in the scale's type. Opset 13 adds per-axis parameters.
+/// DequantizeLinear (opsets 10, 13, 19, 21, 23, 24, 25 and 28; the later ones add input and
+/// scale types): (x - zero_point) * scale in the scale's type, cast to `output_dtype` when given.
+/// Opset 13 adds per-axis parameters, 21 blocked ones (block_size).
 LogicalResult translateDequantizeLinear(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(2)) || failed(refuseBlockedQuantization(ctx)))
+  if (failed(ctx.requireInputs(2)))
     return failure();
   Decomposition d(ctx);
-  int64_t rank = ctx.inputType(0).getRank();
-  Value scale = broadcastQuantizationParameter(d, ctx.input(1), rank);
-  Value zeroPoint = broadcastQuantizationParameter(d, ctx.input(2), rank);
+  Value scale = quantizationParameter(d, ctx.input(1), ctx.input(0));
+  Value zeroPoint = quantizationParameter(d, ctx.input(2), ctx.input(0));
   if (d.failed())
     return failure();
   Type compute = elementTypeOf(scale);
   Value x = d.castTo(ctx.input(0), compute);
   if (zeroPoint)
     x = d.sub(x, d.castTo(zeroPoint, compute));
-  return d.finish(d.mul(x, scale));
+  Value result = d.mul(x, scale);
+  if (int64_t outputType = ctx.opset() >= 23 ? ctx.intAttr("output_dtype", 0) : 0) {
+    Type requested = convertElementType(*ctx.context(), static_cast<int32_t>(outputType));
+    if (!requested || !llvm::isa<FloatType>(requested))
+      return ctx.emitError() << "output_dtype " << outputType << " is not a floating-point type";
+    result = d.castTo(result, requested);
+  }
+  return d.finish(result);
 }
 
 //===----------------------------------------------------------------------===//
@@ -409,8 +477,8 @@ void registerMathOps(OpTable &table) {
   table.add("", "Mish", 18, translateDecomposedUnary<mish>);
   table.add("", "Shrink", 9, translateShrink);
 
-  table.add("", "QuantizeLinear", {10, 13, 19, 21}, translateQuantizeLinear);
-  table.add("", "DequantizeLinear", {10, 13, 19, 21}, translateDequantizeLinear);
+  table.add("", "QuantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}, translateQuantizeLinear);
+  table.add("", "DequantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}, translateDequantizeLinear);
 
   table.add("", "HannWindow", 17, translateWindow<kHann>);
   table.add("", "HammingWindow", 17, translateWindow<kHamming>);

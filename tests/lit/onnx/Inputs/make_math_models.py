@@ -167,6 +167,31 @@ def quantize_blocked():
                   name="blocks")
 
 
+@model("quantize_blocked_partial")
+def quantize_blocked_partial():
+    return single("QuantizeLinear", [tensor("x", T.FLOAT, [2, 5])], T.UINT8, 2, 21,
+                  [const("scale", np.ones((2, 3), np.float32))], axis=1, block_size=2)
+
+
+@model("quantize_blocked_mismatch")
+def quantize_blocked_mismatch():
+    return single("QuantizeLinear", [tensor("x", T.FLOAT, [2, 4])], T.UINT8, 2, 21,
+                  [const("scale", np.ones((2, 3), np.float32))], axis=1, block_size=2,
+                  name="blocks")
+
+
+@model("quantize_int16")
+def quantize_int16():
+    return single("QuantizeLinear", [tensor("x", T.FLOAT, [4])], T.INT16, 1, 25,
+                  [const("scale", np.float32(0.5)), const("zp", np.int16(7))])
+
+
+@model("dequantize_output_dtype")
+def dequantize_output_dtype():
+    return single("DequantizeLinear", [tensor("x", T.INT8, [4])], T.FLOAT16, 1, 25,
+                  [const("scale", np.float32(0.5))], output_dtype=T.FLOAT16)
+
+
 @model("dequantize_axis")
 def dequantize_axis():
     return single("DequantizeLinear", [tensor("x", T.UINT8, [2, 3])], T.FLOAT, 2, 13,
