@@ -248,6 +248,17 @@ Value scalarOf(CompareOp op, OpBuilder &b, Location loc, ValueRange args) {
   return arith::CmpIOp::create(b, loc, predicate, args[0], args[1]);
 }
 
+Value scalarOf(BitcastOp op, OpBuilder &b, Location loc, ValueRange args) {
+  Value x = args[0];
+  Type to = getElementTypeOrSelf(signlessType(op.getResult()));
+  if (x.getType() == to)
+    return x;
+  // A bool is a byte holding 0 or 1.
+  if (x.getType().isInteger(1))
+    return arith::ExtUIOp::create(b, loc, to, x);
+  return arith::BitcastOp::create(b, loc, to, x);
+}
+
 Value scalarOf(CastOp op, OpBuilder &b, Location loc, ValueRange args) {
   Value x = args[0];
   Type from = x.getType(), to = getElementTypeOrSelf(signlessType(op.getResult()));
@@ -484,24 +495,21 @@ struct ConvertGraphToLinalgPass
 void kiln::populateGraphToLinalgPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<ElementwiseLowering<AbsOp>, ElementwiseLowering<AtanOp>,
-               ElementwiseLowering<CeilOp>, ElementwiseLowering<CosOp>,
-               ElementwiseLowering<ErfOp>, ElementwiseLowering<ExpOp>,
-               ElementwiseLowering<FloorOp>, ElementwiseLowering<LogOp>,
-               ElementwiseLowering<NegOp>, ElementwiseLowering<NotOp>,
-               ElementwiseLowering<ReciprocalOp>, ElementwiseLowering<RoundOp>,
-               ElementwiseLowering<RsqrtOp>, ElementwiseLowering<SigmoidOp>,
-               ElementwiseLowering<SignOp>, ElementwiseLowering<SinOp>,
-               ElementwiseLowering<SqrtOp>, ElementwiseLowering<TanhOp>,
-               ElementwiseLowering<IsNanOp>, ElementwiseLowering<IsInfOp>,
-               ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
-               ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
-               ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
-               ElementwiseLowering<PowOp>, ElementwiseLowering<RemOp>,
-               ElementwiseLowering<AndOp>, ElementwiseLowering<OrOp>,
-               ElementwiseLowering<XorOp>, ElementwiseLowering<ShiftLeftOp>,
-               ElementwiseLowering<ShiftRightOp>, ElementwiseLowering<CompareOp>,
-               ElementwiseLowering<SelectOp>, ElementwiseLowering<CastOp>>(converter, context);
+  patterns
+      .add<ElementwiseLowering<AbsOp>, ElementwiseLowering<AtanOp>, ElementwiseLowering<CeilOp>,
+           ElementwiseLowering<CosOp>, ElementwiseLowering<ErfOp>, ElementwiseLowering<ExpOp>,
+           ElementwiseLowering<FloorOp>, ElementwiseLowering<LogOp>, ElementwiseLowering<NegOp>,
+           ElementwiseLowering<NotOp>, ElementwiseLowering<ReciprocalOp>,
+           ElementwiseLowering<RoundOp>, ElementwiseLowering<RsqrtOp>,
+           ElementwiseLowering<SigmoidOp>, ElementwiseLowering<SignOp>, ElementwiseLowering<SinOp>,
+           ElementwiseLowering<SqrtOp>, ElementwiseLowering<TanhOp>, ElementwiseLowering<IsNanOp>,
+           ElementwiseLowering<IsInfOp>, ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
+           ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>, ElementwiseLowering<MaxOp>,
+           ElementwiseLowering<MinOp>, ElementwiseLowering<PowOp>, ElementwiseLowering<RemOp>,
+           ElementwiseLowering<AndOp>, ElementwiseLowering<OrOp>, ElementwiseLowering<XorOp>,
+           ElementwiseLowering<ShiftLeftOp>, ElementwiseLowering<ShiftRightOp>,
+           ElementwiseLowering<CompareOp>, ElementwiseLowering<SelectOp>,
+           ElementwiseLowering<CastOp>, ElementwiseLowering<BitcastOp>>(converter, context);
   patterns.add<ConstantLowering, TransposeLowering, ReshapeLowering<ReshapeOp>,
                ReshapeLowering<FlattenOp>, ReshapeLowering<SqueezeOp>,
                ReshapeLowering<UnsqueezeOp>>(converter, context);

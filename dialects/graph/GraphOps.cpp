@@ -217,6 +217,27 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   return success();
 }
 
+LogicalResult BitcastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  if (!input)
+    return failInference<BitcastOp>(loc, "expects a ranked tensor operand");
+  // i1 is stored as a byte.
+  auto storageBits = [](Type type) {
+    unsigned bits = type.getIntOrFloatBitWidth();
+    return bits == 1 ? 8u : bits;
+  };
+  Type from = input.getElementType(), to = adaptor.getTo();
+  if (!from.isIntOrFloat() || !to.isIntOrFloat() || storageBits(from) != storageBits(to) ||
+      (to.isInteger(1) && !from.isInteger(1)))
+    return failInference<BitcastOp>(loc,
+                                    "reinterprets elements of the same width only (i1 as a byte, "
+                                    "into an 8-bit integer); cannot read ",
+                                    from, " as ", to);
+  types.push_back(input.clone(to));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -204,6 +204,21 @@ def Graph_CastOp : Graph_Op<"cast", [Elementwise]> {
   let hasFolder = 1;
 }
 
+def Graph_BitcastOp : Graph_Op<"bitcast", [Elementwise]> {
+  let summary = "elementwise reinterpretation of the bits as another element type";
+  let description = [{
+    Each element's bits read as the element type `to`, of the same width: `f32` to `i32`, `ui16`
+    to `i16`. `i1`, stored as a byte, reads as the 8-bit integer 0 or 1.
+
+    ```mlir
+    %i = graph.bitcast %x : tensor<2x3xf32> to i32
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, TypeAttrOf<Graph_Element>:$to);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` $to";
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -189,6 +189,26 @@ LogicalResult translateCast(NodeContext &ctx) {
   return castTo(ctx, element);
 }
 
+/// BitCast (opset 26): each element's bits read as `to`, of the same width (bool, a byte, reads as
+/// a uint8 or int8).
+LogicalResult translateBitCast(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  const onnx::AttributeProto *to = ctx.attribute("to");
+  if (!to)
+    return ctx.emitError() << "attribute 'to' is required";
+  Type element = convertElementType(*ctx.context(), static_cast<int32_t>(to->i()));
+  if (!element)
+    return ctx.emitError() << "cannot reinterpret as ONNX element type " << to->i()
+                           << ", which the graph dialect does not support";
+  FailureOr<Value> result =
+      ctx.build<BitcastOp>({ctx.input(0)}, {ctx.named("to", TypeAttr::get(element))});
+  if (failed(result))
+    return failure();
+  ctx.setOutput(0, *result);
+  return success();
+}
+
 LogicalResult translateCastLike(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -504,6 +524,7 @@ void registerElementwiseOps(OpTable &table) {
   table.add("", "Identity", {1, 13, 14, 16, 19, 21}, translateIdentity);
   table.add("", "Dropout", {7, 10, 12, 13}, translateDropout);
   table.add("", "Cast", {6, 9, 13, 19, 21}, translateCast);
+  table.add("", "BitCast", 26, translateBitCast);
   table.add("", "CastLike", {15, 19, 21}, translateCastLike);
 
   // Activations.

@@ -250,3 +250,22 @@ func.func @conv_transpose(%x: tensor<1x16x8x8xf32>, %w: tensor<16x8x3x3xf32>) ->
   %0 = graph.conv_transpose %x, %w {dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf32>, tensor<16x8x3x3xf32>) -> tensor<1x8x16x16xf32>
   return %0 : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// Tests that a bitcast reads each element's bits as the new type (signless, so ui16 to i16 is
+// the identity), and a bool, stored as a byte, widens to 0 or 1.
+// CHECK-LABEL: func.func @bitcasts
+// CHECK: linalg.generic
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK: linalg.generic
+// CHECK-NOT: arith.bitcast
+// CHECK: linalg.yield
+// CHECK: linalg.generic
+// CHECK: arith.extui %{{.+}} : i1 to i8
+func.func @bitcasts(%f: tensor<3xf32>, %u: tensor<3xui16>, %b: tensor<3xi1>) -> (tensor<3xi32>, tensor<3xi16>, tensor<3xui8>) {
+  %0 = graph.bitcast %f : tensor<3xf32> to i32
+  %1 = graph.bitcast %u : tensor<3xui16> to i16
+  %2 = graph.bitcast %b : tensor<3xi1> to ui8
+  return %0, %1, %2 : tensor<3xi32>, tensor<3xi16>, tensor<3xui8>
+}

@@ -955,3 +955,12 @@ func.func @conv_transpose_empty(%x: tensor<1x16x1x1xf32>, %w: tensor<16x8x1x1xf3
   %0 = graph.conv_transpose %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 0>, output_padding = array<i64: 0, 0>} : (tensor<1x16x1x1xf32>, tensor<16x8x1x1xf32>) -> tensor<1x8x0x1xf32>
   return
 }
+
+// -----
+
+// Tests that a bitcast keeps the element width: f32 cannot be read as i16.
+func.func @bitcast_width(%x: tensor<4xf32>) {
+  // expected-error @+1 {{reinterprets elements of the same width only (i1 as a byte, into an 8-bit integer); cannot read 'f32' as 'i16'}}
+  %0 = graph.bitcast %x : tensor<4xf32> to i16
+  return
+}
