@@ -161,6 +161,83 @@ LogicalResult translateConvTranspose(NodeContext &ctx) {
                  ctx.namedI64("groups", ctx.intAttr("group", 1))}));
 }
 
+/// Col2Im (opset 18): the columns `[N, C * K, L]` of K = prod(block_shape) patches summed back
+/// into images of `image_shape` (the inverse of im2col, with overlaps added). This is a grouped
+/// transposed convolution: the columns, reshaped to `[N, C * K, B1 ... Bn]` (the blocks' grid),
+/// with C groups of one output channel whose K filters are one-hot (filter k has a 1 at the
+/// kernel position k), the strides, dilations and pads of the patches, and output padding for the
+/// rows and columns past the last block. `image_shape` and `block_shape` must be constants.
+LogicalResult translateCol2Im(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> image = ctx.constantInts(1, "image_shape");
+  FailureOr<SmallVector<int64_t>> block = ctx.constantInts(2, "block_shape");
+  if (failed(image) || failed(block))
+    return failure();
+  size_t spatial = image->size();
+  RankedTensorType input = ctx.inputType(0);
+  if (spatial == 0 || block->size() != spatial || input.getRank() != 3)
+    return ctx.emitError() << "expects input [N, C * prod(block_shape), L] and image_shape and "
+                              "block_shape of the same length, got "
+                           << input << ", " << spatial << " and " << block->size() << " entries";
+  auto element = llvm::dyn_cast<FloatType>(input.getElementType());
+  if (!element)
+    return ctx.emitError() << "supports floating-point inputs, got " << input;
+  SmallVector<int64_t> ones(spatial, 1);
+  SmallVector<int64_t> strides = ctx.intsAttr("strides").value_or(ones);
+  SmallVector<int64_t> dilations = ctx.intsAttr("dilations").value_or(ones);
+  SmallVector<int64_t> pads = ctx.intsAttr("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
+    return ctx.emitError() << "strides and dilations need " << spatial << " entries and pads "
+                           << 2 * spatial;
+  int64_t patch = 1;
+  for (int64_t k : *block)
+    patch *= k;
+  int64_t channels = input.getDimSize(1), length = input.getDimSize(2);
+  if (patch < 1 || channels == kDynamic || channels % patch != 0)
+    return ctx.emitError() << "the input's " << channels
+                           << " channels are not a multiple of prod(block_shape) = " << patch;
+  SmallVector<int64_t> grid, outputPadding, padLow(pads.begin(), pads.begin() + spatial),
+      padHigh(pads.begin() + spatial, pads.end());
+  int64_t blocks = 1;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t span = (*image)[i] + padLow[i] + padHigh[i] - dilations[i] * ((*block)[i] - 1) - 1;
+    if ((*image)[i] < 1 || (*block)[i] < 1 || strides[i] < 1 || dilations[i] < 1 || span < 0)
+      return ctx.emitError() << "image dimension " << i << " (" << (*image)[i] << " padded by "
+                             << padLow[i] << " and " << padHigh[i] << ") holds no block of "
+                             << (*block)[i] << " with dilation " << dilations[i];
+    grid.push_back(span / strides[i] + 1);
+    outputPadding.push_back(span % strides[i]);
+    blocks *= grid.back();
+  }
+  if (length != kDynamic && length != blocks)
+    return ctx.emitError() << "the input has " << length
+                           << " blocks; image_shape, block_shape, "
+                              "pads, dilations and strides give "
+                           << blocks;
+
+  // The one-hot filters [C * K, 1, k1 ... kn]: filter c * K + k has its 1 at kernel position k.
+  SmallVector<int64_t> filterShape{channels, 1};
+  filterShape.append(block->begin(), block->end());
+  const llvm::fltSemantics &semantics = element.getFloatSemantics();
+  SmallVector<APFloat> values(static_cast<size_t>(channels * patch), APFloat::getZero(semantics));
+  for (int64_t filter = 0; filter < channels; ++filter)
+    values[filter * patch + filter % patch] = APFloat(semantics, 1);
+  Value filters =
+      ctx.constant(DenseElementsAttr::get(RankedTensorType::get(filterShape, element), values));
+
+  Decomposition d(ctx);
+  SmallVector<int64_t> gridShape{input.getDimSize(0) == kDynamic ? -1 : input.getDimSize(0),
+                                 channels};
+  gridShape.append(grid);
+  Value columns = d.reshape(ctx.input(0), gridShape);
+  return d.finish(d.op<ConvTransposeOp>(
+      {columns, filters},
+      {ctx.namedArray("strides", strides), ctx.namedArray("dilations", dilations),
+       ctx.namedArray("pad_low", padLow), ctx.namedArray("pad_high", padHigh),
+       ctx.namedArray("output_padding", outputPadding), ctx.namedI64("groups", channels / patch)}));
+}
+
 //===----------------------------------------------------------------------===//
 // Resize and Upsample
 //===----------------------------------------------------------------------===//
@@ -640,6 +717,7 @@ LogicalResult translateLRN(NodeContext &ctx) {
 
 void registerNNExtraOps(OpTable &table) {
   table.add("", "ConvTranspose", {1, 11}, translateConvTranspose);
+  table.add("", "Col2Im", 18, translateCol2Im);
   table.add("", "Resize", {10, 11, 13, 18, 19}, translateResize);
   table.add("", "Upsample", {7, 9}, translateUpsample);
   table.add("", "LpPool", {2, 11, 18}, translateLpPool);

@@ -132,8 +132,8 @@ TEST(NodeImport, OperatorTableCoverage) {
 // Tests that an operator revised by ONNX after the newest revision Kiln translates is refused at
 // that opset, instead of being translated by the older revision's rules, while revisions that only
 // add element types reuse the previous translator. If this fails, a model at a new opset could be
-// imported with the wrong meaning (QuantizeLinear-23 with the -21 rules), or a type-only revision
-// (Acos-22) would be refused needlessly.
+// imported with the wrong meaning (QuantizeLinear-23 by a table that knows the -21 rules only), or
+// a type-only revision (Acos-22) would be refused needlessly.
 TEST(NodeImport, RefusesOperatorRevisionsNewerThanTranslated) {
   using kiln::onnx_frontend::onnxRevision;
   const auto &table = kiln::onnx_frontend::defaultOpTable();
@@ -142,10 +142,17 @@ TEST(NodeImport, RefusesOperatorRevisionsNewerThanTranslated) {
   EXPECT_EQ(onnxRevision("", "Relu", 5), 1);
   EXPECT_EQ(onnxRevision("", "NoSuchOperator", 28), std::nullopt);
 
-  EXPECT_NE(table.lookup("", "QuantizeLinear", 21), nullptr);
-  EXPECT_NE(table.lookup("", "QuantizeLinear", 22), nullptr);
-  EXPECT_EQ(table.lookup("", "QuantizeLinear", 23), nullptr);
-  EXPECT_EQ(table.lookup("", "DequantizeLinear", 28), nullptr);
+  // A table that translates QuantizeLinear up to revision 21 only: 22 still maps to it, 23 and
+  // later revisions are refused. The default table translates every revision.
+  kiln::onnx_frontend::OpTable older;
+  older.add("", "QuantizeLinear", 21,
+            [](kiln::onnx_frontend::NodeContext &) { return mlir::success(); });
+  EXPECT_NE(older.lookup("", "QuantizeLinear", 21), nullptr);
+  EXPECT_NE(older.lookup("", "QuantizeLinear", 22), nullptr);
+  EXPECT_EQ(older.lookup("", "QuantizeLinear", 23), nullptr);
+  EXPECT_EQ(older.lookup("", "QuantizeLinear", 28), nullptr);
+  EXPECT_NE(table.lookup("", "QuantizeLinear", 28), nullptr);
+  EXPECT_NE(table.lookup("", "DequantizeLinear", 28), nullptr);
 
   EXPECT_EQ(table.lookup("", "Acos", 22), table.lookup("", "Acos", 7));
   EXPECT_EQ(table.lookup("", "Reshape", 25), table.lookup("", "Reshape", 21));

@@ -263,6 +263,31 @@ def conv_transpose_groups():
                   output_padding=[1], dilations=[1])
 
 
+@model("col2im")
+def col2im():
+    # 2 channels of 2x3 patches, stride 2, into a 5x7 image: blocks (5-2)//2+1 = 2 by
+    # (7-3)//2+1 = 3, the image's last row past the last block (output padding 1, 0).
+    return single("Col2Im", [tensor("x", T.FLOAT, ["n", 12, 6])], T.FLOAT, 4, 18,
+                  [const("image", np.array([5, 7], np.int64)),
+                   const("block", np.array([2, 3], np.int64))], strides=[2, 2])
+
+
+@model("col2im_remainder")
+def col2im_remainder():
+    # A 6x6 image, 2x2 patches, stride 3: blocks (6-2)/3+1 = 2 with one row and column past the
+    # last block (output padding 1).
+    return single("Col2Im", [tensor("x", T.FLOAT, [1, 4, 4])], T.FLOAT, 4, 18,
+                  [const("image", np.array([6, 6], np.int64)),
+                   const("block", np.array([2, 2], np.int64))], strides=[3, 3])
+
+
+@model("col2im_wrong_length")
+def col2im_wrong_length():
+    return single("Col2Im", [tensor("x", T.FLOAT, [1, 4, 5])], T.FLOAT, 4, 18,
+                  [const("image", np.array([3, 3], np.int64)),
+                   const("block", np.array([2, 2], np.int64))], name="fold")
+
+
 @model("conv_transpose_dynamic_output_shape")
 def conv_transpose_dynamic_output_shape():
     return single("ConvTranspose", [tensor("x", T.FLOAT, [1, 1, "h", 3])], T.FLOAT, 4, 11,
