@@ -6,7 +6,10 @@
 // creation), the arena, the library calls' workspace, a device buffer for every input and
 // output, and pinned host staging buffers for them. Every binding's device address is therefore
 // fixed when the session is created, so the whole run (input upload, steps, output download)
-// can be captured once as a CUDA graph and replayed.
+// can be captured once as a CUDA graph and replayed. A program compiled with several streams
+// gets a CUDA stream for each (stream 0 uploads, downloads and starts the capture; the others
+// fork from it and join back with events, their steps ordered by events), and a library
+// workspace per stream.
 //
 // Only built with KILN_HAVE_CUDA; links cudart, cuBLASLt and cuDNN, never libcuda.
 //
