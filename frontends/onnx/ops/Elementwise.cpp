@@ -165,28 +165,41 @@ LogicalResult translateDropout(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult castTo(NodeContext &ctx, Type to) {
-  FailureOr<Value> result = ctx.build<CastOp>({ctx.input(0)}, {ctx.named("to", TypeAttr::get(to))});
+/// Builds `OpTy` (graph.cast or graph.bitcast) of the first input to element type `to` as the
+/// node's output.
+template <typename OpTy> LogicalResult convertTo(NodeContext &ctx, Type to) {
+  FailureOr<Value> result = ctx.build<OpTy>({ctx.input(0)}, {ctx.named("to", TypeAttr::get(to))});
   if (failed(result))
     return failure();
   ctx.setOutput(0, *result);
   return success();
 }
 
-LogicalResult translateCast(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
+LogicalResult castTo(NodeContext &ctx, Type to) { return convertTo<CastOp>(ctx, to); }
+
+/// The element type the required attribute `to` names, or failure (reported; `what` says what
+/// the node would do with it: "cast to", "reinterpret as").
+FailureOr<Type> targetElementType(NodeContext &ctx, StringRef what) {
   const onnx::AttributeProto *to = ctx.attribute("to");
   if (!to)
     return ctx.emitError() << "attribute 'to' is required";
   Type element = convertElementType(*ctx.context(), static_cast<int32_t>(to->i()));
   if (!element)
-    return ctx.emitError() << "cannot cast to ONNX element type " << to->i()
+    return ctx.emitError() << "cannot " << what << " ONNX element type " << to->i()
                            << ", which the graph dialect does not support";
-  if (ctx.intAttr("saturate", 1) != 1 && llvm::isa<FloatType>(element) &&
-      element.getIntOrFloatBitWidth() == 8)
+  return element;
+}
+
+LogicalResult translateCast(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  FailureOr<Type> element = targetElementType(ctx, "cast to");
+  if (failed(element))
+    return failure();
+  if (ctx.intAttr("saturate", 1) != 1 && llvm::isa<FloatType>(*element) &&
+      element->getIntOrFloatBitWidth() == 8)
     return ctx.emitError() << "saturate = 0 is not supported";
-  return castTo(ctx, element);
+  return castTo(ctx, *element);
 }
 
 /// BitCast (opset 26): each element's bits read as `to`, of the same width (bool, a byte, reads as
@@ -194,19 +207,10 @@ LogicalResult translateCast(NodeContext &ctx) {
 LogicalResult translateBitCast(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  const onnx::AttributeProto *to = ctx.attribute("to");
-  if (!to)
-    return ctx.emitError() << "attribute 'to' is required";
-  Type element = convertElementType(*ctx.context(), static_cast<int32_t>(to->i()));
-  if (!element)
-    return ctx.emitError() << "cannot reinterpret as ONNX element type " << to->i()
-                           << ", which the graph dialect does not support";
-  FailureOr<Value> result =
-      ctx.build<BitcastOp>({ctx.input(0)}, {ctx.named("to", TypeAttr::get(element))});
-  if (failed(result))
+  FailureOr<Type> element = targetElementType(ctx, "reinterpret as");
+  if (failed(element))
     return failure();
-  ctx.setOutput(0, *result);
-  return success();
+  return convertTo<BitcastOp>(ctx, *element);
 }
 
 LogicalResult translateCastLike(NodeContext &ctx) {

@@ -190,8 +190,8 @@ CudaProgram::~CudaProgram() {
   // the code.
   ScopedCudaDevice device(*api_);
   (void)device.enter(device_.ordinal);
+  // streams_ holds stream_ (first) once it exists.
   for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
-  if (stream_ != nullptr && streams_.empty()) (void)api_->streamSynchronize(stream_);
   if (graph_ != nullptr) api_->graphExecDestroy(graph_);
   if (staging_ != nullptr) (void)api_->freeHost(staging_);
   if (device_memory_ != nullptr) (void)api_->free(device_memory_);
