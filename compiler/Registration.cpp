@@ -7,6 +7,7 @@
 #include "compiler/fusion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
+#include "compiler/precision/Passes.h"
 #include "compiler/program/Passes.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphDialect.h"
@@ -38,6 +39,7 @@ void registerAllPasses() {
   registerGraphTransformsPasses();
   registerLibraryCallsPasses();
   registerPipelines();
+  registerPrecisionPasses();
   registerProgramPasses();
 }
 

@@ -25,7 +25,8 @@ using namespace kiln::conversion;
 namespace {
 
 /// A linalg.generic with `numParallel` parallel loops followed by reduction loops, accumulating
-/// `combiner` of the body's value into `init`.
+/// `combiner` of the body's value into `init`. Sums and products of f16 and bf16 accumulate in f32
+/// (a new accumulator shaped like `init`) and round to `resultType` once at the end.
 Value buildReduction(OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange inputs,
                      ArrayRef<AffineMap> maps, int64_t numLoops, Value init, Combiner combiner,
                      ScalarFn body, bool isUnsigned = false) {
@@ -35,14 +36,31 @@ Value buildReduction(OpBuilder &b, Location loc, RankedTensorType resultType, Va
   SmallVector<utils::IteratorType> iterators(numLoops, utils::IteratorType::reduction);
   for (int64_t i = 0; i < resultType.getRank(); ++i)
     iterators[i] = utils::IteratorType::parallel;
+  Type element = resultType.getElementType();
+  Type accumulator = accumulatorType(element, combiner);
+  auto accumulatorTensor = RankedTensorType::get(resultType.getShape(), accumulator);
+  if (accumulator != element) {
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < resultType.getRank(); ++d)
+      if (resultType.isDynamicDim(d))
+        dynamicSizes.push_back(tensor::DimOp::create(b, loc, init, d));
+    Value empty = tensor::EmptyOp::create(b, loc, resultType.getShape(), accumulator, dynamicSizes);
+    init = linalg::FillOp::create(b, loc, combinerIdentity(b, loc, accumulator, combiner), empty)
+               .getResult(0);
+  }
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, allMaps, iterators,
+      b, loc, TypeRange{accumulatorTensor}, inputs, ValueRange{init}, allMaps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value value = body(nb, nl, args.drop_back());
+        SmallVector<Value> operands(args.drop_back());
+        if (accumulator != element)
+          for (Value &operand : operands)
+            if (operand.getType() != accumulator && isa<FloatType>(operand.getType()))
+              operand = arith::ExtFOp::create(nb, nl, accumulator, operand);
+        Value value = body(nb, nl, operands);
         linalg::YieldOp::create(nb, nl,
                                 combine(nb, nl, combiner, args.back(), value, isUnsigned));
       });
-  return generic.getResult(0);
+  return convertFloatTensor(b, loc, generic.getResult(0), resultType);
 }
 
 /// An accumulator of `type` filled with the identity of `combiner`; dynamic sizes come from

@@ -205,6 +205,28 @@ Value combine(OpBuilder &b, Location loc, Combiner combiner, Value lhs, Value rh
   llvm_unreachable("unknown combiner");
 }
 
+Type accumulatorType(Type element, Combiner combiner) {
+  bool sum = combiner == Combiner::Sum || combiner == Combiner::Prod;
+  if (sum && (element.isF16() || element.isBF16()))
+    return Float32Type::get(element.getContext());
+  return element;
+}
+
+Value convertFloatTensor(OpBuilder &b, Location loc, Value value, RankedTensorType resultType) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  Type from = type.getElementType(), to = resultType.getElementType();
+  if (from == to)
+    return value;
+  auto target = RankedTensorType::get(type.getShape(), to);
+  bool narrow = to.getIntOrFloatBitWidth() < from.getIntOrFloatBitWidth();
+  return buildElementwise(b, loc, target, ValueRange{value},
+                          [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                            if (narrow)
+                              return arith::TruncFOp::create(nb, l, to, args[0]);
+                            return arith::ExtFOp::create(nb, l, to, args[0]);
+                          });
+}
+
 Value reduceAlong(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
                   Combiner combiner, bool isUnsigned) {
   auto type = llvm::cast<RankedTensorType>(input.getType());
@@ -218,16 +240,23 @@ Value reduceAlong(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axe
       dynamicSizes.push_back(tensor::DimOp::create(b, loc, input, d));
   }
   Type element = type.getElementType();
-  Value empty = tensor::EmptyOp::create(b, loc, shape, element, dynamicSizes);
-  Value identity = combinerIdentity(b, loc, element, combiner, isUnsigned);
+  Type accumulator = accumulatorType(element, combiner);
+  Value empty = tensor::EmptyOp::create(b, loc, shape, accumulator, dynamicSizes);
+  Value identity = combinerIdentity(b, loc, accumulator, combiner, isUnsigned);
   Value init = linalg::FillOp::create(b, loc, identity, empty).getResult(0);
   auto reduce = linalg::ReduceOp::create(
       b, loc, ValueRange{input}, ValueRange{init}, axes,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value element = args[0];
+        if (element.getType() != accumulator)
+          element = arith::ExtFOp::create(nested, nestedLoc, accumulator, element);
         linalg::YieldOp::create(nested, nestedLoc,
-                                combine(nested, nestedLoc, combiner, args[0], args[1], isUnsigned));
+                                combine(nested, nestedLoc, combiner, element, args[1], isUnsigned));
       });
-  return reduce.getResult(0);
+  Value reduced = reduce.getResult(0);
+  if (accumulator != element)
+    reduced = convertFloatTensor(b, loc, reduced, RankedTensorType::get(shape, element));
+  return reduced;
 }
 
 Value countAlong(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, Type type) {

@@ -111,7 +111,17 @@ mlir::Value combinerIdentity(mlir::OpBuilder &b, mlir::Location loc, mlir::Type 
 mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, Combiner combiner, mlir::Value lhs,
                     mlir::Value rhs, bool isUnsigned = false);
 
+/// The element type a reduction with `combiner` accumulates `element` in: f32 for the sums and
+/// products of f16 and bf16 (low-precision storage, fp32 accumulation), `element` otherwise.
+mlir::Type accumulatorType(mlir::Type element, Combiner combiner);
+
+/// `value` (a tensor) converted elementwise to `resultType`'s float element type (truncf or extf),
+/// or `value` itself when the types agree.
+mlir::Value convertFloatTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                               mlir::RankedTensorType resultType);
+
 /// Reduces `input` over the sorted `axes` with `combiner`; the result drops those dimensions.
+/// Sums and products of f16 and bf16 accumulate in f32 and round once at the end.
 mlir::Value reduceAlong(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
                         llvm::ArrayRef<int64_t> axes, Combiner combiner, bool isUnsigned = false);
 

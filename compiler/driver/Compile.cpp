@@ -21,6 +21,7 @@
 #include "compiler/artifact/ArtifactWriter.h"
 #include "compiler/fusion/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
+#include "compiler/precision/Passes.h"
 #include "compiler/program/Liveness.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -104,12 +105,22 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
     return failure();
   dump("input");
 
+  ArrayAttr precisionReport;
   CompilePipelineOptions pipeline;
   pipeline.target = options_.device;
   pipeline.entry = entry->getSymName().str();
   pipeline.gpuArchs = options_.gpuArchs;
   pipeline.memoryLimit = static_cast<int64_t>(options_.memoryLimit);
   pipeline.streams = options_.streams;
+  pipeline.precision = options_.precision;
+  pipeline.keepIoTypes = options_.keepIoTypes;
+  pipeline.keepHigh = options_.keepHigh;
+  if (options_.precisionLow) {
+    pipeline.explicitLow = true;
+    pipeline.precisionLow = *options_.precisionLow;
+  }
+  pipeline.emulatePrecision = options_.emulatePrecision;
+  pipeline.precisionEvidence = options_.precisionEvidence;
   if (!options_.libdevice.empty())
     pipeline.libdevice = options_.libdevice;
   for (StringRef stage : compileStages(options_.device)) {
@@ -117,6 +128,8 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
       return failure();
     if (stage == "graph" && failed(checkStaticInputs(*entry)))
       return failure();
+    if (stage == "graph")
+      precisionReport = entry->getOperation()->getAttrOfType<ArrayAttr>(kPrecisionReportAttr);
   }
 
   FailureOr<program::ProgramOp> program = findProgram(module_);
@@ -125,6 +138,12 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   if (options_.onStage)
     options_.onStage("artifact");
   if (options_.report) {
+    if (precisionReport) {
+      *options_.report << "precision: " << options_.precision << ", " << precisionReport.size()
+                       << " candidate ops (index, precision, class, op, node, why)\n";
+      for (auto line : precisionReport.getAsRange<StringAttr>())
+        *options_.report << "  " << line.getValue() << "\n";
+    }
     if (auto fusion = module_->getAttrOfType<ArrayAttr>(kFusionReportAttr)) {
       for (auto [i, line] : llvm::enumerate(fusion.getAsRange<StringAttr>()))
         *options_.report << (i == 0 ? "fusion: " : "  ") << line.getValue() << "\n";

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,19 @@ struct CompileOptions {
   uint64_t memoryLimit = 0;
   /// The most streams independent steps are spread over (1: one after another).
   int64_t streams = 1;
+  /// The precision (kiln-assign-precision): "fp32" (no change), "tf32", "bf16" or "fp16".
+  std::string precision = "fp32";
+  /// Inputs and outputs keep their declared types under a lower precision.
+  bool keepIoTypes = false;
+  /// ONNX nodes kept in fp32 whatever their class.
+  std::vector<std::string> keepHigh;
+  /// When set, exactly these precision candidates are low (the `auto` search's answer).
+  std::optional<std::vector<int64_t>> precisionLow;
+  /// Round through `precision` under a mask input instead of changing types (the search's
+  /// evaluator; the artifact gains the input `kiln.precision_mask`).
+  bool emulatePrecision = false;
+  /// INDEX=TEXT lines: why the search kept each of those candidates high (for the report).
+  std::vector<std::string> precisionEvidence;
   /// When not empty, the IR after each stage is written here as NN-stage.mlir.
   std::string dumpIrDirectory;
   /// The model's file name, recorded in the artifact and used in messages.

@@ -7,6 +7,7 @@
 #include "compiler/fusion/CostModel.h"
 #include "compiler/fusion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
+#include "compiler/precision/Passes.h"
 #include "compiler/program/Passes.h"
 #include "compiler/transforms/Passes.h"
 
@@ -86,6 +87,19 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
     }
     pm.addPass(mlir::createCanonicalizerPass());
+    if (options.precision != "fp32") {
+      AssignPrecisionPassOptions assign;
+      assign.precision = options.precision;
+      assign.keepIoTypes = options.keepIoTypes;
+      assign.keepHigh.assign(options.keepHigh.begin(), options.keepHigh.end());
+      assign.low.assign(options.precisionLow.begin(), options.precisionLow.end());
+      assign.explicitLow = options.explicitLow;
+      assign.evidence.assign(options.precisionEvidence.begin(), options.precisionEvidence.end());
+      assign.emulate = options.emulatePrecision;
+      pm.addNestedPass<mlir::func::FuncOp>(createAssignPrecisionPass(assign));
+      // Casts of constants fold: the weights are stored in the low precision.
+      pm.addPass(mlir::createCanonicalizerPass());
+    }
     // Convolutions and matmuls become library calls (oneDNN, or cuDNN and cuBLASLt), with their
     // epilogues fused.
     pm.addPass(cuda ? createSelectCudaLibraryCallsPass() : createSelectCpuLibraryCallsPass());

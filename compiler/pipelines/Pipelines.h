@@ -67,6 +67,25 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
   Option<int64_t> streams{*this, "streams",
                           llvm::cl::desc("The most streams independent steps run on (CPU)"),
                           llvm::cl::init(1)};
+  Option<std::string> precision{*this, "precision",
+                                llvm::cl::desc("fp32, tf32, bf16 or fp16 (kiln-assign-precision)"),
+                                llvm::cl::init("fp32")};
+  Option<bool> keepIoTypes{*this, "keep-io-types",
+                           llvm::cl::desc("Inputs and outputs keep their declared types"),
+                           llvm::cl::init(false)};
+  ListOption<std::string> keepHigh{*this, "keep-high",
+                                   llvm::cl::desc("ONNX nodes kept in fp32 whatever their class")};
+  ListOption<int64_t> precisionLow{*this, "precision-low",
+                                   llvm::cl::desc("Exactly these precision candidates are low")};
+  ListOption<std::string> precisionEvidence{
+      *this, "precision-evidence",
+      llvm::cl::desc("INDEX=TEXT: why the search kept a candidate high")};
+  Option<bool> explicitLow{*this, "explicit-low",
+                           llvm::cl::desc("precision-low replaces the policy"),
+                           llvm::cl::init(false)};
+  Option<bool> emulatePrecision{*this, "emulate-precision",
+                                llvm::cl::desc("Round through the precision under a mask input"),
+                                llvm::cl::init(false)};
   Option<std::string> stopAfter{*this, "stop-after",
                                 llvm::cl::desc("The last stage to run (all when empty)"),
                                 llvm::cl::init("")};

@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 
+#include "PrecisionSearch.h"
 #include "Program.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -233,6 +234,23 @@ bool setProgramOptions(const std::string &memoryLimit, int64_t streams, CompileS
   return true;
 }
 
+/// Sets `--precision`, `--keep-io-types` and `--keep-high` in `settings`; false (with a message)
+/// for a precision that is not one (`auto` only where `allowAuto`).
+bool setPrecisionOptions(const std::string &precision, bool keepIoTypes,
+                         const std::vector<std::string> &keepHigh, bool allowAuto,
+                         CompileSettings &settings) {
+  if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16" &&
+      !(allowAuto && precision == "auto")) {
+    printError("--precision '" + precision + "' is not one of fp32, tf32, bf16, fp16" +
+               (allowAuto ? ", auto" : " (auto: kiln compile)"));
+    return false;
+  }
+  settings.precision = precision;
+  settings.keepIoTypes = keepIoTypes;
+  settings.keepHigh = keepHigh;
+  return true;
+}
+
 std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
                                      const DeviceChoice &device) {
   SessionOptions options;
@@ -276,8 +294,37 @@ int runCompile(const CompileCommand &command) {
   settings.report = command.report;
   if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
+  if (!setPrecisionOptions(command.precision, command.keepIoTypes, command.keepHigh,
+                           /*allowAuto=*/true, settings))
+    return kExitUsage;
   settings.progress = !command.quiet;
   auto start = std::chrono::steady_clock::now();
+  if (command.precision == "auto") {
+    PrecisionSearchOptions search;
+    search.lowPrecision = command.autoPrecision;
+    if (search.lowPrecision != "fp16" && search.lowPrecision != "bf16") {
+      printError("--auto-precision '" + command.autoPrecision + "' is not fp16 or bf16");
+      return kExitUsage;
+    }
+    std::optional<AccuracyBudget> budget = parseAccuracyBudget(command.accuracyBudget);
+    if (!budget)
+      return kExitUsage;
+    search.budget = *budget;
+    search.calibrationInputs = command.calibrationInputs;
+    search.samples = command.calibrationSamples;
+    search.progress = !command.quiet;
+    if (search.samples < 1) {
+      printError("--calibration-samples must be at least 1");
+      return kExitUsage;
+    }
+    std::optional<PrecisionChoice> choice =
+        searchPrecision(command.model, settings, search, llvm::outs());
+    if (!choice)
+      return kExitFailure;
+    settings.precision = search.lowPrecision;
+    settings.precisionLow = std::move(choice->low);
+    settings.precisionEvidence = std::move(choice->evidence);
+  }
   // The artifact streams into a temporary file beside the output, renamed over it once complete:
   // the weights are never copied in memory, and a failed compile leaves no partial file (and an
   // existing output, overwritten with --force, untouched).
@@ -343,6 +390,9 @@ int runRun(const RunCommand &command) {
   compileFor(*device, settings);
   settings.shapes = command.shapes;
   if (!setProgramOptions(command.memoryLimit, command.streams, settings))
+    return kExitUsage;
+  if (!setPrecisionOptions(command.precision, command.keepIoTypes, command.keepHigh,
+                           /*allowAuto=*/false, settings))
     return kExitUsage;
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
@@ -529,6 +579,9 @@ int runBench(const BenchCommand &command) {
   compileFor(*device, settings);
   settings.shapes = command.shapes;
   if (!setProgramOptions(command.memoryLimit, command.streams, settings))
+    return kExitUsage;
+  if (!setPrecisionOptions(command.precision, command.keepIoTypes, command.keepHigh,
+                           /*allowAuto=*/false, settings))
     return kExitUsage;
   settings.batch = command.batch;
   double compileSeconds = 0;

@@ -27,6 +27,16 @@ struct CompileCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
+  /// `--precision fp32|tf32|bf16|fp16` (and `auto` for compile).
+  std::string precision = "fp32";
+  bool keepIoTypes = false;
+  /// `--keep-high NODE`: ONNX nodes kept in fp32.
+  std::vector<std::string> keepHigh;
+  /// `--precision auto`: the low precision tried, the budget and the calibration inputs.
+  std::string autoPrecision = "fp16";
+  std::string accuracyBudget = "rtol=0.01,atol=0.001";
+  std::string calibrationInputs;
+  int calibrationSamples = 4;
   bool report = false;
   bool force = false;
   bool quiet = false;
@@ -41,6 +51,11 @@ struct RunCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
+  /// `--precision fp32|tf32|bf16|fp16` (and `auto` for compile).
+  std::string precision = "fp32";
+  bool keepIoTypes = false;
+  /// `--keep-high NODE`: ONNX nodes kept in fp32.
+  std::vector<std::string> keepHigh;
   std::string outputDir;
   /// Chrome trace-event JSON of the run's steps.
   std::string trace;
@@ -65,6 +80,11 @@ struct BenchCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
+  /// `--precision fp32|tf32|bf16|fp16` (and `auto` for compile).
+  std::string precision = "fp32";
+  bool keepIoTypes = false;
+  /// `--keep-high NODE`: ONNX nodes kept in fp32.
+  std::vector<std::string> keepHigh;
   int warmup = 3;
   int iterations = 20;
   double maxSeconds = 0;

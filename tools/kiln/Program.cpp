@@ -272,6 +272,12 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.dumpIrDirectory = settings.dumpIrDirectory;
   options.memoryLimit = settings.memoryLimit;
   options.streams = settings.streams;
+  options.precision = settings.precision;
+  options.keepIoTypes = settings.keepIoTypes;
+  options.keepHigh = settings.keepHigh;
+  options.precisionLow = settings.precisionLow;
+  options.emulatePrecision = settings.emulatePrecision;
+  options.precisionEvidence = settings.precisionEvidence;
   // An ONNX model's --shape bindings were applied by the import.
   options.shapeBindings = *bindings;
   if (*kind == ModelKind::Onnx)

@@ -63,6 +63,16 @@ struct CompileSettings {
   uint64_t memoryLimit = 0;
   /// The most streams independent steps run on (CompileOptions::streams).
   int64_t streams = 1;
+  /// The precision (CompileOptions::precision): fp32, tf32, bf16 or fp16.
+  std::string precision = "fp32";
+  bool keepIoTypes = false;
+  std::vector<std::string> keepHigh;
+  /// The `auto` search's answer (CompileOptions::precisionLow).
+  std::optional<std::vector<int64_t>> precisionLow;
+  /// The search's evaluator (CompileOptions::emulatePrecision).
+  bool emulatePrecision = false;
+  /// INDEX=TEXT: the search's evidence (CompileOptions::precisionEvidence).
+  std::vector<std::string> precisionEvidence;
   bool report = false;
   /// Prints each stage as it starts.
   bool progress = false;

@@ -223,6 +223,31 @@ int main(int argc, char **argv) {
                    "Run independent steps on up to N streams at once (CPU; 1: one after "
                    "another)")
       ->capture_default_str();
+  compileApp
+      ->add_option(
+          "--precision", compile.precision,
+          "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within --accuracy-budget)")
+      ->capture_default_str();
+  compileApp->add_flag("--keep-io-types", compile.keepIoTypes,
+                       "Inputs and outputs keep their declared types under a lower precision");
+  compileApp->add_option("--keep-high", compile.keepHigh,
+                         "Keep this ONNX node in fp32 (repeatable)");
+  compileApp
+      ->add_option("--auto-precision", compile.autoPrecision,
+                   "The low precision --precision auto tries: fp16 or bf16")
+      ->capture_default_str();
+  compileApp
+      ->add_option("--accuracy-budget", compile.accuracyBudget,
+                   "--precision auto: 'rtol=R,atol=A' on every output, or 'top1[=F]' agreement")
+      ->capture_default_str();
+  compileApp->add_option(
+      "--calibration-inputs", compile.calibrationInputs,
+      "--precision auto: a directory of NAME.npy files, or of one folder of them "
+      "per sample (default: seeded random inputs)");
+  compileApp
+      ->add_option("--calibration-samples", compile.calibrationSamples,
+                   "--precision auto: how many seeded random samples without --calibration-inputs")
+      ->capture_default_str();
   compileApp->add_flag("--report", compile.report,
                        "Print the kernels, library calls and memory plan of the program");
   compileApp->add_option("--dump-ir", compile.dumpIrDirectory,
@@ -248,6 +273,13 @@ int main(int argc, char **argv) {
       ->add_option("--streams", run.streams,
                    "Run independent steps on up to N streams (models compiled just in time)")
       ->capture_default_str();
+  runApp
+      ->add_option("--precision", run.precision,
+                   "fp32, tf32, bf16 or fp16 (models compiled just in time)")
+      ->capture_default_str();
+  runApp->add_flag("--keep-io-types", run.keepIoTypes,
+                   "Inputs and outputs keep their declared types under a lower precision");
+  runApp->add_option("--keep-high", run.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");
   runApp->add_option("--trace", run.trace,
                      "Write a Chrome trace-event JSON of the run's steps (Perfetto opens it)");
@@ -282,6 +314,13 @@ int main(int argc, char **argv) {
       ->add_option("--streams", bench.streams,
                    "Run independent steps on up to N streams (models compiled just in time)")
       ->capture_default_str();
+  benchApp
+      ->add_option("--precision", bench.precision,
+                   "fp32, tf32, bf16 or fp16 (models compiled just in time)")
+      ->capture_default_str();
+  benchApp->add_flag("--keep-io-types", bench.keepIoTypes,
+                     "Inputs and outputs keep their declared types under a lower precision");
+  benchApp->add_option("--keep-high", bench.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
   benchApp->add_option("--warmup", bench.warmup, "Untimed runs first")->capture_default_str();
   benchApp->add_option("--iterations", bench.iterations, "Timed runs")->capture_default_str();
   benchApp->add_option("--max-seconds", bench.maxSeconds,
