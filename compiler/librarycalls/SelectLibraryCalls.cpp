@@ -57,6 +57,9 @@ struct Target {
   llvm::StringLiteral geluErf, geluTanh;
   /// Whether strided operands must be matrix layouts (cuBLASLt) rather than any strides (oneDNN).
   bool matrixLayoutsOnly;
+  /// Whether the library takes `allow_tf32` (set where kiln-assign-precision marked the op
+  /// `kiln.math = "tf32"`).
+  bool tf32;
 };
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
@@ -622,7 +625,8 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              cudaSupports,
                              "",
                              "gelu",
-                             /*matrixLayoutsOnly=*/true};
+                             /*matrixLayoutsOnly=*/true,
+                             /*tf32=*/true};
 
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
@@ -631,7 +635,52 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             cpuSupports,
                             "gelu_erf",
                             "gelu_tanh",
-                            /*matrixLayoutsOnly=*/false};
+                            /*matrixLayoutsOnly=*/false,
+                            /*tf32=*/false};
+
+/// Whether every float operand and the result of `op` is a static f16 or bf16 tensor of one type.
+bool hasStaticHalfTypes(Operation *op) {
+  Type element;
+  auto half = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() ||
+        !(tensor.getElementType().isF16() || tensor.getElementType().isBF16()))
+      return false;
+    if (!element)
+      element = tensor.getElementType();
+    return tensor.getElementType() == element;
+  };
+  return llvm::all_of(op->getOperandTypes(), half) && llvm::all_of(op->getResultTypes(), half);
+}
+
+/// For a library that computes in f32 only (oneDNN here): a f16 or bf16 matmul, gemm or
+/// convolution becomes the same op in f32 between casts. The values between kernels and the
+/// weights stay in the low precision (the weights are widened as the program runs); the
+/// product accumulates in f32, which is the precision contract. Returns the f32 op.
+Operation *widenToF32(OpBuilder &builder, Operation *op) {
+  builder.setInsertionPoint(op);
+  Type f32 = builder.getF32Type();
+  auto widened = [&](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    return RankedTensorType::get(tensor.getShape(), f32);
+  };
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(graph::CastOp::create(builder, op->getLoc(), widened(operand.getType()),
+                                             operand, TypeAttr::get(f32)));
+  Operation *wide = builder.clone(*op);
+  wide->setOperands(operands);
+  Value result = wide->getResult(0);
+  Type narrow = result.getType();
+  result.setType(widened(narrow));
+  builder.setInsertionPointAfter(wide);
+  Value back =
+      graph::CastOp::create(builder, op->getLoc(), narrow, result,
+                            TypeAttr::get(cast<RankedTensorType>(narrow).getElementType()));
+  op->getResult(0).replaceAllUsesWith(back);
+  op->erase();
+  return wide;
+}
 
 /// Selects the library calls of `target` in a module.
 class LibraryCallSelector {
@@ -652,6 +701,10 @@ public:
         anchors.push_back(op);
     });
     OpBuilder builder(module.getContext());
+    if (!target.halfPrecision)
+      for (Operation *&anchor : anchors)
+        if (hasStaticHalfTypes(anchor))
+          anchor = widenToF32(builder, anchor);
     for (Operation *anchor : anchors) {
       FailureOr<CallPlan> plan =
           llvm::TypeSwitch<Operation *, FailureOr<CallPlan>>(anchor)
@@ -707,6 +760,9 @@ public:
     }
     if (!plan.postOpArgs.empty())
       call->setAttr("post_op_args", builder.getDenseF32ArrayAttr(plan.postOpArgs));
+    if (auto math = plan.anchor->getAttrOfType<StringAttr>("kiln.math");
+        target.tf32 && math && math.getValue() == "tf32")
+      call->setAttr("allow_tf32", builder.getBoolAttr(true));
 
     written.replaceAllUsesWith(call.getResult(0));
     for (Operation *op : plan.writtenThrough)

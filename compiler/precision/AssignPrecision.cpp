@@ -177,7 +177,7 @@ private:
   LogicalResult decide(SmallVectorImpl<Candidate> &candidates, FloatType low);
   void rewrite(ArrayRef<Candidate> candidates, FloatType low);
   void emulateRounding(ArrayRef<Candidate> candidates, FloatType low);
-  void markTf32(ArrayRef<Candidate> candidates);
+  void markTf32(MutableArrayRef<Candidate> candidates);
   void record(ArrayRef<Candidate> candidates, llvm::StringRef lowName);
 
   /// Values of the low precision: the results of low candidates and, without keep-io-types, the
@@ -439,11 +439,16 @@ void AssignPrecision::emulateRounding(ArrayRef<Candidate> candidates, FloatType 
   }
 }
 
-void AssignPrecision::markTf32(ArrayRef<Candidate> candidates) {
+void AssignPrecision::markTf32(MutableArrayRef<Candidate> candidates) {
   StringAttr tf32 = StringAttr::get(&getContext(), "tf32");
-  for (const Candidate &candidate : candidates)
-    if (candidate.opClass == OpClass::Compute)
-      candidate.op->setAttr("kiln.math", tf32);
+  for (Candidate &candidate : candidates) {
+    if (candidate.opClass != OpClass::Compute) {
+      candidate.reason = "not a compute op";
+      continue;
+    }
+    candidate.op->setAttr("kiln.math", tf32);
+    candidate.reason = "TF32 tensor cores in cuBLASLt and cuDNN calls; exact fp32 elsewhere";
+  }
 }
 
 void AssignPrecision::record(ArrayRef<Candidate> candidates, llvm::StringRef lowName) {

@@ -11,13 +11,13 @@ import sys
 import numpy as np
 
 BLOCKS = 12
-WIDTH = 16
+WIDTH = 32
 SCALE = 40
 
 
 def weights():
     rng = np.random.default_rng(7)
-    return [(rng.normal(0, 0.25, (WIDTH, WIDTH)).astype(np.float32),
+    return [(rng.normal(0, 0.18, (WIDTH, WIDTH)).astype(np.float32),
              rng.normal(0, 0.1, (WIDTH,)).astype(np.float32)) for _ in range(BLOCKS)]
 
 
