@@ -110,15 +110,19 @@ bool hasStaticLibraryTypes(Operation *op, const Target &target) {
          llvm::all_of(op->getResultTypes(), accepted);
 }
 
-/// The value of `value` when it is a splat f32 graph.constant other than NaN.
+/// The value of `value` when it is a splat f32, f16 or bf16 graph.constant other than NaN.
 std::optional<float> splatConstant(Value value) {
   auto constant = value.getDefiningOp<graph::ConstantOp>();
   if (!constant)
     return std::nullopt;
   auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+  Type element = dense ? dense.getElementType() : Type();
+  if (!dense || !dense.isSplat() || !(element.isF32() || element.isF16() || element.isBF16()))
     return std::nullopt;
-  float splat = dense.getSplatValue<APFloat>().convertToFloat();
+  APFloat splatValue = dense.getSplatValue<APFloat>();
+  bool lost = false;
+  splatValue.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+  float splat = splatValue.convertToFloat();
   if (std::isnan(splat))
     return std::nullopt;
   return splat;
