@@ -343,15 +343,56 @@ std::optional<PrecisionChoice> searchPrecision(const std::string &path,
          << candidates << " candidates in " << options.lowPrecision << ", " << result.blamed.size()
          << " kept in fp32:\n";
   PrecisionChoice choice;
+  for (int64_t i = 0; i < candidates; ++i)
+    if (result.low[i])
+      choice.low.push_back(i);
   for (const precision::Blame &blame : result.blamed) {
     std::string evidence =
         blame.evidence.detail + " (" + formatNumber(blame.evidence.budgetRatio) + "x the budget)";
     report << "  candidate " << blame.candidate << ": " << evidence << "\n";
     choice.evidence.push_back(std::to_string(blame.candidate) + "=" + evidence);
   }
-  for (int64_t i = 0; i < candidates; ++i)
-    if (result.low[i])
-      choice.low.push_back(i);
+
+  // The answer, compiled for real (the host CPU, fp32 inputs and outputs), must hold the budget
+  // too: the emulation rounds where the real program stores, but sums in another order.
+  CompileSettings real = emulated;
+  real.emulatePrecision = false;
+  real.keepIoTypes = true;
+  real.precisionLow = choice.low;
+  if (options.progress)
+    llvm::errs() << "precision search: checking the mixed program compiled for the CPU\n";
+  std::optional<std::string> realBytes = compileModel(path, real);
+  if (!realBytes)
+    return std::nullopt;
+  Result<Artifact> realArtifact = Artifact::loadMemory(realBytes->data(), realBytes->size());
+  Result<Session> realSession =
+      realArtifact.ok() ? Session::create(*realArtifact) : Result<Session>(realArtifact.status());
+  if (!realSession.ok()) {
+    printError(realSession.status().message());
+    return std::nullopt;
+  }
+  BudgetCheck check(*artifact, options.budget);
+  for (size_t s = 0; s < samples->size(); ++s) {
+    std::vector<const Tensor *> inputs;
+    for (Tensor &tensor : (*samples)[s])
+      inputs.push_back(&tensor);
+    Result<std::vector<Tensor>> outputs = realSession->run(inputs);
+    if (!outputs.ok()) {
+      printError(path + ": " + outputs.status().message());
+      return std::nullopt;
+    }
+    check.add(outputs.value(), (*reference)[s]);
+  }
+  precision::Evaluation verified = check.result();
+  report << "precision check: the mixed program compiled for the CPU: " << verified.detail << " ("
+         << formatNumber(verified.budgetRatio) << "x the budget)\n";
+  if (!verified.withinBudget) {
+    printError(path + ": the mixed-precision program misses the accuracy budget (" +
+               describeBudget(options.budget) + ") on the CPU: " + verified.detail +
+               ", although its emulation was within it; give a larger budget or keep nodes "
+               "high with --keep-high");
+    return std::nullopt;
+  }
   return choice;
 }
 
