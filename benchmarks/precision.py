@@ -7,7 +7,10 @@ for the CPU twice with `--keep-io-types`, in fp32 and in the low precision, and 
 run on the same seeded inputs:
 
 - classifiers: --images seeded images (standard normal, 1x3x224x224); the top-1 class of each
-  image in the low precision against fp32's (the agreement), and the largest logit difference;
+  image in the low precision against fp32's (the agreement), and the largest logit difference,
+  beside PyTorch's own fp16/bf16 (model.pt cast with .half() or .bfloat16()) on the same images:
+  the zoo's weights are seeded, not trained, so many images have nearly equal top logits and
+  flip under any low precision;
 - language models: --sequences seeded token sequences (the export's inputs first); every
   output element within |low - fp32| <= atol + rtol·|fp32| (--rtol, --atol: 1e-2), the largest
   error, and for GPT-2 the agreement of the next-token arg max at every position;
@@ -18,6 +21,9 @@ steps, and `kiln bench` latency of both (the CPU's speed is recorded, not a goal
 the low-precision model is also compiled for CUDA (cubins for sm_80 and sm_90, and the simulated
 device's code object) and its first input run on the simulated CUDA device, against the CPU's
 low-precision result.
+
+Exits 1 when an output is not finite, a language model misses the tolerance, a classifier's
+agreement is under --min-top1 or more than 3 points under PyTorch's own.
 
     .venv/bin/python benchmarks/precision.py --kiln build/bin/kiln [--json FILE]
         [--cases resnet50:fp16 ...] [--images 100] [--sequences 8] [--cuda]
@@ -32,7 +38,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # the project's .venv is missing: the ctest model_precision skips
+    print("precision.py: numpy is not installed (run scripts/install-deps.sh --models)",
+          file=sys.stderr)
+    sys.exit(77)
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CASES = ["resnet50:fp16", "resnet50:bf16", "mobilenetv2:fp16", "mobilenetv2:bf16",
@@ -91,6 +102,26 @@ def bench(kiln, artifact, scratch: Path):
     return round(json.loads(report.read_text())["latency_ms"]["p50"], 2)
 
 
+def torch_reference(directory: Path, precision: str, images):
+    """PyTorch's own low precision on the same images (model.pt cast with .half() or
+    .bfloat16()): its top-1 agreement with its fp32 and its largest logit difference."""
+    import copy
+
+    import torch
+    model = torch.load(directory / "model.pt", weights_only=False).eval()
+    dtype = torch.float16 if precision == "fp16" else torch.bfloat16
+    low = copy.deepcopy(model).to(dtype)
+    agreeing, worst = 0, 0.0
+    with torch.no_grad():
+        for image in images:
+            x = torch.from_numpy(image)
+            reference = model(x)
+            got = low(x.to(dtype)).float()
+            agreeing += int(reference.argmax() == got.argmax())
+            worst = max(worst, float((got - reference).abs().max()))
+    return {"top1_agreement": agreeing / len(images), "max_abs_error": worst}
+
+
 def samples(model: str, meta: dict, directory: Path, count: int, seed: int):
     rng = np.random.default_rng(seed)
     if model in CLASSIFIERS:
@@ -142,6 +173,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--cuda", action="store_true", help="also compile for CUDA and run on "
                         "the simulated CUDA device")
+    parser.add_argument("--no-torch", action="store_true", help="skip PyTorch's own fp16/bf16 "
+                        "on the classifiers (model.pt .half() / .bfloat16(), same images)")
+    parser.add_argument("--min-top1", type=float, default=0.0, help="fail when a case's top-1 "
+                        "agreement is below this, or below PyTorch's own by more than 3 points")
     parser.add_argument("--cache", type=Path, help="the model cache (as export.py's)")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
@@ -167,18 +202,23 @@ def main() -> int:
                       "low": low_info}
             count = args.images if model in CLASSIFIERS else args.sequences
             first_low = first_input = None
+            images = []
             for index, sample in enumerate(samples(model, meta, directory, count, args.seed)):
                 fp32 = run_model(args.kiln, fp32_artifact, sample, scratch)
                 low = run_model(args.kiln, low_artifact, sample, scratch)
                 compare(model, low, fp32, args.rtol, args.atol, record)
                 if index == 0:
                     first_low, first_input = low, sample
+                if model in CLASSIFIERS:
+                    images.append(next(iter(sample.values())))
                 print(f"\r{model} {precision}: {index + 1}/{count}", end="", file=sys.stderr,
                       flush=True)
             print(file=sys.stderr)
             record["samples"] = count
             if "rows" in record:
                 record["top1_agreement"] = record["agreeing"] / record["rows"]
+            if model in CLASSIFIERS and not args.no_torch:
+                record["pytorch"] = torch_reference(directory, precision, images)
             record["fp32_latency_ms"] = bench(args.kiln, fp32_artifact, scratch)
             record["low_latency_ms"] = bench(args.kiln, low_artifact, scratch)
             if args.cuda:
@@ -194,6 +234,9 @@ def main() -> int:
             agreement = record.get("top1_agreement")
             print(f"{model:12} {precision}: "
                   + (f"top-1 {agreement:.1%} " if agreement is not None else "")
+                  + (f"(PyTorch's own {precision}: {record['pytorch']['top1_agreement']:.1%}, max "
+                     f"|err| {record['pytorch']['max_abs_error']:.3g}) " if "pytorch" in record
+                     else "")
                   + f"max |err| {record['max_abs_error']:.3g} (max |fp32| "
                   f"{record['max_abs_reference']:.3g}), within rtol/atol "
                   f"{record['within_tolerance']}, finite {record['finite']}; weights "
@@ -205,7 +248,14 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps({"cases": results, "rtol": args.rtol, "atol": args.atol,
                                          "seed": args.seed}, indent=1) + "\n")
-    return 0 if all(r["finite"] for r in results) else 1
+    failed = [f"{r['model']}:{r['precision']}" for r in results
+              if not r["finite"]
+              or r.get("top1_agreement", 1.0) < args.min_top1
+              or ("pytorch" in r and r["top1_agreement"] < r["pytorch"]["top1_agreement"] - 0.03)
+              or (r["model"] not in CLASSIFIERS and not r["within_tolerance"])]
+    if failed:
+        print(f"precision.py: out of bounds: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -191,6 +191,8 @@ void AssignPrecision::runOnOperation() {
   func::FuncOp function = getOperation();
   if (function.isExternal())
     return;
+  lowValues.clear();
+  converted.clear();
   if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16") {
     function.emitError() << "unknown precision '" << precision << "'; use fp32, tf32, bf16 or fp16";
     return signalPassFailure();
@@ -255,20 +257,6 @@ LogicalResult AssignPrecision::decide(SmallVectorImpl<Candidate> &candidates, Fl
 
   for (auto [index, candidate] : llvm::enumerate(candidates)) {
     Operation *op = candidate.op;
-    // Constants the op reads are converted once; they must stay finite in the low precision.
-    std::string outOfRange;
-    for (Value operand : op->getOperands()) {
-      auto constant = operand.getDefiningOp<ConstantOp>();
-      if (!constant || !isF32Tensor(constant.getType()))
-        continue;
-      auto [it, inserted] = converted.try_emplace(constant.getOperation());
-      if (inserted)
-        it->second = convertConstant(constant, low);
-      if (it->second.overflow > 0)
-        outOfRange = llvm::formatv("a constant reaches {0:e}, beyond {1}'s range",
-                                   it->second.overflow, precision.getValue())
-                         .str();
-    }
     if (explicitLow) {
       candidate.low = chosen.contains(static_cast<int64_t>(index));
       candidate.reason = candidate.low ? "within the accuracy budget" : "kept high by the search";
@@ -282,7 +270,8 @@ LogicalResult AssignPrecision::decide(SmallVectorImpl<Candidate> &candidates, Fl
     } else if (candidate.opClass == OpClass::Sensitive) {
       candidate.reason = "sensitive op";
     } else {
-      // Follow: low when every non-constant float operand is low.
+      // Follow: low when every non-constant float operand is low (an embedding's gather from
+      // a constant table has none: its table is stored low).
       bool any = false, all = true;
       for (Value operand : op->getOperands()) {
         if (!isa<FloatType>(getElementTypeOrSelf(operand.getType())) ||
@@ -291,12 +280,25 @@ LogicalResult AssignPrecision::decide(SmallVectorImpl<Candidate> &candidates, Fl
         any = true;
         all &= lowValues.contains(operand);
       }
-      candidate.low = any && all;
-      candidate.reason = candidate.low ? "operands low" : "an operand is fp32";
+      candidate.low = all;
+      candidate.reason = !all ? "an operand is fp32" : any ? "operands low" : "reads constants";
     }
-    if (candidate.low && !outOfRange.empty()) {
-      candidate.low = false;
-      candidate.reason = outOfRange;
+    // Constants a low op reads are converted once; they must stay finite in the low precision.
+    if (candidate.low) {
+      for (Value operand : op->getOperands()) {
+        auto constant = operand.getDefiningOp<ConstantOp>();
+        if (!constant || !isF32Tensor(constant.getType()))
+          continue;
+        auto [it, inserted] = converted.try_emplace(constant.getOperation());
+        if (inserted)
+          it->second = convertConstant(constant, low);
+        if (it->second.overflow > 0) {
+          candidate.low = false;
+          candidate.reason = llvm::formatv("a constant reaches {0:e}, beyond {1}'s range",
+                                           it->second.overflow, precision.getValue())
+                                 .str();
+        }
+      }
     }
     if (candidate.low)
       for (Value result : op->getResults())
