@@ -155,6 +155,20 @@ def ApproximateMathPass : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
   }];
 }
 
+def ExpandFloat8ConversionsPass : Pass<"kiln-expand-float8-conversions", "mlir::ModuleOp"> {
+  let summary = "Rewrites conversions to and from 8-bit floats as integer arithmetic on their bits";
+  let description = [{
+    LLVM has no 8-bit float types and MLIR's arith-to-LLVM lowering leaves `arith.extf` from and
+    `arith.truncf` to f8E4M3FN, f8E5M2, f8E4M3FNUZ, f8E5M2FNUZ, f8E4M3 and f8E3M4 unconverted.
+    This pass decodes and encodes their bits with i32 arithmetic, the format's parameters (bias,
+    mantissa width, largest finite code, infinity and NaN codes, signed zero) read from LLVM's
+    APFloat semantics: extension is exact; truncation from f32 rounds to nearest even, with
+    APFloat's overflow rule (infinity where the format has one, NaN otherwise) and NaN kept NaN.
+    Conversions through other float types go through f32, which holds every value exactly.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ReassociateReductionsPass : Pass<"kiln-reassociate-reductions", "mlir::ModuleOp"> {
   let summary = "Marks the float arithmetic of reductions `reassoc`, so that LLVM vectorizes them";
   let description = [{

@@ -165,6 +165,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
     kernels.addPass(createApproximateMathPass());
     kernels.addPass(createReassociateReductionsPass());
+    kernels.addPass(createExpandFloat8ConversionsPass());
     kernels.addPass(createEraseEmptyBindingsPass());
     addTextual(kernels, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
                         "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
@@ -181,6 +182,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     // Integer powers become calls of generated functions, which the kernels copy.
     addTextual(kernels, "func.func(convert-linalg-to-parallel-loops),convert-math-to-funcs,"
                         "canonicalize,cse");
+    kernels.addPass(createExpandFloat8ConversionsPass());
     kernels.addPass(createOutlineCudaKernelsPass());
     addTextual(kernels, "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
                         "canonicalize,cse,"

@@ -177,6 +177,30 @@ template <typename OpTy> LogicalResult convertTo(NodeContext &ctx, Type to) {
 
 LogicalResult castTo(NodeContext &ctx, Type to) { return convertTo<CastOp>(ctx, to); }
 
+/// Cast and CastLike: to an 8-bit float with `saturate` (the default), a float input is first
+/// clamped to the target's largest finite magnitude (infinities included, NaN kept), as ONNX's
+/// saturate_cast does; without it the cast rounds and overflows to infinity or NaN.
+LogicalResult castToFloat8Aware(NodeContext &ctx, Type to) {
+  auto target = llvm::dyn_cast<FloatType>(to);
+  Value input = ctx.input(0);
+  auto source = llvm::dyn_cast<FloatType>(elementTypeOf(input));
+  if (!target || target.getWidth() != 8 || !source || ctx.intAttr("saturate", 1) != 1)
+    return castTo(ctx, to);
+  APFloat largest = APFloat::getLargest(target.getFloatSemantics());
+  double bound = largest.convertToDouble();
+  FailureOr<Value> upper = ctx.build<MinOp>({input, ctx.scalar(source, bound)});
+  if (failed(upper))
+    return failure();
+  FailureOr<Value> clamped = ctx.build<MaxOp>({*upper, ctx.scalar(source, -bound)});
+  if (failed(clamped))
+    return failure();
+  FailureOr<Value> cast = ctx.build<CastOp>({*clamped}, {ctx.named("to", TypeAttr::get(to))});
+  if (failed(cast))
+    return failure();
+  ctx.setOutput(0, *cast);
+  return success();
+}
+
 /// The element type the required attribute `to` names, or failure (reported; `what` says what
 /// the node would do with it: "cast to", "reinterpret as").
 FailureOr<Type> targetElementType(NodeContext &ctx, StringRef what) {
@@ -196,10 +220,7 @@ LogicalResult translateCast(NodeContext &ctx) {
   FailureOr<Type> element = targetElementType(ctx, "cast to");
   if (failed(element))
     return failure();
-  if (ctx.intAttr("saturate", 1) != 1 && llvm::isa<FloatType>(*element) &&
-      element->getIntOrFloatBitWidth() == 8)
-    return ctx.emitError() << "saturate = 0 is not supported";
-  return castTo(ctx, *element);
+  return castToFloat8Aware(ctx, *element);
 }
 
 /// BitCast (opset 26): each element's bits read as `to`, of the same width (bool, a byte, reads as
@@ -216,7 +237,7 @@ LogicalResult translateBitCast(NodeContext &ctx) {
 LogicalResult translateCastLike(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  return castTo(ctx, elementTypeOf(ctx.input(1)));
+  return castToFloat8Aware(ctx, elementTypeOf(ctx.input(1)));
 }
 
 /// ONNX Mod: fmod = 1 is C's fmod (the remainder takes the dividend's sign, graph.rem); fmod = 0
