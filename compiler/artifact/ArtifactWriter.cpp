@@ -67,6 +67,10 @@ int elementTypeCode(Type type) {
     return KILN_ELEMENT_TYPE_F8E4M3FN;
   if (isa<Float8E5M2Type>(type))
     return KILN_ELEMENT_TYPE_F8E5M2;
+  if (isa<Float8E4M3FNUZType>(type))
+    return KILN_ELEMENT_TYPE_F8E4M3FNUZ;
+  if (isa<Float8E5M2FNUZType>(type))
+    return KILN_ELEMENT_TYPE_F8E5M2FNUZ;
   if (type.isF64())
     return KILN_ELEMENT_TYPE_F64;
   auto integer = dyn_cast<IntegerType>(type);

@@ -37,10 +37,11 @@ def Graph_Dialect : Dialect {
 // Types
 //===----------------------------------------------------------------------===//
 
-def Graph_FloatElement : AnyTypeOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2], "floating-point">;
+def Graph_FloatElement : AnyTypeOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2,
+                                      F8E4M3FNUZ, F8E5M2FNUZ], "floating-point">;
 def Graph_IntElement : AnyTypeOf<[I64, I32, I16, I8, UI64, UI32, UI16, UI8], "integer">;
-def Graph_Element : AnyTypeOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, I64, I32, I16, I8,
-                               UI64, UI32, UI16, UI8, I1],
+def Graph_Element : AnyTypeOf<[F64, F32, F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ,
+                               I64, I32, I16, I8, UI64, UI32, UI16, UI8, I1],
                               "Kiln element type">;
 
 def Graph_Tensor : RankedTensorOf<[Graph_Element]>;

@@ -127,6 +127,7 @@ void fillRandom(kiln::Tensor& tensor, std::mt19937& engine) {
       }
       break;
     case KILN_ELEMENT_TYPE_F8E4M3FN:
+    case KILN_ELEMENT_TYPE_F8E4M3FNUZ:
       for (size_t i = 0; i < count; ++i) {
         uint32_t r = bits(engine);
         tensor.dataAs<uint8_t>()[i] =
@@ -134,6 +135,7 @@ void fillRandom(kiln::Tensor& tensor, std::mt19937& engine) {
       }
       break;
     case KILN_ELEMENT_TYPE_F8E5M2:
+    case KILN_ELEMENT_TYPE_F8E5M2FNUZ:
       for (size_t i = 0; i < count; ++i) {
         uint32_t r = bits(engine);
         tensor.dataAs<uint8_t>()[i] =

@@ -20,8 +20,12 @@ std::optional<kiln_element_type_t> hostElementType(int32_t dataType) {
     return KILN_ELEMENT_TYPE_BF16;
   case 17: // FLOAT8E4M3FN
     return KILN_ELEMENT_TYPE_F8E4M3FN;
+  case 18: // FLOAT8E4M3FNUZ
+    return KILN_ELEMENT_TYPE_F8E4M3FNUZ;
   case 19: // FLOAT8E5M2
     return KILN_ELEMENT_TYPE_F8E5M2;
+  case 20: // FLOAT8E5M2FNUZ
+    return KILN_ELEMENT_TYPE_F8E5M2FNUZ;
   case onnx::TensorProto::INT64:
     return KILN_ELEMENT_TYPE_I64;
   case onnx::TensorProto::INT32:

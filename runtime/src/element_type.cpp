@@ -36,6 +36,8 @@ constexpr ElementTypeInfo kElementTypeInfos[] = {
     {KILN_ELEMENT_TYPE_U16, 2, "u16", "uint16"},
     {KILN_ELEMENT_TYPE_U32, 4, "u32", "uint32"},
     {KILN_ELEMENT_TYPE_U64, 8, "u64", "uint64"},
+    {KILN_ELEMENT_TYPE_F8E4M3FNUZ, 1, "f8e4m3fnuz", "float8_e4m3fnuz"},
+    {KILN_ELEMENT_TYPE_F8E5M2FNUZ, 1, "f8e5m2fnuz", "float8_e5m2fnuz"},
 };
 
 const ElementTypeInfo* findInfo(kiln_element_type_t type) {

@@ -327,7 +327,8 @@ struct NpyDtype {
 
 bool isRawOnlyType(kiln_element_type_t type) {
   return type == KILN_ELEMENT_TYPE_BF16 || type == KILN_ELEMENT_TYPE_F8E4M3FN ||
-         type == KILN_ELEMENT_TYPE_F8E5M2;
+         type == KILN_ELEMENT_TYPE_F8E5M2 || type == KILN_ELEMENT_TYPE_F8E4M3FNUZ ||
+         type == KILN_ELEMENT_TYPE_F8E5M2FNUZ;
 }
 
 /// Maps a descr string such as '<f4' to an element type.
@@ -605,6 +606,8 @@ std::string npyDescr(kiln_element_type_t type) {
       return "<V2";
     case KILN_ELEMENT_TYPE_F8E4M3FN:
     case KILN_ELEMENT_TYPE_F8E5M2:
+    case KILN_ELEMENT_TYPE_F8E4M3FNUZ:
+    case KILN_ELEMENT_TYPE_F8E5M2FNUZ:
       return "|V1";
     case KILN_ELEMENT_TYPE_F64:
       return "<f8";

@@ -37,6 +37,8 @@ const ElementTypeRow kRows[] = {
     {KILN_ELEMENT_TYPE_U16, 13, 2, "u16", "uint16"},
     {KILN_ELEMENT_TYPE_U32, 14, 4, "u32", "uint32"},
     {KILN_ELEMENT_TYPE_U64, 15, 8, "u64", "uint64"},
+    {KILN_ELEMENT_TYPE_F8E4M3FNUZ, 16, 1, "f8e4m3fnuz", "float8_e4m3fnuz"},
+    {KILN_ELEMENT_TYPE_F8E5M2FNUZ, 17, 1, "f8e5m2fnuz", "float8_e5m2fnuz"},
 };
 
 TEST(ElementTypeTest, ValuesSizesAndNamesAreStable) {
@@ -82,7 +84,7 @@ TEST(ElementTypeTest, ParseRejectsNullArguments) {
 }
 
 TEST(ElementTypeTest, InvalidValuesHaveNoSizeOrName) {
-  for (int value : {0, 16, -1, 255}) {
+  for (int value : {0, 18, -1, 255}) {
     auto type = static_cast<kiln_element_type_t>(value);
     EXPECT_EQ(kiln_element_type_size(type), 0u) << value;
     EXPECT_EQ(kiln_element_type_name(type), nullptr) << value;

@@ -16,15 +16,23 @@ namespace {
 /// Decodes a small float format with `exponentBits` and `mantissaBits` (and a sign bit) stored
 /// in the low bits of `bits`. `ieeeSpecials` says whether the top exponent encodes infinities
 /// and NaNs (IEEE style); otherwise only the all-ones pattern is NaN (the E4M3FN convention).
-double decodeSmallFloat(uint32_t bits, int exponentBits, int mantissaBits, bool ieeeSpecials) {
+/// `fnuz`: the FNUZ formats, biased one more, whose only NaN is the negative zero pattern.
+double decodeSmallFloat(uint32_t bits, int exponentBits, int mantissaBits, bool ieeeSpecials,
+                        bool fnuz = false) {
   const uint32_t mantissaMask = (1u << mantissaBits) - 1;
   const uint32_t exponentMask = (1u << exponentBits) - 1;
   const bool negative = (bits >> (exponentBits + mantissaBits)) & 1u;
   const uint32_t exponent = (bits >> mantissaBits) & exponentMask;
   const uint32_t mantissa = bits & mantissaMask;
-  const int bias = (1 << (exponentBits - 1)) - 1;
+  const int bias = (1 << (exponentBits - 1)) - (fnuz ? 0 : 1);
   double value;
-  if (ieeeSpecials && exponent == exponentMask) {
+  if (fnuz && negative && exponent == 0 && mantissa == 0)
+    return std::numeric_limits<double>::quiet_NaN();
+  if (fnuz) {
+    value = exponent == 0 ? std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissaBits)
+                          : std::ldexp(static_cast<double>(mantissa | (1u << mantissaBits)),
+                                       static_cast<int>(exponent) - bias - mantissaBits);
+  } else if (ieeeSpecials && exponent == exponentMask) {
     value = mantissa == 0 ? std::numeric_limits<double>::infinity()
                           : std::numeric_limits<double>::quiet_NaN();
   } else if (!ieeeSpecials && exponent == exponentMask && mantissa == mantissaMask) {
@@ -46,6 +54,8 @@ bool isFloatType(kiln_element_type_t type) {
   case KILN_ELEMENT_TYPE_BF16:
   case KILN_ELEMENT_TYPE_F8E4M3FN:
   case KILN_ELEMENT_TYPE_F8E5M2:
+  case KILN_ELEMENT_TYPE_F8E4M3FNUZ:
+  case KILN_ELEMENT_TYPE_F8E5M2FNUZ:
     return true;
   default:
     return false;
@@ -78,6 +88,10 @@ double floatElement(kiln_element_type_t type, const unsigned char *data, size_t 
     return decodeSmallFloat(data[i], 4, 3, /*ieeeSpecials=*/false);
   case KILN_ELEMENT_TYPE_F8E5M2:
     return decodeSmallFloat(data[i], 5, 2, /*ieeeSpecials=*/true);
+  case KILN_ELEMENT_TYPE_F8E4M3FNUZ:
+    return decodeSmallFloat(data[i], 4, 3, /*ieeeSpecials=*/false, /*fnuz=*/true);
+  case KILN_ELEMENT_TYPE_F8E5M2FNUZ:
+    return decodeSmallFloat(data[i], 5, 2, /*ieeeSpecials=*/false, /*fnuz=*/true);
   default:
     return 0;
   }

@@ -111,7 +111,8 @@ void printSummary(const std::string &name, const Tensor &tensor) {
   llvm::outs() << "  " << name << ": " << describeTensor(tensor);
   size_t count = tensor.elementCount();
   kiln_element_type_t type = tensor.elementType();
-  if (count == 0 || type == KILN_ELEMENT_TYPE_F8E4M3FN || type == KILN_ELEMENT_TYPE_F8E5M2) {
+  if (count == 0 || type == KILN_ELEMENT_TYPE_F8E4M3FN || type == KILN_ELEMENT_TYPE_F8E5M2 ||
+      type == KILN_ELEMENT_TYPE_F8E4M3FNUZ || type == KILN_ELEMENT_TYPE_F8E5M2FNUZ) {
     llvm::outs() << "\n";
     return;
   }

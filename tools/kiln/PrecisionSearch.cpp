@@ -34,6 +34,13 @@ std::string formatNumber(double value) {
   return text;
 }
 
+/// " (R x the budget)" for a tolerance budget; nothing for top-1 (the detail says it).
+std::string ratioText(const precision::Evaluation &evaluation, const AccuracyBudget &budget) {
+  if (budget.top1)
+    return "";
+  return " (" + formatNumber(evaluation.budgetRatio) + "x the budget)";
+}
+
 /// The files of one sample: NAME.npy or NAME.pb in `directory`.
 std::optional<std::map<std::string, Tensor>> readSample(const std::string &directory) {
   std::vector<InputFile> files;
@@ -347,8 +354,7 @@ std::optional<PrecisionChoice> searchPrecision(const std::string &path,
     if (result.low[i])
       choice.low.push_back(i);
   for (const precision::Blame &blame : result.blamed) {
-    std::string evidence =
-        blame.evidence.detail + " (" + formatNumber(blame.evidence.budgetRatio) + "x the budget)";
+    std::string evidence = blame.evidence.detail + ratioText(blame.evidence, options.budget);
     report << "  candidate " << blame.candidate << ": " << evidence << "\n";
     choice.evidence.push_back(std::to_string(blame.candidate) + "=" + evidence);
   }

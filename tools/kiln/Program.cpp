@@ -431,11 +431,13 @@ Tensor randomTensor(const TensorSignature &signature, uint64_t seed) {
     });
     break;
   case KILN_ELEMENT_TYPE_F8E4M3FN:
+  case KILN_ELEMENT_TYPE_F8E4M3FNUZ:
     fill(bytes, [&]() -> uint8_t {
       return uint8_t((engine() & 0x80) | ((4 + engine() % 4) << 3) | (engine() & 7));
     });
     break;
   case KILN_ELEMENT_TYPE_F8E5M2:
+  case KILN_ELEMENT_TYPE_F8E5M2FNUZ:
     fill(bytes, [&]() -> uint8_t {
       return uint8_t((engine() & 0x80) | ((12 + engine() % 4) << 2) | (engine() & 3));
     });

@@ -364,9 +364,12 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
     target = requested;
   }
   unsigned width = target.isInteger() ? target.getIntOrFloatBitWidth() : 0;
-  if ((width != 8 && width != 16) || target.isSignedInteger())
+  auto float8 = llvm::dyn_cast<FloatType>(target);
+  if (float8 && (float8.getWidth() != 8 || llvm::isa<Float8E8M0FNUType>(float8)))
+    float8 = nullptr;
+  if (!float8 && ((width != 8 && width != 16) || target.isSignedInteger()))
     return ctx.emitError() << "quantizing to " << target
-                           << " is not supported (uint8, int8, uint16 or int16)";
+                           << " is not supported (uint8, int8, uint16, int16 or float8)";
   if (d.failed())
     return failure();
   Type compute = elementTypeOf(scale);
@@ -374,6 +377,19 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
     compute = convertElementType(*ctx.context(), static_cast<int32_t>(precision));
     if (!compute || !llvm::isa<FloatType>(compute))
       return ctx.emitError() << "precision " << precision << " is not a floating-point type";
+  }
+  if (float8) {
+    // Float8: x / scale (+ the zero point, which the specification requires to be 0) rounded by
+    // the cast itself, clamped to the largest finite value first unless saturate = 0.
+    Value quotient = d.div(d.castTo(x, compute), d.castTo(scale, compute));
+    if (zeroPoint)
+      quotient = d.add(quotient, d.castTo(zeroPoint, compute));
+    if (ctx.intAttr("saturate", 1) == 1) {
+      double largest = APFloat::getLargest(float8.getFloatSemantics()).convertToDouble();
+      quotient = d.op<MaxOp>(
+          {d.op<MinOp>({quotient, d.scalar(quotient, largest)}), d.scalar(quotient, -largest)});
+    }
+    return d.finish(d.castTo(quotient, target));
   }
   Value scaled = d.op<RoundOp>({d.div(d.castTo(x, compute), d.castTo(scale, compute))});
   if (zeroPoint)

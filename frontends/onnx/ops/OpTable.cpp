@@ -32,8 +32,12 @@ Type convertElementType(MLIRContext &context, int32_t dataType) {
     return b.getBF16Type();
   case 17: // FLOAT8E4M3FN
     return b.getType<Float8E4M3FNType>();
+  case 18: // FLOAT8E4M3FNUZ
+    return b.getType<Float8E4M3FNUZType>();
   case 19: // FLOAT8E5M2
     return b.getType<Float8E5M2Type>();
+  case 20: // FLOAT8E5M2FNUZ
+    return b.getType<Float8E5M2FNUZType>();
   case onnx::TensorProto::INT64:
     return b.getI64Type();
   case onnx::TensorProto::INT32:

@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 7
+#define KILN_API_VERSION 8
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -200,6 +200,12 @@ typedef KILN_ENUM(kiln_element_type_e) {
   KILN_ELEMENT_TYPE_U32 = 14,
   /// Unsigned 64-bit integer (API version 5).
   KILN_ELEMENT_TYPE_U64 = 15,
+  /// 8-bit float: 4 exponent and 3 mantissa bits, bias 8, no infinities and no negative zero:
+  /// 0x80 is the only NaN (API version 8).
+  KILN_ELEMENT_TYPE_F8E4M3FNUZ = 16,
+  /// 8-bit float: 5 exponent and 2 mantissa bits, bias 16, no infinities and no negative zero:
+  /// 0x80 is the only NaN (API version 8).
+  KILN_ELEMENT_TYPE_F8E5M2FNUZ = 17,
 } kiln_element_type_t;
 // clang-format on
 
