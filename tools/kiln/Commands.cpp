@@ -237,9 +237,8 @@ bool setProgramOptions(const std::string &memoryLimit, int64_t streams, CompileS
 
 /// Sets `--precision`, `--keep-io-types` and `--keep-high` in `settings`; false (with a message)
 /// for a precision that is not one (`auto` only where `allowAuto`).
-bool setPrecisionOptions(const std::string &precision, bool keepIoTypes,
-                         const std::vector<std::string> &keepHigh, bool allowAuto,
-                         CompileSettings &settings) {
+bool setPrecisionOptions(const PrecisionFlags &flags, bool allowAuto, CompileSettings &settings) {
+  const std::string &precision = flags.precision;
   if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16" &&
       !(allowAuto && precision == "auto")) {
     printError("--precision '" + precision + "' is not one of fp32, tf32, bf16, fp16" +
@@ -247,8 +246,8 @@ bool setPrecisionOptions(const std::string &precision, bool keepIoTypes,
     return false;
   }
   settings.precision = precision;
-  settings.keepIoTypes = keepIoTypes;
-  settings.keepHigh = keepHigh;
+  settings.keepIoTypes = flags.keepIoTypes;
+  settings.keepHigh = flags.keepHigh;
   return true;
 }
 
@@ -295,12 +294,11 @@ int runCompile(const CompileCommand &command) {
   settings.report = command.report;
   if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
-  if (!setPrecisionOptions(command.precision, command.keepIoTypes, command.keepHigh,
-                           /*allowAuto=*/true, settings))
+  if (!setPrecisionOptions(command.precision, /*allowAuto=*/true, settings))
     return kExitUsage;
   settings.progress = !command.quiet;
   auto start = std::chrono::steady_clock::now();
-  if (command.precision == "auto") {
+  if (command.precision.precision == "auto") {
     PrecisionSearchOptions search;
     search.lowPrecision = command.autoPrecision;
     if (search.lowPrecision != "fp16" && search.lowPrecision != "bf16") {
@@ -392,8 +390,7 @@ int runRun(const RunCommand &command) {
   settings.shapes = command.shapes;
   if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
-  if (!setPrecisionOptions(command.precision, command.keepIoTypes, command.keepHigh,
-                           /*allowAuto=*/false, settings))
+  if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
@@ -581,8 +578,7 @@ int runBench(const BenchCommand &command) {
   settings.shapes = command.shapes;
   if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
-  if (!setPrecisionOptions(command.precision, command.keepIoTypes, command.keepHigh,
-                           /*allowAuto=*/false, settings))
+  if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;
   settings.batch = command.batch;
   double compileSeconds = 0;

@@ -14,6 +14,14 @@
 
 namespace kiln::cli {
 
+/// `--precision fp32|tf32|bf16|fp16` (and `auto` for compile), `--keep-io-types` and
+/// `--keep-high NODE` (ONNX nodes kept in fp32): the flags compile, run and bench share.
+struct PrecisionFlags {
+  std::string precision = "fp32";
+  bool keepIoTypes = false;
+  std::vector<std::string> keepHigh;
+};
+
 /// `kiln compile MODEL -o OUT.kiln --target cpu`.
 struct CompileCommand {
   std::string model;
@@ -27,11 +35,7 @@ struct CompileCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
-  /// `--precision fp32|tf32|bf16|fp16` (and `auto` for compile).
-  std::string precision = "fp32";
-  bool keepIoTypes = false;
-  /// `--keep-high NODE`: ONNX nodes kept in fp32.
-  std::vector<std::string> keepHigh;
+  PrecisionFlags precision;
   /// `--precision auto`: the low precision tried, the budget and the calibration inputs.
   std::string autoPrecision = "fp16";
   std::string accuracyBudget = "rtol=0.01,atol=0.001";
@@ -51,11 +55,7 @@ struct RunCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
-  /// `--precision fp32|tf32|bf16|fp16` (and `auto` for compile).
-  std::string precision = "fp32";
-  bool keepIoTypes = false;
-  /// `--keep-high NODE`: ONNX nodes kept in fp32.
-  std::vector<std::string> keepHigh;
+  PrecisionFlags precision;
   std::string outputDir;
   /// Chrome trace-event JSON of the run's steps.
   std::string trace;
@@ -80,11 +80,7 @@ struct BenchCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
-  /// `--precision fp32|tf32|bf16|fp16` (and `auto` for compile).
-  std::string precision = "fp32";
-  bool keepIoTypes = false;
-  /// `--keep-high NODE`: ONNX nodes kept in fp32.
-  std::vector<std::string> keepHigh;
+  PrecisionFlags precision;
   int warmup = 3;
   int iterations = 20;
   double maxSeconds = 0;

@@ -36,6 +36,14 @@
 
 namespace {
 
+/// --precision, --keep-io-types and --keep-high, as compile, run and bench take them.
+void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const char *help) {
+  app->add_option("--precision", flags.precision, help)->capture_default_str();
+  app->add_flag("--keep-io-types", flags.keepIoTypes,
+                "Inputs and outputs keep their declared types under a lower precision");
+  app->add_option("--keep-high", flags.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
+}
+
 using kiln::cli::kExitUsage;
 constexpr int kExitInvalidModel = kiln::cli::kExitFailure;
 
@@ -223,15 +231,9 @@ int main(int argc, char **argv) {
                    "Run independent steps on up to N streams at once (CPU; 1: one after "
                    "another)")
       ->capture_default_str();
-  compileApp
-      ->add_option(
-          "--precision", compile.precision,
-          "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within --accuracy-budget)")
-      ->capture_default_str();
-  compileApp->add_flag("--keep-io-types", compile.keepIoTypes,
-                       "Inputs and outputs keep their declared types under a lower precision");
-  compileApp->add_option("--keep-high", compile.keepHigh,
-                         "Keep this ONNX node in fp32 (repeatable)");
+  addPrecisionOptions(compileApp, compile.precision,
+                      "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within "
+                      "--accuracy-budget)");
   compileApp
       ->add_option("--auto-precision", compile.autoPrecision,
                    "The low precision --precision auto tries: fp16 or bf16")
@@ -273,13 +275,8 @@ int main(int argc, char **argv) {
       ->add_option("--streams", run.streams,
                    "Run independent steps on up to N streams (models compiled just in time)")
       ->capture_default_str();
-  runApp
-      ->add_option("--precision", run.precision,
-                   "fp32, tf32, bf16 or fp16 (models compiled just in time)")
-      ->capture_default_str();
-  runApp->add_flag("--keep-io-types", run.keepIoTypes,
-                   "Inputs and outputs keep their declared types under a lower precision");
-  runApp->add_option("--keep-high", run.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
+  addPrecisionOptions(runApp, run.precision,
+                      "fp32, tf32, bf16 or fp16 (models compiled just in time)");
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");
   runApp->add_option("--trace", run.trace,
                      "Write a Chrome trace-event JSON of the run's steps (Perfetto opens it)");
@@ -314,13 +311,8 @@ int main(int argc, char **argv) {
       ->add_option("--streams", bench.streams,
                    "Run independent steps on up to N streams (models compiled just in time)")
       ->capture_default_str();
-  benchApp
-      ->add_option("--precision", bench.precision,
-                   "fp32, tf32, bf16 or fp16 (models compiled just in time)")
-      ->capture_default_str();
-  benchApp->add_flag("--keep-io-types", bench.keepIoTypes,
-                     "Inputs and outputs keep their declared types under a lower precision");
-  benchApp->add_option("--keep-high", bench.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
+  addPrecisionOptions(benchApp, bench.precision,
+                      "fp32, tf32, bf16 or fp16 (models compiled just in time)");
   benchApp->add_option("--warmup", bench.warmup, "Untimed runs first")->capture_default_str();
   benchApp->add_option("--iterations", bench.iterations, "Timed runs")->capture_default_str();
   benchApp->add_option("--max-seconds", bench.maxSeconds,
