@@ -317,8 +317,8 @@ void AssignPrecision::rewrite(ArrayRef<Candidate> candidates, FloatType low) {
   for (const Candidate &candidate : candidates)
     lowOps[candidate.op] = candidate.low;
 
-  // The value of `value` in `element`, cast once right after its definition (constants are
-  // converted by the canonicalizer's folding of the cast).
+  // The value of `value` in `element`, cast once right after its definition; an f32 constant
+  // read in the low precision is its converted copy (decide() converted it).
   auto castOf = [&](Value value, Type element, llvm::DenseMap<Value, Value> &cache) {
     auto found = cache.find(value);
     if (found != cache.end())
