@@ -1,7 +1,7 @@
 //===- PrecisionTest.cpp - The precision search and the weights' rounding --===//
 
-#include "compiler/precision/Rounding.h"
 #include "compiler/precision/Search.h"
+#include "runtime/src/half_conversions.h"
 
 #include "llvm/ADT/APFloat.h"
 
@@ -16,9 +16,9 @@
 namespace {
 
 using kiln::precision::Evaluation;
-using kiln::precision::roundToBFloat16;
-using kiln::precision::roundToHalf;
 using kiln::precision::searchLowPrecision;
+using kiln::runtime::floatToBf16;
+using kiln::runtime::floatToHalf;
 
 uint16_t apfloatBits(float value, const llvm::fltSemantics &semantics) {
   llvm::APFloat converted(value);
@@ -60,14 +60,14 @@ TEST(PrecisionRounding, MatchesAPFloatBitForBit) {
       values.push_back(fromBits((exponent << 23) | mantissa));
   for (float value : values) {
     if (std::isnan(value)) {
-      EXPECT_EQ(roundToHalf(value) & 0x7C00u, 0x7C00u);
-      EXPECT_NE(roundToHalf(value) & 0x3FFu, 0u);
-      EXPECT_EQ(roundToBFloat16(value) & 0x7F80u, 0x7F80u);
-      EXPECT_NE(roundToBFloat16(value) & 0x7Fu, 0u);
+      EXPECT_EQ(floatToHalf(value) & 0x7C00u, 0x7C00u);
+      EXPECT_NE(floatToHalf(value) & 0x3FFu, 0u);
+      EXPECT_EQ(floatToBf16(value) & 0x7F80u, 0x7F80u);
+      EXPECT_NE(floatToBf16(value) & 0x7Fu, 0u);
       continue;
     }
-    ASSERT_EQ(roundToHalf(value), apfloatBits(value, llvm::APFloat::IEEEhalf())) << value;
-    ASSERT_EQ(roundToBFloat16(value), apfloatBits(value, llvm::APFloat::BFloat())) << value;
+    ASSERT_EQ(floatToHalf(value), apfloatBits(value, llvm::APFloat::IEEEhalf())) << value;
+    ASSERT_EQ(floatToBf16(value), apfloatBits(value, llvm::APFloat::BFloat())) << value;
   }
 }
 
