@@ -91,23 +91,30 @@ struct CallPlan {
   Value written;
 };
 
-/// Whether every operand and result of `op` is a static tensor of one element type the target's
-/// library computes in.
-bool hasStaticLibraryTypes(Operation *op, const Target &target) {
+/// The element type every operand and result of `op` has, when all are static tensors of one;
+/// null otherwise.
+Type staticUniformElementType(Operation *op) {
   Type element;
-  auto accepted = [&](Type type) {
+  auto uniform = [&](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
       return false;
-    Type candidate = tensor.getElementType();
-    if (!candidate.isF32() && !(target.halfPrecision && (candidate.isF16() || candidate.isBF16())))
-      return false;
     if (!element)
-      element = candidate;
-    return candidate == element;
+      element = tensor.getElementType();
+    return tensor.getElementType() == element;
   };
-  return llvm::all_of(op->getOperandTypes(), accepted) &&
-         llvm::all_of(op->getResultTypes(), accepted);
+  if (!llvm::all_of(op->getOperandTypes(), uniform) || !llvm::all_of(op->getResultTypes(), uniform))
+    return Type();
+  return element;
+}
+
+bool isHalfPrecision(Type element) { return element && (element.isF16() || element.isBF16()); }
+
+/// Whether every operand and result of `op` is a static tensor of one element type the target's
+/// library computes in.
+bool hasStaticLibraryTypes(Operation *op, const Target &target) {
+  Type element = staticUniformElementType(op);
+  return element && (element.isF32() || (target.halfPrecision && isHalfPrecision(element)));
 }
 
 /// The value of `value` when it is a splat f32, f16 or bf16 graph.constant other than NaN.
@@ -642,21 +649,6 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             /*matrixLayoutsOnly=*/false,
                             /*tf32=*/false};
 
-/// Whether every float operand and the result of `op` is a static f16 or bf16 tensor of one type.
-bool hasStaticHalfTypes(Operation *op) {
-  Type element;
-  auto half = [&](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape() ||
-        !(tensor.getElementType().isF16() || tensor.getElementType().isBF16()))
-      return false;
-    if (!element)
-      element = tensor.getElementType();
-    return tensor.getElementType() == element;
-  };
-  return llvm::all_of(op->getOperandTypes(), half) && llvm::all_of(op->getResultTypes(), half);
-}
-
 /// For a library that computes in f32 only (oneDNN here): a f16 or bf16 matmul, gemm or
 /// convolution becomes the same op in f32 between casts. The values between kernels and the
 /// weights stay in the low precision (the weights are widened as the program runs); the
@@ -707,7 +699,7 @@ public:
     OpBuilder builder(module.getContext());
     if (!target.halfPrecision)
       for (Operation *&anchor : anchors)
-        if (hasStaticHalfTypes(anchor))
+        if (isHalfPrecision(staticUniformElementType(anchor)))
           anchor = widenToF32(builder, anchor);
     for (Operation *anchor : anchors) {
       FailureOr<CallPlan> plan =
