@@ -123,6 +123,28 @@ calibrationSamples(const Artifact &artifact, const PrecisionSearchOptions &optio
   return samples;
 }
 
+/// Runs `session` on every sample (with `mask` appended when given); the outputs per sample, or
+/// nothing after an error (printed, naming `path`).
+std::optional<std::vector<std::vector<Tensor>>>
+runSamples(const Session &session, std::vector<std::vector<Tensor>> &samples, const Tensor *mask,
+           const std::string &path) {
+  std::vector<std::vector<Tensor>> outputs;
+  for (std::vector<Tensor> &sample : samples) {
+    std::vector<const Tensor *> inputs;
+    for (Tensor &tensor : sample)
+      inputs.push_back(&tensor);
+    if (mask)
+      inputs.push_back(mask);
+    Result<std::vector<Tensor>> result = session.run(inputs);
+    if (!result.ok()) {
+      printError(path + ": " + result.status().message());
+      return std::nullopt;
+    }
+    outputs.push_back(std::move(result.value()));
+  }
+  return outputs;
+}
+
 /// Compares one run's outputs with the reference's under the budget.
 class BudgetCheck {
 public:
@@ -280,26 +302,12 @@ std::optional<PrecisionChoice> searchPrecision(const std::string &path,
   if (!samples)
     return std::nullopt;
 
-  auto runWith =
-      [&](const std::vector<bool> &low) -> std::optional<std::vector<std::vector<Tensor>>> {
+  auto runWith = [&](const std::vector<bool> &low) {
     Tensor mask = Tensor::create(KILN_ELEMENT_TYPE_BOOL, {candidates}).value();
     auto *bits = static_cast<uint8_t *>(mask.data());
     for (int64_t i = 0; i < candidates; ++i)
       bits[i] = low.empty() ? 0 : uint8_t(low[i]);
-    std::vector<std::vector<Tensor>> outputs;
-    for (std::vector<Tensor> &sample : *samples) {
-      std::vector<const Tensor *> inputs;
-      for (Tensor &tensor : sample)
-        inputs.push_back(&tensor);
-      inputs.push_back(&mask);
-      Result<std::vector<Tensor>> result = session->run(inputs);
-      if (!result.ok()) {
-        printError(path + ": " + result.status().message());
-        return std::nullopt;
-      }
-      outputs.push_back(std::move(result.value()));
-    }
-    return outputs;
+    return runSamples(*session, *samples, &mask, path);
   };
 
   std::optional<std::vector<std::vector<Tensor>>> reference = runWith({});
@@ -377,21 +385,16 @@ std::optional<PrecisionChoice> searchPrecision(const std::string &path,
     printError(realSession.status().message());
     return std::nullopt;
   }
+  std::optional<std::vector<std::vector<Tensor>>> realOutputs =
+      runSamples(*realSession, *samples, nullptr, path);
+  if (!realOutputs)
+    return std::nullopt;
   BudgetCheck check(*artifact, options.budget);
-  for (size_t s = 0; s < samples->size(); ++s) {
-    std::vector<const Tensor *> inputs;
-    for (Tensor &tensor : (*samples)[s])
-      inputs.push_back(&tensor);
-    Result<std::vector<Tensor>> outputs = realSession->run(inputs);
-    if (!outputs.ok()) {
-      printError(path + ": " + outputs.status().message());
-      return std::nullopt;
-    }
-    check.add(outputs.value(), (*reference)[s]);
-  }
+  for (size_t s = 0; s < samples->size(); ++s)
+    check.add((*realOutputs)[s], (*reference)[s]);
   precision::Evaluation verified = check.result();
-  report << "precision check: the mixed program compiled for the CPU: " << verified.detail << " ("
-         << formatNumber(verified.budgetRatio) << "x the budget)\n";
+  report << "precision check: the mixed program compiled for the CPU: " << verified.detail
+         << ratioText(verified, options.budget) << "\n";
   if (!verified.withinBudget) {
     printError(path + ": the mixed-precision program misses the accuracy budget (" +
                describeBudget(options.budget) + ") on the CPU: " + verified.detail +
