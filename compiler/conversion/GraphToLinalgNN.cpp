@@ -441,28 +441,36 @@ struct WindowPoolLowering : GraphLowering<OpTy> {
     bool isUnsigned = hasUnsignedElements(op);
     MLIRContext *context = rewriter.getContext();
     Type element = resultType.getElementType();
-    int64_t spatial = inputType.getRank() - 2;
+    int64_t rank = inputType.getRank(), spatial = rank - 2;
+    // The layout: N C D1..Dn, or N D1..Dn C with channels_last.
+    bool channelsLast = op.getChannelsLast();
+    int64_t channelDim = channelsLast ? rank - 1 : 1, firstSpatial = channelsLast ? 1 : 2;
     ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
                       dilations = op.getDilations(), padLow = op.getPadLow(),
                       padHigh = op.getPadHigh();
     // Windows may reach past the high padding in ceil mode: pad that far too.
-    SmallVector<int64_t> low{0, 0}, high{0, 0}, extra;
+    SmallVector<int64_t> low(rank, 0), high(rank, 0), extra;
     for (int64_t i = 0; i < spatial; ++i) {
-      int64_t reach = (resultType.getDimSize(i + 2) - 1) * strides[i] +
-                      (kernel[i] - 1) * dilations[i] + 1;
-      int64_t available = inputType.getDimSize(i + 2) + padLow[i] + padHigh[i];
+      int64_t dim = firstSpatial + i;
+      int64_t reach =
+          (resultType.getDimSize(dim) - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1;
+      int64_t available = inputType.getDimSize(dim) + padLow[i] + padHigh[i];
       extra.push_back(std::max<int64_t>(0, reach - available));
-      low.push_back(padLow[i]);
-      high.push_back(padHigh[i] + extra.back());
+      low[dim] = padLow[i];
+      high[dim] = padHigh[i] + extra.back();
     }
     Value identity = combinerIdentity(rewriter, loc, element, kCombiner, isUnsigned);
     Value padded = padWith(rewriter, loc, input, low, high, identity);
 
-    // Loops: n, c, o1..oS (parallel), k1..kS (reduction).
+    // Loops: the result's dims (parallel, n c o1..oS or n o1..oS c), then k1..kS (reduction).
     int64_t numLoops = 2 + 2 * spatial;
-    SmallVector<AffineExpr> inExprs{getAffineDimExpr(0, context), getAffineDimExpr(1, context)};
-    for (int64_t i = 0; i < spatial; ++i)
-      inExprs.push_back(windowExpr(context, 2 + i, 2 + spatial + i, strides[i], dilations[i]));
+    SmallVector<AffineExpr> inExprs;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      int64_t i = dim - firstSpatial;
+      bool isSpatial = dim != 0 && dim != channelDim;
+      inExprs.push_back(isSpatial ? windowExpr(context, dim, rank + i, strides[i], dilations[i])
+                                  : getAffineDimExpr(dim, context));
+    }
     SmallVector<Value> batchSize;
     if (resultType.isDynamicDim(0))
       batchSize.push_back(tensor::DimOp::create(rewriter, loc, input, 0));
@@ -481,7 +489,8 @@ struct WindowPoolLowering : GraphLowering<OpTy> {
     if constexpr (std::is_same_v<OpTy, AvgPoolOp>) {
       // Divide by the number of elements each window covers: a sum pool of ones over the
       // spatial shape, with the explicit padding counted only under count_include_pad.
-      SmallVector<int64_t> spatialShape(inputType.getShape().drop_front(2));
+      SmallVector<int64_t> spatialShape(
+          inputType.getShape().drop_front(firstSpatial).take_front(spatial));
       Value ones = tensor::SplatOp::create(
           rewriter, loc, RankedTensorType::get(spatialShape, element),
           scalarConstant(rewriter, loc, element, 1));
@@ -497,8 +506,8 @@ struct WindowPoolLowering : GraphLowering<OpTy> {
       SmallVector<AffineExpr> countWindow;
       for (int64_t i = 0; i < spatial; ++i)
         countWindow.push_back(getAffineDimExpr(spatial + i, context));
-      auto countType =
-          RankedTensorType::get(resultType.getShape().drop_front(2), element);
+      auto countType = RankedTensorType::get(
+          resultType.getShape().drop_front(firstSpatial).take_front(spatial), element);
       Value countInit = filledInit(rewriter, loc, countType, {}, Combiner::Sum);
       Value counts = buildReduction(
           rewriter, loc, countType, ValueRange{counted, window},
@@ -508,7 +517,7 @@ struct WindowPoolLowering : GraphLowering<OpTy> {
           [](OpBuilder &, Location, ValueRange args) { return args[0]; });
       AffineMap identity = AffineMap::getMultiDimIdentityMap(resultType.getRank(), context);
       pooled = buildGeneric(rewriter, loc, resultType, ValueRange{pooled, counts},
-                            {identity, identity.dropResults(ArrayRef<int64_t>{0, 1})},
+                            {identity, identity.dropResults(ArrayRef<int64_t>{0, channelDim})},
                             emptyForResult(rewriter, loc, resultType, {pooled}),
                             [](OpBuilder &b, Location l, ValueRange args) {
                               return arith::DivFOp::create(b, l, args[0], args[1]);

@@ -114,6 +114,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.streams = options_.streams;
   pipeline.precision = options_.precision;
   pipeline.keepIoTypes = options_.keepIoTypes;
+  pipeline.convLayout = options_.convLayout;
   pipeline.keepHigh = options_.keepHigh;
   if (options_.precisionLow) {
     pipeline.explicitLow = true;

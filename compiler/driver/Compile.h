@@ -44,6 +44,9 @@ struct CompileOptions {
   std::string precision = "fp32";
   /// Inputs and outputs keep their declared types under a lower precision.
   bool keepIoTypes = false;
+  /// CUDA: the tensor layout of convolutions (kiln-cuda-channels-last): "auto" (NHWC for f16 and
+  /// bf16, what tensor cores want; NCHW for f32), "nchw" (the model's), or "nhwc" (every type).
+  std::string convLayout = "auto";
   /// ONNX nodes kept in fp32 whatever their class.
   std::vector<std::string> keepHigh;
   /// When set, exactly these precision candidates are low (the `auto` search's answer).

@@ -86,4 +86,33 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }
 
+def CudaChannelsLastPass : Pass<"kiln-cuda-channels-last", "mlir::ModuleOp"> {
+  let summary = "Gives half-precision cuDNN convolutions channels-last (NHWC) tensors and places the transposes";
+  let description = [{
+    Runs after `kiln-select-cuda-library-calls`. cuDNN's tensor-core convolutions and fused
+    engines are written for NHWC; ONNX models are NCHW. Each 2-D `cudnn.convolution` call with
+    f16 or bf16 tensors (any float type with `all-types`) gets `channels_last = true`: it reads x
+    and its `add` operand as N x H x W x C, its filter as K x R x S x C/groups (a constant filter
+    is reordered at compile time), and writes N x H x W x K. The NCHW values the rest of the
+    graph reads are transposes, which are then moved where they cost least:
+
+    - a transpose to channels-first sinks below the elementwise ops that read it (unary ops,
+      casts, broadcasting binary ops and selects whose other operands are transposed alike or
+      constants, which are reordered), when one transpose it consumes has no other reader;
+    - a max or average pool of one pools the channels-last value (`channels_last = true`);
+    - a global average or max pool of one becomes a reduction over the spatial dims of the
+      channels-last value, then a reshape (no data moves);
+    - a transpose to channels-last of a transpose to channels-first is the value itself.
+
+    Between consecutive convolutions, with their ReLU, clip and residual adds, the transposes
+    cancel; they remain at the model's input, before ops that need NCHW (reshapes,
+    concatenations, ...) and at its outputs.
+  }];
+  let options = [
+    Option<"allTypes", "all-types", "bool", /*default=*/"false",
+           "Also convolutions with f32 tensors">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
+}
+
 #endif // KILN_COMPILER_LIBRARYCALLS_PASSES_TD

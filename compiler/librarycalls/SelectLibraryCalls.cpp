@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/librarycalls/Declarations.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/librarycalls/StridedOperands.h"
 #include "dialects/graph/GraphOps.h"
@@ -37,8 +38,6 @@ using namespace mlir;
 
 namespace kiln {
 namespace {
-
-constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
 
 struct CallPlan;
 
@@ -685,12 +684,6 @@ public:
 
   void run(ModuleOp module) {
     SymbolTable symbols(module);
-    declarations.clear();
-    // Declarations already present (a second run) are reused.
-    for (auto function : module.getOps<func::FuncOp>())
-      if (auto name = function->getAttrOfType<StringAttr>(kLibraryCallAttr))
-        declarations[{name.getValue(), function.getFunctionType()}] = function;
-
     SmallVector<Operation *> anchors;
     module.walk([&](Operation *op) {
       if (isa<graph::ConvOp, graph::MatmulOp, graph::GemmOp>(op))
@@ -715,33 +708,13 @@ public:
     }
   }
 
-  /// The declaration of `name` for `type`, created at the top of the module on first use.
-  func::FuncOp declaration(SymbolTable &symbols, ModuleOp module, StringRef name,
-                           FunctionType type) {
-    func::FuncOp &function = declarations[{name, type}];
-    if (function)
-      return function;
-    std::string symbol;
-    for (unsigned k = 0;; ++k) {
-      symbol = (name + "_" + llvm::Twine(k)).str();
-      if (!symbols.lookup(symbol))
-        break;
-    }
-    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-    function = func::FuncOp::create(builder, module.getLoc(), symbol, type);
-    function.setPrivate();
-    function->setAttr(kLibraryCallAttr, builder.getStringAttr(name));
-    symbols.insert(function);
-    return function;
-  }
-
   void emitCall(OpBuilder &builder, SymbolTable &symbols, ModuleOp module, CallPlan &plan) {
     SmallVector<Value> operands(plan.operands);
     llvm::append_range(operands, plan.addends);
     Value written = plan.written ? plan.written : plan.result;
     auto type = FunctionType::get(module.getContext(), ValueRange(operands).getTypes(),
                                   {written.getType()});
-    func::FuncOp callee = declaration(symbols, module, plan.name, type);
+    func::FuncOp callee = libraryCallDeclaration(symbols, module, plan.name, type);
 
     Operation *last = plan.fused.empty() ? plan.anchor : plan.fused.back();
     builder.setInsertionPoint(last);
@@ -783,7 +756,6 @@ public:
   }
 
   const Target &target;
-  llvm::DenseMap<std::pair<StringRef, Type>, func::FuncOp> declarations;
 };
 
 struct SelectCpuLibraryCallsPass

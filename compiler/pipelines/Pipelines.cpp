@@ -103,6 +103,15 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     // Convolutions and matmuls become library calls (oneDNN, or cuDNN and cuBLASLt), with their
     // epilogues fused.
     pm.addPass(cuda ? createSelectCudaLibraryCallsPass() : createSelectCpuLibraryCallsPass());
+    if (cuda && options.convLayout != "nchw") {
+      // Half-precision convolutions (every one with nhwc) take NHWC, what cuDNN's tensor-core
+      // kernels want.
+      CudaChannelsLastPassOptions channelsLast;
+      channelsLast.allTypes = options.convLayout == "nhwc";
+      pm.addPass(createCudaChannelsLastPass(channelsLast));
+      pm.addPass(mlir::createCanonicalizerPass());
+      pm.addPass(mlir::createCSEPass());
+    }
   } else if (stage == "linalg") {
     pm.addNestedPass<mlir::func::FuncOp>(createConvertGraphToLinalgPass());
     pm.addPass(createVerifyGraphLoweredPass());

@@ -73,6 +73,10 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
   Option<bool> keepIoTypes{*this, "keep-io-types",
                            llvm::cl::desc("Inputs and outputs keep their declared types"),
                            llvm::cl::init(false)};
+  Option<std::string> convLayout{
+      *this, "conv-layout",
+      llvm::cl::desc("CUDA convolutions: auto (NHWC in f16/bf16), nchw or nhwc"),
+      llvm::cl::init("auto")};
   ListOption<std::string> keepHigh{*this, "keep-high",
                                    llvm::cl::desc("ONNX nodes kept in fp32 whatever their class")};
   ListOption<int64_t> precisionLow{*this, "precision-low",

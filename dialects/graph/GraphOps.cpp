@@ -852,23 +852,41 @@ LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *, std::optional<Loc
   return success();
 }
 
-#define KILN_INFER_WINDOW_POOL(OP)                                                                \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, Adaptor adaptor, \
-                                     SmallVectorImpl<Type> &types) {                             \
-    RankedTensorType input = rankedType(adaptor.getInput());                                      \
-    ArrayRef<int64_t> kernel = adaptor.getKernelShape();                                          \
-    if (input.getRank() >= 3 &&                                                                   \
-        failed(checkLength<OP>(loc, kernel, input.getRank() - 2, "kernel_shape")))                \
-      return failure();                                                                           \
-    if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))                                    \
-      return failInference<OP>(loc, "kernel_shape entries must be positive");                     \
-    FailureOr<SmallVector<int64_t>> shape = inferWindowedShape<OP>(                               \
-        loc, input, kernel, adaptor.getStrides(), adaptor.getDilations(), adaptor.getPadLow(),    \
-        adaptor.getPadHigh(), adaptor.getCeilMode());                                             \
-    if (failed(shape))                                                                            \
-      return failure();                                                                           \
-    types.push_back(input.clone(*shape));                                                         \
-    return success();                                                                             \
+/// `N x D1 .. Dn x C` as `N x C x D1 .. Dn`, and back.
+static RankedTensorType channelsFirst(RankedTensorType type) {
+  SmallVector<int64_t> shape{type.getDimSize(0), type.getShape().back()};
+  llvm::append_range(shape, type.getShape().drop_front().drop_back());
+  return type.clone(shape);
+}
+
+static RankedTensorType channelsLastOf(RankedTensorType type) {
+  SmallVector<int64_t> shape{type.getDimSize(0)};
+  llvm::append_range(shape, type.getShape().drop_front(2));
+  shape.push_back(type.getDimSize(1));
+  return type.clone(shape);
+}
+
+#define KILN_INFER_WINDOW_POOL(OP)                                                                 \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, Adaptor adaptor,  \
+                                     SmallVectorImpl<Type> &types) {                               \
+    RankedTensorType input = rankedType(adaptor.getInput());                                       \
+    ArrayRef<int64_t> kernel = adaptor.getKernelShape();                                           \
+    if (input.getRank() >= 3 &&                                                                    \
+        failed(checkLength<OP>(loc, kernel, input.getRank() - 2, "kernel_shape")))                 \
+      return failure();                                                                            \
+    if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))                                     \
+      return failInference<OP>(loc, "kernel_shape entries must be positive");                      \
+    bool channelsLast = adaptor.getChannelsLast() && input.getRank() >= 3;                         \
+    if (channelsLast)                                                                              \
+      input = channelsFirst(input);                                                                \
+    FailureOr<SmallVector<int64_t>> shape =                                                        \
+        inferWindowedShape<OP>(loc, input, kernel, adaptor.getStrides(), adaptor.getDilations(),   \
+                               adaptor.getPadLow(), adaptor.getPadHigh(), adaptor.getCeilMode());  \
+    if (failed(shape))                                                                             \
+      return failure();                                                                            \
+    RankedTensorType result = input.clone(*shape);                                                 \
+    types.push_back(channelsLast ? channelsLastOf(result) : result);                               \
+    return success();                                                                              \
   }
 KILN_INFER_WINDOW_POOL(AvgPoolOp)
 KILN_INFER_WINDOW_POOL(MaxPoolOp)

@@ -684,10 +684,11 @@ def Graph_ConvTransposeOp : Graph_Op<"conv_transpose",
 
 class Graph_WindowPoolOp<string mnemonic, string math, dag extraArgs = (ins)>
     : Graph_Op<mnemonic, [SameOperandsAndResultElementType]> {
-  let summary = "N-d " # math # " pooling over windows (NCHW layout)";
+  let summary = "N-d " # math # " pooling over windows (NCHW layout, or NHWC)";
   let description = [{
     Takes the }] # math # [{ of each `kernel_shape` window of the spatial dimensions of `input`
-    (`N x C x D1 ... Dn`). Each spatial output dimension is
+    (`N x C x D1 ... Dn`, or `N x D1 ... Dn x C` with `channels_last`; the result has the same
+    layout). Each spatial output dimension is
     `(D + pad_low + pad_high - dilation * (K - 1) - 1) / stride + 1`, rounded down, or up with
     `ceil_mode` (a window that would start in the high padding is dropped).
 
@@ -698,7 +699,8 @@ class Graph_WindowPoolOp<string mnemonic, string math, dag extraArgs = (ins)>
   let arguments = !con((ins Graph_NumericTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                             DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                             DenseI64ArrayAttr:$pad_low, DenseI64ArrayAttr:$pad_high,
-                            DefaultValuedAttr<BoolAttr, "false">:$ceil_mode), extraArgs);
+                            DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                            DefaultValuedAttr<BoolAttr, "false">:$channels_last), extraArgs);
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }

@@ -68,10 +68,21 @@ constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"
 constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
 constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
 
+/// cuDNN also takes channels-last tensors: x, the addend and y as N spatial... C, w as
+/// K spatial... C/groups.
+constexpr Param kCudnnConvolutionParams[] = {{"strides", Kind::Ints, Count::Spatial, true},
+                                             {"dilations", Kind::Ints, Count::Spatial, true},
+                                             {"pads_begin", Kind::Ints, Count::Spatial, true},
+                                             {"pads_end", Kind::Ints, Count::Spatial, true},
+                                             {"groups", Kind::Int, Count::Any, true},
+                                             {"channels_last", Kind::Bool},
+                                             {"post_ops", Kind::Strings},
+                                             {"post_op_args", Kind::Floats}};
+
 const Entry kEntries[] = {
     {"onednn.convolution", "src, weights", true, 3, 5, false, kConvolutionParams, kOneDnnPostOps},
     {"onednn.matmul", "a, b", true, 2, 8, false, kMatmulParams, kOneDnnPostOps},
-    {"cudnn.convolution", "x, w", true, 3, 5, true, kConvolutionParams, kCudnnPostOps},
+    {"cudnn.convolution", "x, w", true, 3, 5, true, kCudnnConvolutionParams, kCudnnPostOps},
     {"cublaslt.matmul", "a, b", true, 2, 8, true, kMatmulParams, kCublasLtPostOps},
 };
 

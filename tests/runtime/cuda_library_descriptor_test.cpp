@@ -112,6 +112,32 @@ TEST(CudaLibraryDescriptorTest, CudnnFinalizesTheFusedGraphsOperations) {
   }
 }
 
+// Channels-last (NHWC) tensors, as kiln-cuda-channels-last gives half-precision convolutions:
+// cuDNN validates the NHWC strides of x, w, the addend and y when the descriptors finalize.
+TEST(CudaLibraryDescriptorTest, CudnnFinalizesChannelsLastGraphs) {
+  const kiln_element_type_t f16 = KILN_ELEMENT_TYPE_F16, bf16 = KILN_ELEMENT_TYPE_BF16;
+  ConvolutionProblem problems[] = {
+      convolution(common("nhwc f16 stem, bias, relu", f16, 4, 2, -1, Activation::kRelu),
+                  {1, 3, 224, 224}, {64, 3, 7, 7}, {1, 64, 112, 112}, {2, 2}, {3, 3}, {3, 3}),
+      convolution(common("nhwc bf16 bias, addend, relu", bf16, 5, 2, 3, Activation::kRelu),
+                  {2, 64, 56, 56}, {256, 64, 1, 1}, {2, 256, 56, 56}, {1, 1}, {0, 0}, {0, 0}),
+      convolution(common("nhwc f16 depthwise", f16, 3), {1, 32, 28, 28}, {32, 1, 3, 3},
+                  {1, 32, 28, 28}, {1, 1}, {1, 1}, {1, 1}, 32),
+  };
+  for (ConvolutionProblem &problem : problems) {
+    problem.channels_last = true;
+    Status status = checkCudnnConvolutionDescriptors(problem);
+    EXPECT_TRUE(status.ok()) << problem.common.label << ": " << status.toString();
+  }
+}
+
+TEST(CudaLibraryDescriptorTest, ChannelsLastStridesPutChannelsInnermost) {
+  using ::kiln::runtime::cuda::tensorStrides;
+  EXPECT_EQ(tensorStrides({2, 3, 4, 5}, false), (std::vector<int64_t>{60, 20, 5, 1}));
+  EXPECT_EQ(tensorStrides({2, 3, 4, 5}, true), (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_EQ(tensorStrides({2, 3, 4, 5, 6}, true), (std::vector<int64_t>{360, 1, 90, 18, 3}));
+}
+
 TEST(CudaLibraryDescriptorTest, CudnnRefusesAnOutputTheConvolutionDoesNotProduce) {
   // Stride 2 halves 56 to 28; a 56 x 56 output is wrong and cuDNN must say so.
   ConvolutionProblem wrong = convolution(common("wrong output", KILN_ELEMENT_TYPE_F32, 3),

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "runtime/src/cuda/cuda_library_problem.h"
+#include "runtime/src/half_conversions.h"
 #include "tests/runtime/library_reference_fixtures.h"
 
 namespace {
@@ -643,6 +644,79 @@ void convolveInFloat64(const ConvolutionProblem &problem, const std::vector<floa
 
 // Fails if the threads, the pixel tiles, the chunks of output channels, the depth blocks or
 // partial panels go wrong at ResNet-like sizes (each problem is millions of multiply-adds).
+/// `values` of an (outer, channels, planes) tensor reordered to (outer, planes, channels).
+template <typename T>
+std::vector<T> toChannelsLast(const std::vector<T> &values, int64_t outer, int64_t channels,
+                              int64_t planes) {
+  std::vector<T> reordered(values.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < planes; ++p)
+        reordered[(o * planes + p) * channels + c] = values[(o * channels + c) * planes + p];
+  return reordered;
+}
+
+// Fails if a channels-last call reads x, w or the addend, or writes y, in any order but
+// N spatial... C (K spatial... C/groups): its result must be the channels-first call's,
+// reordered, bit for bit (the same sums in the same order).
+TEST(ConvolutionReferenceTest, ChannelsLastIsTheChannelsFirstResultReordered) {
+  for (kiln_element_type_t type : {kF32, kF16, kBf16}) {
+    for (int64_t groups : {1, 2}) {
+      SCOPED_TRACE(std::string(type == kF32   ? "f32"
+                               : type == kF16 ? "f16"
+                                              : "bf16") +
+                   ", groups " + std::to_string(groups));
+      const std::vector<int64_t> x = {2, 4, 9, 7}, w = {6, 4 / groups, 3, 2}, y = {2, 6, 4, 8};
+      auto encode = [&](const std::vector<float> &values) {
+        std::vector<uint16_t> bits;
+        for (float value : values)
+          bits.push_back(type == kF16 ? ::kiln::runtime::floatToHalf(value)
+                                      : ::kiln::runtime::floatToBf16(value));
+        return bits;
+      };
+      auto run = [&](bool last) {
+        std::vector<float> xv = seededValues(product(x), 1), wv = seededValues(product(w), 2),
+                           bias = seededValues(6, 3), addend = seededValues(product(y), 4);
+        if (last) {
+          xv = toChannelsLast(xv, x[0], x[1], x[2] * x[3]);
+          wv = toChannelsLast(wv, w[0], w[1], w[2] * w[3]);
+          addend = toChannelsLast(addend, y[0], y[1], y[2] * y[3]);
+        }
+        Bindings bindings(type);
+        int b = -1, a = -1;
+        if (type == kF32) {
+          bindings.add(xv);
+          bindings.add(wv);
+          b = bindings.add(bias);
+          a = bindings.add(addend);
+        } else {
+          bindings.add(encode(xv));
+          bindings.add(encode(wv));
+          b = bindings.add(encode(bias));
+          a = bindings.add(encode(addend));
+        }
+        bindings.addResult(product(y));
+        ConvolutionProblem problem =
+            convolutionProblem(bindings.common(b, a, Activation::kRelu), x, w, y, {2, 1}, {1, 2},
+                               {1, 2}, {0, 1}, groups);
+        problem.channels_last = last;
+        EXPECT_TRUE(runConvolutionReference(problem, bindings.addresses()).ok());
+        return bindings.result();
+      };
+      std::vector<float> first = run(false), last = run(true);
+      std::vector<float> expected = toChannelsLast(first, y[0], y[1], y[2] * y[3]);
+      ASSERT_EQ(last.size(), expected.size());
+      int nonzero = 0;
+      for (size_t i = 0; i < last.size(); ++i) {
+        ASSERT_EQ(last[i], expected[i]) << "element " << i;
+        nonzero += last[i] != 0.0f;
+      }
+      // ReLU keeps about half: the comparison is not of zeros.
+      EXPECT_GT(nonzero, static_cast<int>(last.size()) / 4);
+    }
+  }
+}
+
 TEST(ConvolutionReferenceTest, LargeProblemsMatchFloat64Loops) {
   struct Shape {
     std::vector<int64_t> x, w, y, strides, pads;

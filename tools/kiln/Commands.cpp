@@ -245,7 +245,12 @@ bool setPrecisionOptions(const PrecisionFlags &flags, bool allowAuto, CompileSet
                (allowAuto ? ", auto" : " (auto: kiln compile)"));
     return false;
   }
+  if (flags.convLayout != "auto" && flags.convLayout != "nchw" && flags.convLayout != "nhwc") {
+    printError("--conv-layout '" + flags.convLayout + "' is not one of auto, nchw, nhwc");
+    return false;
+  }
   settings.precision = precision;
+  settings.convLayout = flags.convLayout;
   settings.keepIoTypes = flags.keepIoTypes;
   settings.keepHigh = flags.keepHigh;
   return true;

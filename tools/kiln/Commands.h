@@ -20,6 +20,8 @@ struct PrecisionFlags {
   std::string precision = "fp32";
   bool keepIoTypes = false;
   std::vector<std::string> keepHigh;
+  /// `--conv-layout auto|nchw|nhwc`: the tensor layout of CUDA convolutions.
+  std::string convLayout = "auto";
 };
 
 /// `kiln compile MODEL -o OUT.kiln --target cpu`.

@@ -273,6 +273,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.memoryLimit = settings.memoryLimit;
   options.streams = settings.streams;
   options.precision = settings.precision;
+  options.convLayout = settings.convLayout;
   options.keepIoTypes = settings.keepIoTypes;
   options.keepHigh = settings.keepHigh;
   options.precisionLow = settings.precisionLow;

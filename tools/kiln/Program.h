@@ -65,6 +65,8 @@ struct CompileSettings {
   int64_t streams = 1;
   /// The precision (CompileOptions::precision): fp32, tf32, bf16 or fp16.
   std::string precision = "fp32";
+  /// The layout of CUDA convolutions (CompileOptions::convLayout).
+  std::string convLayout = "auto";
   bool keepIoTypes = false;
   std::vector<std::string> keepHigh;
   /// The `auto` search's answer (CompileOptions::precisionLow).

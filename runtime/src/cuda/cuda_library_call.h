@@ -13,7 +13,9 @@
 //                      string post_ops, float post_op_args (see below)
 //   cudnn.convolution  operands x (N C spatial...), w (K C/groups spatial...),
 //                      [bias (K)], [addend (the result's shape)]; result y
-//                      int strides, dilations, pads_begin, pads_end, groups
+//                      int strides, dilations, pads_begin, pads_end, groups;
+//                      int channels_last (0 or 1): x, the addend and y
+//                      stored N spatial... C, w as K spatial... C/groups
 //
 // post_ops is the epilogue in order; each of "linear" takes two post_op_args
 // (alpha, beta: x -> alpha * x + beta), the others none:

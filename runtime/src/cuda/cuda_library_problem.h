@@ -101,15 +101,23 @@ struct MatmulProblem {
   int64_t batchStrideD() const { return d_batch_stride != 0 ? d_batch_stride : m * n; }
 };
 
-/// A cudnn.convolution over NCHW (NCDHW) row-major buffers. A 1-D convolution is described to
-/// cuDNN as 2-D with a unit height, so the dims here have rank 4 or 5.
+/// A cudnn.convolution over NCHW (NCDHW) row-major buffers, or, with `channels_last`, NHWC
+/// (NDHWC) ones: x, the addend and y stored as N spatial... C, w as K spatial... C/groups. The
+/// dims are the logical (N, C, spatial...) ones either way; tensorStrides gives each buffer's.
+/// A 1-D convolution is described to cuDNN as 2-D with a unit height, so the dims here have rank
+/// 4 or 5.
 struct ConvolutionProblem {
   CudaCallCommon common;
   std::vector<int64_t> x_dims, w_dims, y_dims;
+  bool channels_last = false;
   /// One entry per spatial dimension (2 or 3); dilations count from 1.
   std::vector<int64_t> strides, dilations, pads_begin, pads_end;
   int64_t groups = 1;
 };
+
+/// The strides of a convolution tensor of logical `dims` (N, C, spatial...): row-major, or with
+/// `channels_last` row-major over (N, spatial..., C).
+std::vector<int64_t> tensorStrides(const std::vector<int64_t>& dims, bool channels_last);
 
 /// One algorithm that the legacy cuDNN API's heuristics (cudnnGetConvolutionForwardAlgorithm_v7)
 /// propose for a convolution, in their order.

@@ -10,12 +10,13 @@
 // Groups are implied by the shapes: cuDNN reads x's channels / w's input channels as the group
 // count.
 //
-// Layout: the artifact's buffers are NCHW (NCDHW) row-major, and cuDNN is told so, with their
-// true strides; nothing is reordered. cuDNN's fused (runtime-fusion and pre-compiled ConvBiasAct)
-// engines are written for NHWC, so for NCHW tensors a graph with an epilogue may find no engine,
-// or only slow ones, especially in f16 and bf16; such a call fails with UNIMPLEMENTED when it is
-// prepared. The cure belongs in the compiler (choosing NHWC for the values between convolutions),
-// not in hidden transposes here.
+// Layout: the artifact's buffers are NCHW (NCDHW) row-major, or, for a call with
+// channels_last = 1, NHWC (NDHWC; the filter KRSC), and cuDNN is told so, with their true
+// strides; nothing is reordered. cuDNN's fused (runtime-fusion and pre-compiled ConvBiasAct)
+// engines and its tensor-core kernels are written for NHWC, so for NCHW tensors a graph with an
+// epilogue may find no engine, or only slow ones, especially in f16 and bf16; such a call fails
+// with UNIMPLEMENTED when it is prepared. The compiler chooses NHWC for the values between
+// half-precision convolutions (kiln-cuda-channels-last), not hidden transposes here.
 //
 // The engine comes from cuDNN's heuristics (mode A, then the fallback list), skipping engines
 // whose numerics the call does not allow (reduced-precision accumulation; for f32, down-converted
@@ -117,20 +118,12 @@ cudnnDataType_t cudnnDataTypeOf(kiln_element_type_t type) {
   }
 }
 
-/// Row-major (NCHW) strides of `dims`.
-std::vector<int64_t> packedStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * dims[i + 1];
-  return strides;
-}
-
 Status makeTensor(int64_t uid, cudnnDataType_t type, const std::vector<int64_t>& dims,
-                  int64_t alignment, bool is_virtual, BackendDescriptor* out) {
+                  bool channels_last, int64_t alignment, bool is_virtual, BackendDescriptor* out) {
   BackendDescriptor tensor;
   Status status = tensor.create(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   if (!status.ok()) return status;
-  std::vector<int64_t> strides = packedStrides(dims);
+  std::vector<int64_t> strides = tensorStrides(dims, channels_last);
   auto rank = static_cast<int64_t>(dims.size());
   KILN_CUDA_RETURN_IF_ERROR(cudnnBackendSetAttribute(tensor.get(), CUDNN_ATTR_TENSOR_UNIQUE_ID,
                                                      CUDNN_TYPE_INT64, 1, &uid));
@@ -207,7 +200,8 @@ std::string problemKey(const ConvolutionProblem& problem, const CudaLibraryConte
   list("dilations", problem.dilations);
   list("pads", problem.pads_begin);
   list("to", problem.pads_end);
-  key << " bias=" << (common.epilogue.bias_binding >= 0)
+  key << " channels_last=" << problem.channels_last
+      << " bias=" << (common.epilogue.bias_binding >= 0)
       << " add=" << (common.epilogue.addend_binding >= 0)
       << " relu=" << (common.epilogue.activation == Activation::kRelu) << " align=";
   for (uint32_t alignment : common.alignments) key << alignment << ',';
@@ -250,10 +244,10 @@ std::vector<int> toInts(const std::vector<int64_t>& values) {
   return std::vector<int>(values.begin(), values.end());
 }
 
-Status setLegacyTensor(cudnnDataType_t type, const std::vector<int64_t>& dims,
+Status setLegacyTensor(cudnnDataType_t type, const std::vector<int64_t>& dims, bool channels_last,
                        LegacyTensor* tensor) {
   KILN_CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(tensor->receive()));
-  std::vector<int> int_dims = toInts(dims), strides = toInts(packedStrides(dims));
+  std::vector<int> int_dims = toInts(dims), strides = toInts(tensorStrides(dims, channels_last));
   KILN_CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(
       tensor->get(), type, static_cast<int>(int_dims.size()), int_dims.data(), strides.data()));
   return Status();
@@ -413,14 +407,15 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem, bool oper
   constexpr int64_t kVirtualAlignment = 16;
   bool has_bias = epilogue.bias_binding >= 0, has_addend = epilogue.addend_binding >= 0;
   bool has_relu = epilogue.activation == Activation::kRelu;
+  const bool cl = problem.channels_last;
   int steps = int{has_bias} + int{has_addend} + int{has_relu};
 
   BackendDescriptor x, w, y;
   Status status;
-  if (!(status = makeTensor(kX, io_type, problem.x_dims, alignment(0), false, &x)).ok() ||
-      !(status = makeTensor(kW, io_type, problem.w_dims, alignment(1), false, &w)).ok() ||
-      !(status =
-            makeTensor(kY, io_type, problem.y_dims, alignment(common_.result_binding), false, &y))
+  if (!(status = makeTensor(kX, io_type, problem.x_dims, cl, alignment(0), false, &x)).ok() ||
+      !(status = makeTensor(kW, io_type, problem.w_dims, cl, alignment(1), false, &w)).ok() ||
+      !(status = makeTensor(kY, io_type, problem.y_dims, cl, alignment(common_.result_binding),
+                            false, &y))
            .ok())
     return status;
   uids_ = {kX, kW, kY};
@@ -455,7 +450,7 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem, bool oper
 
   // Without an epilogue the convolution writes y; otherwise a virtual fp32 tensor.
   BackendDescriptor current;
-  if (steps > 0 && !(status = makeTensor(kConvOut, CUDNN_DATA_FLOAT, problem.y_dims,
+  if (steps > 0 && !(status = makeTensor(kConvOut, CUDNN_DATA_FLOAT, problem.y_dims, cl,
                                          kVirtualAlignment, true, &current))
                         .ok())
     return status;
@@ -491,7 +486,7 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem, bool oper
                   int64_t out_uid) -> Status {
     BackendDescriptor next;
     Status result;
-    if (--remaining > 0 && !(result = makeTensor(out_uid, CUDNN_DATA_FLOAT, problem.y_dims,
+    if (--remaining > 0 && !(result = makeTensor(out_uid, CUDNN_DATA_FLOAT, problem.y_dims, cl,
                                                  kVirtualAlignment, true, &next))
                                 .ok())
       return result;
@@ -511,8 +506,8 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem, bool oper
     std::vector<int64_t> bias_dims(problem.y_dims.size(), 1);
     bias_dims[1] = problem.y_dims[1];
     BackendDescriptor bias;
-    if (!(status =
-              makeTensor(kBias, io_type, bias_dims, alignment(epilogue.bias_binding), false, &bias))
+    if (!(status = makeTensor(kBias, io_type, bias_dims, cl, alignment(epilogue.bias_binding),
+                              false, &bias))
              .ok() ||
         !(status = step(CUDNN_POINTWISE_ADD, &bias, kBiasOut)).ok())
       return status;
@@ -522,8 +517,8 @@ Status CudnnConvolution::buildGraph(const ConvolutionProblem& problem, bool oper
   }
   if (has_addend) {
     BackendDescriptor addend;
-    if (!(status = makeTensor(kAddend, io_type, problem.y_dims, alignment(epilogue.addend_binding),
-                              false, &addend))
+    if (!(status = makeTensor(kAddend, io_type, problem.y_dims, cl,
+                              alignment(epilogue.addend_binding), false, &addend))
              .ok() ||
         !(status = step(CUDNN_POINTWISE_ADD, &addend, kAddOut)).ok())
       return status;
@@ -755,16 +750,18 @@ Status CudnnConvolution::prepareLegacy(const ConvolutionProblem& problem, const 
   if (!status.ok()) return status;
   const CudaEpilogue& epilogue = common_.epilogue;
   cudnnDataType_t io_type = cudnnDataTypeOf(common_.element_type);
+  const bool cl = problem.channels_last;
   std::vector<int64_t> bias_dims(problem.y_dims.size(), 1);
   bias_dims[1] = problem.y_dims[1];
-  if (!(status = setLegacyTensor(io_type, problem.x_dims, &x_desc_)).ok() ||
-      !(status = setLegacyTensor(io_type, problem.y_dims, &y_desc_)).ok() ||
-      !(status = setLegacyTensor(io_type, bias_dims, &bias_desc_)).ok())
+  if (!(status = setLegacyTensor(io_type, problem.x_dims, cl, &x_desc_)).ok() ||
+      !(status = setLegacyTensor(io_type, problem.y_dims, cl, &y_desc_)).ok() ||
+      !(status = setLegacyTensor(io_type, bias_dims, cl, &bias_desc_)).ok())
     return status;
   std::vector<int> w_dims = toInts(problem.w_dims);
   KILN_CUDA_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(w_desc_.receive()));
-  KILN_CUDA_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(
-      w_desc_.get(), io_type, CUDNN_TENSOR_NCHW, static_cast<int>(w_dims.size()), w_dims.data()));
+  KILN_CUDA_RETURN_IF_ERROR(
+      cudnnSetFilterNdDescriptor(w_desc_.get(), io_type, cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                 static_cast<int>(w_dims.size()), w_dims.data()));
   // Cross-correlation computed in fp32 for every element type (FLOAT_CONFIG and the pseudo-half
   // and pseudo-bf16 configurations); checkLegacyConvolution made pads_begin the only pads.
   std::vector<int> pads = toInts(problem.pads_begin), strides = toInts(problem.strides),
@@ -856,6 +853,23 @@ Status CudnnConvolution::prepare(const ConvolutionProblem& problem,
 
 }  // namespace
 
+std::vector<int64_t> tensorStrides(const std::vector<int64_t>& dims, bool channels_last) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  if (!channels_last || dims.size() < 3) {
+    for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * dims[i + 1];
+    return strides;
+  }
+  // (N, spatial..., C) row-major: C innermost, then the spatial dims from the last, then N.
+  int64_t extent = dims[1];
+  for (size_t i = dims.size() - 1; i >= 2; --i) {
+    strides[i] = extent;
+    extent *= dims[i];
+  }
+  strides[0] = extent;
+  return strides;
+}
+
 Status checkLegacyConvolution(const ConvolutionProblem& problem) {
   const std::string& label = problem.common.label;
   for (size_t i = 0; i < problem.pads_begin.size(); ++i)
@@ -866,7 +880,7 @@ Status checkLegacyConvolution(const ConvolutionProblem& problem) {
                         ", and the legacy cuDNN convolution API (the fallback when no fused "
                         "engine takes the call) pads both ends alike");
   auto fits = [](const std::vector<int64_t>& dims) {
-    std::vector<int64_t> strides = packedStrides(dims);
+    std::vector<int64_t> strides = tensorStrides(dims, false);
     for (size_t i = 0; i < dims.size(); ++i)
       if (dims[i] > INT_MAX || strides[i] * dims[i] > INT_MAX) return false;
     return true;
@@ -917,20 +931,35 @@ std::vector<LegacyConvolutionChoice> rankLegacyChoices(
 
 Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* out) {
   Status status = view.checkKeys({"strides", "dilations", "pads_begin", "pads_end", "groups",
-                                  "post_ops", "post_op_args", "allow_tf32"});
+                                  "channels_last", "post_ops", "post_op_args", "allow_tf32"});
   if (!status.ok()) return status;
   ConvolutionProblem problem;
   if (!(status = readCudaCallCommon(view, {"x, w", /*matmul=*/false}, &problem.common)).ok())
     return status;
+  int64_t channels_last = 0;
+  if (!(status = view.intScalar("channels_last", 0, &channels_last)).ok()) return status;
+  if (channels_last != 0 && channels_last != 1) return view.invalid("channels_last must be 0 or 1");
+  problem.channels_last = channels_last == 1;
 
   const std::vector<LibraryCallBinding>& bindings = view.bindings();
-  const std::vector<int64_t>& x = bindings[0].dims;
-  const std::vector<int64_t>& w = bindings[1].dims;
-  const std::vector<int64_t>& y = bindings.back().dims;
+  // The logical (N, C, spatial...) dims: channels-last bindings store C (x, y) or C/groups (w)
+  // last.
+  auto logical = [&](const std::vector<int64_t>& stored) {
+    std::vector<int64_t> dims = stored;
+    if (problem.channels_last && dims.size() >= 3) {
+      dims.insert(dims.begin() + 1, dims.back());
+      dims.pop_back();
+    }
+    return dims;
+  };
+  const std::vector<int64_t> x = logical(bindings[0].dims);
+  const std::vector<int64_t> w = logical(bindings[1].dims);
+  const std::vector<int64_t> y = logical(bindings.back().dims);
   size_t rank = x.size();
   if (rank < 3 || rank > 5)
-    return view.invalid("x has rank " + std::to_string(rank) +
-                        "; expected N x C x D1..Dn with 1 to 3 spatial dimensions");
+    return view.invalid("x has rank " + std::to_string(rank) + "; expected " +
+                        (problem.channels_last ? "N x D1..Dn x C" : "N x C x D1..Dn") +
+                        " with 1 to 3 spatial dimensions");
   if (w.size() != rank || y.size() != rank)
     return view.invalid("x, w and the result must have the same rank " + std::to_string(rank));
   int spatial = static_cast<int>(rank) - 2;

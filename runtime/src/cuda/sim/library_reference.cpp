@@ -32,9 +32,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -359,6 +361,35 @@ void finishRow(const CudaCallCommon& common, void* const* buffers, int64_t offse
   storeFloats(type, sums, count, elementAt(type, buffers[common.result_binding], offset));
 }
 
+/// A buffer as aligned as any binding is assumed to be (256 bytes, a cudaMalloc's).
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t bytes)
+      : data(static_cast<char*>(
+            std::aligned_alloc(256, std::max<size_t>(256, (bytes + 255) / 256 * 256)))) {
+    if (!data) throw std::bad_alloc();
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  char* data;
+};
+
+/// Copies `outer` blocks of `planes` x `channels` elements of `element` bytes, stored
+/// channels-last (plane-major), into channels-first order, or back when `to_last`.
+void reorderChannels(const char* from, char* to, int64_t outer, int64_t planes, int64_t channels,
+                     size_t element, bool to_last) {
+  for (int64_t o = 0; o < outer; ++o) {
+    const int64_t block = o * planes * channels;
+    for (int64_t p = 0; p < planes; ++p) {
+      for (int64_t c = 0; c < channels; ++c) {
+        int64_t last = block + p * channels + c, first = block + c * planes + p;
+        std::memcpy(to + (to_last ? last : first) * static_cast<int64_t>(element),
+                    from + (to_last ? first : last) * static_cast<int64_t>(element), element);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -486,6 +517,46 @@ Status runConvolutionReference(const ConvolutionProblem& problem, void* const* b
   const CudaCallCommon& common = problem.common;
   Status status = checkCommon(common, buffers);
   if (!status.ok()) return status;
+  if (problem.channels_last) {
+    // The same arithmetic over channels-first copies: x, w and the addend are reordered in, the
+    // result out (moving elements, no rounding).
+    ConvolutionProblem first = problem;
+    first.channels_last = false;
+    const size_t element = elementSize(common.element_type);
+    auto count = [](const std::vector<int64_t>& dims) {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      return n;
+    };
+    auto planes = [&](const std::vector<int64_t>& dims) {
+      return dims.size() < 3 ? 0 : count(dims) / (dims[0] * dims[1]);
+    };
+    if (problem.x_dims.size() < 3 || problem.w_dims.size() != problem.x_dims.size() ||
+        problem.y_dims.size() != problem.x_dims.size())
+      return invalid(common, "x " + formatTypeDims(problem.x_dims) + ", w " +
+                                 formatTypeDims(problem.w_dims) + " and y " +
+                                 formatTypeDims(problem.y_dims) +
+                                 " must have one rank of 3 or more");
+    std::vector<void*> staged(buffers, buffers + common.result_binding + 1);
+    AlignedBuffer x(count(problem.x_dims) * element), w(count(problem.w_dims) * element),
+        y(count(problem.y_dims) * element), addend(count(problem.y_dims) * element);
+    reorderChannels(static_cast<const char*>(buffers[0]), x.data, problem.x_dims[0],
+                    planes(problem.x_dims), problem.x_dims[1], element, false);
+    reorderChannels(static_cast<const char*>(buffers[1]), w.data, problem.w_dims[0],
+                    planes(problem.w_dims), problem.w_dims[1], element, false);
+    staged[0] = x.data;
+    staged[1] = w.data;
+    staged[common.result_binding] = y.data;
+    if (int a = common.epilogue.addend_binding; a >= 0) {
+      reorderChannels(static_cast<const char*>(buffers[a]), addend.data, problem.y_dims[0],
+                      planes(problem.y_dims), problem.y_dims[1], element, false);
+      staged[a] = addend.data;
+    }
+    if (!(status = runConvolutionReference(first, staged.data())).ok()) return status;
+    reorderChannels(y.data, static_cast<char*>(buffers[common.result_binding]), problem.y_dims[0],
+                    planes(problem.y_dims), problem.y_dims[1], element, true);
+    return Status();
+  }
   const size_t rank = problem.x_dims.size();
   const size_t spatial = rank - 2;
   if ((rank != 4 && rank != 5) || problem.w_dims.size() != rank || problem.y_dims.size() != rank ||

@@ -1,0 +1,447 @@
+//===- ChannelsLast.cpp - Channels-last values between cuDNN convolutions -===//
+//
+// cuDNN's tensor-core convolution kernels and its fused engines are written for NHWC; an ONNX
+// model is NCHW. This pass gives each chosen cudnn.convolution call channels-last operands and
+// result (`channels_last = true`: x, the addend and y as N spatial... C, the filter as
+// K spatial... C/groups) and places the transposes the model's NCHW semantics then need where they
+// cost least:
+//
+//   1. Each call reads transpose(x, to-last) and its result is read through transpose(y, to-first)
+//      (constant filters are reordered at compile time instead).
+//   2. A to-first transpose sinks below the elementwise ops that read it (unary ops, casts,
+//      broadcasting binary ops and selects whose other operands are transposed alike or
+//      constants, which are reordered), below max and average pools (which pool channels-last),
+//      and below a global pool, which becomes a reduction over the spatial dims of the
+//      channels-last value.
+//   3. transpose(transpose(v, to-first), to-last) is v.
+//
+// In a CNN the transposes then cancel between consecutive convolutions, their ReLU/clip ops and
+// residual adds and pools; what remains sits at the model's input (after its cast), before ops
+// that need NCHW (reshapes, concatenations, ...), and at its outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/librarycalls/Declarations.h"
+#include "compiler/librarycalls/Passes.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstring>
+#include <optional>
+#include <vector>
+
+namespace kiln {
+#define GEN_PASS_DEF_CUDACHANNELSLASTPASS
+#include "compiler/librarycalls/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// The permutation from (N, C, spatial...) to (N, spatial..., C), and its inverse.
+SmallVector<int64_t> toLast(int64_t rank) {
+  SmallVector<int64_t> permutation{0};
+  for (int64_t i = 2; i < rank; ++i)
+    permutation.push_back(i);
+  permutation.push_back(1);
+  return permutation;
+}
+
+SmallVector<int64_t> toFirst(int64_t rank) {
+  SmallVector<int64_t> permutation{0, rank - 1};
+  for (int64_t i = 1; i < rank - 1; ++i)
+    permutation.push_back(i);
+  return permutation;
+}
+
+RankedTensorType permuted(RankedTensorType type, ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> shape;
+  for (int64_t index : permutation)
+    shape.push_back(type.getDimSize(index));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+Value transpose(OpBuilder &builder, Location loc, Value value, ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return graph::TransposeOp::create(builder, loc, permuted(type, permutation), value,
+                                    builder.getDenseI64ArrayAttr(permutation));
+}
+
+/// The transpose to channels-first that defines `value`, if any.
+graph::TransposeOp toFirstTranspose(Value value) {
+  auto op = value.getDefiningOp<graph::TransposeOp>();
+  if (!op)
+    return nullptr;
+  int64_t rank = cast<RankedTensorType>(op.getType()).getRank();
+  return rank >= 3 && llvm::equal(op.getPermutation(), toFirst(rank)) ? op : nullptr;
+}
+
+/// `constant` of rank at most `rank`, broadcast-aligned to `rank` (leading ones) and permuted,
+/// as a new constant; none for a constant whose bytes are not at hand.
+std::optional<Value> permuteConstant(OpBuilder &builder, graph::ConstantOp constant, int64_t rank,
+                                     ArrayRef<int64_t> permutation) {
+  auto type = dyn_cast<RankedTensorType>(constant.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() > rank)
+    return std::nullopt;
+  SmallVector<int64_t> shape(rank - type.getRank(), 1);
+  llvm::append_range(shape, type.getShape());
+  auto aligned = RankedTensorType::get(shape, type.getElementType());
+  RankedTensorType result = permuted(aligned, permutation);
+  Attribute value = constant.getValue();
+  auto create = [&](Attribute attribute) -> Value {
+    return graph::ConstantOp::create(builder, constant.getLoc(), result,
+                                     cast<ElementsAttr>(attribute));
+  };
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return create(dense.resizeSplat(result));
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 != 0)
+    return std::nullopt;
+  size_t element = bits / 8;
+  ArrayRef<char> data;
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (dense) {
+    data = dense.getRawData();
+  } else if (resource) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else {
+    return std::nullopt;
+  }
+  size_t count = static_cast<size_t>(type.getNumElements());
+  if (data.size() != count * element)
+    return std::nullopt;
+  // Element i of the result (row-major over `result`) is the aligned source's element at the
+  // permuted index.
+  SmallVector<int64_t> sourceStrides(rank, 1), resultShape(result.getShape());
+  for (int64_t i = rank - 2; i >= 0; --i)
+    sourceStrides[i] = sourceStrides[i + 1] * shape[i + 1];
+  std::vector<char> bytes(data.size());
+  SmallVector<int64_t> index(rank, 0);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t source = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      source += index[d] * sourceStrides[permutation[d]];
+    std::memcpy(bytes.data() + i * element, data.data() + source * element, element);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < resultShape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  if (dense)
+    return create(DenseElementsAttr::getFromRawBuffer(result, bytes));
+  std::string name = resource.getRawHandle().getKey().str() + "_channels_last";
+  return create(DenseResourceElementsAttr::get(
+      result, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t))));
+}
+
+/// `value` permuted: a reordered constant where it is one, a transpose otherwise.
+Value permute(OpBuilder &builder, Location loc, Value value, ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (auto constant = value.getDefiningOp<graph::ConstantOp>())
+    if (std::optional<Value> reordered =
+            permuteConstant(builder, constant, type.getRank(), permutation))
+      return *reordered;
+  return transpose(builder, loc, value, permutation);
+}
+
+/// Whether `op` computes elementwise, broadcasting its operands by NumPy's rules at most.
+bool isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 || isa<graph::BitcastOp>(op))
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::MaxOp, graph::MinOp,
+             graph::PowOp, graph::CompareOp, graph::SelectOp, graph::AndOp, graph::OrOp,
+             graph::XorOp>(op);
+}
+
+class ChannelsLast : public impl::CudaChannelsLastPassBase<ChannelsLast> {
+public:
+  using CudaChannelsLastPassBase::CudaChannelsLastPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      if (isChosen(symbols, call))
+        calls.push_back(call);
+    });
+    if (calls.empty())
+      return;
+    OpBuilder builder(module.getContext());
+    llvm::SetVector<func::FuncOp> callees;
+    for (func::CallOp call : calls) {
+      callees.insert(symbols.lookup<func::FuncOp>(call.getCallee()));
+      convert(builder, symbols, module, call);
+    }
+    for (func::FuncOp callee : callees)
+      if (SymbolTable::symbolKnownUseEmpty(callee, module))
+        symbols.erase(callee);
+    for (bool changed = true; changed;) {
+      changed = cancelTransposes(module);
+      module.walk([&](Operation *op) { changed |= sink(builder, op); });
+    }
+    cancelTransposes(module);
+    reshapeUnitTransposes(builder, module);
+  }
+
+private:
+  /// A 2-D cudnn.convolution of the chosen element types, not yet channels-last.
+  bool isChosen(SymbolTable &symbols, func::CallOp call) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    auto name = callee ? callee->getAttrOfType<StringAttr>(kLibraryCallAttr) : StringAttr();
+    if (!name || name.getValue() != "cudnn.convolution" || call->hasAttr("channels_last") ||
+        call.getNumResults() != 1)
+      return false;
+    auto type = cast<RankedTensorType>(call.getResult(0).getType());
+    Type element = type.getElementType();
+    return type.getRank() == 4 && (allTypes || element.isF16() || element.isBF16());
+  }
+
+  /// Makes `call` channels-last between transposes (step 1).
+  void convert(OpBuilder &builder, SymbolTable &symbols, ModuleOp module, func::CallOp call) {
+    Location loc = call.getLoc();
+    builder.setInsertionPoint(call);
+    auto resultType = cast<RankedTensorType>(call.getResult(0).getType());
+    int64_t rank = resultType.getRank();
+    SmallVector<int64_t> last = toLast(rank);
+    // Operands: x, w, [bias], then the addends of the `add` post-ops, which are indexed as y is.
+    size_t adds = 0;
+    if (auto postOps = call->getAttrOfType<ArrayAttr>("post_ops"))
+      adds = llvm::count_if(
+          postOps, [](Attribute kind) { return cast<StringAttr>(kind).getValue() == "add"; });
+    SmallVector<Value> operands(call.getOperands());
+    size_t firstAddend = operands.size() - adds;
+    for (auto [index, operand] : llvm::enumerate(operands))
+      if (index < 2 || index >= firstAddend)
+        operand = permute(builder, loc, operand, last);
+    SmallVector<Type> types = llvm::to_vector(ValueRange(operands).getTypes());
+    RankedTensorType lastType = permuted(resultType, last);
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    func::FuncOp declaration = libraryCallDeclaration(
+        symbols, module, callee->getAttrOfType<StringAttr>(kLibraryCallAttr).getValue(),
+        builder.getFunctionType(types, {lastType}));
+    auto converted = func::CallOp::create(builder, loc, declaration, operands);
+    for (NamedAttribute attribute : call->getDiscardableAttrs())
+      converted->setAttr(attribute.getName(), attribute.getValue());
+    converted->setAttr("channels_last", builder.getBoolAttr(true));
+    builder.setInsertionPointAfter(converted);
+    call.getResult(0).replaceAllUsesWith(
+        transpose(builder, loc, converted.getResult(0), toFirst(rank)));
+    call.erase();
+  }
+
+  /// A transpose that moves only dims of size 1 moves no data: it becomes a reshape (which
+  /// folds into the reshapes around it).
+  static void reshapeUnitTransposes(OpBuilder &builder, ModuleOp module) {
+    module.walk([&](graph::TransposeOp op) {
+      auto type = cast<RankedTensorType>(op.getType());
+      auto input = cast<RankedTensorType>(op.getInput().getType());
+      if (!type.hasStaticShape())
+        return;
+      int64_t previous = -1;
+      for (int64_t index : op.getPermutation()) {
+        if (input.getDimSize(index) == 1)
+          continue;
+        if (index < previous)
+          return;
+        previous = index;
+      }
+      builder.setInsertionPoint(op);
+      op.getResult().replaceAllUsesWith(
+          graph::ReshapeOp::create(builder, op.getLoc(), type, op.getInput(),
+                                   builder.getDenseI64ArrayAttr(type.getShape())));
+      op.erase();
+    });
+  }
+
+  /// Step 3 over the module; erases what becomes dead. Whether anything changed.
+  static bool cancelTransposes(ModuleOp module) {
+    bool changed = false;
+    SmallVector<graph::TransposeOp> transposes;
+    module.walk([&](graph::TransposeOp op) { transposes.push_back(op); });
+    for (graph::TransposeOp op : transposes) {
+      auto inner = op.getInput().getDefiningOp<graph::TransposeOp>();
+      if (!inner)
+        continue;
+      SmallVector<int64_t> composed;
+      for (int64_t index : op.getPermutation())
+        composed.push_back(inner.getPermutation()[index]);
+      if (!llvm::equal(composed, llvm::seq<int64_t>(0, composed.size())))
+        continue;
+      op.getResult().replaceAllUsesWith(inner.getInput());
+      op.erase();
+      if (inner->use_empty())
+        inner.erase();
+      changed = true;
+    }
+    return changed;
+  }
+
+  /// Whether every reader of `transposed` is an op a transpose sinks below, so that it dies
+  /// once they have all been moved.
+  static bool onlySinkingReaders(graph::TransposeOp transposed) {
+    return llvm::all_of(transposed->getUsers(), [](Operation *user) {
+      return isElementwise(user) || isa<graph::ConcatOp, graph::MaxPoolOp, graph::AvgPoolOp,
+                                        graph::GlobalAvgPoolOp, graph::GlobalMaxPoolOp>(user);
+    });
+  }
+
+  /// Step 2 for `op`: whether it was rewritten.
+  bool sink(OpBuilder &builder, Operation *op) {
+    if (auto pool = dyn_cast<graph::GlobalAvgPoolOp>(op))
+      return sinkPool(builder, op, pool.getInput(), /*average=*/true);
+    if (auto pool = dyn_cast<graph::GlobalMaxPoolOp>(op))
+      return sinkPool(builder, op, pool.getInput(), /*average=*/false);
+    if (isa<graph::MaxPoolOp, graph::AvgPoolOp>(op))
+      return sinkWindowPool(builder, op);
+    if (auto concat = dyn_cast<graph::ConcatOp>(op))
+      return sinkConcat(builder, concat);
+    if (!isElementwise(op))
+      return false;
+    auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!resultType || !resultType.hasStaticShape() || resultType.getRank() < 3)
+      return false;
+    int64_t rank = resultType.getRank();
+    // Every operand must be transposed alike or be a constant; a transpose that only ops which
+    // sink read pays for the transpose of the result.
+    bool pays = false;
+    for (Value operand : op->getOperands()) {
+      if (graph::TransposeOp transposed = toFirstTranspose(operand)) {
+        if (cast<RankedTensorType>(transposed.getType()).getRank() != rank)
+          return false;
+        pays |= onlySinkingReaders(transposed);
+        continue;
+      }
+      auto constant = operand.getDefiningOp<graph::ConstantOp>();
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!constant || !type || !type.hasStaticShape() || type.getRank() > rank)
+        return false;
+    }
+    if (!pays)
+      return false;
+    builder.setInsertionPoint(op);
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      if (graph::TransposeOp transposed = toFirstTranspose(operand)) {
+        operands.push_back(transposed.getInput());
+        continue;
+      }
+      std::optional<Value> reordered =
+          permuteConstant(builder, operand.getDefiningOp<graph::ConstantOp>(), rank, toLast(rank));
+      if (!reordered)
+        return false;
+      operands.push_back(*reordered);
+    }
+    Operation *moved = builder.clone(*op);
+    moved->setOperands(operands);
+    moved->getResult(0).setType(permuted(resultType, toLast(rank)));
+    builder.setInsertionPointAfter(moved);
+    op->getResult(0).replaceAllUsesWith(
+        transpose(builder, op->getLoc(), moved->getResult(0), toFirst(rank)));
+    eraseWithDeadOperands(op);
+    return true;
+  }
+
+  /// A concatenation of channels-first transposes concatenates the channels-last values along
+  /// the axis the transposes move to `axis`.
+  bool sinkConcat(OpBuilder &builder, graph::ConcatOp op) {
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank();
+    if (rank < 3 || op.getInputs().empty())
+      return false;
+    bool pays = false;
+    SmallVector<Value> inputs;
+    for (Value input : op.getInputs()) {
+      graph::TransposeOp transposed = toFirstTranspose(input);
+      if (!transposed || cast<RankedTensorType>(transposed.getType()).getRank() != rank)
+        return false;
+      pays |= onlySinkingReaders(transposed);
+      inputs.push_back(transposed.getInput());
+    }
+    if (!pays)
+      return false;
+    builder.setInsertionPoint(op);
+    int64_t axis = toFirst(rank)[op.getAxis()];
+    auto moved = graph::ConcatOp::create(builder, op.getLoc(), permuted(resultType, toLast(rank)),
+                                         inputs, builder.getI64IntegerAttr(axis));
+    op.getResult().replaceAllUsesWith(transpose(builder, op.getLoc(), moved, toFirst(rank)));
+    eraseWithDeadOperands(op);
+    return true;
+  }
+
+  /// A max or average pool of a channels-first transpose pools the channels-last value.
+  bool sinkWindowPool(OpBuilder &builder, Operation *op) {
+    graph::TransposeOp transposed = toFirstTranspose(op->getOperand(0));
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    auto already = op->getAttrOfType<BoolAttr>("channels_last");
+    if (!transposed || !onlySinkingReaders(transposed) || (already && already.getValue()) ||
+        resultType.getRank() != cast<RankedTensorType>(transposed.getType()).getRank())
+      return false;
+    int64_t rank = resultType.getRank();
+    builder.setInsertionPoint(op);
+    Operation *moved = builder.clone(*op);
+    moved->setOperand(0, transposed.getInput());
+    moved->setAttr("channels_last", builder.getBoolAttr(true));
+    moved->getResult(0).setType(permuted(resultType, toLast(rank)));
+    builder.setInsertionPointAfter(moved);
+    op->getResult(0).replaceAllUsesWith(
+        transpose(builder, op->getLoc(), moved->getResult(0), toFirst(rank)));
+    eraseWithDeadOperands(op);
+    return true;
+  }
+
+  /// A global pool of a channels-first transpose: the reduction over the spatial dims of the
+  /// channels-last value, whose N x 1.. x 1 x C result, transposed, is the pool's (a transpose
+  /// of unit dims, which becomes a reshape at the end).
+  bool sinkPool(OpBuilder &builder, Operation *op, Value input, bool average) {
+    graph::TransposeOp transposed = toFirstTranspose(input);
+    if (!transposed || !onlySinkingReaders(transposed))
+      return false;
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t rank = resultType.getRank();
+    if (!resultType.hasStaticShape() || rank != cast<RankedTensorType>(input.getType()).getRank())
+      return false;
+    builder.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    Value source = transposed.getInput();
+    RankedTensorType reducedType = permuted(resultType, toLast(rank));
+    auto axes = builder.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(1, rank - 1)));
+    auto keep = builder.getBoolAttr(true);
+    Value reduced =
+        average
+            ? graph::ReduceMeanOp::create(builder, loc, reducedType, source, axes, keep).getResult()
+            : graph::ReduceMaxOp::create(builder, loc, reducedType, source, axes, keep).getResult();
+    op->getResult(0).replaceAllUsesWith(transpose(builder, loc, reduced, toFirst(rank)));
+    eraseWithDeadOperands(op);
+    return true;
+  }
+
+  static void eraseWithDeadOperands(Operation *op) {
+    SmallVector<Operation *> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        producers.push_back(producer);
+    op->erase();
+    for (Operation *producer : producers)
+      if (producer->use_empty() && isa<graph::TransposeOp, graph::ConstantOp>(producer))
+        producer->erase();
+  }
+};
+
+} // namespace
+} // namespace kiln
