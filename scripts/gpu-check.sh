@@ -171,12 +171,25 @@ run() {
       --batches 1,32,256 --modes "$modes" --cache "$cache" --json "$out/bench-cuda.json" \
       > "$out/bench-cuda.log" 2>&1 || say "benchmarks/run --device cuda failed (see bench-cuda.log)"
     grep -E '^\| resnet50' "$out/bench-cuda.log" >&2 || true
+    # fp16 convolutions in the model's NCHW against the NHWC tensor cores want
+    # (kiln-cuda-channels-last, the default for fp16), side by side at batch 32.
+    if "$python" "$root/benchmarks/models/export.py" resnet50 --batch 32 --cache "$cache" \
+      > "$out/export-resnet50-b32.log" 2>&1; then
+      for layout in nchw auto; do
+        say "bench resnet50 batch 32 fp16: kiln --conv-layout $layout"
+        "$kiln" bench "$cache/resnet50-b32-torchscript/model.onnx" --device cuda --precision fp16 --keep-io-types \
+          --conv-layout "$layout" --warmup 10 --iterations 50 --max-seconds 30 \
+          --json "$out/kiln-resnet50-b32-fp16-$layout.json" --force \
+          > "$out/kiln-bench-fp16-$layout.log" 2>&1 ||
+          say "kiln bench --conv-layout $layout failed (see kiln-bench-fp16-$layout.log)"
+      done
+    fi
   else
     # The dry run: Kiln alone, with the CPU's roofline.
     for batch in 1 32 256; do
       "$python" "$root/benchmarks/models/export.py" resnet50 --batch "$batch" --cache "$cache" \
         > "$out/export-resnet50-b$batch.log" 2>&1 || { say "export at batch $batch failed"; continue; }
-      local dir="$cache/resnet50-b$batch"
+      local dir="$cache/resnet50-b$batch-torchscript"
       say "bench resnet50 batch $batch: kiln on $device"
       "$kiln" bench "$dir/model.onnx" --device "$device" --warmup 10 --iterations 50 --max-seconds 30 \
         --json "$out/kiln-resnet50-b$batch-$device.json" --force > "$out/kiln-bench-b$batch.log" 2>&1 ||

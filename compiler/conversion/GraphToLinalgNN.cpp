@@ -443,7 +443,8 @@ struct WindowPoolLowering : GraphLowering<OpTy> {
     Type element = resultType.getElementType();
     int64_t rank = inputType.getRank(), spatial = rank - 2;
     // The layout: N C D1..Dn, or N D1..Dn C with channels_last.
-    bool channelsLast = op.getChannelsLast();
+    BoolAttr flag = op.getChannelsLastAttr();
+    bool channelsLast = flag && flag.getValue();
     int64_t channelDim = channelsLast ? rank - 1 : 1, firstSpatial = channelsLast ? 1 : 2;
     ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
                       dilations = op.getDilations(), padLow = op.getPadLow(),

@@ -4,7 +4,8 @@
 // one reader. A cheap producer with a few readers (softmax's exp(x - max), read by the sum and
 // by the division; layer norm's x - mean, read by the variance and by the normalization) is
 // computed again inside each of them instead, so no reader waits on a tensor the producer
-// writes: what remains between them is one value per row.
+// writes: what remains between them is one value per row. A reader stops taking producers once
+// it would hold more than max-fused-ops ops, so that chains of duplications stay bounded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,7 +42,9 @@ struct FuseSharedProducersPass : impl::FuseSharedProducersPassBase<FuseSharedPro
       ++readers;
     }
     int64_t bodyOps = llvm::range_size(producer.getBody()->without_terminator());
-    return readers <= maxReaders && bodyOps <= maxOps;
+    auto reader = cast<linalg::GenericOp>(operand->getOwner());
+    int64_t readerOps = llvm::range_size(reader.getBody()->without_terminator());
+    return readers <= maxReaders && bodyOps <= maxOps && readerOps + bodyOps <= maxFusedOps;
   }
 
   void runOnOperation() override {

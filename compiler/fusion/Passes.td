@@ -13,12 +13,19 @@ def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::Fu
     and at most `max-ops` ops in its body is fused into each of them (and disappears): softmax's
     exp(x - max) into its sum and its division, layer norm's x - mean into its variance and its
     normalization. What then passes between the ops of a normalization is one value per row.
+
+    A reader that would then hold more than `max-fused-ops` ops does not take the producer: each
+    duplication is cheap, but a chain of them is not (a half-precision BERT's residual stream,
+    where every layer norm's normalization is duplicated into the next layer's residual add,
+    once made the last layer norm recompute all twelve layers, 8 ms a kernel).
   }];
   let options = [
     Option<"maxReaders", "max-readers", "int64_t", /*default=*/"4",
            "The most readers a producer is computed again in">,
     Option<"maxOps", "max-ops", "int64_t", /*default=*/"8",
            "The most ops the body of a duplicated producer may have">,
+    Option<"maxFusedOps", "max-fused-ops", "int64_t", /*default=*/"48",
+           "The most ops a reader may hold after taking a duplicated producer">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

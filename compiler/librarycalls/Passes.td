@@ -54,7 +54,16 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
 
     Ops with dynamic shapes, other element types, 1-D matmul operands or addends that oneDNN
     cannot broadcast stay as graph ops and are code-generated.
+
+    f16 convolutions and products (and bf16 ones without `native-bf16`) become the f32 call
+    between casts: storage stays in the low precision, oneDNN computes in f32. With
+    `native-bf16` (set by the pipeline when the host has AVX512-BF16), bf16 ones are bf16 calls:
+    oneDNN's bf16 kernels, accumulating in f32.
   }];
+  let options = [
+    Option<"nativeBf16", "native-bf16", "bool", /*default=*/"false",
+           "bf16 convolutions and products are bf16 oneDNN calls (the CPU computes bf16)">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }
 

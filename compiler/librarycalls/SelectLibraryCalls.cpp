@@ -45,8 +45,9 @@ struct CallPlan;
 struct Target {
   llvm::StringLiteral convolution;
   llvm::StringLiteral matmul;
-  /// Whether f16 and bf16 operands are taken besides f32.
-  bool halfPrecision;
+  /// Whether f16 and bf16 operands are taken besides f32 (others are widened to f32 around the
+  /// call).
+  bool f16, bf16;
   /// Whether a matmul operand may broadcast some of the result's batch dimensions and not others
   /// (oneDNN's per-dimension broadcast); cuBLASLt's strided batches take all of them or none.
   bool partialBatchBroadcast;
@@ -109,11 +110,16 @@ Type staticUniformElementType(Operation *op) {
 
 bool isHalfPrecision(Type element) { return element && (element.isF16() || element.isBF16()); }
 
+/// Whether the target's library computes in `element`.
+bool takes(const Target &target, Type element) {
+  return element &&
+         (element.isF32() || (element.isF16() && target.f16) || (element.isBF16() && target.bf16));
+}
+
 /// Whether every operand and result of `op` is a static tensor of one element type the target's
 /// library computes in.
 bool hasStaticLibraryTypes(Operation *op, const Target &target) {
-  Type element = staticUniformElementType(op);
-  return element && (element.isF32() || (target.halfPrecision && isHalfPrecision(element)));
+  return takes(target, staticUniformElementType(op));
 }
 
 /// The value of `value` when it is a splat f32, f16 or bf16 graph.constant other than NaN.
@@ -630,7 +636,8 @@ bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 // cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
 constexpr Target kCudaTarget{"cudnn.convolution",
                              "cublaslt.matmul",
-                             /*halfPrecision=*/true,
+                             /*f16=*/true,
+                             /*bf16=*/true,
                              /*partialBatchBroadcast=*/false,
                              cudaSupports,
                              "",
@@ -640,7 +647,8 @@ constexpr Target kCudaTarget{"cudnn.convolution",
 
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
-                            /*halfPrecision=*/false,
+                            /*f16=*/false,
+                            /*bf16=*/false,
                             /*partialBatchBroadcast=*/true,
                             cpuSupports,
                             "gelu_erf",
@@ -648,8 +656,9 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             /*matrixLayoutsOnly=*/false,
                             /*tf32=*/false};
 
-/// For a library that computes in f32 only (oneDNN here): a f16 or bf16 matmul, gemm or
-/// convolution becomes the same op in f32 between casts. The values between kernels and the
+/// For a library that does not compute in a half precision (oneDNN's f16 here, and its bf16 on a
+/// CPU without AVX512-BF16): a f16 or bf16 matmul, gemm or convolution becomes the same op in f32
+/// between casts. The values between kernels and the
 /// weights stay in the low precision (the weights are widened as the program runs); the
 /// product accumulates in f32, which is the precision contract. Returns the f32 op.
 Operation *widenToF32(OpBuilder &builder, Operation *op) {
@@ -681,6 +690,7 @@ Operation *widenToF32(OpBuilder &builder, Operation *op) {
 class LibraryCallSelector {
 public:
   explicit LibraryCallSelector(const Target &target) : target(target) {}
+  LibraryCallSelector(Target &&) = delete;
 
   void run(ModuleOp module) {
     SymbolTable symbols(module);
@@ -690,10 +700,11 @@ public:
         anchors.push_back(op);
     });
     OpBuilder builder(module.getContext());
-    if (!target.halfPrecision)
-      for (Operation *&anchor : anchors)
-        if (isHalfPrecision(staticUniformElementType(anchor)))
-          anchor = widenToF32(builder, anchor);
+    for (Operation *&anchor : anchors) {
+      Type element = staticUniformElementType(anchor);
+      if (isHalfPrecision(element) && !takes(target, element))
+        anchor = widenToF32(builder, anchor);
+    }
     for (Operation *anchor : anchors) {
       FailureOr<CallPlan> plan =
           llvm::TypeSwitch<Operation *, FailureOr<CallPlan>>(anchor)
@@ -760,7 +771,13 @@ public:
 
 struct SelectCpuLibraryCallsPass
     : impl::SelectCpuLibraryCallsPassBase<SelectCpuLibraryCallsPass> {
-  void runOnOperation() override { LibraryCallSelector(kCpuTarget).run(getOperation()); }
+  using SelectCpuLibraryCallsPassBase::SelectCpuLibraryCallsPassBase;
+
+  void runOnOperation() override {
+    Target target = kCpuTarget;
+    target.bf16 = nativeBf16;
+    LibraryCallSelector(target).run(getOperation());
+  }
 };
 
 struct SelectCudaLibraryCallsPass

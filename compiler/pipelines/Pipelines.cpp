@@ -15,7 +15,9 @@
 
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <limits>
 
@@ -102,7 +104,16 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     }
     // Convolutions and matmuls become library calls (oneDNN, or cuDNN and cuBLASLt), with their
     // epilogues fused.
-    pm.addPass(cuda ? createSelectCudaLibraryCallsPass() : createSelectCpuLibraryCallsPass());
+    if (cuda) {
+      pm.addPass(createSelectCudaLibraryCallsPass());
+    } else {
+      // oneDNN computes bf16 where the host has AVX512-BF16 (the CPU artifact is built for the
+      // host; compiler/codegen/CpuObject.cpp).
+      SelectCpuLibraryCallsPassOptions select;
+      llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+      select.nativeBf16 = features.lookup("avx512bf16");
+      pm.addPass(createSelectCpuLibraryCallsPass(select));
+    }
     if (cuda && options.convLayout != "nchw") {
       // Half-precision convolutions (every one with nhwc) take NHWC, what cuDNN's tensor-core
       // kernels want.

@@ -876,7 +876,8 @@ static RankedTensorType channelsLastOf(RankedTensorType type) {
       return failure();                                                                            \
     if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))                                     \
       return failInference<OP>(loc, "kernel_shape entries must be positive");                      \
-    bool channelsLast = adaptor.getChannelsLast() && input.getRank() >= 3;                         \
+    BoolAttr flag = adaptor.getChannelsLastAttr();                                                 \
+    bool channelsLast = flag && flag.getValue() && input.getRank() >= 3;                           \
     if (channelsLast)                                                                              \
       input = channelsFirst(input);                                                                \
     FailureOr<SmallVector<int64_t>> shape =                                                        \

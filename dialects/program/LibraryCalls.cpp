@@ -44,8 +44,8 @@ struct Entry {
   bool bias;
   /// The first tensor's ranks.
   int64_t minRank, maxRank;
-  /// A CUDA library (cuDNN, cuBLASLt): it also takes f16 and bf16 tensors and the
-  /// `allow_tf32` switch. oneDNN computes in f32 on the CPU and takes neither.
+  /// A CUDA library (cuDNN, cuBLASLt): it also takes f16 tensors and the `allow_tf32` switch.
+  /// oneDNN takes neither (f32 and bf16 tensors; bf16 where the CPU computes it).
   bool cuda;
   ArrayRef<Param> params;
   ArrayRef<PostOp> postOps;
@@ -177,13 +177,13 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
                                           ", ")
                             << ")";
 
-  // Element types: f32, and on CUDA f16 and bf16 too.
+  // Element types: f32 and bf16, and on CUDA f16 too.
   for (Value value : op->getOperands()) {
     Type type = cast<MemRefType>(value.getType()).getElementType();
-    if (!type.isF32() && !(entry->cuda && (type.isF16() || type.isBF16())))
+    if (!type.isF32() && !type.isBF16() && !(entry->cuda && type.isF16()))
       return op.emitOpError() << "'" << entry->callee << "' takes "
-                              << (entry->cuda ? "f32, f16 or bf16" : "f32") << " tensors, not "
-                              << type;
+                              << (entry->cuda ? "f32, f16 or bf16" : "f32 or bf16")
+                              << " tensors, not " << type;
   }
 
   // Parameters: known names, their kinds and counts.

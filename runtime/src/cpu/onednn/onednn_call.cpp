@@ -28,12 +28,17 @@ int countAddPostOps(const CallView& call) {
   return static_cast<int>(std::count(kinds.begin(), kinds.end(), "add"));
 }
 
-dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims) {
+dnnl::memory::data_type dataType(kiln_element_type_t type) {
+  return type == KILN_ELEMENT_TYPE_BF16 ? dnnl::memory::data_type::bf16
+                                        : dnnl::memory::data_type::f32;
+}
+
+dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims, dnnl::memory::data_type type) {
   dnnl::memory::dims shape(dims.begin(), dims.end());
   dnnl::memory::dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * dims[i + 1];
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(shape, type, strides);
 }
 
 Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
@@ -87,7 +92,7 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
         epilogue.sum_extra = static_cast<int>(next_extra);
         epilogue.ops.append_sum(1.0f);
       } else {
-        dnnl::memory::desc desc = plainDesc(broadcast);
+        dnnl::memory::desc desc = plainDesc(broadcast, dataType(extra[next_extra].element_type));
         epilogue.addends.emplace_back(epilogue.ops.len(), desc);
         epilogue.addend_extras.push_back(static_cast<int>(next_extra));
         epilogue.ops.append_binary(dnnl::algorithm::binary_add, desc);

@@ -75,8 +75,12 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
 /// The number of "add" entries of post_ops (how many extra bindings the call has).
 int countAddPostOps(const CallView& call);
 
-/// A plain row-major f32 descriptor of `dims`.
-dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims);
+/// oneDNN's data type of a binding's element type (f32 or bf16: what createOneDnnKernel admits).
+dnnl::memory::data_type dataType(kiln_element_type_t type);
+
+/// A plain row-major descriptor of `dims` (f32 unless `type` says otherwise).
+dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims,
+                             dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 
 /// Runs `body(stream)` on a stream of its own (one per run, so concurrent runs share nothing) and
 /// waits for it. oneDNN errors become INTERNAL and allocation failures RESOURCE_EXHAUSTED statuses

@@ -1,7 +1,8 @@
 //===- onednn_convolution.cpp - The onednn.convolution library call ---------===//
 //
-// A forward-inference oneDNN convolution over plain NCHW (NCW, NCDHW) caller buffers. Constant
-// weights are reordered once, at load time, into the layout the primitive chose (format_tag::any).
+// A forward-inference oneDNN convolution over plain NCHW (NCW, NCDHW) caller buffers, f32 or bf16
+// (oneDNN's bf16 kernels accumulate in f32). Constant weights are reordered once, at load time,
+// into the layout the primitive chose (format_tag::any).
 //
 // Activation layout: the primitive chooses the source and destination layouts (nhwc or
 // channel-blocked on AVX-512), and each run reorders the source in and the destination out
@@ -155,9 +156,9 @@ class ConvolutionKernel : public LibraryCallKernel {
   mutable std::vector<std::unique_ptr<Workspace>> free_workspaces_;
 };
 
-dnnl::memory::desc anyDesc(const std::vector<int64_t>& dims) {
-  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()),
-                            dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+dnnl::memory::desc anyDesc(const std::vector<int64_t>& dims, dnnl::memory::data_type type) {
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), type,
+                            dnnl::memory::format_tag::any);
 }
 
 }  // namespace
@@ -240,9 +241,13 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   if (epilogue.sum_extra >= 0) kernel->sum_binding = first_extra + epilogue.sum_extra;
   kernel->dst_binding = static_cast<int>(bindings.size()) - 1;
   kernel->constant_weights = weights.kind == kiln::artifact::BufferKind::Constant;
-  kernel->src_plain = onednn::plainDesc(src.dims);
-  kernel->dst_plain = onednn::plainDesc(dst.dims);
-  kernel->bias_desc = onednn::plainDesc({features});
+  const dnnl::memory::data_type src_type = onednn::dataType(src.element_type),
+                                dst_type = onednn::dataType(dst.element_type),
+                                weights_type = onednn::dataType(weights.element_type);
+  kernel->src_plain = onednn::plainDesc(src.dims, src_type);
+  kernel->dst_plain = onednn::plainDesc(dst.dims, dst_type);
+  if (has_bias)
+    kernel->bias_desc = onednn::plainDesc({features}, onednn::dataType(bindings[2].element_type));
 
   // oneDNN's grouped weights are G x M/G x C/G x K..., the same bytes as M x C/G x K....
   std::vector<int64_t> weight_dims = weights.dims;
@@ -250,8 +255,9 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
     weight_dims[0] = features / groups;
     weight_dims.insert(weight_dims.begin(), groups);
   }
-  dnnl::memory::desc weights_plain = onednn::plainDesc(weight_dims);
-  dnnl::memory::desc weights_desc = kernel->constant_weights ? anyDesc(weight_dims) : weights_plain;
+  dnnl::memory::desc weights_plain = onednn::plainDesc(weight_dims, weights_type);
+  dnnl::memory::desc weights_desc =
+      kernel->constant_weights ? anyDesc(weight_dims, weights_type) : weights_plain;
   dnnl::memory::dims dnnl_strides(strides.begin(), strides.end());
   dnnl::memory::dims dnnl_dilations, dnnl_pads_begin(pads_begin.begin(), pads_begin.end()),
       dnnl_pads_end(pads_end.begin(), pads_end.end());
@@ -261,8 +267,10 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   attr.set_post_ops(epilogue.ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   auto makeDesc = [&](bool choose_activation_layout) {
-    dnnl::memory::desc src_desc = choose_activation_layout ? anyDesc(src.dims) : kernel->src_plain;
-    dnnl::memory::desc dst_desc = choose_activation_layout ? anyDesc(dst.dims) : kernel->dst_plain;
+    dnnl::memory::desc src_desc =
+        choose_activation_layout ? anyDesc(src.dims, src_type) : kernel->src_plain;
+    dnnl::memory::desc dst_desc =
+        choose_activation_layout ? anyDesc(dst.dims, dst_type) : kernel->dst_plain;
     auto desc =
         has_bias ? dnnl::convolution_forward::desc(
                        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,

@@ -11,8 +11,10 @@ namespace kiln::runtime::cpu {
 Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out) {
   onednn::CallView view;
-  Status status = onednn::CallView::create(call, {KILN_ELEMENT_TYPE_F32},
-                                           "oneDNN calls take f32 tensors only", &view);
+  // bf16 where the compiler found the CPU computes it (kiln-select-cpu-library-calls'
+  // native-bf16); f16 is widened to f32 around the call.
+  Status status = onednn::CallView::create(call, {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_BF16},
+                                           "oneDNN calls take f32 and bf16 tensors", &view);
   if (!status.ok()) return status;
   if (view.name() == "onednn.convolution") return createOneDnnConvolution(view, constants, out);
   if (view.name() == "onednn.matmul") return createOneDnnMatmul(view, constants, out);

@@ -5,6 +5,7 @@
 // `a_view`, `b_view` and `dst_view` (library_call_view.h) read and write through any strides, so
 // the transposes, slices and splits around attention's products are memory descriptors, not
 // copies. A Constant `b` is reordered once, at load time, into the layout the primitive chose.
+// Tensors are f32 or bf16 (oneDNN's bf16 kernels accumulate in f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,15 +28,15 @@ class MatmulKernel : public LibraryCallKernel {
   Status run(void* const* buffers) const override {
     return onednn::runOnStream(label, [&](dnnl::stream& stream) {
       std::unordered_map<int, dnnl::memory> args;
-      args.emplace(DNNL_ARG_SRC, onednn::wrap(a_desc, at(buffers[0], a_offset)));
+      args.emplace(DNNL_ARG_SRC, onednn::wrap(a_desc, at(buffers[0], a_offset, a_desc)));
       args.emplace(DNNL_ARG_WEIGHTS,
-                   constant_b ? packed_b : onednn::wrap(b_desc, at(buffers[1], b_offset)));
+                   constant_b ? packed_b : onednn::wrap(b_desc, at(buffers[1], b_offset, b_desc)));
       if (has_bias) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, buffers[2]));
       int next = has_bias ? 3 : 2;
       for (const auto& addend : addends)
         args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend.first) | DNNL_ARG_SRC_1,
                      onednn::wrap(addend.second, buffers[next++]));
-      args.emplace(DNNL_ARG_DST, onednn::wrap(dst_desc, at(buffers[next], dst_offset)));
+      args.emplace(DNNL_ARG_DST, onednn::wrap(dst_desc, at(buffers[next], dst_offset, dst_desc)));
       onednn::addScratchpad(pd.scratchpad_desc(), &args);
       primitive.execute(stream, args);
     });
@@ -43,7 +44,11 @@ class MatmulKernel : public LibraryCallKernel {
 
   bool writes(size_t binding) const override { return binding == dst_binding; }
 
-  static void* at(void* buffer, int64_t elements) { return static_cast<float*>(buffer) + elements; }
+  /// `elements` past `buffer`, of `desc`'s element type.
+  static void* at(void* buffer, int64_t elements, const dnnl::memory::desc& desc) {
+    return static_cast<char*>(buffer) +
+           elements * static_cast<int64_t>(dnnl::memory::data_type_size(desc.data_type()));
+  }
 
   std::string label;
   size_t dst_binding = 0;
@@ -60,7 +65,8 @@ class MatmulKernel : public LibraryCallKernel {
 
 /// The descriptor of `view` as the product reads or writes it: padded with leading 1s to
 /// `rank`, its last two dimensions swapped when `transposed`.
-dnnl::memory::desc viewDesc(const StridedView& view, size_t rank, bool transposed) {
+dnnl::memory::desc viewDesc(const StridedView& view, size_t rank, bool transposed,
+                            dnnl::memory::data_type type) {
   dnnl::memory::dims dims(view.dims.begin(), view.dims.end());
   dnnl::memory::dims strides(view.strides.begin(), view.strides.end());
   int64_t extent = 1;
@@ -71,7 +77,7 @@ dnnl::memory::desc viewDesc(const StridedView& view, size_t rank, bool transpose
     std::swap(dims[rank - 1], dims[rank - 2]);
     std::swap(strides[rank - 1], strides[rank - 2]);
   }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, type, strides);
 }
 
 }  // namespace
@@ -106,8 +112,10 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
       rank != std::max(a_view.dims.size(), b_view.dims.size()))
     return call.invalid("a and b must have rank >= 2 and dst the larger of their ranks");
   if (rank > 12) return call.invalid("rank " + std::to_string(rank) + " is above oneDNN's 12");
-  dnnl::memory::desc a_desc = viewDesc(a_view, rank, trans_a);
-  dnnl::memory::desc b_desc_plain = viewDesc(b_view, rank, trans_b);
+  const dnnl::memory::data_type b_type = onednn::dataType(b.element_type);
+  dnnl::memory::desc a_desc =
+      viewDesc(a_view, rank, trans_a, onednn::dataType(bindings[0].element_type));
+  dnnl::memory::desc b_desc_plain = viewDesc(b_view, rank, trans_b, b_type);
   const std::vector<int64_t>& dst_dims = dst_view.dims;
   dnnl::memory::dims a_dims = a_desc.dims(), b_dims = b_desc_plain.dims();
   int64_t m = a_dims[rank - 2], k = a_dims[rank - 1], n = b_dims[rank - 1];
@@ -142,18 +150,19 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   kernel->constant_b = b.kind == kiln::artifact::BufferKind::Constant;
   kernel->a_desc = a_desc;
   kernel->b_desc = b_desc_plain;
-  kernel->dst_desc = viewDesc(dst_view, rank, false);
+  kernel->dst_desc =
+      viewDesc(dst_view, rank, false, onednn::dataType(bindings.back().element_type));
   kernel->a_offset = a_view.offset;
   kernel->b_offset = b_view.offset;
   kernel->dst_offset = dst_view.offset;
   std::vector<int64_t> bias_dims(rank, 1);
   bias_dims[rank - 1] = n;
-  kernel->bias_desc = onednn::plainDesc(bias_dims);
+  if (has_bias)
+    kernel->bias_desc = onednn::plainDesc(bias_dims, onednn::dataType(bindings[2].element_type));
 
   dnnl::memory::desc b_desc =
-      kernel->constant_b
-          ? dnnl::memory::desc(b_dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any)
-          : b_desc_plain;
+      kernel->constant_b ? dnnl::memory::desc(b_dims, b_type, dnnl::memory::format_tag::any)
+                         : b_desc_plain;
   dnnl::primitive_attr attr;
   attr.set_post_ops(epilogue.ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -172,7 +181,7 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   if (!status.ok()) return status;
   if (kernel->constant_b) {
     BindingInfo viewed = b;
-    viewed.offset += static_cast<uint64_t>(b_view.offset) * sizeof(float);
+    viewed.offset += static_cast<uint64_t>(b_view.offset) * dnnl::memory::data_type_size(b_type);
     status = onednn::packConstant(call, viewed, constants, b_desc_plain, kernel->pd.weights_desc(),
                                   &kernel->packed_b);
     if (!status.ok()) return status;

@@ -294,7 +294,7 @@ program.program @p device(cpu) {
   %a = program.input 0 "a" : memref<2x8xf16>
   %b = program.input 1 "b" : memref<8x4xf16>
   %t = program.alloc : memref<2x4xf16>
-  // expected-error @+1 {{'onednn.matmul' takes f32 tensors, not 'f16'}}
+  // expected-error @+1 {{'onednn.matmul' takes f32 or bf16 tensors, not 'f16'}}
   program.library_call "onednn.matmul" ins(%a, %b : memref<2x8xf16>, memref<8x4xf16>) outs(%t : memref<2x4xf16>) params({})
 }
 

@@ -1,0 +1,24 @@
+// RUN: kiln-opt --kiln-select-cpu-library-calls %s | FileCheck %s --check-prefix=WIDEN
+// RUN: kiln-opt --kiln-select-cpu-library-calls=native-bf16=true %s | FileCheck %s --check-prefix=NATIVE
+
+// Tests that bf16 convolutions and products are bf16 oneDNN calls with their epilogue where the
+// CPU computes bf16 (native-bf16, which the pipeline sets on AVX512-BF16 hosts), and the f32
+// calls between casts otherwise; f16 is widened either way (no f16 oneDNN kernels on these CPUs).
+// WIDEN-LABEL: func.func @half
+// WIDEN: graph.cast %{{.+}} : tensor<1x4x8x8xbf16> to f32
+// WIDEN: call @onednn.convolution_{{[0-9]+}}({{.*}}) {{.*}}: (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+// WIDEN: graph.cast %{{.+}} : tensor<1x4x8x8xf32> to bf16
+// WIDEN: call @onednn.matmul_{{[0-9]+}}({{.*}}) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// NATIVE-LABEL: func.func @half
+// NATIVE-NOT: graph.cast %{{.+}} : tensor<1x4x8x8xbf16>
+// NATIVE: call @onednn.convolution_{{[0-9]+}}({{.*}}) {{.*}}post_ops = ["relu"]{{.*}}: (tensor<1x4x8x8xbf16>, tensor<4x4x3x3xbf16>, tensor<4xbf16>) -> tensor<1x4x8x8xbf16>
+// NATIVE: graph.cast %{{.+}} : tensor<4x8xf16> to f32
+// NATIVE: call @onednn.matmul_{{[0-9]+}}({{.*}}) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// NATIVE: graph.cast %{{.+}} : tensor<4x3xf32> to f16
+func.func @half(%x: tensor<1x4x8x8xbf16>, %w: tensor<4x4x3x3xbf16>, %b: tensor<4xbf16>, %h: tensor<4x8xf16>, %hw: tensor<8x3xf16>) -> (tensor<1x4x8x8xbf16>, tensor<4x3xf16>) {
+  %0 = graph.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x8x8xbf16>, tensor<4x4x3x3xbf16>, tensor<4xbf16>) -> tensor<1x4x8x8xbf16>
+  %zero = graph.constant dense<0.0> : tensor<bf16>
+  %1 = graph.max %0, %zero : (tensor<1x4x8x8xbf16>, tensor<bf16>) -> tensor<1x4x8x8xbf16>
+  %2 = graph.matmul %h, %hw : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf16>
+  return %1, %2 : tensor<1x4x8x8xbf16>, tensor<4x3xf16>
+}
