@@ -133,11 +133,6 @@ Status writeChromeTrace(const std::string& path, const std::string& process,
     out << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << slice.tid()
         << ",\"ts\":" << microseconds(slice.begin_ns)
         << ",\"dur\":" << microseconds(slice.end_ns - slice.begin_ns);
-    if (slice.step == TraceSlice::kWholeRun || slice.step >= steps.size()) {
-      out << ",\"name\":\"run " << slice.run << "\",\"cat\":\"run\",\"args\":{\"run\":" << slice.run
-          << ",\"steps\":" << steps.size() << "}}";
-      continue;
-    }
     const ProgramStep& step = steps[slice.step];
     uint64_t bytes = 0;
     for (size_t b = 0; b < step.binding_count; ++b) bytes += bindings[step.first_binding + b].bytes;

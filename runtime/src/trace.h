@@ -1,7 +1,7 @@
 //===- trace.h - A timeline of a session's runs ------------------*- C++ -*-===//
 //
 // While a trace is on (kiln_session_trace_start), a device program records one slice per step
-// of every run (or, where steps are not timed one by one, one per run) into the session's
+// of every run (the CPU by its clock, CUDA by timed events around each step) into the session's
 // TraceRecorder; kiln_session_trace_write turns the slices into Chrome trace-event JSON, which
 // Perfetto (ui.perfetto.dev) and chrome://tracing open: a track per thread that ran the program,
 // each step named by its kernel or library call and the model nodes it holds, with its kind,
@@ -24,11 +24,10 @@ namespace kiln::runtime {
 
 class ProgramTable;
 
-/// One timed step of one run; `step` is kWholeRun for a run timed as a whole.
+/// One timed step of one run.
 struct TraceSlice {
-  static constexpr size_t kWholeRun = SIZE_MAX;
   uint64_t run = 0;
-  size_t step = kWholeRun;
+  size_t step = 0;
   /// The track: the thread that called the run, numbered from 1 in the order threads first ran.
   uint32_t track = 0;
   /// Nanoseconds since the trace started.

@@ -333,6 +333,54 @@ TEST_P(CudaProgramOnDevice, RunsTheStreamsOfAProgramAndCapturesThemTogether) {
   }
 }
 
+// Tests a traced program: each traced run runs its steps one by one with timed events, a slice
+// per step (on its stream's track) within the run's time, in step order without overlap on a
+// stream; the results are right, and once the trace stops the program captures and replays as
+// before (traced runs are eager runs, never the graph).
+TEST_P(CudaProgramOnDevice, TracedRunsTimeEveryStepAndLeaveTheGraphAlone) {
+  ArtifactSpec spec = affineSpec(kCount);
+  spec.stream_count = 2;
+  spec.steps[1].stream = 1;
+  spec.steps[1].waits = {0};
+  auto created = create(spec);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  CudaProgram &program = **created;
+  const size_t steps = spec.steps.size();
+  program.trace().start();
+  for (int run = 0; run < 2; ++run) {
+    Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 400 + run);
+    int64_t before = program.trace().now();
+    Result<std::vector<Tensor>> outputs = runProgram(program, {&x});
+    int64_t after = program.trace().now();
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    expectAffineResults(x, *outputs);
+    EXPECT_LE(before, after);
+  }
+  std::vector<runtime::TraceSlice> slices = program.trace().stop();
+  ASSERT_EQ(slices.size(), 2 * steps);
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const runtime::TraceSlice &slice = slices[i];
+    EXPECT_EQ(slice.run, i / steps);
+    EXPECT_EQ(slice.step, i % steps);
+    EXPECT_EQ(slice.stream, spec.steps[slice.step].stream);
+    EXPECT_LE(slice.begin_ns, slice.end_ns) << "step " << slice.step;
+    // The steps of one stream follow each other; stream 1's waits for step 0.
+    if (slice.step > 0 && slice.stream == slices[i - 1].stream)
+      EXPECT_GE(slice.begin_ns, slices[i - 1].end_ns) << "step " << slice.step;
+    if (slice.step == 1)
+      EXPECT_GE(slice.begin_ns, slices[i - 1].end_ns) << "the wait";
+  }
+  CudaProgramStatistics stats = program.cudaStatistics();
+  EXPECT_EQ(stats.eager_runs, 2u);
+  EXPECT_EQ(stats.graph_runs, 0u);
+  EXPECT_EQ(stats.graph_mode, CudaGraphMode::kCapture);
+  Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 500);
+  Result<std::vector<Tensor>> outputs = runProgram(program, {&x});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  expectAffineResults(x, *outputs);
+  EXPECT_EQ(program.cudaStatistics().graph_mode, CudaGraphMode::kReplay);
+}
+
 // Tests that KILN_CUDA_GRAPHS=0 keeps every run eager, with the same results.
 TEST_P(CudaProgramOnDevice, RunsEveryStepEagerlyWithGraphsOff) {
   ::setenv(runtime::cuda::kCudaGraphsEnvironmentVariable, "0", 1);
@@ -685,6 +733,10 @@ class WatchedApi final : public runtime::cuda::CudaApi {
   Status eventDestroy(cudaEvent_t event) override { return inner_->eventDestroy(event); }
   Status eventRecord(cudaEvent_t event, cudaStream_t stream) override {
     return inner_->eventRecord(event, stream);
+  }
+  Status timedEventCreate(cudaEvent_t *event) override { return inner_->timedEventCreate(event); }
+  Status eventElapsed(cudaEvent_t start, cudaEvent_t end, float *milliseconds) override {
+    return inner_->eventElapsed(start, end, milliseconds);
   }
   Status streamWaitEvent(cudaStream_t stream, cudaEvent_t event) override {
     return inner_->streamWaitEvent(stream, event);

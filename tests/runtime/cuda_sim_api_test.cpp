@@ -276,6 +276,38 @@ TEST_F(CudaSimApiTest, ACaptureWithAnUnjoinedStreamFails) {
 }
 
 // Tests that the simulated device is one device, ordinal 0, with sm_80's compute capability.
+// Tests timed events as traces use them: the time between two records is the host time between
+// the simulator reaching them in the stream's order (at the synchronization, not the enqueue),
+// and events without timing, or whose record has not run yet, are refused as CUDA refuses them.
+TEST_F(CudaSimApiTest, TimedEventsMeasureTheWorkBetweenTheirRecords) {
+  cudaEvent_t begin = nullptr, end = nullptr, untimed = nullptr;
+  ASSERT_TRUE(api_->timedEventCreate(&begin).ok());
+  ASSERT_TRUE(api_->timedEventCreate(&end).ok());
+  ASSERT_TRUE(api_->eventCreate(&untimed).ok());
+  void *device = nullptr;
+  ASSERT_TRUE(api_->malloc(&device, size_t{64} << 20).ok());
+  ASSERT_TRUE(api_->eventRecord(begin, stream_).ok());
+  for (int i = 0; i < 8; ++i)
+    ASSERT_TRUE(api_->memsetAsync(device, i, size_t{64} << 20, stream_).ok());
+  ASSERT_TRUE(api_->eventRecord(end, stream_).ok());
+  ASSERT_TRUE(api_->eventRecord(untimed, stream_).ok());
+  float milliseconds = -1;
+  Status early = api_->eventElapsed(begin, end, &milliseconds);
+  EXPECT_EQ(early.code(), KILN_STATUS_FAILED_PRECONDITION);
+  EXPECT_THAT(early.message(), HasSubstr("cudaErrorNotReady"));
+  ASSERT_TRUE(api_->streamSynchronize(stream_).ok());
+  ASSERT_TRUE(api_->eventElapsed(begin, end, &milliseconds).ok());
+  // Eight 64 MiB memsets take well over a microsecond on any host.
+  EXPECT_GT(milliseconds, 0.001f);
+  float reversed = 0;
+  ASSERT_TRUE(api_->eventElapsed(end, begin, &reversed).ok());
+  EXPECT_FLOAT_EQ(reversed, -milliseconds);
+  Status untimed_status = api_->eventElapsed(begin, untimed, &milliseconds);
+  EXPECT_EQ(untimed_status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(untimed_status.message(), HasSubstr("without timing"));
+  EXPECT_TRUE(api_->free(device).ok());
+}
+
 TEST_F(CudaSimApiTest, IsOneDevice) {
   auto devices = api_->devices();
   ASSERT_TRUE(devices.ok());

@@ -100,6 +100,14 @@ class RealCudaApi final : public CudaApi {
     KILN_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, event, 0));
     return Status();
   }
+  Status timedEventCreate(cudaEvent_t* event) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(event, cudaEventDefault));
+    return Status();
+  }
+  Status eventElapsed(cudaEvent_t start, cudaEvent_t end, float* milliseconds) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(milliseconds, start, end));
+    return Status();
+  }
 
   Status loadLibrary(const fb::CodeObject& code, cudaLibrary_t* library,
                      std::string* log) override {

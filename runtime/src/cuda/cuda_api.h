@@ -67,6 +67,11 @@ class CudaApi {
   virtual Status eventDestroy(cudaEvent_t event) = 0;
   virtual Status eventRecord(cudaEvent_t event, cudaStream_t stream) = 0;
   virtual Status streamWaitEvent(cudaStream_t stream, cudaEvent_t event) = 0;
+  /// A timed event (cudaEventDefault), for traces, and the milliseconds between two completed
+  /// records of timed events (cudaEventElapsedTime; the simulator's host clock as each record
+  /// is reached in its stream's order).
+  virtual Status timedEventCreate(cudaEvent_t* event) = 0;
+  virtual Status eventElapsed(cudaEvent_t start, cudaEvent_t end, float* milliseconds) = 0;
 
   // Code.
   /// Loads `code`; `*log` gets what a failed JIT compilation said.

@@ -200,6 +200,9 @@ CudaProgram::~CudaProgram() {
   for (cudaEvent_t event : step_events_)
     if (event != nullptr) (void)api_->eventDestroy(event);
   for (cudaEvent_t event : fork_events_) (void)api_->eventDestroy(event);
+  if (trace_origin_ != nullptr) (void)api_->eventDestroy(trace_origin_);
+  for (cudaEvent_t event : trace_begin_) (void)api_->eventDestroy(event);
+  for (cudaEvent_t event : trace_end_) (void)api_->eventDestroy(event);
   for (cudaEvent_t event : join_events_) (void)api_->eventDestroy(event);
   for (size_t s = 1; s < streams_.size(); ++s) (void)api_->streamDestroy(streams_[s]);
   if (stream_ != nullptr) (void)api_->streamDestroy(stream_);
@@ -481,7 +484,7 @@ Status CudaProgram::enqueueStep(size_t index) {
   return Status(KILN_STATUS_INTERNAL, "unknown step kind");
 }
 
-Status CudaProgram::enqueueRun(bool check_each_step) {
+Status CudaProgram::enqueueRun(bool check_each_step, bool timed) {
   auto* staging = static_cast<uint8_t*>(staging_);
   const uint64_t input_bytes = layout_.inputs_end - layout_.inputs_begin;
   if (input_bytes != 0) {
@@ -490,6 +493,10 @@ Status CudaProgram::enqueueRun(bool check_each_step) {
         !s.ok()) {
       return prefixStatus(artifact_->name() + ": uploading the inputs", s);
     }
+  }
+  if (timed) {
+    if (Status s = api_->eventRecord(trace_origin_, stream_); !s.ok())
+      return prefixStatus(artifact_->name() + ": recording the trace's origin", s);
   }
   // Fork: the other streams start after the upload.
   for (size_t s = 1; s < streams_.size(); ++s) {
@@ -506,7 +513,9 @@ Status CudaProgram::enqueueRun(bool check_each_step) {
       status = api_->streamWaitEvent(stream, step_events_[wait]);
       if (!status.ok()) break;
     }
+    if (status.ok() && timed) status = api_->eventRecord(trace_begin_[i], stream);
     if (status.ok()) status = enqueueStep(i);
+    if (status.ok() && timed) status = api_->eventRecord(trace_end_[i], stream);
     if (status.ok() && step_events_[i] != nullptr)
       status = api_->eventRecord(step_events_[i], stream);
     // Waiting here attributes an asynchronous fault (an illegal address, a trap) to the step
@@ -552,6 +561,52 @@ Status CudaProgram::captureGraph() {
   api_->graphDestroy(graph);
   if (!instantiated.ok()) return instantiated;
   graph_ = exec;
+  return Status();
+}
+
+Status CudaProgram::executeTimed(uint64_t run, uint32_t track, int64_t origin_ns,
+                                 std::vector<TraceSlice>* slices) {
+  if (trace_origin_ == nullptr) {
+    Status status = api_->timedEventCreate(&trace_origin_);
+    trace_begin_.assign(steps_.size(), nullptr);
+    trace_end_.assign(steps_.size(), nullptr);
+    for (size_t i = 0; status.ok() && i < steps_.size(); ++i) {
+      status = api_->timedEventCreate(&trace_begin_[i]);
+      if (status.ok()) status = api_->timedEventCreate(&trace_end_[i]);
+    }
+    if (!status.ok())
+      return prefixStatus(artifact_->name() + ": creating the trace's events", status);
+  }
+  // A first run still checks every step on its own, as an untraced one would.
+  const bool first = graph_mode_ == CudaGraphMode::kEager;
+  ++eager_runs_;
+  Status status = enqueueRun(/*check_each_step=*/first, /*timed=*/true);
+  if (status.ok()) {
+    status = api_->streamSynchronize(stream_);
+    if (!status.ok()) status = prefixStatus(artifact_->name() + ": running the program", status);
+  } else {
+    for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
+  }
+  if (!status.ok()) return status;
+  if (first) {
+    graph_mode_ =
+        graph_disabled_reason_.empty() ? CudaGraphMode::kCapture : CudaGraphMode::kDisabled;
+  }
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    float begin_ms = 0, end_ms = 0;
+    status = api_->eventElapsed(trace_origin_, trace_begin_[i], &begin_ms);
+    if (status.ok()) status = api_->eventElapsed(trace_origin_, trace_end_[i], &end_ms);
+    if (!status.ok())
+      return prefixStatus(artifact_->name() + ": timing " + table_.steps()[i].label, status);
+    TraceSlice slice;
+    slice.run = run;
+    slice.step = i;
+    slice.track = track;
+    slice.stream = table_.steps()[i].stream;
+    slice.begin_ns = origin_ns + static_cast<int64_t>(static_cast<double>(begin_ms) * 1e6);
+    slice.end_ns = origin_ns + static_cast<int64_t>(static_cast<double>(end_ms) * 1e6);
+    slices->push_back(slice);
+  }
   return Status();
 }
 
@@ -610,11 +665,11 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
   if (Status s = allocateOutputTensors(*artifact_, results); !s.ok()) return s;
 
   std::lock_guard<std::mutex> lock(run_mutex_);
-  // A traced CUDA run is one slice, from staging the inputs to the outputs back on the host
-  // (execute() synchronizes its stream): its steps run inside one CUDA graph.
+  // A traced run runs its steps one by one rather than as the CUDA graph, with a timed event
+  // before and after each (executeTimed): a slice per step, on the GPU's clock, placed from
+  // the host time the run was enqueued.
   const bool traced = trace_.active();
-  TraceSlice slice;
-  if (traced) slice = {trace_.beginRun(), TraceSlice::kWholeRun, trace_.track(), trace_.now(), 0};
+  std::vector<TraceSlice> slices;
   ScopedCudaDevice device(*api_);
   Status status = device.enter(device_.ordinal);
   if (status.ok()) {
@@ -626,7 +681,8 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
                     host.byteSize());
       }
     }
-    status = execute();
+    status =
+        traced ? executeTimed(trace_.beginRun(), trace_.track(), trace_.now(), &slices) : execute();
   }
   if (!status.ok()) {
     releaseTensors(results);
@@ -641,10 +697,7 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
     }
     outputs[i] = results[i];
   }
-  if (traced) {
-    slice.end_ns = trace_.now();
-    trace_.add({slice});
-  }
+  if (traced) trace_.add(slices);
   return Status();
 }
 

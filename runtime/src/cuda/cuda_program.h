@@ -167,13 +167,19 @@ class CudaProgram final : public DeviceProgram {
   void resolveAddresses();
 
   /// Enqueues the input upload, every step and the output download on the stream. With
-  /// `check_each_step`, synchronizes after each step so that a failing kernel is named.
-  Status enqueueRun(bool check_each_step);
+  /// `check_each_step`, synchronizes after each step so that a failing kernel is named. With
+  /// `timed`, records the trace events: the origin after the upload, and each step's begin and
+  /// end on its stream.
+  Status enqueueRun(bool check_each_step, bool timed = false);
   Status enqueueStep(size_t index);
   /// Records enqueueRun into a graph and instantiates it. On failure the stream is out of
   /// capture again and graphs are disabled with the reason; the run goes on eagerly.
   Status captureGraph();
   Status execute();
+  /// A traced run: the steps one by one (not the graph), timed by events, each a slice of
+  /// `slices` (run number and track given) placed on the host clock at `origin_ns`.
+  Status executeTimed(uint64_t run, uint32_t track, int64_t origin_ns,
+                      std::vector<TraceSlice>* slices);
 
   std::shared_ptr<const LoadedArtifact> artifact_;
   CudaDeviceInfo device_;
@@ -193,6 +199,9 @@ class CudaProgram final : public DeviceProgram {
   /// stream past 0 the events that fork it from stream 0 and join it back.
   std::vector<cudaEvent_t> step_events_;
   std::vector<cudaEvent_t> fork_events_, join_events_;
+  /// Timed events of traced runs, made by the first: the origin, and each step's begin and end.
+  cudaEvent_t trace_origin_ = nullptr;
+  std::vector<cudaEvent_t> trace_begin_, trace_end_;
   std::vector<std::unique_ptr<CudaLibraryCall>> library_calls_;
   /// One library workspace per stream, each this large (aligned), side by side.
   size_t workspace_size_ = 0;

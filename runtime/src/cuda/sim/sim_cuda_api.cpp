@@ -3,6 +3,7 @@
 #include "runtime/src/cuda/sim/sim_cuda_api.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,9 @@ struct SimEvent {
   /// Recorded in a capture: its graph and the nodes the record stands for.
   SimGraph* graph = nullptr;
   std::vector<size_t> tail;
+  /// A timed event (timedEventCreate), and the host clock when its last record completed.
+  bool timed = false;
+  std::chrono::steady_clock::time_point completed_at;
 };
 
 struct SimLibrary {
@@ -417,6 +421,30 @@ class SimCudaApi final : public CudaApi {
     *event = reinterpret_cast<cudaEvent_t>(created);
     return Status();
   }
+  Status timedEventCreate(cudaEvent_t* event) override {
+    if (Status status = eventCreate(event); !status.ok()) return status;
+    fromHandle(*event)->timed = true;
+    return Status();
+  }
+  Status eventElapsed(cudaEvent_t start, cudaEvent_t end, float* milliseconds) override {
+    SimEvent* first = fromHandle(start);
+    SimEvent* last = fromHandle(end);
+    if (first == nullptr || last == nullptr)
+      return simError(KILN_STATUS_INVALID_ARGUMENT, "cudaEventElapsedTime of an unknown event");
+    if (!first->timed || !last->timed)
+      return simError(KILN_STATUS_INVALID_ARGUMENT,
+                      "cudaEventElapsedTime of an event created without timing "
+                      "(cudaErrorInvalidResourceHandle)");
+    if (first->graph != nullptr || last->graph != nullptr || first->completed == 0 ||
+        last->completed == 0 || first->completed < first->recorded ||
+        last->completed < last->recorded)
+      return simError(KILN_STATUS_FAILED_PRECONDITION,
+                      "cudaEventElapsedTime of an event whose record has not completed "
+                      "(cudaErrorNotReady)");
+    *milliseconds =
+        std::chrono::duration<float, std::milli>(last->completed_at - first->completed_at).count();
+    return Status();
+  }
   Status eventDestroy(cudaEvent_t event) override {
     // Queued records and waits may still name it: it lives as long as the device.
     return fromHandle(event) != nullptr ? Status()
@@ -713,6 +741,7 @@ class SimCudaApi final : public CudaApi {
           break;
         case SimStream::Item::kRecord:
           item.event->completed = std::max(item.event->completed, item.generation);
+          if (item.event->timed) item.event->completed_at = std::chrono::steady_clock::now();
           break;
         case SimStream::Item::kWait:
           if (item.event->completed < item.generation && item.event->stream != nullptr) {

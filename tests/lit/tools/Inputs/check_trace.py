@@ -1,11 +1,11 @@
 """Checks a Chrome trace-event JSON written by `kiln run|bench --trace` against the artifact's
 steps as `kiln inspect` lists them.
 
-usage: check_trace.py TRACE INSPECT_OUTPUT RUNS [whole-run] [streams=N]
+usage: check_trace.py TRACE INSPECT_OUTPUT RUNS [streams=N]
 
 Fails unless: the file is JSON with traceEvents; the process and every track are named; there is
-one complete ("X") slice per step of every run (or one per run for a CUDA session), each named as
-inspect names the step, with a non-negative duration, its kind, bytes and run number; and the
+one complete ("X") slice per step of every run, each named as inspect names the step, with a
+non-negative duration, its kind, bytes and run number; and the
 slices of a run on one track (one stream of the run's thread) follow each other in step order
 without overlapping. With streams=N, each run's steps lie on N tracks, one per stream, each slice
 on its step's stream's track.
@@ -15,7 +15,6 @@ import re
 import sys
 
 trace_path, inspect_path, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-whole_run = "whole-run" in sys.argv[4:]
 streams = next((int(a.split("=")[1]) for a in sys.argv[4:] if a.startswith("streams=")), 1)
 with open(trace_path) as f:
     trace = json.load(f)
@@ -33,7 +32,7 @@ tracks = {e["tid"] for e in slices}
 named = {e["tid"] for e in meta if e["name"] == "thread_name"}
 assert tracks <= named, f"tracks {tracks - named} have no name"
 
-expected = runs if whole_run else runs * len(steps)
+expected = runs * len(steps)
 assert len(slices) == expected, f"{len(slices)} slices, expected {expected}"
 by_run = {}
 for e in slices:
@@ -42,9 +41,6 @@ for e in slices:
 assert sorted(by_run) == list(range(runs)), f"runs {sorted(by_run)}"
 kinds = {"dispatch": "kernel", "library": "library call", "copy": "copy"}
 for run, events in by_run.items():
-    if whole_run:
-        assert events[0]["cat"] == "run" and events[0]["args"]["steps"] == len(steps), events[0]
-        continue
     events.sort(key=lambda e: e["args"]["step"])
     assert [e["args"]["step"] for e in events] == list(range(len(steps))), run
     for (index, kind), e in zip(steps, events):
