@@ -350,10 +350,7 @@ private:
     Operation *moved = builder.clone(*op);
     moved->setOperands(operands);
     moved->getResult(0).setType(permuted(resultType, toLast(rank)));
-    builder.setInsertionPointAfter(moved);
-    op->getResult(0).replaceAllUsesWith(
-        transpose(builder, op->getLoc(), moved->getResult(0), toFirst(rank)));
-    eraseWithDeadOperands(op);
+    replaceThroughTranspose(builder, op, moved->getResult(0));
     return true;
   }
 
@@ -379,8 +376,7 @@ private:
     int64_t axis = toFirst(rank)[op.getAxis()];
     auto moved = graph::ConcatOp::create(builder, op.getLoc(), permuted(resultType, toLast(rank)),
                                          inputs, builder.getI64IntegerAttr(axis));
-    op.getResult().replaceAllUsesWith(transpose(builder, op.getLoc(), moved, toFirst(rank)));
-    eraseWithDeadOperands(op);
+    replaceThroughTranspose(builder, op, moved);
     return true;
   }
 
@@ -398,10 +394,7 @@ private:
     moved->setOperand(0, transposed.getInput());
     moved->setAttr("channels_last", builder.getBoolAttr(true));
     moved->getResult(0).setType(permuted(resultType, toLast(rank)));
-    builder.setInsertionPointAfter(moved);
-    op->getResult(0).replaceAllUsesWith(
-        transpose(builder, op->getLoc(), moved->getResult(0), toFirst(rank)));
-    eraseWithDeadOperands(op);
+    replaceThroughTranspose(builder, op, moved->getResult(0));
     return true;
   }
 
@@ -426,9 +419,17 @@ private:
         average
             ? graph::ReduceMeanOp::create(builder, loc, reducedType, source, axes, keep).getResult()
             : graph::ReduceMaxOp::create(builder, loc, reducedType, source, axes, keep).getResult();
-    op->getResult(0).replaceAllUsesWith(transpose(builder, loc, reduced, toFirst(rank)));
-    eraseWithDeadOperands(op);
+    replaceThroughTranspose(builder, op, reduced);
     return true;
+  }
+
+  /// Replaces `op` by `moved`, its channels-last form, read through a transpose back to
+  /// channels-first; erases `op` and what only it read.
+  static void replaceThroughTranspose(OpBuilder &builder, Operation *op, Value moved) {
+    builder.setInsertionPointAfterValue(moved);
+    int64_t rank = cast<RankedTensorType>(moved.getType()).getRank();
+    op->getResult(0).replaceAllUsesWith(transpose(builder, op->getLoc(), moved, toFirst(rank)));
+    eraseWithDeadOperands(op);
   }
 
   static void eraseWithDeadOperands(Operation *op) {
