@@ -316,7 +316,9 @@ std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operan
 /// candidates are the elementwise ops after `x` computing from `x`, each other and splat
 /// constants only; each candidate result is tried with the ops it depends on, which must be
 /// every reader of `x` and read only by each other. They are recognized by evaluating them where
-/// the two forms (and anything else) differ.
+/// the two forms (and anything else) differ, within what the constants' precision allows: in
+/// bf16, 1 / sqrt 2 and tanh's constants are off by up to 2e-3 (relative), more than the two forms
+/// differ, so there the form is the one whose function (erf or tanh) the ops hold.
 std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
   constexpr size_t kMaxOps = 16;
   Operation *definer = x.getDefiningOp();
@@ -381,7 +383,17 @@ std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
             llvm::all_of(op->getUsers(), [&](Operation *user) { return slice.contains(user); });
     if (!whole)
       continue;
-    bool erfForm = true, tanhForm = true;
+    // The constants' rounding bounds how far the ops may be from the exact form.
+    Type element = cast<RankedTensorType>(x.getType()).getElementType();
+    double tolerance = element.isBF16() ? 1e-2 : element.isF16() ? 2e-3 : 1e-5;
+    // Past the two forms' 5e-4 difference, the function the ops hold tells them apart (tanh's
+    // form may be written with a sigmoid: (1 + tanh z) / 2 = sigmoid(2z)).
+    bool byFunction = tolerance > 1e-4;
+    bool erfForm =
+        !byFunction || llvm::any_of(ops, [](Operation *op) { return isa<graph::ErfOp>(op); });
+    bool tanhForm = !byFunction || llvm::any_of(ops, [](Operation *op) {
+      return isa<graph::TanhOp, graph::SigmoidOp>(op);
+    });
     for (double at : {-6.0, -3.0, -1.5, -0.7, -0.2, 0.0, 0.3, 0.9, 1.7, 2.5, 5.0}) {
       std::optional<double> value = evaluate(ops, at);
       if (!value) {
@@ -389,7 +401,7 @@ std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
         break;
       }
       auto near = [&](double expected) {
-        return std::abs(*value - expected) <= 1e-5 * std::max(1.0, std::abs(expected));
+        return std::abs(*value - expected) <= tolerance * std::max(1.0, std::abs(expected));
       };
       erfForm &= near(geluErf(at));
       tanhForm &= near(geluTanh(at));

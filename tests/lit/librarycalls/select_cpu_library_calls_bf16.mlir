@@ -1,5 +1,5 @@
-// RUN: kiln-opt --kiln-select-cpu-library-calls %s | FileCheck %s --check-prefix=WIDEN
-// RUN: kiln-opt --kiln-select-cpu-library-calls=native-bf16=true %s | FileCheck %s --check-prefix=NATIVE
+// RUN: kiln-opt --split-input-file --kiln-select-cpu-library-calls %s | FileCheck %s --check-prefix=WIDEN
+// RUN: kiln-opt --split-input-file --kiln-select-cpu-library-calls=native-bf16=true %s | FileCheck %s --check-prefix=NATIVE
 
 // Tests that bf16 convolutions and products are bf16 oneDNN calls with their epilogue where the
 // CPU computes bf16 (native-bf16, which the pipeline sets on AVX512-BF16 hosts), and the f32
@@ -21,4 +21,27 @@ func.func @half(%x: tensor<1x4x8x8xbf16>, %w: tensor<4x4x3x3xbf16>, %b: tensor<4
   %1 = graph.max %0, %zero : (tensor<1x4x8x8xbf16>, tensor<bf16>) -> tensor<1x4x8x8xbf16>
   %2 = graph.matmul %h, %hw : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf16>
   return %1, %2 : tensor<1x4x8x8xbf16>, tensor<4x3xf16>
+}
+
+// -----
+
+// Tests that GELU's erf form with bf16 constants (1 / sqrt 2 and 0.5 rounded to bf16) still
+// becomes oneDNN's gelu_erf post-op: the constants' rounding (2e-3) is more than the erf and tanh
+// forms differ, so the erf op tells the form.
+// NATIVE-LABEL: func.func @gelu_bf16
+// NATIVE: call @onednn.matmul_{{[0-9]+}}({{.*}}) {post_ops = ["gelu_erf"]} : (tensor<4x8xbf16>, tensor<8x3xbf16>, tensor<3xbf16>) -> tensor<4x3xbf16>
+// NATIVE-NOT: graph.erf
+// NATIVE: return
+func.func @gelu_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %bias: tensor<3xbf16>) -> tensor<4x3xbf16> {
+  %0 = graph.matmul %a, %b : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
+  %1 = graph.add %0, %bias : (tensor<4x3xbf16>, tensor<3xbf16>) -> tensor<4x3xbf16>
+  %sqrt2 = graph.constant dense<1.4140625> : tensor<bf16>
+  %one = graph.constant dense<1.0> : tensor<bf16>
+  %half = graph.constant dense<0.5> : tensor<bf16>
+  %2 = graph.div %1, %sqrt2 : (tensor<4x3xbf16>, tensor<bf16>) -> tensor<4x3xbf16>
+  %3 = graph.erf %2 : tensor<4x3xbf16>
+  %4 = graph.add %3, %one : (tensor<4x3xbf16>, tensor<bf16>) -> tensor<4x3xbf16>
+  %5 = graph.mul %1, %4 : (tensor<4x3xbf16>, tensor<4x3xbf16>) -> tensor<4x3xbf16>
+  %6 = graph.mul %5, %half : (tensor<4x3xbf16>, tensor<bf16>) -> tensor<4x3xbf16>
+  return %6 : tensor<4x3xbf16>
 }
