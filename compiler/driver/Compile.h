@@ -44,8 +44,9 @@ struct CompileOptions {
   std::string precision = "fp32";
   /// Inputs and outputs keep their declared types under a lower precision.
   bool keepIoTypes = false;
-  /// CUDA: the tensor layout of convolutions (kiln-cuda-channels-last): "auto" (NHWC for f16 and
-  /// bf16, what tensor cores want; NCHW for f32), "nchw" (the model's), or "nhwc" (every type).
+  /// CUDA: the tensor layout of convolutions (kiln-cuda-channels-last): "auto" (NHWC for f16,
+  /// bf16 and tf32, what tensor cores want; NCHW for f32), "nchw" (the model's), or "nhwc"
+  /// (every type).
   std::string convLayout = "auto";
   /// ONNX nodes kept in fp32 whatever their class.
   std::vector<std::string> keepHigh;

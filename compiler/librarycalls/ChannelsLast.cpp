@@ -200,7 +200,8 @@ public:
   }
 
 private:
-  /// A 2-D cudnn.convolution of the chosen element types, not yet channels-last.
+  /// A 2-D cudnn.convolution that runs on tensor cores (f16, bf16, or f32 with allow_tf32; any
+  /// type with all-types), not yet channels-last.
   bool isChosen(SymbolTable &symbols, func::CallOp call) {
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     auto name = callee ? callee->getAttrOfType<StringAttr>(kLibraryCallAttr) : StringAttr();
@@ -209,7 +210,9 @@ private:
       return false;
     auto type = cast<RankedTensorType>(call.getResult(0).getType());
     Type element = type.getElementType();
-    return type.getRank() == 4 && (allTypes || element.isF16() || element.isBF16());
+    auto tf32 = call->getAttrOfType<BoolAttr>("allow_tf32");
+    return type.getRank() == 4 &&
+           (allTypes || element.isF16() || element.isBF16() || (tf32 && tf32.getValue()));
   }
 
   /// Makes `call` channels-last between transposes (step 1).

@@ -100,7 +100,8 @@ def CudaChannelsLastPass : Pass<"kiln-cuda-channels-last", "mlir::ModuleOp"> {
   let description = [{
     Runs after `kiln-select-cuda-library-calls`. cuDNN's tensor-core convolutions and fused
     engines are written for NHWC; ONNX models are NCHW. Each 2-D `cudnn.convolution` call with
-    f16 or bf16 tensors (any float type with `all-types`) gets `channels_last = true`: it reads x
+    f16 or bf16 tensors, or f32 ones with `allow_tf32` (any float type with `all-types`), gets
+    `channels_last = true`: it reads x
     and its `add` operand as N x H x W x C, its filter as K x R x S x C/groups (a constant filter
     is reordered at compile time), and writes N x H x W x K. The NCHW values the rest of the
     graph reads are transposes, which are then moved where they cost least:

@@ -105,3 +105,15 @@ func.func @f32_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<
   %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, groups = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// Tests that an f32 convolution that may use TF32 tensor cores (kiln-assign-precision's
+// kiln.math = "tf32", allow_tf32 on the call) takes NHWC like a half-precision one.
+// CHECK-LABEL: func.func @tf32_conv
+// CHECK: graph.transpose %arg0, [0, 2, 3, 1]
+// CHECK: call @cudnn.convolution_{{[0-9]+}}({{.*}}) {allow_tf32 = true, channels_last = true
+func.func @tf32_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, groups = 1 : i64, kiln.math = "tf32"} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
