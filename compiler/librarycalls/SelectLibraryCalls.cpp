@@ -60,6 +60,9 @@ struct Target {
   /// Whether the library takes `allow_tf32` (set where kiln-assign-precision marked the op
   /// `kiln.math = "tf32"`).
   bool tf32;
+  /// Whether a bf16 call may write an f32 result (oneDNN does; the CUDA calls take one element
+  /// type for every tensor), so that a cast of the result to f32 joins the call.
+  bool f32Result;
 };
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
@@ -89,6 +92,8 @@ struct CallPlan {
   SmallVector<Operation *> readThrough, writtenThrough;
   /// Where the call writes: the end of the data movement after the result, when absorbed.
   Value written;
+  /// Whether a cast of the result to f32 joined the call.
+  bool widened = false;
 };
 
 /// The element type every operand and result of `op` has, when all are static tensors of one;
@@ -433,8 +438,25 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
     if (!plan.result.hasOneUse())
       break;
     Operation *user = *plan.result.getUsers().begin();
-    if (user->getBlock() != plan.anchor->getBlock() || !isa<graph::MaxOp, graph::MinOp,
-                                                             graph::AddOp>(user))
+    if (user->getBlock() != plan.anchor->getBlock())
+      break;
+    // A bf16 product whose result is cast to f32 (a low op feeding an fp32 one, such as the
+    // residual stream of a half-precision transformer) writes f32 itself: the cast is not a
+    // kernel, the rounding to bf16 is skipped, and what follows (the residual add) can join
+    // the epilogue.
+    if (auto widen = dyn_cast<graph::CastOp>(user);
+        widen && plan.target->f32Result && !plan.widened) {
+      auto from = cast<RankedTensorType>(plan.result.getType());
+      auto to = cast<RankedTensorType>(widen.getType());
+      if (!from.getElementType().isBF16() || !to.getElementType().isF32() ||
+          from.getShape() != to.getShape())
+        break;
+      plan.widened = true;
+      plan.fused.push_back(user);
+      plan.result = widen.getResult();
+      continue;
+    }
+    if (!isa<graph::MaxOp, graph::MinOp, graph::AddOp>(user))
       break;
     // The result keeps the call's shape: the other operand broadcasts into it.
     if (user->getResult(0).getType() != plan.result.getType())
@@ -655,7 +677,8 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              "",
                              "gelu",
                              /*matrixLayoutsOnly=*/true,
-                             /*tf32=*/true};
+                             /*tf32=*/true,
+                             /*f32Result=*/false};
 
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
@@ -666,7 +689,8 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             "gelu_erf",
                             "gelu_tanh",
                             /*matrixLayoutsOnly=*/false,
-                            /*tf32=*/false};
+                            /*tf32=*/false,
+                            /*f32Result=*/true};
 
 /// For a library that does not compute in a half precision (oneDNN's f16 here, and its bf16 on a
 /// CPU without AVX512-BF16): a f16 or bf16 matmul, gemm or convolution becomes the same op in f32

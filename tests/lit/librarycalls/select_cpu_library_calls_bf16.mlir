@@ -45,3 +45,27 @@ func.func @gelu_bf16(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %bias: tensor<3
   %6 = graph.mul %5, %half : (tensor<4x3xbf16>, tensor<bf16>) -> tensor<4x3xbf16>
   return %6 : tensor<4x3xbf16>
 }
+
+// -----
+
+// Tests that a bf16 product cast to f32 and added to an f32 residual (a half-precision
+// transformer's residual stream, which stays fp32) is one call writing f32, with the residual as
+// its `add` post-op; without native bf16 the cast stays where the widened call's result is
+// narrowed.
+// NATIVE-LABEL: func.func @residual_f32
+// NATIVE: %[[Y:.+]] = call @onednn.matmul_{{[0-9]+}}(%arg0, %arg1, %arg2, %arg3) {post_ops = ["add"]} : (tensor<4x8xbf16>, tensor<8x3xbf16>, tensor<3xbf16>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// NATIVE-NOT: graph.cast
+// NATIVE-NOT: graph.add
+// NATIVE: return %[[Y]]
+// WIDEN-LABEL: func.func @residual_f32
+// WIDEN: call @onednn.matmul_{{[0-9]+}}
+// WIDEN: graph.cast %{{.+}} : tensor<4x3xf32> to bf16
+// WIDEN: graph.cast %{{.+}} : tensor<4x3xbf16> to f32
+// WIDEN: graph.add
+func.func @residual_f32(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %bias: tensor<3xbf16>, %r: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = graph.matmul %a, %b : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
+  %1 = graph.add %0, %bias : (tensor<4x3xbf16>, tensor<3xbf16>) -> tensor<4x3xbf16>
+  %2 = graph.cast %1 : tensor<4x3xbf16> to f32
+  %3 = graph.add %2, %r : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %3 : tensor<4x3xf32>
+}

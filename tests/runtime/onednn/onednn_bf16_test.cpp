@@ -126,5 +126,36 @@ TEST(OneDnnBf16Test, MatmulWithConstantTransposedBAndBroadcastAdd) {
   expectClose(toFloats(d), expected, 1e-2f, 1e-2f);
 }
 
+// Fails if a bf16 product writing f32 (a cast joined to the call) reads its f32 addend or writes
+// its f32 result with bf16 descriptors. The result is not rounded to bf16: f32 tolerances.
+TEST(OneDnnBf16Test, MatmulWritesF32WithAnF32Residual) {
+  const int64_t m = 16, k = 48, n = 24;
+  Bf16Tensor a({m, k}, 8), b({k, n}, 9), bias({n}, 10);
+  std::vector<float> residual = randomValues({m, n}, 11);
+  LibraryCallBuilder builder("onednn.matmul");
+  builder.binding({m, k}, BufferKind::Arena, 0, kBf16)
+      .binding({k, n}, BufferKind::Arena, 0, kBf16)
+      .binding({n}, BufferKind::Arena, 0, kBf16)
+      .binding({m, n})
+      .binding({m, n}, BufferKind::Output)
+      .strings("post_ops", {"add"});
+  auto kernel = prepare(builder.build());
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> d(m * n, -1.0f);
+  std::vector<void *> buffers{a.bits.data(), b.bits.data(), bias.bits.data(), residual.data(),
+                              d.data()};
+  kiln::Status status = kernel->run(buffers.data());
+  ASSERT_TRUE(status.ok()) << status.toString();
+  std::vector<float> expected(d.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = bias.values[j];
+      for (int64_t p = 0; p < k; ++p)
+        sum += static_cast<double>(a.values[i * k + p]) * b.values[p * n + j];
+      expected[i * n + j] = static_cast<float>(sum) + residual[i * n + j];
+    }
+  expectClose(d, expected, 1e-4f, 1e-4f);
+}
+
 } // namespace
 } // namespace kiln::testing
