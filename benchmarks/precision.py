@@ -23,7 +23,10 @@ device's code object) and its first input run on the simulated CUDA device, agai
 low-precision result.
 
 Exits 1 when an output is not finite, a language model misses the tolerance, a classifier's
-agreement is under --min-top1 or more than 3 points under PyTorch's own.
+agreement is under --min-top1, or under PyTorch's own by more than the noise of the sample: one
+standard error of the difference of two agreement rates over n images, sqrt(0.5 / n) (22 points
+for 10 images, 7 for 100), and at least 3 points. The seeded models' logits are nearly flat, so
+each image is close to a coin flip for both.
 
     .venv/bin/python benchmarks/precision.py --kiln build/bin/kiln [--json FILE]
         [--cases resnet50:fp16 ...] [--images 100] [--sequences 8] [--cuda]
@@ -31,6 +34,7 @@ agreement is under --min-top1 or more than 3 points under PyTorch's own.
 
 import argparse
 import json
+import math
 import re
 import subprocess
 import sys
@@ -176,7 +180,8 @@ def main() -> int:
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch's own fp16/bf16 "
                         "on the classifiers (model.pt .half() / .bfloat16(), same images)")
     parser.add_argument("--min-top1", type=float, default=0.0, help="fail when a case's top-1 "
-                        "agreement is below this, or below PyTorch's own by more than 3 points")
+                        "agreement is below this (and below PyTorch's own by more than the "
+                        "sample's noise, see above, fails too)")
     parser.add_argument("--cache", type=Path, help="the model cache (as export.py's)")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
@@ -251,7 +256,8 @@ def main() -> int:
     failed = [f"{r['model']}:{r['precision']}" for r in results
               if not r["finite"]
               or r.get("top1_agreement", 1.0) < args.min_top1
-              or ("pytorch" in r and r["top1_agreement"] < r["pytorch"]["top1_agreement"] - 0.03)
+              or ("pytorch" in r and r["top1_agreement"]
+                  < r["pytorch"]["top1_agreement"] - max(0.03, math.sqrt(0.5 / r["rows"])))
               or (r["model"] not in CLASSIFIERS and not r["within_tolerance"])]
     if failed:
         print(f"precision.py: out of bounds: {', '.join(failed)}", file=sys.stderr)
