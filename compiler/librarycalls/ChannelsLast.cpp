@@ -17,7 +17,7 @@
 //
 // In a CNN the transposes then cancel between consecutive convolutions, their ReLU/clip ops and
 // residual adds and pools; what remains sits at the model's input (after its cast), before ops
-// that need NCHW (reshapes, concatenations, ...), and at its outputs.
+// that need NCHW (reshapes, pads, resizes, normalizations, ...), and at its outputs.
 //
 //===----------------------------------------------------------------------===//
 

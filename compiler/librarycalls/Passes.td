@@ -116,7 +116,7 @@ def CudaChannelsLastPass : Pass<"kiln-cuda-channels-last", "mlir::ModuleOp"> {
 
     Between consecutive convolutions, with their ReLU, clip and residual adds, the transposes
     cancel; they remain at the model's input, before ops that need NCHW (reshapes,
-    concatenations, ...) and at its outputs.
+    pads, resizes, normalizations, ...) and at its outputs.
   }];
   let options = [
     Option<"allTypes", "all-types", "bool", /*default=*/"false",

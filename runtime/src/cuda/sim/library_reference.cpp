@@ -538,8 +538,9 @@ Status runConvolutionReference(const ConvolutionProblem& problem, void* const* b
                                  formatTypeDims(problem.y_dims) +
                                  " must have one rank of 3 or more");
     std::vector<void*> staged(buffers, buffers + common.result_binding + 1);
+    const int a = common.epilogue.addend_binding;
     AlignedBuffer x(count(problem.x_dims) * element), w(count(problem.w_dims) * element),
-        y(count(problem.y_dims) * element), addend(count(problem.y_dims) * element);
+        y(count(problem.y_dims) * element), addend(a >= 0 ? count(problem.y_dims) * element : 0);
     reorderChannels(static_cast<const char*>(buffers[0]), x.data, problem.x_dims[0],
                     planes(problem.x_dims), problem.x_dims[1], element, false);
     reorderChannels(static_cast<const char*>(buffers[1]), w.data, problem.w_dims[0],
@@ -547,7 +548,7 @@ Status runConvolutionReference(const ConvolutionProblem& problem, void* const* b
     staged[0] = x.data;
     staged[1] = w.data;
     staged[common.result_binding] = y.data;
-    if (int a = common.epilogue.addend_binding; a >= 0) {
+    if (a >= 0) {
       reorderChannels(static_cast<const char*>(buffers[a]), addend.data, problem.y_dims[0],
                       planes(problem.y_dims), problem.y_dims[1], element, false);
       staged[a] = addend.data;
