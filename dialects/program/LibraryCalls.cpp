@@ -47,7 +47,9 @@ struct Entry {
   /// A CUDA library (cuDNN, cuBLASLt): it also takes f16 tensors and the `allow_tf32` switch.
   /// oneDNN takes neither (f32 and bf16 tensors; bf16 where the CPU computes it).
   bool cuda;
-  ArrayRef<Param> params;
+  /// The operation's parameters (shared by the libraries that implement it), then the
+  /// library's own switches.
+  ArrayRef<Param> params, libraryParams;
   ArrayRef<PostOp> postOps;
 };
 
@@ -60,30 +62,30 @@ constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},       {"trans_b", Ki
                                    {"a_view", Kind::Ints},        {"b_view", Kind::Ints},
                                    {"dst_view", Kind::Ints},      {"post_ops", Kind::Strings},
                                    {"post_op_args", Kind::Floats}};
-/// The CUDA libraries' switch for TF32 tensor cores.
-constexpr Param kTf32Param = {"allow_tf32", Kind::Bool};
+/// The CUDA libraries' switch for TF32 tensor cores, and cuDNN's channels-last tensors (x, the
+/// addend and y as N spatial... C, w as K spatial... C/groups).
+constexpr Param kCublasLtParams[] = {{"allow_tf32", Kind::Bool}};
+constexpr Param kCudnnParams[] = {{"allow_tf32", Kind::Bool}, {"channels_last", Kind::Bool}};
 
 constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"add", 0},
                                      {"gelu_erf", 0}, {"gelu_tanh", 0}};
 constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
 constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
 
-/// cuDNN also takes channels-last tensors: x, the addend and y as N spatial... C, w as
-/// K spatial... C/groups.
-constexpr Param kCudnnConvolutionParams[] = {{"strides", Kind::Ints, Count::Spatial, true},
-                                             {"dilations", Kind::Ints, Count::Spatial, true},
-                                             {"pads_begin", Kind::Ints, Count::Spatial, true},
-                                             {"pads_end", Kind::Ints, Count::Spatial, true},
-                                             {"groups", Kind::Int, Count::Any, true},
-                                             {"channels_last", Kind::Bool},
-                                             {"post_ops", Kind::Strings},
-                                             {"post_op_args", Kind::Floats}};
-
 const Entry kEntries[] = {
-    {"onednn.convolution", "src, weights", true, 3, 5, false, kConvolutionParams, kOneDnnPostOps},
-    {"onednn.matmul", "a, b", true, 2, 8, false, kMatmulParams, kOneDnnPostOps},
-    {"cudnn.convolution", "x, w", true, 3, 5, true, kCudnnConvolutionParams, kCudnnPostOps},
-    {"cublaslt.matmul", "a, b", true, 2, 8, true, kMatmulParams, kCublasLtPostOps},
+    {"onednn.convolution",
+     "src, weights",
+     true,
+     3,
+     5,
+     false,
+     kConvolutionParams,
+     {},
+     kOneDnnPostOps},
+    {"onednn.matmul", "a, b", true, 2, 8, false, kMatmulParams, {}, kOneDnnPostOps},
+    {"cudnn.convolution", "x, w", true, 3, 5, true, kConvolutionParams, kCudnnParams,
+     kCudnnPostOps},
+    {"cublaslt.matmul", "a, b", true, 2, 8, true, kMatmulParams, kCublasLtParams, kCublasLtPostOps},
 };
 
 StringRef kindName(Kind kind) {
@@ -189,12 +191,14 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
   // Parameters: known names, their kinds and counts.
   DictionaryAttr params = op.getParams();
   for (NamedAttribute param : params) {
-    const Param *spec = llvm::find_if(entry->params, [&](const Param &p) {
-      return p.name == param.getName().getValue();
-    });
-    if (spec == entry->params.end() && entry->cuda && param.getName() == kTf32Param.name)
-      spec = &kTf32Param;
-    if (spec == entry->params.end())
+    auto named = [&](const Param &p) { return p.name == param.getName().getValue(); };
+    const Param *spec = llvm::find_if(entry->params, named);
+    bool known = spec != entry->params.end();
+    if (!known) {
+      spec = llvm::find_if(entry->libraryParams, named);
+      known = spec != entry->libraryParams.end();
+    }
+    if (!known)
       return op.emitOpError() << "'" << entry->callee << "' takes no parameter '"
                               << param.getName().getValue() << "'";
     if (!hasKind(param.getValue(), spec->kind))
