@@ -10,6 +10,12 @@
 
 namespace kiln::runtime {
 
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
 std::string formatTypeDims(const std::vector<int64_t>& dims) {
   std::ostringstream text;
   for (size_t i = 0; i < dims.size(); ++i) text << (i ? "x" : "") << dims[i];
@@ -144,8 +150,7 @@ Status LibraryCallView::view(const std::string& key, size_t binding, bool writte
   if (it == ints_.end()) {
     StridedView view;
     view.dims = dims;
-    view.strides.assign(dims.size(), 1);
-    for (size_t i = dims.size(); i-- > 1;) view.strides[i - 1] = view.strides[i] * dims[i];
+    view.strides = rowMajorStrides(dims);
     *out = std::move(view);
     return Status();
   }

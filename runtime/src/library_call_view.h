@@ -39,6 +39,9 @@ struct StridedView {
   bool given = false;
 };
 
+/// Row-major strides of `dims`, in elements (the last dimension's is 1).
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims);
+
 /// Dims as a type spells them, "2x3x4" for {2, 3, 4} (as in 2x3x4xf32), or "scalar" for none;
 /// for messages. (tensor.h's formatDims writes "[2, 3, 4]" for the C API's shapes.)
 std::string formatTypeDims(const std::vector<int64_t>& dims);

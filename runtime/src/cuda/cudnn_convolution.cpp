@@ -854,13 +854,9 @@ Status CudnnConvolution::prepare(const ConvolutionProblem& problem,
 }  // namespace
 
 std::vector<int64_t> tensorStrides(const std::vector<int64_t>& dims, bool channels_last) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  if (!channels_last || dims.size() < 3) {
-    for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-      strides[i] = strides[i + 1] * dims[i + 1];
-    return strides;
-  }
+  if (!channels_last || dims.size() < 3) return rowMajorStrides(dims);
   // (N, spatial..., C) row-major: C innermost, then the spatial dims from the last, then N.
+  std::vector<int64_t> strides(dims.size(), 1);
   int64_t extent = dims[1];
   for (size_t i = dims.size() - 1; i >= 2; --i) {
     strides[i] = extent;

@@ -34,11 +34,8 @@ dnnl::memory::data_type dataType(kiln_element_type_t type) {
 }
 
 dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims, dnnl::memory::data_type type) {
-  dnnl::memory::dims shape(dims.begin(), dims.end());
-  dnnl::memory::dims strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * dims[i + 1];
-  return dnnl::memory::desc(shape, type, strides);
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), type,
+                            rowMajorStrides(dims));
 }
 
 Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
