@@ -365,10 +365,12 @@ TEST_P(CudaProgramOnDevice, TracedRunsTimeEveryStepAndLeaveTheGraphAlone) {
     EXPECT_EQ(slice.stream, spec.steps[slice.step].stream);
     EXPECT_LE(slice.begin_ns, slice.end_ns) << "step " << slice.step;
     // The steps of one stream follow each other; stream 1's waits for step 0.
-    if (slice.step > 0 && slice.stream == slices[i - 1].stream)
+    if (slice.step > 0 && slice.stream == slices[i - 1].stream) {
       EXPECT_GE(slice.begin_ns, slices[i - 1].end_ns) << "step " << slice.step;
-    if (slice.step == 1)
+    }
+    if (slice.step == 1) {
       EXPECT_GE(slice.begin_ns, slices[i - 1].end_ns) << "the wait";
+    }
   }
   CudaProgramStatistics stats = program.cudaStatistics();
   EXPECT_EQ(stats.eager_runs, 2u);

@@ -200,10 +200,8 @@ CudaProgram::~CudaProgram() {
   for (cudaEvent_t event : step_events_)
     if (event != nullptr) (void)api_->eventDestroy(event);
   for (cudaEvent_t event : fork_events_) (void)api_->eventDestroy(event);
-  if (trace_origin_ != nullptr) (void)api_->eventDestroy(trace_origin_);
-  for (cudaEvent_t event : trace_begin_) (void)api_->eventDestroy(event);
-  for (cudaEvent_t event : trace_end_) (void)api_->eventDestroy(event);
   for (cudaEvent_t event : join_events_) (void)api_->eventDestroy(event);
+  releaseTraceEvents();
   for (size_t s = 1; s < streams_.size(); ++s) (void)api_->streamDestroy(streams_[s]);
   if (stream_ != nullptr) (void)api_->streamDestroy(stream_);
   if (library_ != nullptr) (void)api_->unloadLibrary(library_);
@@ -564,6 +562,17 @@ Status CudaProgram::captureGraph() {
   return Status();
 }
 
+void CudaProgram::releaseTraceEvents() {
+  for (cudaEvent_t event : trace_begin_)
+    if (event != nullptr) (void)api_->eventDestroy(event);
+  for (cudaEvent_t event : trace_end_)
+    if (event != nullptr) (void)api_->eventDestroy(event);
+  if (trace_origin_ != nullptr) (void)api_->eventDestroy(trace_origin_);
+  trace_origin_ = nullptr;
+  trace_begin_.clear();
+  trace_end_.clear();
+}
+
 Status CudaProgram::executeTimed(uint64_t run, uint32_t track, int64_t origin_ns,
                                  std::vector<TraceSlice>* slices) {
   if (trace_origin_ == nullptr) {
@@ -574,27 +583,16 @@ Status CudaProgram::executeTimed(uint64_t run, uint32_t track, int64_t origin_ns
       status = api_->timedEventCreate(&trace_begin_[i]);
       if (status.ok()) status = api_->timedEventCreate(&trace_end_[i]);
     }
-    if (!status.ok())
+    if (!status.ok()) {
+      // Made again by the next traced run, never used half made.
+      releaseTraceEvents();
       return prefixStatus(artifact_->name() + ": creating the trace's events", status);
+    }
   }
-  // A first run still checks every step on its own, as an untraced one would.
-  const bool first = graph_mode_ == CudaGraphMode::kEager;
-  ++eager_runs_;
-  Status status = enqueueRun(/*check_each_step=*/first, /*timed=*/true);
-  if (status.ok()) {
-    status = api_->streamSynchronize(stream_);
-    if (!status.ok()) status = prefixStatus(artifact_->name() + ": running the program", status);
-  } else {
-    for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
-  }
-  if (!status.ok()) return status;
-  if (first) {
-    graph_mode_ =
-        graph_disabled_reason_.empty() ? CudaGraphMode::kCapture : CudaGraphMode::kDisabled;
-  }
+  if (Status status = runEagerly(/*timed=*/true); !status.ok()) return status;
   for (size_t i = 0; i < steps_.size(); ++i) {
     float begin_ms = 0, end_ms = 0;
-    status = api_->eventElapsed(trace_origin_, trace_begin_[i], &begin_ms);
+    Status status = api_->eventElapsed(trace_origin_, trace_begin_[i], &begin_ms);
     if (status.ok()) status = api_->eventElapsed(trace_origin_, trace_end_[i], &end_ms);
     if (!status.ok())
       return prefixStatus(artifact_->name() + ": timing " + table_.steps()[i].label, status);
@@ -633,11 +631,15 @@ Status CudaProgram::execute() {
     return Status();
   }
 
-  // The first run checks every step on its own; later eager runs (graphs off) do not wait
-  // between steps.
+  return runEagerly(/*timed=*/false);
+}
+
+Status CudaProgram::runEagerly(bool timed) {
+  // The first run checks every step on its own; later eager runs (graphs off, or traced) do not
+  // wait between steps.
   const bool first = graph_mode_ == CudaGraphMode::kEager;
   ++eager_runs_;
-  Status status = enqueueRun(/*check_each_step=*/first);
+  Status status = enqueueRun(/*check_each_step=*/first, timed);
   if (status.ok()) {
     status = api_->streamSynchronize(stream_);
     if (!status.ok()) status = prefixStatus(artifact_->name() + ": running the program", status);

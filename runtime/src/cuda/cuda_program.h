@@ -176,10 +176,15 @@ class CudaProgram final : public DeviceProgram {
   /// capture again and graphs are disabled with the reason; the run goes on eagerly.
   Status captureGraph();
   Status execute();
+  /// The steps one by one (enqueueRun) and a wait for them; the first run of a program also
+  /// checks each step and then lets the next run capture the graph.
+  Status runEagerly(bool timed);
   /// A traced run: the steps one by one (not the graph), timed by events, each a slice of
   /// `slices` (run number and track given) placed on the host clock at `origin_ns`.
   Status executeTimed(uint64_t run, uint32_t track, int64_t origin_ns,
                       std::vector<TraceSlice>* slices);
+  /// Destroys the trace's events (the destructor, or a traced run that could not make them all).
+  void releaseTraceEvents();
 
   std::shared_ptr<const LoadedArtifact> artifact_;
   CudaDeviceInfo device_;
