@@ -23,11 +23,11 @@
 
 #include "compiler/librarycalls/Declarations.h"
 #include "compiler/librarycalls/Passes.h"
+#include "compiler/librarycalls/StridedOperands.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -103,31 +103,15 @@ std::optional<Value> permuteConstant(OpBuilder &builder, graph::ConstantOp const
   };
   if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
     return create(dense.resizeSplat(result));
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits % 8 != 0)
-    return std::nullopt;
-  size_t element = bits / 8;
-  ArrayRef<char> data;
-  auto dense = dyn_cast<DenseElementsAttr>(value);
-  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
-  if (dense) {
-    data = dense.getRawData();
-  } else if (resource) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    data = blob->getData();
-  } else {
-    return std::nullopt;
-  }
+  std::optional<ArrayRef<char>> raw = graph::rawConstantData(value);
   size_t count = static_cast<size_t>(type.getNumElements());
-  if (data.size() != count * element)
+  size_t element = type.getElementTypeBitWidth() / 8;
+  if (!raw || raw->size() != count * element)
     return std::nullopt;
+  ArrayRef<char> data = *raw;
   // Element i of the result (row-major over `result`) is the aligned source's element at the
   // permuted index.
-  SmallVector<int64_t> sourceStrides(rank, 1), resultShape(result.getShape());
-  for (int64_t i = rank - 2; i >= 0; --i)
-    sourceStrides[i] = sourceStrides[i + 1] * shape[i + 1];
+  SmallVector<int64_t> sourceStrides = rowMajorStrides(shape), resultShape(result.getShape());
   std::vector<char> bytes(data.size());
   SmallVector<int64_t> index(rank, 0);
   for (size_t i = 0; i < count; ++i) {
@@ -141,11 +125,7 @@ std::optional<Value> permuteConstant(OpBuilder &builder, graph::ConstantOp const
       index[d] = 0;
     }
   }
-  if (dense)
-    return create(DenseElementsAttr::getFromRawBuffer(result, bytes));
-  std::string name = resource.getRawHandle().getKey().str() + "_channels_last";
-  return create(DenseResourceElementsAttr::get(
-      result, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t))));
+  return create(graph::rawConstantLike(value, result, bytes, "_channels_last"));
 }
 
 /// `value` permuted: a reordered constant where it is one, a transpose otherwise.

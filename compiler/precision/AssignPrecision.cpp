@@ -14,7 +14,6 @@
 #include "runtime/src/half_conversions.h"
 
 #include "mlir/IR/AsmState.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -120,43 +119,26 @@ ConvertedConstant convertConstant(ConstantOp constant, FloatType low) {
   };
   RankedTensorType lowType = withElement(type, low);
   Attribute attribute = constant.getValue();
-  if (auto dense = dyn_cast<DenseElementsAttr>(attribute)) {
-    SmallVector<APInt> converted;
-    if (dense.isSplat()) {
-      uint16_t bits = 0;
-      round(dense.getSplatValue<float>(), bits);
-      result.value =
-          DenseElementsAttr::get(lowType, APFloat(low.getFloatSemantics(), APInt(16, bits)));
-      return result;
-    }
-    SmallVector<uint16_t> bits(dense.getNumElements());
-    for (auto [i, value] : llvm::enumerate(dense.getValues<float>()))
-      round(value, bits[i]);
-    ArrayRef<char> raw(reinterpret_cast<const char *>(bits.data()), bits.size() * 2);
-    result.value = DenseElementsAttr::getFromRawBuffer(lowType, raw);
+  if (auto dense = dyn_cast<DenseElementsAttr>(attribute); dense && dense.isSplat()) {
+    uint16_t bits = 0;
+    round(dense.getSplatValue<float>(), bits);
+    result.value =
+        DenseElementsAttr::get(lowType, APFloat(low.getFloatSemantics(), APInt(16, bits)));
     return result;
   }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attribute)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return result;
-    ArrayRef<char> data = blob->getData();
-    size_t count = static_cast<size_t>(type.getNumElements());
-    if (data.size() != count * sizeof(float))
-      return result;
-    std::vector<char> bytes(count * 2);
-    for (size_t i = 0; i < count; ++i) {
-      float value;
-      std::memcpy(&value, data.data() + i * sizeof(float), sizeof value);
-      uint16_t bits = 0;
-      round(value, bits);
-      std::memcpy(bytes.data() + 2 * i, &bits, 2);
-    }
-    std::string name = resource.getRawHandle().getKey().str() + (half ? "_f16" : "_bf16");
-    result.value = DenseResourceElementsAttr::get(
-        lowType, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
+  std::optional<ArrayRef<char>> data = graph::rawConstantData(attribute);
+  size_t count = static_cast<size_t>(type.getNumElements());
+  if (!data || data->size() != count * sizeof(float))
     return result;
+  std::vector<char> bytes(count * 2);
+  for (size_t i = 0; i < count; ++i) {
+    float value;
+    std::memcpy(&value, data->data() + i * sizeof(float), sizeof value);
+    uint16_t bits = 0;
+    round(value, bits);
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
   }
+  result.value = graph::rawConstantLike(attribute, lowType, bytes, half ? "_f16" : "_bf16");
   return result;
 }
 

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
@@ -969,3 +970,32 @@ KILN_VERIFY_SOFTMAX(SoftmaxOp)
 
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.cpp.inc"
+
+namespace kiln::graph {
+
+std::optional<ArrayRef<char>> rawConstantData(Attribute value) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || !elements.getElementType().isIntOrFloat() ||
+      elements.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    return dense.getRawData();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  return std::nullopt;
+}
+
+ElementsAttr rawConstantLike(Attribute like, RankedTensorType type, ArrayRef<char> bytes,
+                             StringRef suffix) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(like))
+    return DenseResourceElementsAttr::get(
+        type, resource.getRawHandle().getKey().str() + suffix.str(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
+  return DenseElementsAttr::getFromRawBuffer(type, bytes);
+}
+
+} // namespace kiln::graph

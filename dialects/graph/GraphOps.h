@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 #include "dialects/graph/GraphEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -28,6 +30,16 @@ llvm::LogicalResult verifyByInference(OpTy op) {
   llvm::SmallVector<mlir::Type> types;
   return OpTy::inferReturnTypes(op->getContext(), op.getLoc(), typename OpTy::Adaptor(op), types);
 }
+
+/// The row-major bytes of a constant's value when it is a non-splat dense attribute or a
+/// resource blob of whole-byte elements; none otherwise (a splat, i1 or sub-byte elements, a
+/// resource whose blob is gone).
+std::optional<llvm::ArrayRef<char>> rawConstantData(mlir::Attribute value);
+
+/// `bytes` (row-major, of `type`) as a constant value of the kind `like` is: a dense attribute,
+/// or a resource blob keyed as `like`'s with `suffix` added.
+mlir::ElementsAttr rawConstantLike(mlir::Attribute like, mlir::RankedTensorType type,
+                                   llvm::ArrayRef<char> bytes, llvm::StringRef suffix);
 
 } // namespace kiln::graph
 
