@@ -42,9 +42,10 @@ void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const 
   app->add_flag("--keep-io-types", flags.keepIoTypes,
                 "Inputs and outputs keep their declared types under a lower precision");
   app->add_option("--keep-high", flags.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
-  app->add_option("--conv-layout", flags.convLayout,
-                  "CUDA convolutions: auto (NHWC for fp16/bf16, what tensor cores want), nchw "
-                  "(the model's layout) or nhwc (every type)")
+  app->add_option(
+         "--conv-layout", flags.convLayout,
+         "CUDA convolutions: auto (NHWC for fp16, bf16 and tf32, what tensor cores want), nchw "
+         "(the model's layout) or nhwc (every type)")
       ->capture_default_str();
 }
 
