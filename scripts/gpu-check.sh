@@ -13,18 +13,27 @@
 #   scripts/gpu-check.sh stage PART_DIR       on the GPU machine: keeps one part in the work
 #                                             folder ($TMPDIR/kiln-gpu-check) for a later run
 #   scripts/gpu-check.sh run [BUNDLE] [--out DIR] [--device cuda|cpu] [--quick]
+#                            [--budget SECONDS] [--archive FILE.tar.gz]
 #                                             on the GPU machine, from the repository root: takes
 #                                             the parts under BUNDLE and those staged, unpacks,
 #                                             runs every check, writes DIR/gpu-check.json (every
 #                                             figure, the device, date, commit and commands) and
-#                                             the logs
+#                                             the logs, and with --archive all of DIR in one file
 #
-# With the device tool, whose calls carry at most 64 MiB each: one call per part but the last,
-# carry [".gpu-bundle/N"] and run `bash scripts/gpu-check.sh stage .gpu-bundle/N`; then carry the
-# last part and run `bash scripts/gpu-check.sh run --out $OUT` (the machine keeps the work
-# folder while it stays warm). `--device cpu` runs the same checks on the host CPU (a dry run
-# on a machine without a GPU); --quick skips BERT, GPT-2 and the torch.compile peers. The run
-# takes about 10 minutes on an H100.
+# The checks, in the order of what a GPU proves first: the runtime's CUDA tests; the ONNX 1.12
+# node tests; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
+# and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
+# PyTorch; the current ONNX release's node tests (the machine's onnx package). With --budget,
+# each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
+# are skipped and named; a conformance run cut short is counted from its per-test lines.
+#
+# With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
+# bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
+# /tmp/gpu-check --budget 520 --archive $OUT/gpu-check.tar.gz` (about 9 minutes on an H200).
+# Otherwise one call per part but the last, carrying [".gpu-bundle/N"] and running `bash
+# scripts/gpu-check.sh stage .gpu-bundle/N`; then the last part and `run` (the machine keeps the
+# work folder while it stays warm). `--device cpu` runs the same checks on the host CPU (a dry
+# run on a machine without a GPU); --quick skips BERT, GPT-2 and the torch.compile peers.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 command="${1:-}"
@@ -41,10 +50,11 @@ pack() {
   trap 'rm -rf "$stage"' RETURN
   mkdir -p "$stage/kiln/bin" "$stage/kiln/lib" "$stage/kiln/data"
   strip -o "$stage/kiln/bin/kiln" "$build/bin/kiln"
-  # The runtime's CUDA test suites, whose GPU cases skip on a machine without one.
+  # The runtime's CUDA test suites, whose GPU cases skip on a machine without one (not the
+  # simulator's own suites: they run in CI).
   local test
   for test in "$build"/tests/runtime/kiln_runtime_cuda_*_test; do
-    [[ -x "$test" ]] && strip -o "$stage/kiln/bin/$(basename "$test")" "$test"
+    [[ -x "$test" && "$test" != *_cuda_sim_* ]] && strip -o "$stage/kiln/bin/$(basename "$test")" "$test"
   done
   # Every shared library kiln loads except the C runtime and the CUDA libraries, which the GPU
   # machine has (the CUDA toolkit, and cuDNN/cuBLAS/NCCL from PyTorch's wheels).
@@ -60,7 +70,7 @@ pack() {
   git -C "$root" rev-parse HEAD > "$stage/kiln/commit" 2>/dev/null || echo unknown > "$stage/kiln/commit"
   rm -rf "$bundle" && mkdir -p "$bundle"
   say "packing $(du -sh "$stage/kiln" | cut -f1) into $bundle"
-  tar -C "$stage" -cf - kiln | xz -T0 -6 > "$stage/kiln-gpu.tar.xz"
+  tar -C "$stage" -cf - kiln | xz -T0 -9e > "$stage/kiln-gpu.tar.xz"
   (cd "$stage" && split -b 50M -d -a 1 kiln-gpu.tar.xz kiln-gpu.part)
   local count=0 part
   for part in "$stage"/kiln-gpu.part*; do
@@ -97,17 +107,21 @@ EOF
 }
 
 run() {
-  local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0
+  local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
   while (($#)); do
     case "$1" in
       --out) out="$2"; shift 2 ;;
       --device) device="$2"; shift 2 ;;
       --quick) quick=1; shift ;;
+      --budget) budget="$2"; shift 2 ;;
+      --archive) archive="$2"; shift 2 ;;
       -*) die "unknown option $1" ;;
       *) bundle="$1"; shift ;;
     esac
   done
+  [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, not '$budget'"
   mkdir -p "$out"
+  local started=$SECONDS
   local work part
   work="$(work_dir)"
   for part in "$bundle"/*/; do
@@ -129,83 +143,126 @@ run() {
   printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
     "$library_path" "$kiln_dir/bin/kiln" > "$kiln"
   chmod +x "$kiln"
-  "$kiln" --version >/dev/null || die "the bundled kiln does not start (missing libraries?)"
+  if ! "$kiln" --version > "$out/kiln-version.log" 2>&1; then
+    LD_LIBRARY_PATH="$library_path" ldd "$kiln_dir/bin/kiln" | grep "not found" >> "$out/kiln-version.log" || true
+    cat "$out/kiln-version.log" >&2
+    die "the bundled kiln does not start (missing libraries?)"
+  fi
   local python="${KILN_PYTHON:-python3}"
-  local started=$SECONDS
   local models="resnet50 mobilenetv2 bert gpt2"
   ((quick)) && models="resnet50 mobilenetv2"
+
+  # limited SECONDS COMMAND...: with --budget, COMMAND runs for at most SECONDS, fewer when the
+  # budget ends sooner, and not at all when under 10 s of it are left; without, it runs unlimited.
+  # The steps come in the order of what a GPU proves first, so a short lease loses the least.
+  limited() {
+    local want="$1"
+    shift
+    ((budget)) || { "$@"; return; }
+    local left=$((started + budget - SECONDS))
+    ((left < want)) && want=$left
+    if ((want < 10)); then
+      say "skipped (the budget of ${budget} s is spent): $(basename "$1") ${2:-}"
+      return 124
+    fi
+    timeout -k 5 "$want" "$@"
+  }
 
   say "device: $( (nvidia-smi -L 2>/dev/null || echo "no nvidia-smi") | head -1)"
   # 0. The runtime's CUDA tests: kernels, library calls, graphs, error paths.
   local test
   for test in "$kiln_dir"/bin/kiln_runtime_*_test; do
     [[ -x "$test" ]] || continue
-    LD_LIBRARY_PATH="$library_path" "$test" --gtest_brief=1 > "$out/$(basename "$test").log" 2>&1 || true
+    limited 60 env LD_LIBRARY_PATH="$library_path" "$test" --gtest_brief=1 \
+      > "$out/$(basename "$test").log" 2>&1 || true
     say "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$(basename "$test").log" | tr '\n' ' ')"
   done
-  # 1. The ONNX node tests, compiled for the device and compared with their reference outputs.
-  say "conformance on $device"
-  "$kiln" conformance --data "$kiln_dir/data/node" --device "$device" -j "$(nproc)" --quiet \
-    --json "$out/conformance-$device.json" > "$out/conformance-$device.log" 2>&1 || true
-  tail -1 "$out/conformance-$device.log" >&2
+  # conformance SET DATA SECONDS: the ONNX node tests of DATA, compiled for the device and
+  # compared with their reference outputs (one line per test in the log, so that a run the
+  # budget cuts short still says which passed).
+  conformance() {
+    say "conformance ($1) on $device"
+    limited "$3" "$kiln" conformance --data "$2" --device "$device" -j "$(nproc)" \
+      --json "$out/conformance-$1-$device.json" > "$out/conformance-$1-$device.log" 2>&1 || true
+    say "$(tail -1 "$out/conformance-$1-$device.log") ($(grep -c ' PASS ' "$out/conformance-$1-$device.log") PASS lines)"
+  }
+  # 1. The node tests of ONNX 1.12 (Debian's, in the bundle).
+  conformance "1.12" "$kiln_dir/data/node" 150
 
   # 2. The real models, exported here by PyTorch and compared with PyTorch's outputs.
   local cache="$work/models"
-  for model in $models; do
-    say "model $model on $device"
-    "$python" "$root/benchmarks/models/export.py" "$model" --cache "$cache" > "$out/export-$model.log" 2>&1 ||
-      { say "export of $model failed (see export-$model.log)"; continue; }
-    "$python" "$root/tests/models/check_model.py" "$model" --kiln "$kiln" --device "$device" \
-      --cache "$cache" > "$out/model-$model-$device.log" 2>&1 || true
-    tail -1 "$out/model-$model-$device.log" >&2
-  done
+  check_models() {
+    local model
+    for model in "$@"; do
+      say "model $model on $device"
+      limited 90 "$python" "$root/benchmarks/models/export.py" "$model" --cache "$cache" \
+        > "$out/export-$model.log" 2>&1 || { say "export of $model failed (see export-$model.log)"; continue; }
+      limited 120 "$python" "$root/tests/models/check_model.py" "$model" --kiln "$kiln" --device "$device" \
+        --cache "$cache" > "$out/model-$model-$device.log" 2>&1 || true
+      tail -1 "$out/model-$model-$device.log" >&2
+    done
+  }
+  check_models resnet50 mobilenetv2
 
-  # 3. ResNet-50 at batch 1, 32 and 256 beside PyTorch eager and torch.compile (fp32, fp16) and
-  # ONNX Runtime's CUDA provider where it has one, with roofline floors: `benchmarks/run --device
-  # cuda`. max-autotune compiles for minutes, so it is left to a run of its own.
+  # 3. ResNet-50 beside PyTorch eager and torch.compile (fp32, fp16) and ONNX Runtime's CUDA
+  # provider where it has one, with roofline floors: `benchmarks/run --device cuda`, at batch 32,
+  # then 1, then 256. max-autotune compiles for minutes, so it is left to a run of its own.
   local modes="eager,compile"
   ((quick)) && modes="eager"
   if [[ "$device" == cuda ]]; then
-    say "bench resnet50 at batch 1, 32, 256: kiln, PyTorch $modes"
-    KILN_PYTHON="$python" "$root/benchmarks/run" --device cuda --kiln "$kiln" --models resnet50 \
-      --batches 1,32,256 --modes "$modes" --cache "$cache" --json "$out/bench-cuda.json" \
-      > "$out/bench-cuda.log" 2>&1 || say "benchmarks/run --device cuda failed (see bench-cuda.log)"
-    grep -E '^\| resnet50' "$out/bench-cuda.log" >&2 || true
+    bench_cuda() {
+      say "bench resnet50 at batch $1: kiln, PyTorch $modes"
+      limited "$2" env KILN_PYTHON="$python" "$root/benchmarks/run" --device cuda --kiln "$kiln" \
+        --models resnet50 --batches "$1" --modes "$modes" --cache "$cache" \
+        --json "$out/bench-cuda-b$1.json" > "$out/bench-cuda-b$1.log" 2>&1 ||
+        say "benchmarks/run --device cuda failed at batch $1 (see bench-cuda-b$1.log)"
+      grep -E '^\| resnet50' "$out/bench-cuda-b$1.log" >&2 || true
+    }
+    bench_cuda 32 200
     # fp16 convolutions in the model's NCHW against the NHWC tensor cores want
     # (kiln-cuda-channels-last, the default for fp16), side by side at batch 32.
-    if "$python" "$root/benchmarks/models/export.py" resnet50 --batch 32 --cache "$cache" \
-      > "$out/export-resnet50-b32.log" 2>&1; then
-      for layout in nchw auto; do
-        say "bench resnet50 batch 32 fp16: kiln --conv-layout $layout"
-        "$kiln" bench "$cache/resnet50-b32-torchscript/model.onnx" --device cuda --precision fp16 --keep-io-types \
-          --conv-layout "$layout" --warmup 10 --iterations 50 --max-seconds 30 \
-          --json "$out/kiln-resnet50-b32-fp16-$layout.json" --force \
-          > "$out/kiln-bench-fp16-$layout.log" 2>&1 ||
-          say "kiln bench --conv-layout $layout failed (see kiln-bench-fp16-$layout.log)"
-      done
-    fi
+    local layout
+    for layout in nchw auto; do
+      say "bench resnet50 batch 32 fp16: kiln --conv-layout $layout"
+      limited 60 "$kiln" bench "$cache/resnet50-b32-torchscript/model.onnx" --device cuda --precision fp16 \
+        --keep-io-types --conv-layout "$layout" --warmup 10 --iterations 50 --max-seconds 20 \
+        --json "$out/kiln-resnet50-b32-fp16-$layout.json" --force \
+        > "$out/kiln-bench-fp16-$layout.log" 2>&1 ||
+        say "kiln bench --conv-layout $layout failed (see kiln-bench-fp16-$layout.log)"
+    done
+    bench_cuda 1 150
   else
     # The dry run: Kiln alone, with the CPU's roofline.
     for batch in 1 32 256; do
-      "$python" "$root/benchmarks/models/export.py" resnet50 --batch "$batch" --cache "$cache" \
+      limited 120 "$python" "$root/benchmarks/models/export.py" resnet50 --batch "$batch" --cache "$cache" \
         > "$out/export-resnet50-b$batch.log" 2>&1 || { say "export at batch $batch failed"; continue; }
       local dir="$cache/resnet50-b$batch-torchscript"
       say "bench resnet50 batch $batch: kiln on $device"
-      "$kiln" bench "$dir/model.onnx" --device "$device" --warmup 10 --iterations 50 --max-seconds 30 \
+      limited 120 "$kiln" bench "$dir/model.onnx" --device "$device" --warmup 10 --iterations 50 --max-seconds 30 \
         --json "$out/kiln-resnet50-b$batch-$device.json" --force > "$out/kiln-bench-b$batch.log" 2>&1 ||
         say "kiln bench failed at batch $batch (see kiln-bench-b$batch.log)"
-      "$python" "$root/benchmarks/runners/roofline.py" --device "$device" --model "$dir/model.onnx" \
+      limited 120 "$python" "$root/benchmarks/runners/roofline.py" --device "$device" --model "$dir/model.onnx" \
         --result "kiln=$out/kiln-resnet50-b$batch-$device.json" \
         --json "$out/roofline-resnet50-b$batch.json" > "$out/roofline-b$batch.log" 2>&1 ||
         say "the roofline failed at batch $batch (see roofline-b$batch.log)"
       grep "kiln:" "$out/roofline-b$batch.log" >&2 || true
     done
   fi
+  # 4. The transformers, then the current release's node tests (the onnx package's own).
+  ((quick)) || check_models bert gpt2
+  # The onnx wheel ships the node tests' generators: generate_node_tests.py writes them out.
+  say "the current release's node tests from $python's onnx"
+  if limited 120 "$python" "$root/tests/conformance/generate_node_tests.py" "$work/node-current" \
+    > "$out/generate-node-tests.log" 2>&1; then
+    conformance "current" "$work/node-current" 300
+  else
+    say "no node tests of the current release (see generate-node-tests.log): that set is skipped"
+  fi
 
   # Everything in one JSON.
-  "$python" - "$out" "$device" "$(cat "$kiln_dir/commit")" "$((SECONDS - started))" <<'EOF'
+  "$python" - "$out" "$device" "$(cat "$kiln_dir/commit")" "$((SECONDS - started))" "$budget" <<'EOF'
 import datetime, glob, json, os, subprocess, sys
-out, device, commit, seconds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+out, device, commit, seconds, budget = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 def load(path):
     try:
         with open(path) as f:
@@ -216,14 +273,25 @@ name = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--forma
                       capture_output=True, text=True).stdout.strip() if device == "cuda" else "cpu"
 summary = {
     "device": name, "date": datetime.date.today().isoformat(), "commit": commit,
-    "command": "scripts/gpu-check.sh run --device " + device, "seconds": seconds,
-    "conformance": {k: v for k, v in (load(f"{out}/conformance-{device}.json") or {}).items()
-                    if k in ("passed", "failed", "skipped", "total", "seconds")},
+    "command": "scripts/gpu-check.sh run --device " + device + (f" --budget {budget}" if budget else ""),
+    "seconds": seconds,
+    "conformance": {},
     "models": {},
     "kiln_bench": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/kiln-*.json"))},
-    "bench_cuda": load(f"{out}/bench-cuda.json"),
+    "bench_cuda": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/bench-cuda-*.json"))},
     "roofline": {os.path.basename(p): load(p) for p in sorted(glob.glob(f"{out}/roofline-*.json"))},
 }
+# Each set's counts from its JSON, or from the per-test lines of a run the budget cut short.
+for log in sorted(glob.glob(f"{out}/conformance-*.log")):
+    name = os.path.basename(log)[len("conformance-"):-len(".log")]
+    counts = load(log[:-4] + ".json")
+    if counts:
+        summary["conformance"][name] = {k: v for k, v in counts.items()
+                                        if k in ("passed", "failed", "skipped", "total", "seconds")}
+    else:
+        text = open(log).read()
+        summary["conformance"][name] = {"cut_short": True, "passed": text.count(" PASS "),
+                                        "failed": text.count(" FAIL "), "skipped": text.count(" SKIP ")}
 summary["runtime_tests"] = {}
 for log in sorted(glob.glob(f"{out}/kiln_runtime_*_test.log")):
     lines = [l for l in open(log).read().splitlines() if l.startswith(("[  PASSED", "[  FAILED", "[  SKIPPED"))]
@@ -236,11 +304,14 @@ with open(f"{out}/gpu-check.json", "w") as f:
 print(json.dumps({k: summary[k] for k in ("device", "runtime_tests", "conformance", "models")}, indent=1))
 EOF
   say "done in $((SECONDS - started)) s; results in $out/gpu-check.json"
+  if [[ -n "$archive" ]]; then
+    tar -C "$out" -czf "$archive" . && say "every log and result in $archive"
+  fi
 }
 
 case "$command" in
   pack) pack "$@" ;;
   stage) stage_part "$@" ;;
   run) run "$@" ;;
-  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
