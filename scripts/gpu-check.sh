@@ -13,7 +13,7 @@
 #   scripts/gpu-check.sh stage PART_DIR       on the GPU machine: keeps one part in the work
 #                                             folder ($TMPDIR/kiln-gpu-check) for a later run
 #   scripts/gpu-check.sh run [BUNDLE] [--out DIR] [--device cuda|cpu] [--quick]
-#                            [--budget SECONDS] [--archive FILE.tar.gz]
+#                            [--budget SECONDS] [--archive FILE.tar.gz] [--steps LIST]
 #                                             on the GPU machine, from the repository root: takes
 #                                             the parts under BUNDLE and those staged, unpacks,
 #                                             runs every check, writes DIR/gpu-check.json (every
@@ -26,6 +26,7 @@
 # PyTorch; the current ONNX release's node tests (the machine's onnx package). With --budget,
 # each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
 # are skipped and named; a conformance run cut short is counted from its per-test lines.
+# --steps picks some of them: tests,conformance,models,bench,transformers,current (all).
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
@@ -108,6 +109,7 @@ EOF
 
 run() {
   local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
+  local steps="tests,conformance,models,bench,transformers,current"
   while (($#)); do
     case "$1" in
       --out) out="$2"; shift 2 ;;
@@ -115,11 +117,18 @@ run() {
       --quick) quick=1; shift ;;
       --budget) budget="$2"; shift 2 ;;
       --archive) archive="$2"; shift 2 ;;
+      --steps) steps="$2"; shift 2 ;;
       -*) die "unknown option $1" ;;
       *) bundle="$1"; shift ;;
     esac
   done
   [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, not '$budget'"
+  local step
+  for step in ${steps//,/ }; do
+    [[ ",tests,conformance,models,bench,transformers,current," == *",$step,"* ]] ||
+      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,current)"
+  done
+  want() { [[ ",$steps," == *",$1,"* ]]; }
   mkdir -p "$out"
   local started=$SECONDS
   local work part
@@ -148,7 +157,9 @@ run() {
     cat "$out/kiln-version.log" >&2
     die "the bundled kiln does not start (missing libraries?)"
   fi
-  local python="${KILN_PYTHON:-python3}"
+  # A path: benchmarks/run takes KILN_PYTHON only as one.
+  local python
+  python="$(command -v "${KILN_PYTHON:-python3}")" || die "no Python at ${KILN_PYTHON:-python3}"
   local models="resnet50 mobilenetv2 bert gpt2"
   ((quick)) && models="resnet50 mobilenetv2"
 
@@ -172,7 +183,7 @@ run() {
   # 0. The runtime's CUDA tests: kernels, library calls, graphs, error paths.
   local test
   for test in "$kiln_dir"/bin/kiln_runtime_*_test; do
-    [[ -x "$test" ]] || continue
+    want tests && [[ -x "$test" ]] || continue
     limited 60 env LD_LIBRARY_PATH="$library_path" "$test" --gtest_brief=1 \
       > "$out/$(basename "$test").log" 2>&1 || true
     say "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$(basename "$test").log" | tr '\n' ' ')"
@@ -187,7 +198,7 @@ run() {
     say "$(tail -1 "$out/conformance-$1-$device.log") ($(grep -c ' PASS ' "$out/conformance-$1-$device.log") PASS lines)"
   }
   # 1. The node tests of ONNX 1.12 (Debian's, in the bundle).
-  conformance "1.12" "$kiln_dir/data/node" 150
+  want conformance && conformance "1.12" "$kiln_dir/data/node" 150
 
   # 2. The real models, exported here by PyTorch and compared with PyTorch's outputs.
   local cache="$work/models"
@@ -202,14 +213,16 @@ run() {
       tail -1 "$out/model-$model-$device.log" >&2
     done
   }
-  check_models resnet50 mobilenetv2
+  want models && check_models resnet50 mobilenetv2
 
   # 3. ResNet-50 beside PyTorch eager and torch.compile (fp32, fp16) and ONNX Runtime's CUDA
   # provider where it has one, with roofline floors: `benchmarks/run --device cuda`, at batch 32,
   # then 1, then 256. max-autotune compiles for minutes, so it is left to a run of its own.
   local modes="eager,compile"
   ((quick)) && modes="eager"
-  if [[ "$device" == cuda ]]; then
+  if ! want bench; then
+    :
+  elif [[ "$device" == cuda ]]; then
     bench_cuda() {
       say "bench resnet50 at batch $1: kiln, PyTorch $modes"
       limited "$2" env KILN_PYTHON="$python" "$root/benchmarks/run" --device cuda --kiln "$kiln" \
@@ -221,6 +234,8 @@ run() {
     bench_cuda 32 200
     # fp16 convolutions in the model's NCHW against the NHWC tensor cores want
     # (kiln-cuda-channels-last, the default for fp16), side by side at batch 32.
+    limited 90 "$python" "$root/benchmarks/models/export.py" resnet50 --batch 32 --cache "$cache" \
+      > "$out/export-resnet50-b32.log" 2>&1 || say "export at batch 32 failed (see export-resnet50-b32.log)"
     local layout
     for layout in nchw auto; do
       say "bench resnet50 batch 32 fp16: kiln --conv-layout $layout"
@@ -249,11 +264,13 @@ run() {
     done
   fi
   # 4. The transformers, then the current release's node tests (the onnx package's own).
-  ((quick)) || check_models bert gpt2
+  ((quick)) || ! want transformers || check_models bert gpt2
   # The onnx wheel ships the node tests' generators: generate_node_tests.py writes them out.
-  say "the current release's node tests from $python's onnx"
-  if limited 120 "$python" "$root/tests/conformance/generate_node_tests.py" "$work/node-current" \
+  if ! want current; then
+    :
+  elif limited 120 "$python" "$root/tests/conformance/generate_node_tests.py" "$work/node-current" \
     > "$out/generate-node-tests.log" 2>&1; then
+    say "the current release's node tests from $python's onnx"
     conformance "current" "$work/node-current" 300
   else
     say "no node tests of the current release (see generate-node-tests.log): that set is skipped"

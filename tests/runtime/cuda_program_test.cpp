@@ -244,7 +244,18 @@ TEST(CudaProgramTest, SizesGridsByWorkAndResidency) {
 
 // Tests that a CUDA program refuses an artifact of another device before touching a GPU.
 TEST(CudaProgramTest, RefusesACpuArtifact) {
-  auto artifact = loadInternal(addAffineSpec(), "affine.kiln");
+  // The CUDA program recompiled for the CPU: a shared object it never loads, so that the test
+  // needs no file of the build tree (it also runs from the GPU check's bundle).
+  ArtifactSpec spec = cudaAffineSpec(1000);
+  spec.device = "cpu";
+  spec.code_objects[0] = {"x86_64",
+                          fb::CodeFormat::ElfSharedObject,
+                          "\x7f"
+                          "ELF, never loaded",
+                          {"kiln_k0", "kiln_k1"}};
+  for (StepSpec &step : spec.steps)
+    step.cuda.reset();
+  auto artifact = loadInternal(spec, "affine.kiln");
   ASSERT_TRUE(artifact);
   auto program = CudaProgram::create(artifact, 0);
   EXPECT_EQ(program.status().code(), KILN_STATUS_INVALID_ARGUMENT);

@@ -112,7 +112,7 @@ class RealCudaApi final : public CudaApi {
   Status loadLibrary(const fb::CodeObject& code, cudaLibrary_t* library,
                      std::string* log) override {
     // PTX is text the driver reads up to its NUL, which a byte vector of the file need not have;
-    // the driver compiles it during the load, so the copy may go afterwards.
+    // the driver keeps its own copy of the image, so this one may go afterwards.
     const void* image = code.data()->data();
     std::string ptx;
     if (code.format() == fb::CodeFormat::Ptx) {
@@ -127,6 +127,24 @@ class RealCudaApi final : public CudaApi {
           cudaLibraryLoadData(library, image, options, values, 2, nullptr, nullptr, 0));
       return Status();
     }();
+    // Modules load lazily by default (CUDA_MODULE_LOADING=LAZY): PTX is compiled when a kernel
+    // is first looked up, not by the load. Looking the listed kernels up here makes a failed
+    // compilation a failed load, with its log, while the log buffer still exists (the driver
+    // writes it during the compilation). A name the code lacks is left to the caller.
+    if (loaded.ok() && code.kernels() != nullptr) {
+      for (flatbuffers::uoffset_t k = 0; k < code.kernels()->size(); ++k) {
+        cudaKernel_t kernel = nullptr;
+        cudaError_t error =
+            cudaLibraryGetKernel(&kernel, *library, code.kernels()->Get(k)->c_str());
+        (void)cudaGetLastError();
+        if (error == cudaSuccess || error == cudaErrorSymbolNotFound) continue;
+        loaded = cudaResultToStatus(error, "cudaLibraryGetKernel(kernel, library, name)", __FILE__,
+                                    __LINE__);
+        (void)cudaLibraryUnload(*library);
+        *library = nullptr;
+        break;
+      }
+    }
     buffer[sizeof(buffer) - 1] = '\0';
     if (!loaded.ok() && log != nullptr) *log = buffer;
     return loaded;
