@@ -278,9 +278,7 @@ struct SplitLowering : GraphLowering<SplitOp> {
     for (auto [result, size] : llvm::zip_equal(op.getResults(), op.getSizes())) {
       SmallVector<OpFoldResult> offsets, sizes, steps;
       for (int64_t d = 0; d < inputType.getRank(); ++d) {
-        // An empty piece reads nothing and starts at 0: at its offset, when it is the last
-        // piece, it would start past the end, which tensor.extract_slice rejects.
-        offsets.push_back(rewriter.getIndexAttr(d == axis && size != 0 ? offset : 0));
+        offsets.push_back(rewriter.getIndexAttr(d == axis ? offset : 0));
         if (d == axis)
           sizes.push_back(rewriter.getIndexAttr(size));
         else if (inputType.isDynamicDim(d))
@@ -289,8 +287,17 @@ struct SplitLowering : GraphLowering<SplitOp> {
           sizes.push_back(rewriter.getIndexAttr(inputType.getDimSize(d)));
         steps.push_back(rewriter.getIndexAttr(1));
       }
-      pieces.push_back(tensor::ExtractSliceOp::create(rewriter, loc, signlessType(result), input,
-                                                      offsets, sizes, steps));
+      // An empty piece reads nothing: tensor.extract_slice rejects an offset at the end of the
+      // axis (an empty last piece, or any piece of an empty input). It is an empty fill, which
+      // compiles like any other kernel (and does no work).
+      RankedTensorType pieceType = signlessType(result);
+      if (size == 0) {
+        Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, pieceType.getElementType());
+        Value zero = scalarConstant(rewriter, loc, pieceType.getElementType(), 0);
+        pieces.push_back(linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0));
+      } else
+        pieces.push_back(
+            tensor::ExtractSliceOp::create(rewriter, loc, pieceType, input, offsets, sizes, steps));
       offset += size;
     }
     rewriter.replaceOp(op, pieces);

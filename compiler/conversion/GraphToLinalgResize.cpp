@@ -55,6 +55,9 @@ struct CoordinateMath {
   Value select(Value condition, Value x, Value y) const {
     return arith::SelectOp::create(b, loc, condition, x, y);
   }
+  Value greater(Value x, Value y) const {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+  }
   Value clampIndex(Value index, Value size) const {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value last = arith::SubIOp::create(b, loc, size, arith::ConstantIndexOp::create(b, loc, 1));
@@ -63,20 +66,27 @@ struct CoordinateMath {
 };
 
 /// The input coordinate of output index `x` (as a float) along a dimension resized from
-/// `inSize` to `outSize` elements with `scale`.
+/// `inSize` to `outSize` elements with `scale`. align_corners divides by the output length as
+/// ONNX's reference computes it, scale x input length, unrounded: with scales that need not be
+/// a whole number (with sizes the scale is size / input length, so the two agree).
 Value inputCoordinate(const CoordinateMath &m, CoordinateTransform transform, Value x, Value inSize,
                       int64_t outSize, double scale) {
   Value half = m.constant(0.5);
+  Value one = m.constant(1);
   Value halfPixel = m.sub(m.div(m.add(x, half), m.constant(scale)), half);
+  Value outLength = m.mul(m.constant(scale), inSize);
   switch (transform) {
   case CoordinateTransform::half_pixel:
     return halfPixel;
   case CoordinateTransform::pytorch_half_pixel:
     return outSize > 1 ? halfPixel : m.constant(0);
-  case CoordinateTransform::align_corners:
-    if (outSize == 1)
-      return m.constant(0);
-    return m.div(m.mul(x, m.sub(inSize, m.constant(1))), m.constant(outSize - 1));
+  case CoordinateTransform::align_corners: {
+    // 0 where the output length is at most 1 (no span to align), not a division by 0.
+    Value span = m.sub(outLength, one);
+    Value safeSpan = m.select(m.greater(span, m.constant(0)), span, one);
+    Value aligned = m.div(m.mul(x, m.sub(inSize, one)), safeSpan);
+    return m.select(m.greater(span, m.constant(0)), aligned, m.constant(0));
+  }
   case CoordinateTransform::asymmetric:
     return m.div(x, m.constant(scale));
   case CoordinateTransform::half_pixel_symmetric: {

@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace kiln {
 
@@ -172,7 +173,14 @@ LogicalResult ProgramFormer::addCall(func::CallOp call) {
 }
 
 LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
-  llvm::DenseSet<Operation *> claimed;
+  // An allocation that becomes an output, and the value that replaced it. Claimed allocations
+  // are erased after the loop: a later output may return the same buffer (two results of one
+  // value, or empty results folded into one), and copies the first output then.
+  llvm::DenseMap<Operation *, Value> claimed;
+  auto eraseClaimed = llvm::make_scope_exit([&] {
+    for (auto &entry : claimed)
+      entry.first->erase();
+  });
   for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
     FailureOr<Value> buffer = lookup(operand, op);
     if (failed(buffer))
@@ -196,18 +204,20 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
     Value root = program::rootBuffer(*buffer);
     auto alloc = root.getDefiningOp<program::AllocOp>();
     if (alloc && program::bufferBytes(alloc.getType()) == program::bufferBytes(outputType) &&
-        claimed.insert(alloc).second) {
+        !claimed.count(alloc)) {
       OpBuilder::InsertionGuard guard(builder_);
       builder_.setInsertionPoint(alloc);
       Value output = createOutput(alloc.getLoc());
       if (output.getType() != alloc.getType())
         output = program::ViewOp::create(builder_, alloc.getLoc(), alloc.getType(), output);
       alloc.getResult().replaceAllUsesWith(output);
-      alloc.erase();
+      claimed[alloc] = output;
       continue;
     }
     Value output = createOutput(op.getLoc());
     Value source = *buffer;
+    if (alloc && claimed.count(alloc) && source == alloc.getResult())
+      source = claimed[alloc];
     program::CopyOp::create(builder_, op.getLoc(), source, output,
                             builder_.getStringAttr("output " + std::to_string(i)),
                             IntegerAttr());

@@ -20,6 +20,9 @@ constexpr KnownDomain kKnownDomains[] = {
     {"ai.onnx.ml", 5},
     {"ai.onnx.training", 1},
     {"ai.onnx.preview.training", 1},
+    // Operators on their way into ai.onnx (FlexAttention); importing none of them, the loader
+    // takes models that declare the domain and the importer names the operators it lacks.
+    {"ai.onnx.preview", 1},
 };
 
 std::string displayDomain(const std::string &domain) {
@@ -410,7 +413,8 @@ void validateVersions(const onnx::ModelProto &model, const LoadOptions &options,
     if (!extra && !localDomains.count(domain))
       sink.error(file, "unknown operator domain '" + domain +
                            "' (known: ai.onnx, ai.onnx.ml, ai.onnx.training, "
-                           "ai.onnx.preview.training, the model's function domains and "
+                           "ai.onnx.preview.training, ai.onnx.preview, the model's function "
+                           "domains and "
                            "LoadOptions::extraDomains)");
   }
 }

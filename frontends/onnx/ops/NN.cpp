@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
 
 #include <algorithm>
@@ -179,19 +180,63 @@ LogicalResult translateGlobalPool(NodeContext &ctx) {
 // Normalization and softmax
 //===----------------------------------------------------------------------===//
 
+/// BatchNormalization with training_mode = 1 (opsets 14 and 15): Y normalized with the batch's
+/// own mean and (population) variance over every axis but the channel axis 1, and the optional
+/// outputs running_mean = mean x momentum + batch mean x (1 - momentum), likewise running_var.
+LogicalResult translateTrainingBatchNormalization(NodeContext &ctx, NamedAttribute epsilon) {
+  Value x = ctx.input(0);
+  int64_t rank = ctx.inputType(0).getRank();
+  if (rank < 2)
+    return ctx.emitError() << "X has rank " << rank << "; training mode needs a channel axis 1";
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  auto reduceMean = [&](Decomposition &d, Value value, bool keep) {
+    return d.op<ReduceMeanOp>({value}, {ctx.namedArray("axes", axes),
+                                        ctx.named("keepdims", ctx.builder().getBoolAttr(keep))});
+  };
+  Decomposition d(ctx);
+  Value centered = d.sub(x, reduceMean(d, x, /*keep=*/true));
+  Value mean = reduceMean(d, x, /*keep=*/false);
+  Value variance = reduceMean(d, d.mul(centered, centered), /*keep=*/false);
+  Value y = d.op<BatchNormOp>({x, ctx.input(1), ctx.input(2), mean, variance}, {epsilon});
+  double momentum = ctx.floatAttr("momentum", 0.9f);
+  auto running = [&](Value previous, Value current) {
+    return d.add(d.mul(previous, d.scalar(previous, momentum)),
+                 d.mul(current, d.scalar(current, 1.0 - momentum)));
+  };
+  Value runningMean = ctx.numOutputs() > 1 ? running(ctx.input(3), mean) : Value();
+  Value runningVariance = ctx.numOutputs() > 2 ? running(ctx.input(4), variance) : Value();
+  if (d.failed())
+    return failure();
+  ctx.setOutput(0, y);
+  if (runningMean)
+    ctx.setOutput(1, runningMean);
+  if (runningVariance)
+    ctx.setOutput(2, runningVariance);
+  return success();
+}
+
 LogicalResult translateBatchNormalization(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(5)) || failed(ctx.requireUnusedOutputsFrom(1)))
+  if (failed(ctx.requireInputs(5)))
     return failure();
   if (ctx.opset() < 9 && ctx.intAttr("spatial", 1) == 0)
     return ctx.emitError() << "spatial = 0 (per-activation statistics) is not supported";
-  if (ctx.intAttr("training_mode", 0) != 0)
-    return ctx.emitError() << "training_mode = 1 is not supported (inference only)";
+  NamedAttribute epsilon =
+      ctx.named("epsilon", ctx.builder().getF32FloatAttr(ctx.floatAttr("epsilon", 1e-5f)));
+  if (ctx.intAttr("training_mode", 0) != 0) {
+    if (ctx.opset() < 14)
+      return ctx.emitError() << "training_mode before opset 14 is not supported";
+    if (failed(ctx.requireUnusedOutputsFrom(3)))
+      return failure();
+    return translateTrainingBatchNormalization(ctx, epsilon);
+  }
+  if (failed(ctx.requireUnusedOutputsFrom(1)))
+    return failure();
   SmallVector<Value> operands;
   for (int i = 0; i < 5; ++i)
     operands.push_back(ctx.input(i));
-  return ctx.setResult(ctx.build<BatchNormOp>(
-      operands,
-      {ctx.named("epsilon", ctx.builder().getF32FloatAttr(ctx.floatAttr("epsilon", 1e-5f)))}));
+  return ctx.setResult(ctx.build<BatchNormOp>(operands, {epsilon}));
 }
 
 /// The Mean and InvStdDev outputs of LayerNormalization: statistics over dimensions
@@ -328,7 +373,24 @@ template <typename OpTy, int64_t AxesInputSince>
 LogicalResult translateReduce(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  return ctx.setResult(reduce<OpTy>(ctx, ctx.input(0), AxesInputSince));
+  Value x = ctx.input(0);
+  Type element = llvm::cast<RankedTensorType>(x.getType()).getElementType();
+  // Boolean max and min (ReduceMax/ReduceMin from opset 20): any and all, as the maximum and
+  // minimum of 0s and 1s in uint8 (an empty reduction gives uint8's 0 and 255, false and true).
+  if constexpr (std::is_same_v<OpTy, ReduceMaxOp> || std::is_same_v<OpTy, ReduceMinOp>) {
+    if (element.isInteger(1)) {
+      Type byte = IntegerType::get(ctx.builder().getContext(), 8, IntegerType::Unsigned);
+      FailureOr<Value> widened = ctx.build<CastOp>({x}, {ctx.named("to", TypeAttr::get(byte))});
+      if (failed(widened))
+        return failure();
+      FailureOr<Value> reduced = reduce<OpTy>(ctx, *widened, AxesInputSince);
+      if (failed(reduced))
+        return failure();
+      return ctx.setResult(
+          ctx.build<CastOp>({*reduced}, {ctx.named("to", TypeAttr::get(element))}));
+    }
+  }
+  return ctx.setResult(reduce<OpTy>(ctx, x, AxesInputSince));
 }
 
 /// The reductions built from a sum: an elementwise step before it and one after.

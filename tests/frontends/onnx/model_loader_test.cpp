@@ -255,6 +255,19 @@ TEST_F(ModelLoaderTest, UnknownDomainIsRefusedUnlessListed) {
   EXPECT_TRUE(listed.succeeded()) << listed.formatDiagnostics();
 }
 
+// Tests that the preview domain current exporters declare (ai.onnx.preview, version 1) loads,
+// and that a newer version of it is refused with the supported range.
+TEST_F(ModelLoaderTest, PreviewDomainIsKnown) {
+  onnx::ModelProto model = makeAddModel();
+  onnx::OperatorSetIdProto *import = model.add_opset_import();
+  import->set_domain("ai.onnx.preview");
+  import->set_version(1);
+  LoadResult loaded = load(model);
+  EXPECT_TRUE(loaded.succeeded()) << loaded.formatDiagnostics();
+  import->set_version(2);
+  EXPECT_TRUE(failsWith(load(model), {"operator domain 'ai.onnx.preview' opset 2", "1..1"}));
+}
+
 // Tests that a node in a domain the model does not import is refused at the node.
 TEST_F(ModelLoaderTest, NodeDomainMustBeImported) {
   onnx::ModelProto model = makeAddModel();

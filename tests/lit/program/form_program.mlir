@@ -104,6 +104,25 @@ module @outputs {
 
 // -----
 
+// Tests that a step's result returned twice is written into the first output and copied from
+// there into the second (the allocation the first output replaced is gone by then).
+// CHECK-LABEL: module @returned_twice
+// CHECK: %[[O0:.+]] = program.output 0 "output_0" : memref<4xf32>
+// CHECK-NEXT: program.dispatch @kernels::@negate ins(%{{.+}} : memref<4xf32>) outs(%[[O0]] : memref<4xf32>)
+// CHECK-NEXT: %[[O1:.+]] = program.output 1 "output_1" : memref<4xf32>
+// CHECK-NEXT: program.copy %[[O0]] to %[[O1]] {description = "output 1"}
+module @returned_twice {
+  func.func @forward(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    %0 = call @negate(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0, %0 : tensor<4xf32>, tensor<4xf32>
+  }
+  func.func private @negate(%arg0: tensor<4xf32>) -> tensor<4xf32> attributes {kiln.dispatch} {
+    return %arg0 : tensor<4xf32>
+  }
+}
+
+// -----
+
 // Tests that an op left in the entry function, which no kernel computes, is an error naming it.
 module @uncompiled {
   func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
