@@ -205,8 +205,8 @@ LogicalResult translateTrainingBatchNormalization(NodeContext &ctx, NamedAttribu
     return d.add(d.mul(previous, d.scalar(previous, momentum)),
                  d.mul(current, d.scalar(current, 1.0 - momentum)));
   };
-  Value runningMean = ctx.numOutputs() > 1 ? running(ctx.input(3), mean) : Value();
-  Value runningVariance = ctx.numOutputs() > 2 ? running(ctx.input(4), variance) : Value();
+  Value runningMean = ctx.outputUsed(1) ? running(ctx.input(3), mean) : Value();
+  Value runningVariance = ctx.outputUsed(2) ? running(ctx.input(4), variance) : Value();
   if (d.failed())
     return failure();
   ctx.setOutput(0, y);
