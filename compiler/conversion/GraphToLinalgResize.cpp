@@ -83,9 +83,9 @@ Value inputCoordinate(const CoordinateMath &m, CoordinateTransform transform, Va
   case CoordinateTransform::align_corners: {
     // 0 where the output length is at most 1 (no span to align), not a division by 0.
     Value span = m.sub(outLength, one);
-    Value safeSpan = m.select(m.greater(span, m.constant(0)), span, one);
-    Value aligned = m.div(m.mul(x, m.sub(inSize, one)), safeSpan);
-    return m.select(m.greater(span, m.constant(0)), aligned, m.constant(0));
+    Value hasSpan = m.greater(span, m.constant(0));
+    Value aligned = m.div(m.mul(x, m.sub(inSize, one)), m.select(hasSpan, span, one));
+    return m.select(hasSpan, aligned, m.constant(0));
   }
   case CoordinateTransform::asymmetric:
     return m.div(x, m.constant(scale));

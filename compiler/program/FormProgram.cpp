@@ -216,8 +216,9 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
     }
     Value output = createOutput(op.getLoc());
     Value source = *buffer;
-    if (alloc && claimed.count(alloc) && source == alloc.getResult())
-      source = claimed[alloc];
+    if (auto replaced = claimed.find(alloc);
+        alloc && replaced != claimed.end() && source == alloc.getResult())
+      source = replaced->second;
     program::CopyOp::create(builder_, op.getLoc(), source, output,
                             builder_.getStringAttr("output " + std::to_string(i)),
                             IntegerAttr());

@@ -196,8 +196,10 @@ LogicalResult translateTrainingBatchNormalization(NodeContext &ctx, NamedAttribu
                                         ctx.named("keepdims", ctx.builder().getBoolAttr(keep))});
   };
   Decomposition d(ctx);
-  Value centered = d.sub(x, reduceMean(d, x, /*keep=*/true));
-  Value mean = reduceMean(d, x, /*keep=*/false);
+  // One mean: kept as 1 x C x 1 ... for centering, seen as C for the normalization.
+  Value keptMean = reduceMean(d, x, /*keep=*/true);
+  Value centered = d.sub(x, keptMean);
+  Value mean = d.reshape(keptMean, reshapeTarget({ctx.inputType(0).getDimSize(1)}));
   Value variance = reduceMean(d, d.mul(centered, centered), /*keep=*/false);
   Value y = d.op<BatchNormOp>({x, ctx.input(1), ctx.input(2), mean, variance}, {epsilon});
   double momentum = ctx.floatAttr("momentum", 0.9f);
