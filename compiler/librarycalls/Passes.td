@@ -42,6 +42,17 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
     and V out of the fused projection, Kᵀ and the merged heads then cost no kernel. A result
     with an `add` post-op keeps its layout.
 
+    Attention, `softmax(scale * Q Kᵀ [+ mask]) V` as exporters write it (a `graph.matmul` of Q
+    and Kᵀ, multiplications and divisions by splat constants, at most one addend after them,
+    `graph.softmax` along the last axis, a `graph.matmul` of the probabilities and V, each
+    intermediate read only by the next, static f32 tensors), becomes one `kiln.attention` call
+    (runtime/src/cpu/attention.h) before any product is selected: Kiln's own blocked kernel with
+    an online softmax, which never stores the scores. It reads Q, Kᵀ and V through the data
+    movement before them where a GEMM can (unit stride along one of the last two dims) and
+    writes through the transposes and reshapes after it; every view is given (`q_view`,
+    `k_view`, `v_view`, `mask_view`, `dst_view`, with dst's batch dims; stride 0 broadcasts),
+    and `scale` is the product of the scalings.
+
     `graph.gemm` maps to `onednn.matmul` with `trans_a` / `trans_b`; `alpha * AB + beta * C` is
     the bias (alpha = beta = 1 and C of shape `N`), or the post-ops `linear(alpha, 0)`, `add C`,
     or, for beta other than 1, `linear(alpha / beta, 0)`, `add C`, `linear(beta, 0)`.

@@ -45,6 +45,8 @@ struct CallPlan;
 struct Target {
   llvm::StringLiteral convolution;
   llvm::StringLiteral matmul;
+  /// The fused attention call ("" where the target has none).
+  llvm::StringLiteral attention;
   /// Whether f16 and bf16 operands are taken besides f32 (others are widened to f32 around the
   /// call).
   bool f16, bf16;
@@ -632,6 +634,195 @@ void absorbDataMovement(CallPlan &plan) {
   plan.writtenThrough.assign(view->through.rbegin(), view->through.rend());
 }
 
+/// Whether a GEMM reads the last two dims of `view` as they lie or transposed: unit stride along
+/// one of them, the other's stride spanning it (runtime/src/cpu/attention.cpp's rule).
+bool gemmReadable(const StridedView &view) {
+  size_t rank = view.dims.size();
+  int64_t rows = view.dims[rank - 2], cols = view.dims[rank - 1];
+  int64_t rowStride = view.strides[rank - 2], colStride = view.strides[rank - 1];
+  return ((cols == 1 || colStride == 1) && (rows == 1 || rowStride >= cols)) ||
+         ((rows == 1 || rowStride == 1) && (cols == 1 || colStride >= rows));
+}
+
+/// `view` with `batch` (the result's batch dims) in front of its last two dims: missing leading
+/// dims and dims of size 1 broadcast with stride 0; with `broadcastMatrix`, its last two dims
+/// broadcast to `rows` x `cols` too (an additive mask). Fails for dims that do not broadcast.
+std::optional<StridedView> alignView(StridedView view, ArrayRef<int64_t> batch,
+                                     bool broadcastMatrix, int64_t rows, int64_t cols) {
+  size_t rank = batch.size() + 2;
+  if (view.dims.size() > rank || view.dims.size() < (broadcastMatrix ? 0 : 2))
+    return std::nullopt;
+  size_t missing = rank - view.dims.size();
+  view.dims.insert(view.dims.begin(), missing, 1);
+  view.strides.insert(view.strides.begin(), missing, 0);
+  SmallVector<int64_t> want(batch);
+  want.append({rows, cols});
+  for (size_t d = 0; d < rank; ++d) {
+    if (view.dims[d] == want[d])
+      continue;
+    if (view.dims[d] != 1 || (d + 2 >= rank && !broadcastMatrix))
+      return std::nullopt;
+    view.dims[d] = want[d];
+    view.strides[d] = 0;
+  }
+  return view;
+}
+
+/// The farthest view of a product operand the attention call reads (the operand itself when no
+/// data movement before it can be read through), aligned to the result's batch dims.
+std::optional<StridedView> attentionOperand(Value operand, ArrayRef<int64_t> batch) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  SmallVector<StridedView> candidates = traceOperand(operand);
+  candidates.insert(
+      candidates.begin(),
+      StridedView{
+          operand, 0, SmallVector<int64_t>(type.getShape()), rowMajorStrides(type.getShape()), {}});
+  for (const StridedView &view : llvm::reverse(candidates)) {
+    if (!gemmReadable(view))
+      continue;
+    int64_t rank = type.getRank();
+    if (std::optional<StridedView> aligned =
+            alignView(view, batch, false, type.getDimSize(rank - 2), type.getDimSize(rank - 1)))
+      return aligned;
+  }
+  return std::nullopt;
+}
+
+/// Plans `softmax(scale * Q Kᵀ [+ mask]) V` around `softmax` as one attention call, the form
+/// exporters write: a graph.matmul of Q and Kᵀ, multiplications and divisions by splat constants,
+/// at most one addend (the mask, after the scaling), the softmax along the last axis, and a
+/// graph.matmul of its result and V; each intermediate read only by the next, every tensor a
+/// static f32 one. Q, Kᵀ and V are read where their data lies (through the transposes, slices
+/// and splits before them) and the result is written through the transposes and reshapes after
+/// it. Fails for anything else; the ops then stay for the library calls and kernels they were.
+FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target) {
+  auto scoresType = dyn_cast<RankedTensorType>(softmax.getType());
+  if (target.attention.empty() || !scoresType || !scoresType.hasStaticShape() ||
+      !scoresType.getElementType().isF32() || scoresType.getRank() < 2 || !softmax->hasOneUse())
+    return failure();
+  int64_t rank = scoresType.getRank();
+  int64_t axis = static_cast<int64_t>(softmax.getAxis());
+  auto context = dyn_cast<graph::MatmulOp>(*softmax->getUsers().begin());
+  if (axis != rank - 1 || !context || context.getLhs() != softmax.getResult() ||
+      context.getRhs() == softmax.getResult() || staticUniformElementType(context) == Type() ||
+      !staticUniformElementType(context).isF32())
+    return failure();
+
+  // Back from the softmax to the product of Q and Kᵀ: the mask first, then the scaling.
+  float scale = 1.0f;
+  Value mask;
+  SmallVector<Operation *> chain;
+  Value current = softmax.getInput();
+  graph::MatmulOp scores;
+  while (true) {
+    Operation *def = current.getDefiningOp();
+    if (!def || !current.hasOneUse() || def->getBlock() != softmax->getBlock() ||
+        current.getType() != scoresType)
+      return failure();
+    if ((scores = dyn_cast<graph::MatmulOp>(def)))
+      break;
+    if (!isa<graph::AddOp, graph::MulOp, graph::DivOp>(def))
+      return failure();
+    Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+    if (isa<graph::AddOp>(def)) {
+      // One mask, added after every scaling (walking back, before any is seen).
+      if (mask || scale != 1.0f || !chain.empty())
+        return failure();
+      // The scores are the operand of their own type, read only here, made by the product or
+      // a scaling; the mask is the other.
+      auto onChain = [&](Value value) {
+        Operation *producer = value.getDefiningOp();
+        return producer && value.hasOneUse() && value.getType() == scoresType &&
+               isa<graph::MatmulOp, graph::MulOp, graph::DivOp>(producer);
+      };
+      bool lhsChain = onChain(lhs);
+      if (!lhsChain && !onChain(rhs))
+        return failure();
+      mask = lhsChain ? rhs : lhs;
+      current = lhsChain ? lhs : rhs;
+    } else if (isa<graph::MulOp>(def)) {
+      std::optional<float> factor = splatConstant(rhs);
+      Value other = lhs;
+      if (!factor) {
+        factor = splatConstant(lhs);
+        other = rhs;
+      }
+      if (!factor)
+        return failure();
+      scale *= *factor;
+      current = other;
+    } else {
+      std::optional<float> divisor = splatConstant(rhs);
+      if (!divisor || *divisor == 0.0f)
+        return failure();
+      scale /= *divisor;
+      current = lhs;
+    }
+    chain.push_back(def);
+  }
+  if (!staticUniformElementType(scores) || !staticUniformElementType(scores).isF32() ||
+      !std::isfinite(scale))
+    return failure();
+  auto contextType = cast<RankedTensorType>(context.getType());
+  ArrayRef<int64_t> batch = scoresType.getShape().drop_back(2);
+  if (contextType.getRank() != rank || contextType.getShape().drop_back(2) != batch)
+    return failure();
+  int64_t sq = scoresType.getDimSize(rank - 2), skv = scoresType.getDimSize(rank - 1);
+
+  std::optional<StridedView> q = attentionOperand(scores.getLhs(), batch);
+  std::optional<StridedView> kt = attentionOperand(scores.getRhs(), batch);
+  std::optional<StridedView> v = attentionOperand(context.getRhs(), batch);
+  if (!q || !kt || !v)
+    return failure();
+  std::optional<StridedView> maskView;
+  if (mask) {
+    auto maskType = dyn_cast<RankedTensorType>(mask.getType());
+    if (!maskType || !maskType.hasStaticShape() || !maskType.getElementType().isF32())
+      return failure();
+    maskView = alignView(StridedView{mask,
+                                     0,
+                                     SmallVector<int64_t>(maskType.getShape()),
+                                     rowMajorStrides(maskType.getShape()),
+                                     {}},
+                         batch, true, sq, skv);
+    if (!maskView)
+      return failure();
+  }
+
+  Builder b(softmax.getContext());
+  CallPlan plan =
+      startPlan(target, target.attention, scores, rank - 1, {q->base, kt->base, v->base});
+  if (mask)
+    plan.operands.push_back(mask);
+  plan.attributes = {b.getNamedAttr("q_view", b.getDenseI64ArrayAttr(q->encode())),
+                     b.getNamedAttr("k_view", b.getDenseI64ArrayAttr(kt->encode())),
+                     b.getNamedAttr("v_view", b.getDenseI64ArrayAttr(v->encode())),
+                     b.getNamedAttr("scale", b.getDenseF32ArrayAttr({scale}))};
+  if (maskView)
+    plan.attributes.push_back(
+        b.getNamedAttr("mask_view", b.getDenseI64ArrayAttr(maskView->encode())));
+  for (const StridedView &view : {*q, *kt, *v})
+    llvm::append_range(plan.readThrough, view.through);
+  plan.fused.assign(chain.rbegin(), chain.rend());
+  plan.fused.append({softmax, context});
+  plan.result = context.getResult();
+
+  // The result: written through the data movement after it where that is a view.
+  SmallVector<StridedView> written = traceResult(plan.result);
+  StridedView dst{plan.result,
+                  0,
+                  SmallVector<int64_t>(contextType.getShape()),
+                  rowMajorStrides(contextType.getShape()),
+                  {}};
+  if (!written.empty() && written.back().dims.size() == static_cast<size_t>(rank)) {
+    dst = written.back();
+    plan.written = dst.base;
+    plan.writtenThrough.assign(dst.through.rbegin(), dst.through.rend());
+  }
+  plan.attributes.push_back(b.getNamedAttr("dst_view", b.getDenseI64ArrayAttr(dst.encode())));
+  return plan;
+}
+
 /// What cuDNN and cuBLASLt fuse (runtime/src/cuda/cuda_library_call.h): for matrix products
 /// `[linear(alpha, 0)] [add FULL] [relu]` with a bias only without `linear`; for convolutions
 /// `[add FULL] [relu]`.
@@ -670,6 +861,7 @@ bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 // cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
 constexpr Target kCudaTarget{"cudnn.convolution",
                              "cublaslt.matmul",
+                             "",
                              /*f16=*/true,
                              /*bf16=*/true,
                              /*partialBatchBroadcast=*/false,
@@ -682,6 +874,7 @@ constexpr Target kCudaTarget{"cudnn.convolution",
 
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
+                            "kiln.attention",
                             /*f16=*/false,
                             /*bf16=*/false,
                             /*partialBatchBroadcast=*/true,
@@ -730,12 +923,20 @@ public:
 
   void run(ModuleOp module) {
     SymbolTable symbols(module);
+    OpBuilder builder(module.getContext());
+    // Attention first: its products are then no longer anchors of their own.
+    if (!target.attention.empty()) {
+      SmallVector<graph::SoftmaxOp> softmaxes;
+      module.walk([&](graph::SoftmaxOp op) { softmaxes.push_back(op); });
+      for (graph::SoftmaxOp softmax : softmaxes)
+        if (FailureOr<CallPlan> plan = planAttention(softmax, target); succeeded(plan))
+          emitCall(builder, symbols, module, *plan);
+    }
     SmallVector<Operation *> anchors;
     module.walk([&](Operation *op) {
       if (isa<graph::ConvOp, graph::MatmulOp, graph::GemmOp>(op))
         anchors.push_back(op);
     });
-    OpBuilder builder(module.getContext());
     for (Operation *&anchor : anchors) {
       Type element = staticUniformElementType(anchor);
       if (isHalfPrecision(element) && !takes(target, element))

@@ -29,6 +29,22 @@ fusion::KernelWork stepWork(Operation *step) {
     else if (auto a = cast<MemRefType>(call.getInputs()[0].getType()); a.getRank() > 0)
       depth = a.getShape().back();
     work.flops = 2 * results * double(depth);
+  } else if (callee == "kiln.attention") {
+    // Two products: scores (Sq x D by D x Skv) and the weighted values (Sq x Skv by Skv x Dv),
+    // per batch index; the softmax's work is small beside them. q_view is [offset, B.., Sq, D,
+    // strides...], k_view [offset, B.., D, Skv, strides...].
+    auto q = call.getParams().getAs<DenseI64ArrayAttr>("q_view");
+    auto k = call.getParams().getAs<DenseI64ArrayAttr>("k_view");
+    auto dst = call.getParams().getAs<DenseI64ArrayAttr>("dst_view");
+    if (q && k && dst && q.size() >= 5 && q.size() == k.size() && q.size() == dst.size()) {
+      size_t rank = (q.size() - 1) / 2;
+      double outputs = 1;
+      for (int64_t d : dst.asArrayRef().slice(1, rank))
+        outputs *= double(d);
+      double depth = double(q.asArrayRef()[rank]), keys = double(k.asArrayRef()[rank]);
+      double dv = double(dst.asArrayRef()[rank]);
+      work.flops = 2 * outputs * keys + 2 * (outputs / dv) * keys * depth;
+    }
   } else if (callee.ends_with("convolution")) {
     auto weights = cast<MemRefType>(call.getInputs()[1].getType());
     double perResult = 1;

@@ -36,11 +36,18 @@ struct PostOp {
   unsigned args;
 };
 
+/// A strided view parameter and the input it indexes (-1: the output).
+struct ViewParam {
+  StringLiteral name;
+  int input;
+};
+
 struct Entry {
   StringLiteral callee;
-  /// The leading tensors, always present ("src, weights").
+  /// The leading tensors, always present ("src, weights"), and how many they are.
   StringLiteral operands;
-  /// Whether a bias may follow them.
+  size_t leading;
+  /// Whether a bias (for attention: an additive mask) may follow them.
   bool bias;
   /// The first tensor's ranks.
   int64_t minRank, maxRank;
@@ -51,6 +58,9 @@ struct Entry {
   /// library's own switches.
   ArrayRef<Param> params, libraryParams;
   ArrayRef<PostOp> postOps;
+  ArrayRef<ViewParam> views;
+  /// Whether it takes f32 tensors only.
+  bool f32Only = false;
 };
 
 constexpr Param kConvolutionParams[] = {
@@ -64,6 +74,13 @@ constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},       {"trans_b", Ki
                                    {"post_op_args", Kind::Floats}};
 /// The CUDA libraries' switch for TF32 tensor cores, and cuDNN's channels-last tensors (x, the
 /// addend and y as N spatial... C, w as K spatial... C/groups).
+constexpr Param kAttentionParams[] = {
+    {"q_view", Kind::Ints, Count::Any, true},   {"k_view", Kind::Ints, Count::Any, true},
+    {"v_view", Kind::Ints, Count::Any, true},   {"mask_view", Kind::Ints},
+    {"dst_view", Kind::Ints, Count::Any, true}, {"scale", Kind::Floats, Count::Any, true}};
+constexpr ViewParam kMatmulViews[] = {{"a_view", 0}, {"b_view", 1}, {"dst_view", -1}};
+constexpr ViewParam kAttentionViews[] = {
+    {"q_view", 0}, {"k_view", 1}, {"v_view", 2}, {"mask_view", 3}, {"dst_view", -1}};
 constexpr Param kCublasLtParams[] = {{"allow_tf32", Kind::Bool}};
 constexpr Param kCudnnParams[] = {{"allow_tf32", Kind::Bool}, {"channels_last", Kind::Bool}};
 
@@ -75,6 +92,7 @@ constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {
 const Entry kEntries[] = {
     {"onednn.convolution",
      "src, weights",
+     2,
      true,
      3,
      5,
@@ -82,10 +100,35 @@ const Entry kEntries[] = {
      kConvolutionParams,
      {},
      kOneDnnPostOps},
-    {"onednn.matmul", "a, b", true, 2, 8, false, kMatmulParams, {}, kOneDnnPostOps},
-    {"cudnn.convolution", "x, w", true, 3, 5, true, kConvolutionParams, kCudnnParams,
+    {"onednn.matmul",
+     "a, b",
+     2,
+     true,
+     2,
+     8,
+     false,
+     kMatmulParams,
+     {},
+     kOneDnnPostOps,
+     kMatmulViews},
+    {"cudnn.convolution", "x, w", 2, true, 3, 5, true, kConvolutionParams, kCudnnParams,
      kCudnnPostOps},
-    {"cublaslt.matmul", "a, b", true, 2, 8, true, kMatmulParams, kCublasLtParams, kCublasLtPostOps},
+    {"cublaslt.matmul", "a, b", 2, true, 2, 8, true, kMatmulParams, kCublasLtParams,
+     kCublasLtPostOps, kMatmulViews},
+    // Kiln's own fused attention on the CPU (runtime/src/cpu/attention.h): the optional fourth
+    // tensor is the additive mask.
+    {"kiln.attention",
+     "q, k, v",
+     3,
+     true,
+     2,
+     8,
+     false,
+     kAttentionParams,
+     {},
+     {},
+     kAttentionViews,
+     /*f32Only=*/true},
 };
 
 StringRef kindName(Kind kind) {
@@ -182,9 +225,11 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
   // Element types: f32 and bf16, and on CUDA f16 too.
   for (Value value : op->getOperands()) {
     Type type = cast<MemRefType>(value.getType()).getElementType();
-    if (!type.isF32() && !type.isBF16() && !(entry->cuda && type.isF16()))
+    if (!type.isF32() && (entry->f32Only || (!type.isBF16() && !(entry->cuda && type.isF16()))))
       return op.emitOpError() << "'" << entry->callee << "' takes "
-                              << (entry->cuda ? "f32, f16 or bf16" : "f32 or bf16")
+                              << (entry->f32Only ? "f32"
+                                  : entry->cuda  ? "f32, f16 or bf16"
+                                                 : "f32 or bf16")
                               << " tensors, not " << type;
   }
 
@@ -238,7 +283,7 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
                             << args;
 
   // Tensors: the leading operands, an optional bias, the addends; one result.
-  size_t leading = 2;
+  size_t leading = entry->leading;
   size_t inputs = op.getInputs().size();
   if (op.getOutputs().size() != 1)
     return op.emitOpError() << "'" << entry->callee << "' writes one tensor, not "
@@ -251,10 +296,17 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
   if (rank < entry->minRank || rank > entry->maxRank)
     return op.emitOpError() << "'" << entry->callee << "' takes a first tensor of rank "
                             << entry->minRank << " to " << entry->maxRank << ", not " << rank;
-  if (failed(verifyView(op, "a_view", op.getInputs()[0], false)) ||
-      failed(verifyView(op, "b_view", op.getInputs()[1], false)) ||
-      failed(verifyView(op, "dst_view", op.getOutputs()[0], true)))
-    return failure();
+  for (const ViewParam &view : entry->views) {
+    if (view.input >= static_cast<int>(inputs)) {
+      if (params.get(view.name))
+        return op.emitOpError() << "parameter '" << view.name << "' views input " << view.input
+                                << ", which the call does not have";
+      continue;
+    }
+    Value buffer = view.input < 0 ? op.getOutputs()[0] : op.getInputs()[view.input];
+    if (failed(verifyView(op, view.name, buffer, view.input < 0)))
+      return failure();
+  }
   for (const Param &spec : entry->params) {
     auto ints = params.getAs<DenseI64ArrayAttr>(spec.name);
     if (spec.count == Count::Spatial && ints && ints.size() != rank - 2)

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/src/cpu/attention.h"
 #include "runtime/src/cpu/onednn/onednn_kernels.h"
 
 namespace kiln::runtime::cpu {
@@ -20,9 +21,10 @@ Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const ui
   if (name.substr(0, kOneDnnPrefix.size()) == kOneDnnPrefix) {
     return createOneDnnKernel(call, constants, out);
   }
-  return Status(KILN_STATUS_UNIMPLEMENTED,
-                "library call '" + std::string(name) +
-                    "' is not available on the cpu device (it runs the 'onednn.*' calls)");
+  if (name == "kiln.attention") return createAttentionKernel(call, out);
+  return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
+                                               "' is not available on the cpu device (it runs the "
+                                               "'onednn.*' calls and 'kiln.attention')");
 }
 
 }  // namespace kiln::runtime::cpu

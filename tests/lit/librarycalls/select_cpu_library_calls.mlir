@@ -248,16 +248,17 @@ func.func @not_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf3
 
 // -----
 
-// Tests that attention's products read Q, K (transposed) and V through the reshape, transpose
-// and split of the fused projection, and write the merged heads, as strides: the views index the
-// projection (offsets 0, 16 and 32 elements; heads 8 apart, tokens 48 apart) and the result
-// (tokens 16 apart), and no data movement is left.
+// Tests that attention (the product of Q and Kᵀ, its scaling, the mask, the softmax and the
+// product with V) becomes one kiln.attention call that reads Q, Kᵀ and V through the reshape,
+// transpose and split of the fused projection and writes the merged heads, as strides: the views
+// index the projection (offsets 0, 16 and 32 elements; heads 8 apart, tokens 48 apart) and the
+// result (tokens 16 apart); the mask broadcasts over heads and query rows (strides 0); no score
+// matrix, softmax or data movement is left.
 // CHECK-LABEL: func.func @attention_views
 // CHECK-SAME: (%[[QKV:.+]]: tensor<2x8x48xf32>, %[[MASK:.+]]: tensor<2x1x1x8xf32>)
 // CHECK: %[[P:.+]] = graph.reshape %[[QKV]] to [2, 8, 3, 2, 8]
-// CHECK-NEXT: %[[S:.+]] = call @onednn.matmul_0(%[[P]], %[[P]]) {a_view = array<i64: 0, 2, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 2, 2, 8, 8, 384, 8, 1, 48>}
-// CHECK: %[[W:.+]] = graph.softmax
-// CHECK-NEXT: %[[O:.+]] = call @onednn.matmul_1(%[[W]], %[[P]]) {b_view = array<i64: 32, 2, 2, 8, 8, 384, 8, 48, 1>, dst_view = array<i64: 0, 2, 2, 8, 8, 128, 8, 16, 1>} : (tensor<2x2x8x8xf32>, tensor<2x8x3x2x8xf32>) -> tensor<2x8x16xf32>
+// CHECK-NEXT: %[[O:.+]] = call @kiln.attention_0(%[[P]], %[[P]], %[[P]], %[[MASK]]) {dst_view = array<i64: 0, 2, 2, 8, 8, 128, 8, 16, 1>, k_view = array<i64: 16, 2, 2, 8, 8, 384, 8, 1, 48>, mask_view = array<i64: 0, 2, 2, 8, 8, 8, 0, 0, 1>, q_view = array<i64: 0, 2, 2, 8, 8, 384, 8, 48, 1>, scale = array<f32: 3.500000e-01>, v_view = array<i64: 32, 2, 2, 8, 8, 384, 8, 48, 1>} : (tensor<2x8x3x2x8xf32>, tensor<2x8x3x2x8xf32>, tensor<2x8x3x2x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x8x16xf32>
+// CHECK-NOT: graph.softmax
 // CHECK-NOT: graph.transpose
 // CHECK-NOT: graph.split
 // CHECK: return %[[O]]
@@ -278,6 +279,87 @@ func.func @attention_views(%qkv: tensor<2x8x48xf32>, %mask: tensor<2x1x1x8xf32>)
   %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<2x2x8x8xf32> -> tensor<2x8x2x8xf32>
   %r = graph.reshape %ot to [2, 8, 16] : tensor<2x8x2x8xf32> -> tensor<2x8x16xf32>
   return %r : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Tests that attention's products read Q, K (transposed) and V through the reshape, transpose
+// and split of the fused projection, and write the merged heads, as strides, where the attention
+// is not one call (the probabilities are a result too): the views index the projection and the
+// result (tokens 16 apart), and no data movement is left.
+// CHECK-LABEL: func.func @attention_products_views
+// CHECK-SAME: (%[[QKV:.+]]: tensor<2x8x48xf32>, %[[MASK:.+]]: tensor<2x1x1x8xf32>)
+// CHECK: %[[P:.+]] = graph.reshape %[[QKV]] to [2, 8, 3, 2, 8]
+// CHECK-NEXT: %[[S:.+]] = call @onednn.matmul_0(%[[P]], %[[P]]) {a_view = array<i64: 0, 2, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 2, 2, 8, 8, 384, 8, 1, 48>}
+// CHECK: %[[W:.+]] = graph.softmax
+// CHECK-NEXT: %[[O:.+]] = call @onednn.matmul_1(%[[W]], %[[P]]) {b_view = array<i64: 32, 2, 2, 8, 8, 384, 8, 48, 1>, dst_view = array<i64: 0, 2, 2, 8, 8, 128, 8, 16, 1>} : (tensor<2x2x8x8xf32>, tensor<2x8x3x2x8xf32>) -> tensor<2x8x16xf32>
+// CHECK-NOT: kiln.attention
+// CHECK-NOT: graph.transpose
+// CHECK-NOT: graph.split
+// CHECK: return %[[O]], %[[W]]
+func.func @attention_products_views(%qkv: tensor<2x8x48xf32>, %mask: tensor<2x1x1x8xf32>) -> (tensor<2x8x16xf32>, tensor<2x2x8x8xf32>) {
+  %scale = graph.constant dense<0.35> : tensor<f32>
+  %0 = graph.reshape %qkv to [2, 8, 3, 2, 8] : tensor<2x8x48xf32> -> tensor<2x8x3x2x8xf32>
+  %1 = graph.transpose %0, [2, 0, 3, 1, 4] : tensor<2x8x3x2x8xf32> -> tensor<3x2x2x8x8xf32>
+  %2:3 = graph.split %1 {axis = 0 : i64, sizes = array<i64: 1, 1, 1>} : (tensor<3x2x2x8x8xf32>) -> (tensor<1x2x2x8x8xf32>, tensor<1x2x2x8x8xf32>, tensor<1x2x2x8x8xf32>)
+  %q = graph.reshape %2#0 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %k = graph.reshape %2#1 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %v = graph.reshape %2#2 to [2, 2, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %kt = graph.transpose %k, [0, 1, 3, 2] : tensor<2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %s1 = graph.mul %s, %scale : (tensor<2x2x8x8xf32>, tensor<f32>) -> tensor<2x2x8x8xf32>
+  %s2 = graph.add %s1, %mask : (tensor<2x2x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x2x8x8xf32>
+  %p = graph.softmax %s2 {axis = 3 : i64} : tensor<2x2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<2x2x8x8xf32> -> tensor<2x8x2x8xf32>
+  %r = graph.reshape %ot to [2, 8, 16] : tensor<2x8x2x8xf32> -> tensor<2x8x16xf32>
+  return %r, %p : tensor<2x8x16xf32>, tensor<2x2x8x8xf32>
+}
+
+// -----
+
+// Tests attention whose Q broadcasts over the batch (rank 2 against Kᵀ of rank 3: its batch
+// stride is 0), scaled by a division after a multiplication (scale 2 / 4), without a mask and
+// with nothing to read through: the operands are their own dense views.
+// CHECK-LABEL: func.func @attention_broadcast_query
+// CHECK: %[[O:.+]] = call @kiln.attention_0(%arg0, %arg1, %arg2) {dst_view = array<i64: 0, 2, 8, 4, 32, 4, 1>, k_view = array<i64: 0, 2, 16, 8, 128, 8, 1>, q_view = array<i64: 0, 2, 8, 16, 0, 16, 1>, scale = array<f32: 5.000000e-01>, v_view = array<i64: 0, 2, 8, 4, 32, 4, 1>}
+// CHECK-NOT: graph.softmax
+// CHECK: return %[[O]]
+func.func @attention_broadcast_query(%q: tensor<8x16xf32>, %kt: tensor<2x16x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %four = graph.constant dense<4.0> : tensor<f32>
+  %s = graph.matmul %q, %kt : (tensor<8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %s1 = graph.mul %two, %s : (tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s2 = graph.div %s1, %four : (tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+  %p = graph.softmax %s2 {axis = 2 : i64} : tensor<2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Tests what is not one attention call: a scaling after the mask (the mask would be scaled too),
+// a softmax along another axis, and a tensor (not a splat) as the scale. Their products stay
+// oneDNN calls and the softmaxes stay.
+// CHECK-LABEL: func.func @not_attention
+// CHECK-NOT: kiln.attention
+// CHECK-COUNT-3: graph.softmax
+// CHECK-NOT: kiln.attention
+func.func @not_attention(%q: tensor<8x16xf32>, %kt: tensor<16x8xf32>, %v: tensor<8x4xf32>, %mask: tensor<8x8xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c = graph.constant dense<0.25> : tensor<f32>
+  %s = graph.matmul %q, %kt : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %m = graph.add %s, %mask : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %sc = graph.mul %m, %c : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x8xf32>
+  %p = graph.softmax %sc {axis = 1 : i64} : tensor<8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s2 = graph.matmul %q, %kt : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %p2 = graph.softmax %s2 {axis = 0 : i64} : tensor<8x8xf32>
+  %o2 = graph.matmul %p2, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s3 = graph.matmul %q, %kt : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %t = graph.mul %s3, %mask : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %p3 = graph.softmax %t {axis = 1 : i64} : tensor<8x8xf32>
+  %o3 = graph.matmul %p3, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o, %o2, %o3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
 }
 
 // -----

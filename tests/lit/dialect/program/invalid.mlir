@@ -283,8 +283,49 @@ program.program @p device(cpu) {
   %a = program.input 0 "a" : memref<2x8xf32>
   %b = program.input 1 "b" : memref<8x4xf32>
   %t = program.alloc : memref<2x4xf32>
-  // expected-error @+1 {{calls 'mkl.gemm', which is not a library entry point Kiln knows (onednn.convolution, onednn.matmul, cudnn.convolution, cublaslt.matmul)}}
+  // expected-error @+1 {{calls 'mkl.gemm', which is not a library entry point Kiln knows (onednn.convolution, onednn.matmul, cudnn.convolution, cublaslt.matmul, kiln.attention)}}
   program.library_call "mkl.gemm" ins(%a, %b : memref<2x8xf32>, memref<8x4xf32>) outs(%t : memref<2x4xf32>) params({})
+}
+
+// -----
+
+// Tests that the fused attention takes f32 tensors only.
+program.program @p device(cpu) {
+  %q = program.input 0 "q" : memref<2x8x16xbf16>
+  %t = program.alloc : memref<2x8x16xbf16>
+  // expected-error @+1 {{'kiln.attention' takes f32 tensors, not 'bf16'}}
+  program.library_call "kiln.attention" ins(%q, %q, %q : memref<2x8x16xbf16>, memref<2x8x16xbf16>, memref<2x8x16xbf16>) outs(%t : memref<2x8x16xbf16>) params({q_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, k_view = array<i64: 0, 2, 16, 8, 128, 1, 16>, v_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, dst_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, scale = array<f32: 0.25>})
+}
+
+// -----
+
+// Tests that the fused attention needs its views and scale.
+program.program @p device(cpu) {
+  %q = program.input 0 "q" : memref<2x8x16xf32>
+  %t = program.alloc : memref<2x8x16xf32>
+  // expected-error @+1 {{'kiln.attention' needs the parameter 'scale'}}
+  program.library_call "kiln.attention" ins(%q, %q, %q : memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>) outs(%t : memref<2x8x16xf32>) params({q_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, k_view = array<i64: 0, 2, 16, 8, 128, 1, 16>, v_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, dst_view = array<i64: 0, 2, 8, 16, 128, 16, 1>})
+}
+
+// -----
+
+// Tests that a mask view without the mask tensor is refused.
+program.program @p device(cpu) {
+  %q = program.input 0 "q" : memref<2x8x16xf32>
+  %t = program.alloc : memref<2x8x16xf32>
+  // expected-error @+1 {{parameter 'mask_view' views input 3, which the call does not have}}
+  program.library_call "kiln.attention" ins(%q, %q, %q : memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>) outs(%t : memref<2x8x16xf32>) params({q_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, k_view = array<i64: 0, 2, 16, 8, 128, 1, 16>, v_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, mask_view = array<i64: 0, 2, 8, 8, 0, 0, 1>, dst_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, scale = array<f32: 0.25>})
+}
+
+// -----
+
+// Tests that an attention view reaching outside its tensor is refused (V of 2 x 8 x 16 read
+// from offset 8).
+program.program @p device(cpu) {
+  %q = program.input 0 "q" : memref<2x8x16xf32>
+  %t = program.alloc : memref<2x8x16xf32>
+  // expected-error @+1 {{parameter 'v_view' (offset 8, dims [2, 8, 16]) reaches outside its 256-element buffer}}
+  program.library_call "kiln.attention" ins(%q, %q, %q : memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>) outs(%t : memref<2x8x16xf32>) params({q_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, k_view = array<i64: 0, 2, 16, 8, 128, 1, 16>, v_view = array<i64: 8, 2, 8, 16, 128, 16, 1>, dst_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, scale = array<f32: 0.25>})
 }
 
 // -----
