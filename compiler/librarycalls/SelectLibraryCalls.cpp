@@ -45,8 +45,9 @@ struct CallPlan;
 struct Target {
   llvm::StringLiteral convolution;
   llvm::StringLiteral matmul;
-  /// The fused attention call ("" where the target has none).
+  /// The fused attention call and the pooling call ("" where the target has none).
   llvm::StringLiteral attention;
+  llvm::StringLiteral pooling;
   /// Whether f16 and bf16 operands are taken besides f32 (others are widened to f32 around the
   /// call).
   bool f16, bf16;
@@ -518,6 +519,51 @@ FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
   return plan;
 }
 
+/// Plans a max or average pooling call (NCHW, 1 to 3 spatial dims) for a pool with padding: the
+/// library reads the padding as absent, where a generated kernel reads a padded copy of its input
+/// (a step and a buffer of its own). A pool without padding stays a generated kernel, which reads
+/// its input in place and takes the elementwise ops before it (a batch norm and ReLU) along.
+/// Ceil mode becomes a larger end padding; an average that counts the padding keeps its
+/// generated kernel there (the positions ceil mode adds are not counted).
+template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Target &target) {
+  auto inputType = cast<RankedTensorType>(pool.getInput().getType());
+  auto resultType = cast<RankedTensorType>(pool.getType());
+  if (target.pooling.empty() || !hasStaticLibraryTypes(pool, target) || inputType.getRank() < 3 ||
+      inputType.getRank() > 5 || pool.getChannelsLast())
+    return failure();
+  bool isMax = std::is_same_v<PoolOp, graph::MaxPoolOp>;
+  bool countPad = false;
+  if constexpr (std::is_same_v<PoolOp, graph::AvgPoolOp>)
+    countPad = pool.getCountIncludePad();
+  ArrayRef<int64_t> kernel = pool.getKernelShape(), strides = pool.getStrides(),
+                    dilations = pool.getDilations(), padLow = pool.getPadLow(),
+                    padHigh = pool.getPadHigh();
+  SmallVector<int64_t> padEnd;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    int64_t in = inputType.getDimSize(i + 2), out = resultType.getDimSize(i + 2);
+    int64_t window = (kernel[i] - 1) * dilations[i] + 1;
+    int64_t reach = (out - 1) * strides[i] + window;
+    int64_t extra = std::max<int64_t>(0, reach - (in + padLow[i] + padHigh[i]));
+    // Every window holds an input element (a window of padding only has no defined maximum).
+    if ((extra > 0 && countPad) || padLow[i] >= window || padHigh[i] + extra >= window)
+      return failure();
+    padEnd.push_back(padHigh[i] + extra);
+  }
+  if (llvm::all_of(padLow, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(padEnd, [](int64_t p) { return p == 0; }))
+    return failure();
+  Builder b(pool.getContext());
+  StringRef kind = isMax ? "max" : countPad ? "avg_include_pad" : "avg_exclude_pad";
+  CallPlan plan = startPlan(target, target.pooling, pool, 1, {pool.getInput()});
+  plan.attributes = {b.getNamedAttr("kind", b.getStrArrayAttr({kind})),
+                     b.getNamedAttr("kernel", pool.getKernelShapeAttr()),
+                     b.getNamedAttr("strides", pool.getStridesAttr()),
+                     b.getNamedAttr("dilations", pool.getDilationsAttr()),
+                     b.getNamedAttr("pads_begin", pool.getPadLowAttr()),
+                     b.getNamedAttr("pads_end", b.getDenseI64ArrayAttr(padEnd))};
+  return plan;
+}
+
 FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
@@ -862,6 +908,7 @@ bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 constexpr Target kCudaTarget{"cudnn.convolution",
                              "cublaslt.matmul",
                              "",
+                             "",
                              /*f16=*/true,
                              /*bf16=*/true,
                              /*partialBatchBroadcast=*/false,
@@ -875,6 +922,7 @@ constexpr Target kCudaTarget{"cudnn.convolution",
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
                             "kiln.attention",
+                            "onednn.pooling",
                             /*f16=*/false,
                             /*bf16=*/false,
                             /*partialBatchBroadcast=*/true,
@@ -934,12 +982,14 @@ public:
     }
     SmallVector<Operation *> anchors;
     module.walk([&](Operation *op) {
-      if (isa<graph::ConvOp, graph::MatmulOp, graph::GemmOp>(op))
+      if (isa<graph::ConvOp, graph::MatmulOp, graph::GemmOp>(op) ||
+          (!target.pooling.empty() && isa<graph::MaxPoolOp, graph::AvgPoolOp>(op)))
         anchors.push_back(op);
     });
     for (Operation *&anchor : anchors) {
       Type element = staticUniformElementType(anchor);
-      if (isHalfPrecision(element) && !takes(target, element))
+      if (isHalfPrecision(element) && !takes(target, element) &&
+          !isa<graph::MaxPoolOp, graph::AvgPoolOp>(anchor))
         anchor = widenToF32(builder, anchor);
     }
     for (Operation *anchor : anchors) {
@@ -947,9 +997,15 @@ public:
           llvm::TypeSwitch<Operation *, FailureOr<CallPlan>>(anchor)
               .Case([&](graph::ConvOp op) { return planConvolution(op, target); })
               .Case([&](graph::MatmulOp op) { return planMatmul(op, target); })
-              .Case([&](graph::GemmOp op) { return planGemm(builder, op, target); });
+              .Case([&](graph::GemmOp op) { return planGemm(builder, op, target); })
+              .Case([&](graph::MaxPoolOp op) { return planPooling(op, target); })
+              .Case([&](graph::AvgPoolOp op) { return planPooling(op, target); });
       if (failed(plan))
         continue;
+      if (plan->name == target.pooling) {
+        emitCall(builder, symbols, module, *plan);
+        continue;
+      }
       fuseEpilogue(builder, *plan);
       absorbDataMovement(*plan);
       emitCall(builder, symbols, module, *plan);

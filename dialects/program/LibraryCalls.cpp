@@ -78,6 +78,12 @@ constexpr Param kAttentionParams[] = {
     {"q_view", Kind::Ints, Count::Any, true},   {"k_view", Kind::Ints, Count::Any, true},
     {"v_view", Kind::Ints, Count::Any, true},   {"mask_view", Kind::Ints},
     {"dst_view", Kind::Ints, Count::Any, true}, {"scale", Kind::Floats, Count::Any, true}};
+constexpr Param kPoolingParams[] = {{"kind", Kind::Strings, Count::Any, true},
+                                    {"kernel", Kind::Ints, Count::Spatial, true},
+                                    {"strides", Kind::Ints, Count::Spatial, true},
+                                    {"dilations", Kind::Ints, Count::Spatial, true},
+                                    {"pads_begin", Kind::Ints, Count::Spatial, true},
+                                    {"pads_end", Kind::Ints, Count::Spatial, true}};
 constexpr ViewParam kMatmulViews[] = {{"a_view", 0}, {"b_view", 1}, {"dst_view", -1}};
 constexpr ViewParam kAttentionViews[] = {
     {"q_view", 0}, {"k_view", 1}, {"v_view", 2}, {"mask_view", 3}, {"dst_view", -1}};
@@ -115,6 +121,7 @@ const Entry kEntries[] = {
      kCudnnPostOps},
     {"cublaslt.matmul", "a, b", 2, true, 2, 8, true, kMatmulParams, kCublasLtParams,
      kCublasLtPostOps, kMatmulViews},
+    {"onednn.pooling", "src", 1, false, 3, 5, false, kPoolingParams, {}, {}, {}},
     // Kiln's own fused attention on the CPU (runtime/src/cpu/attention.h): the optional fourth
     // tensor is the additive mask.
     {"kiln.attention",

@@ -383,3 +383,30 @@ func.func @shared_and_stopped(%x: tensor<4x6xf32>, %w: tensor<4x5xf32>, %c: tens
   %s = graph.add %t, %v : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
   return %s : tensor<6x4xf32>
 }
+
+// -----
+
+// Tests that f32 max and average pools with padding become oneDNN pooling calls, which read the
+// padding as absent (no padded copy): ResNet's stem pool; a ceil-mode pool whose last window
+// reaches one past the input (pads_end 0 + 1); an average that excludes the padding. A pool
+// without padding (a generated kernel reads it in place), an average that counts the padding
+// where ceil mode adds positions (which it must not count), an f16 pool and a channels-last pool
+// stay graph ops.
+// CHECK-LABEL: func.func @pools
+// CHECK: call @onednn.pooling_0(%arg0) {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, kind = ["max"], pads_begin = array<i64: 1, 1>, pads_end = array<i64: 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32>
+// CHECK: call @onednn.pooling_1(%arg1) {dilations = array<i64: 1, 1>, kernel = array<i64: 2, 2>, kind = ["max"], pads_begin = array<i64: 0, 0>, pads_end = array<i64: 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x9x9xf32>) -> tensor<1x2x5x5xf32>
+// CHECK: call @onednn.pooling_2(%arg0) {dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, kind = ["avg_exclude_pad"], pads_begin = array<i64: 1, 1>, pads_end = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+// CHECK: graph.avg_pool %arg1
+// CHECK: graph.max_pool %arg2
+// CHECK: graph.max_pool %arg0 {{.*}}channels_last = true
+// CHECK: graph.max_pool %arg1 {{.*}}pad_low = array<i64: 0, 0>
+func.func @pools(%x: tensor<1x8x16x16xf32>, %y: tensor<1x2x9x9xf32>, %h: tensor<1x2x9x9xf16>) -> (tensor<1x8x8x8xf32>, tensor<1x2x5x5xf32>, tensor<1x8x16x16xf32>, tensor<1x2x5x5xf32>, tensor<1x2x5x5xf16>, tensor<1x4x8x16xf32>, tensor<1x2x3x3xf32>) {
+  %0 = graph.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32>
+  %1 = graph.max_pool %y {ceil_mode = true, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x9x9xf32>) -> tensor<1x2x5x5xf32>
+  %2 = graph.avg_pool %x {ceil_mode = false, count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %3 = graph.avg_pool %y {ceil_mode = true, count_include_pad = true, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x9x9xf32>) -> tensor<1x2x5x5xf32>
+  %4 = graph.max_pool %h {ceil_mode = true, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x9x9xf16>) -> tensor<1x2x5x5xf16>
+  %5 = graph.max_pool %x {channels_last = true, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x8x16x16xf32>) -> tensor<1x4x8x16xf32>
+  %6 = graph.max_pool %y {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 3, 3>} : (tensor<1x2x9x9xf32>) -> tensor<1x2x3x3xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<1x8x8x8xf32>, tensor<1x2x5x5xf32>, tensor<1x8x16x16xf32>, tensor<1x2x5x5xf32>, tensor<1x2x5x5xf16>, tensor<1x4x8x16xf32>, tensor<1x2x3x3xf32>
+}

@@ -131,11 +131,13 @@ Status makePrimitiveDesc(const CallView& call, Make&& make, PrimitiveDesc* out) 
 
 namespace kiln::runtime::cpu {
 
-/// The kernel factories of the two calls (onednn_convolution.cpp, onednn_matmul.cpp).
+/// The kernel factories of the calls (onednn_convolution.cpp, onednn_matmul.cpp,
+/// onednn_pooling.cpp).
 Status createOneDnnConvolution(const onednn::CallView& call, const uint8_t* constants,
                                std::unique_ptr<LibraryCallKernel>* out);
 Status createOneDnnMatmul(const onednn::CallView& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out);
+Status createOneDnnPooling(const onednn::CallView& call, std::unique_ptr<LibraryCallKernel>* out);
 
 }  // namespace kiln::runtime::cpu
 

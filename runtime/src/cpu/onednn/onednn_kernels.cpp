@@ -18,9 +18,11 @@ Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t
   if (!status.ok()) return status;
   if (view.name() == "onednn.convolution") return createOneDnnConvolution(view, constants, out);
   if (view.name() == "onednn.matmul") return createOneDnnMatmul(view, constants, out);
-  return Status(
-      KILN_STATUS_UNIMPLEMENTED,
-      view.label() + " is not a oneDNN call; expected onednn.convolution or " + "onednn.matmul");
+  if (view.name() == "onednn.pooling") return createOneDnnPooling(view, out);
+  return Status(KILN_STATUS_UNIMPLEMENTED,
+                view.label() +
+                    " is not a oneDNN call; expected onednn.convolution, onednn.matmul or "
+                    "onednn.pooling");
 }
 
 }  // namespace kiln::runtime::cpu

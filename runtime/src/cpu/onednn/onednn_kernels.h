@@ -1,8 +1,9 @@
 //===- onednn_kernels.h - oneDNN library calls of the CPU device -*- C++ -*-===//
 //
-// The "onednn.*" library calls: convolution and matmul with post-op epilogues. The compiler pass
-// kiln-select-cpu-library-calls (compiler/librarycalls) emits them; this header is the contract.
-// Every tensor is f32, row-major (plain NCHW for convolutions), with static dims.
+// The "onednn.*" library calls: convolution and matmul with post-op epilogues, and pooling. The
+// compiler pass kiln-select-cpu-library-calls (compiler/librarycalls) emits them; this header is
+// the contract. Every tensor is f32, row-major (plain NCHW for convolutions and pooling), with
+// static dims.
 //
 // onednn.convolution
 //   bindings   src      N x C x D1..Dn (n = 1, 2 or 3)
@@ -27,7 +28,18 @@
 //                           lives in (attention's fused projection, the merged heads). No "add"
 //                           post-op with dst_view.
 //
-// Post-ops (both calls), applied in order to the accumulated result (after the bias):
+// onednn.pooling
+//   bindings   src      N x C x D1..Dn (n = 1, 2 or 3)
+//              dst      N x C x O1..On, Oi = (Di + pb + pe - dil * (Ki - 1) - 1) / stride + 1
+//   string     kind     one of "max", "avg_include_pad" (the padding counts as zeros in each
+//                       window's mean), "avg_exclude_pad" (each mean is over the input elements
+//                       its window covers); the padding is never read, and a max ignores it
+//   int        kernel   n values >= 1
+//              strides, dilations, pads_begin, pads_end   n values each, default 1, 1, 0, 0;
+//                       dilations count from 1 (ONNX convention). A ceil-mode pooling is
+//                       expressed by a larger pads_end.
+//
+// Post-ops (convolution and matmul), applied in order to the accumulated result (after the bias):
 //   string     post_ops       each one of
 //                "relu"       max(x, 0)                               no arguments
 //                "gelu_erf"   x * (1 + erf(x / sqrt 2)) / 2           no arguments

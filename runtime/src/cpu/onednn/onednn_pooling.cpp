@@ -1,0 +1,121 @@
+//===- onednn_pooling.cpp - The onednn.pooling library call -----------------===//
+//
+// A forward-inference oneDNN max or average pooling over plain NCHW (NCW, NCDHW) caller
+// buffers, f32 or bf16. oneDNN reads the padding as absent (a max pool never sees it; an average
+// pool counts it or not by its algorithm), so no padded copy of the input is ever made: a max
+// pool after a convolution keeps only the convolution's output and its own alive.
+//
+//===----------------------------------------------------------------------===//
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/src/cpu/onednn/onednn_call.h"
+
+namespace kiln::runtime::cpu {
+namespace {
+
+using onednn::BindingInfo;
+using onednn::CallView;
+
+class PoolingKernel : public LibraryCallKernel {
+ public:
+  Status run(void* const* buffers) const override {
+    return onednn::runOnStream(label, [&](dnnl::stream& stream) {
+      std::unordered_map<int, dnnl::memory> args;
+      args.emplace(DNNL_ARG_SRC, onednn::wrap(src_desc, buffers[0]));
+      args.emplace(DNNL_ARG_DST, onednn::wrap(dst_desc, buffers[1]));
+      onednn::addScratchpad(pd.scratchpad_desc(), &args);
+      primitive.execute(stream, args);
+    });
+  }
+
+  bool writes(size_t binding) const override { return binding == 1; }
+
+  std::string label;
+  dnnl::memory::desc src_desc, dst_desc;
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward primitive;
+};
+
+}  // namespace
+
+Status createOneDnnPooling(const CallView& call, std::unique_ptr<LibraryCallKernel>* out) {
+  Status status =
+      call.checkKeys({"kind", "kernel", "strides", "dilations", "pads_begin", "pads_end"});
+  if (!status.ok()) return status;
+  const std::vector<BindingInfo>& bindings = call.bindings();
+  if (bindings.size() != 2) return call.invalid("expected 2 bindings (src, dst)");
+  const BindingInfo& src = bindings[0];
+  const BindingInfo& dst = bindings[1];
+  const size_t rank = src.dims.size();
+  if (rank < 3 || rank > 5 || dst.dims.size() != rank)
+    return call.invalid("src and dst must both be N x C x D1..Dn with n = 1, 2 or 3");
+  if (src.element_type != dst.element_type)
+    return call.invalid("src and dst must have one element type");
+  const int spatial = static_cast<int>(rank) - 2;
+  std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end;
+  const std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+  if (!(status = call.ints("kernel", spatial, nullptr, &kernel)).ok() ||
+      !(status = call.ints("strides", spatial, &ones, &strides)).ok() ||
+      !(status = call.ints("dilations", spatial, &ones, &dilations)).ok() ||
+      !(status = call.ints("pads_begin", spatial, &zeros, &pads_begin)).ok() ||
+      !(status = call.ints("pads_end", spatial, &zeros, &pads_end)).ok())
+    return status;
+  std::vector<std::string> kind = call.strings("kind");
+  dnnl::algorithm algorithm;
+  if (kind.size() == 1 && kind[0] == "max") {
+    algorithm = dnnl::algorithm::pooling_max;
+  } else if (kind.size() == 1 && kind[0] == "avg_include_pad") {
+    algorithm = dnnl::algorithm::pooling_avg_include_padding;
+  } else if (kind.size() == 1 && kind[0] == "avg_exclude_pad") {
+    algorithm = dnnl::algorithm::pooling_avg_exclude_padding;
+  } else {
+    return call.invalid("'kind' must be one of max, avg_include_pad, avg_exclude_pad");
+  }
+  if (src.dims[0] != dst.dims[0] || src.dims[1] != dst.dims[1])
+    return call.invalid("dst must keep src's N and C (" + formatTypeDims(src.dims) + " -> " +
+                        formatTypeDims(dst.dims) + ")");
+  for (int i = 0; i < spatial; ++i) {
+    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1 || pads_begin[i] < 0 || pads_end[i] < 0)
+      return call.invalid("kernel, strides and dilations must be >= 1 and pads >= 0");
+    // oneDNN's rule: out = (in + pads - dilation * (k - 1) - 1) / stride + 1, rounded down.
+    int64_t reach = dilations[i] * (kernel[i] - 1) + 1;
+    int64_t expected = (src.dims[i + 2] + pads_begin[i] + pads_end[i] - reach) / strides[i] + 1;
+    if (src.dims[i + 2] + pads_begin[i] + pads_end[i] < reach || dst.dims[i + 2] != expected)
+      return call.invalid("spatial dimension " + std::to_string(i) + " of dst is " +
+                          std::to_string(dst.dims[i + 2]) + "; kernel, strides, dilations and " +
+                          "pads give " + std::to_string(expected));
+  }
+
+  auto kernel_ptr = std::make_unique<PoolingKernel>();
+  PoolingKernel& k = *kernel_ptr;
+  k.label = call.label();
+  const dnnl::memory::data_type type = onednn::dataType(src.element_type);
+  k.src_desc = onednn::plainDesc(src.dims, type);
+  k.dst_desc = onednn::plainDesc(dst.dims, type);
+  // oneDNN counts dilations from 0 (dense); ONNX from 1.
+  dnnl::memory::dims dnnl_dilations;
+  for (int64_t d : dilations) dnnl_dilations.push_back(d - 1);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  status = onednn::makePrimitiveDesc(
+      call,
+      [&] {
+        dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
+                                            k.src_desc, k.dst_desc, strides, kernel, dnnl_dilations,
+                                            pads_begin, pads_end);
+        return dnnl::pooling_v2_forward::primitive_desc(desc, attr, onednn::cpuEngine());
+      },
+      &k.pd);
+  if (!status.ok()) return status;
+  status = onednn::runOnStream(
+      call.label(), [&](dnnl::stream&) { k.primitive = dnnl::pooling_v2_forward(k.pd); });
+  if (!status.ok()) return status;
+  *out = std::move(kernel_ptr);
+  return Status();
+}
+
+}  // namespace kiln::runtime::cpu
