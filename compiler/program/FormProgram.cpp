@@ -99,20 +99,29 @@ private:
 };
 
 /// oneDNN's convolution accumulates its first 'add' post-op operand of the result's shape into
-/// the result (a sum post-op: the result starts as a copy of it, runtime/src/cpu/onednn), so the
-/// two may share bytes: the (input, output) pair, or nothing.
+/// the result (a sum post-op: the result starts as a copy of it, runtime/src/cpu/onednn), and so
+/// does its matmul when that 'add' is the first post-op (a residual after the bias); the two may
+/// then share bytes: the (input, output) pair, or nothing.
 static SmallVector<int64_t> sumAddendPair(StringRef callee, DictionaryAttr params,
                                           ArrayRef<Value> inputs, ArrayRef<Value> outputs) {
   auto kinds = params.getAs<ArrayAttr>("post_ops");
-  if (callee != "onednn.convolution" || !kinds || outputs.size() != 1)
+  bool matmul = callee == "onednn.matmul";
+  if ((callee != "onednn.convolution" && !matmul) || !kinds || outputs.size() != 1)
     return {};
-  int64_t adds = llvm::count_if(kinds, [](Attribute kind) {
+  auto isAdd = [](Attribute kind) {
     auto name = dyn_cast<StringAttr>(kind);
     return name && name.getValue() == "add";
-  });
+  };
+  int64_t adds = llvm::count_if(kinds, isAdd);
   int64_t first = static_cast<int64_t>(inputs.size()) - adds;
   if (adds == 0 || first < 2)
     return {};
+  if (matmul) {
+    if (!isAdd(kinds[0]) || params.get("dst_view") ||
+        inputs[first].getType() != outputs[0].getType())
+      return {};
+    return {first, 0};
+  }
   for (int64_t i = first; i < static_cast<int64_t>(inputs.size()); ++i)
     if (inputs[i].getType() == outputs[0].getType())
       return {i, 0};
@@ -177,7 +186,7 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
   // are erased after the loop: a later output may return the same buffer (two results of one
   // value, or empty results folded into one), and copies the first output then.
   llvm::DenseMap<Operation *, Value> claimed;
-  auto eraseClaimed = llvm::make_scope_exit([&] {
+  llvm::scope_exit eraseClaimed([&] {
     for (auto &entry : claimed)
       entry.first->erase();
   });

@@ -174,3 +174,23 @@ module @residual {
     return %0 : tensor<1x4x6x6xf32>
   }
 }
+
+// -----
+
+// Tests that a oneDNN matmul may write its result over a residual added first (after the bias,
+// input 3), and that one added after another post-op is not listed (a binary post-op reads it).
+// CHECK-LABEL: module @matmul_residual
+// CHECK: program.library_call "onednn.matmul" ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<4x8xf32>, memref<8x8xf32>, memref<8xf32>, memref<4x8xf32>) outs(%{{.*}} : memref<4x8xf32>)
+// CHECK-SAME: in_place = array<i64: 3, 0>
+// CHECK: program.library_call "onednn.matmul"
+// CHECK-SAME: params({post_ops = ["relu", "add"]}) {description = "onednn.matmul"}{{$}}
+module @matmul_residual {
+  func.func private @onednn.matmul_0(tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> attributes {kiln.library_call = "onednn.matmul"}
+  func.func @forward(%x: tensor<4x8xf32> {kiln.name = "x"}) -> (tensor<4x8xf32> {kiln.name = "y"}) {
+    %w = arith.constant dense<0.25> : tensor<8x8xf32>
+    %b = arith.constant dense<0.5> : tensor<8xf32>
+    %0 = call @onednn.matmul_0(%x, %w, %b, %x) {post_ops = ["add"]} : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %1 = call @onednn.matmul_0(%0, %w, %b, %0) {post_ops = ["relu", "add"]} : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %1 : tensor<4x8xf32>
+  }
+}

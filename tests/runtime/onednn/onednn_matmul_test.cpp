@@ -29,6 +29,8 @@ struct MatmulCase {
   std::vector<float> post_op_args;
   std::vector<std::vector<int64_t>> addends;
   bool constant_b = false;
+  /// The destination is the first addend's buffer (the memory plan's in_place pair).
+  bool in_place = false;
 };
 
 /// Names the case in failure messages.
@@ -135,10 +137,10 @@ TEST_P(MatmulTest, MatchesNaiveMatmul) {
   std::vector<void*> buffers{a.data(), b.data()};
   if (c.bias) buffers.push_back(bias.data());
   for (auto& addend : addends) buffers.push_back(addend.data());
-  buffers.push_back(dst.data());
+  buffers.push_back(c.in_place ? addends.front().data() : dst.data());
   kiln::Status status = kernel->run(buffers.data());
   ASSERT_TRUE(status.ok()) << status.toString();
-  expectClose(dst, expected, 1e-4f, 1e-4f);
+  expectClose(c.in_place ? addends.front() : dst, expected, 1e-4f, 1e-4f);
 }
 
 // Gemm's alpha * A * B + beta * C is encoded as post-ops linear(alpha / beta), add C,
@@ -147,28 +149,117 @@ INSTANTIATE_TEST_SUITE_P(
     OneDnn, MatmulTest,
     ::testing::Values(
         MatmulCase{"Plain2d", {7, 13}, {13, 5}, false, false, false, {}, {}, {}, false},
-        MatmulCase{"TransposedBothConstantBiasRelu", {13, 7}, {5, 13}, true, true, true,
-                   {"relu"}, {}, {}, true},
+        MatmulCase{"TransposedBothConstantBiasRelu",
+                   {13, 7},
+                   {5, 13},
+                   true,
+                   true,
+                   true,
+                   {"relu"},
+                   {},
+                   {},
+                   true},
         MatmulCase{"TransposedA", {9, 4}, {9, 6}, true, false, false, {}, {}, {}, false},
-        MatmulCase{"BatchedWithSharedWeights", {2, 3, 4, 6}, {6, 5}, false, false, true, {}, {},
-                   {}, true},
-        MatmulCase{"BatchedSameRank", {3, 4, 6}, {3, 6, 5}, false, false, false, {}, {}, {},
+        MatmulCase{
+            "BatchedWithSharedWeights", {2, 3, 4, 6}, {6, 5}, false, false, true, {}, {}, {}, true},
+        MatmulCase{"BatchedSameRank", {3, 4, 6}, {3, 6, 5}, false, false, false, {}, {}, {}, false},
+        MatmulCase{"BatchedBroadcastBothSides",
+                   {3, 1, 4, 6},
+                   {1, 2, 6, 5},
+                   false,
+                   false,
+                   false,
+                   {},
+                   {},
+                   {},
                    false},
-        MatmulCase{"BatchedBroadcastBothSides", {3, 1, 4, 6}, {1, 2, 6, 5}, false, false, false,
-                   {}, {}, {}, false},
-        MatmulCase{"BatchedTransposedB", {2, 4, 8}, {2, 5, 8}, false, true, false, {}, {}, {},
+        MatmulCase{
+            "BatchedTransposedB", {2, 4, 8}, {2, 5, 8}, false, true, false, {}, {}, {}, false},
+        MatmulCase{"GemmAlphaBetaColumnAddend",
+                   {4, 8},
+                   {5, 8},
+                   false,
+                   true,
+                   false,
+                   {"linear", "add", "linear"},
+                   {0.5f / 2.0f, 0.0f, 2.0f, 0.0f},
+                   {{4, 1}},
+                   true},
+        MatmulCase{"GemmAlphaFullAddend",
+                   {4, 8},
+                   {8, 5},
+                   false,
+                   false,
+                   false,
+                   {"linear", "add"},
+                   {1.5f, 0.0f},
+                   {{4, 5}},
+                   true},
+        MatmulCase{"LinearThenLastAxisAdd",
+                   {4, 8},
+                   {8, 5},
+                   false,
+                   false,
+                   false,
+                   {"linear", "add"},
+                   {1.5f, 0.0f},
+                   {{5}},
+                   true},
+        MatmulCase{"BatchedReluThenLastAxisAddThenScalarAdd",
+                   {2, 4, 8},
+                   {8, 5},
+                   false,
+                   false,
+                   false,
+                   {"relu", "add", "add"},
+                   {},
+                   {{5}, {}},
                    false},
-        MatmulCase{"GemmAlphaBetaColumnAddend", {4, 8}, {5, 8}, false, true, false,
-                   {"linear", "add", "linear"}, {0.5f / 2.0f, 0.0f, 2.0f, 0.0f}, {{4, 1}}, true},
-        MatmulCase{"GemmAlphaFullAddend", {4, 8}, {8, 5}, false, false, false,
-                   {"linear", "add"}, {1.5f, 0.0f}, {{4, 5}}, true},
-        MatmulCase{"LinearThenLastAxisAdd", {4, 8}, {8, 5}, false, false, false,
-                   {"linear", "add"}, {1.5f, 0.0f}, {{5}}, true},
-        MatmulCase{"BatchedReluThenLastAxisAddThenScalarAdd", {2, 4, 8}, {8, 5}, false, false,
-                   false, {"relu", "add", "add"}, {}, {{5}, {}}, false},
-        MatmulCase{"ResidualAddThenClip", {2, 16, 32}, {32, 64}, false, false, true,
-                   {"add", "clip"}, {-0.5f, 2.0f}, {{2, 16, 64}}, true}),
-    [](const ::testing::TestParamInfo<MatmulCase>& info) { return info.param.name; });
+        MatmulCase{"ResidualAddThenClip",
+                   {2, 16, 32},
+                   {32, 64},
+                   false,
+                   false,
+                   true,
+                   {"add", "clip"},
+                   {-0.5f, 2.0f},
+                   {{2, 16, 64}},
+                   true},
+        // The residual is a sum post-op: written over in place, or copied first.
+        MatmulCase{"ResidualInPlace",
+                   {2, 16, 48},
+                   {48, 32},
+                   false,
+                   false,
+                   true,
+                   {"add"},
+                   {},
+                   {{2, 16, 32}},
+                   true,
+                   true},
+        MatmulCase{"ResidualInPlaceThenGelu",
+                   {16, 48},
+                   {48, 32},
+                   false,
+                   false,
+                   true,
+                   {"add", "gelu_erf"},
+                   {},
+                   {{16, 32}},
+                   true,
+                   true},
+        // A residual after another post-op stays a binary post-op.
+        MatmulCase{"ReluThenResidual",
+                   {16, 48},
+                   {48, 32},
+                   false,
+                   false,
+                   true,
+                   {"relu", "add"},
+                   {},
+                   {{16, 32}},
+                   true}),
+    [](const ::testing::TestParamInfo<MatmulCase> &info) { return info.param.name; });
 
 //===----------------------------------------------------------------------===//
 // Bad calls

@@ -141,6 +141,9 @@ inline void applyPostOps(std::vector<float>* acc, const std::vector<int64_t>& di
   for (const std::string& kind : post_ops) {
     if (kind == "relu") {
       for (float& v : *acc) v = std::max(v, 0.0f);
+    } else if (kind == "gelu_erf") {
+      for (float &v : *acc)
+        v = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
     } else if (kind == "clip") {
       float low = args[next_arg++], high = args[next_arg++];
       for (float& v : *acc) v = std::min(std::max(v, low), high);

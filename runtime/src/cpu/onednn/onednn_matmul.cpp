@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -32,11 +33,16 @@ class MatmulKernel : public LibraryCallKernel {
       args.emplace(DNNL_ARG_WEIGHTS,
                    constant_b ? packed_b : onednn::wrap(b_desc, at(buffers[1], b_offset, b_desc)));
       if (has_bias) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, buffers[2]));
-      int next = has_bias ? 3 : 2;
-      for (const auto& addend : addends)
-        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend.first) | DNNL_ARG_SRC_1,
-                     onednn::wrap(addend.second, buffers[next++]));
-      args.emplace(DNNL_ARG_DST, onednn::wrap(dst_desc, at(buffers[next], dst_offset, dst_desc)));
+      const int first_extra = has_bias ? 3 : 2;
+      for (size_t i = 0; i < addends.size(); ++i)
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addends[i].first) | DNNL_ARG_SRC_1,
+                     onednn::wrap(addends[i].second, buffers[first_extra + addend_extras[i]]));
+      void* dst = at(buffers[dst_binding], dst_offset, dst_desc);
+      // A sum post-op accumulates into the destination: it starts as the addend, unless the
+      // memory plan placed it over the addend (in_place).
+      if (sum_binding >= 0 && buffers[sum_binding] != dst)
+        std::memcpy(dst, buffers[sum_binding], dst_desc.get_size());
+      args.emplace(DNNL_ARG_DST, onednn::wrap(dst_desc, dst));
       onednn::addScratchpad(pd.scratchpad_desc(), &args);
       primitive.execute(stream, args);
     });
@@ -58,9 +64,13 @@ class MatmulKernel : public LibraryCallKernel {
   /// Where the views start, in elements.
   int64_t a_offset = 0, b_offset = 0, dst_offset = 0;
   bool has_bias = false;
+  /// The binding a sum post-op accumulates (a residual of the result's shape), or -1.
+  int sum_binding = -1;
   bool constant_b = false;
   dnnl::memory packed_b;
   std::vector<std::pair<int, dnnl::memory::desc>> addends;
+  /// Which extra binding (after a, b and the bias) each of `addends` reads.
+  std::vector<int> addend_extras;
 };
 
 /// The descriptor of `view` as the product reads or writes it: padded with leading 1s to
@@ -138,7 +148,15 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
 
   onednn::Epilogue epilogue;
   std::vector<BindingInfo> extra(bindings.begin() + 2 + bias_count, bindings.end() - 1);
-  if (!(status = onednn::buildEpilogue(call, extra, dst_dims, &epilogue)).ok()) return status;
+  // A residual added first (after the bias), of the result's dims and type, is a sum post-op:
+  // the destination starts as the addend, so the memory plan may put the two in one place
+  // (kiln-form-program's in_place pair, compiler/program/FormProgram.cpp, mirrors this rule).
+  std::vector<std::string> kinds = call.strings("post_ops");
+  bool sum_first = !kinds.empty() && kinds[0] == "add" && !extra.empty() && !dst_view.given &&
+                   extra[0].dims == dst_dims &&
+                   extra[0].element_type == bindings.back().element_type;
+  if (!(status = onednn::buildEpilogue(call, extra, dst_dims, &epilogue, sum_first)).ok())
+    return status;
   if (dst_view.given && !epilogue.addends.empty())
     return call.invalid("takes no 'add' post-op with a dst_view (the addend is row-major)");
 
@@ -147,6 +165,8 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   kernel->dst_binding = call.bindings().size() - 1;
   kernel->has_bias = has_bias;
   kernel->addends = epilogue.addends;
+  kernel->addend_extras = epilogue.addend_extras;
+  if (epilogue.sum_extra >= 0) kernel->sum_binding = 2 + bias_count + epilogue.sum_extra;
   kernel->constant_b = b.kind == kiln::artifact::BufferKind::Constant;
   kernel->a_desc = a_desc;
   kernel->b_desc = b_desc_plain;
