@@ -1,4 +1,4 @@
-//===- GraphToLinalgResize.cpp - Lower resize to an interpolating generic ---===//
+//===- GraphToLinalgResize.cpp - Lower resize and grid sample to interpolating generics ===//
 //
 // Resize becomes one linalg.generic over the result. For each dimension whose size or scale
 // changes, the body maps the output index to an input coordinate (the coordinate transform),
@@ -241,9 +241,163 @@ struct ResizeLowering : GraphLowering<ResizeOp> {
   }
 };
 
+/// `x` reflected at `low` and `high` until it lies between them (ONNX GridSample's reference:
+/// each whole span crossed flips the direction); `low` where the span is empty.
+Value reflect(const CoordinateMath &m, Value x, Value low, Value high) {
+  Value span = m.sub(high, low);
+  auto fold = [&](Value distance, Value near, Value far, bool below) {
+    // distance = n * span + r; even n lands r past the near border, odd n r before the far one.
+    Value crossings = m.floor(m.div(distance, span));
+    Value r = m.sub(distance, m.mul(crossings, span));
+    Value count = arith::FPToSIOp::create(m.b, m.loc, m.b.getI64Type(), crossings);
+    Value odd = arith::TruncIOp::create(m.b, m.loc, m.b.getI1Type(), count);
+    Value fromNear = below ? m.add(near, r) : m.sub(near, r);
+    Value fromFar = below ? m.sub(far, r) : m.add(far, r);
+    return m.select(odd, fromFar, fromNear);
+  };
+  Value below = arith::CmpFOp::create(m.b, m.loc, arith::CmpFPredicate::OLT, x, low);
+  Value above = m.greater(x, high);
+  Value reflected = m.select(below, fold(m.sub(low, x), low, high, true),
+                             m.select(above, fold(m.sub(x, high), high, low, false), x));
+  return m.select(m.greater(span, m.constant(0)), reflected, low);
+}
+
+/// Grid sample becomes one linalg.generic over the result: per spatial dimension the grid's
+/// component (read with tensor.extract, innermost dimension first) is denormalized, rounded for
+/// nearest, clamped or reflected into the input for border and reflection padding, and turned
+/// into taps as resize does (one, two or four); the taps' indices are clamped, reflected, or
+/// marked as outside (zeros padding, which reads 0 there). The result is the weighted sum over
+/// the product of the dimensions' taps, as ONNX's reference computes it.
+struct GridSampleLowering : GraphLowering<GridSampleOp> {
+  using GraphLowering::GraphLowering;
+
+  LogicalResult matchAndRewrite(GridSampleOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput(), grid = adaptor.getGrid();
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    RankedTensorType resultType = op.getType();
+    if (!resultType.hasStaticShape() || !inputType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "grid sample with dynamic shapes");
+    Type element = resultType.getElementType();
+    auto coordinateType = element.isF64() ? rewriter.getF64Type() : rewriter.getF32Type();
+    int64_t spatial = inputType.getRank() - 2;
+    ResizeMode mode = op.getMode();
+    GridSamplePadding padding = op.getPadding();
+    bool alignCorners = op.getAlignCorners();
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), element);
+    Value result = buildGeneric(
+        rewriter, loc, resultType, {}, {}, init,
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          CoordinateMath m{b, l, coordinateType};
+          SmallVector<Value> position;
+          for (int64_t d = 0; d < resultType.getRank(); ++d)
+            position.push_back(linalg::IndexOp::create(b, l, d));
+          // Per spatial dimension: its taps, and whether each lies inside (zeros padding).
+          SmallVector<SmallVector<Tap>> taps(spatial);
+          SmallVector<SmallVector<Value>> inside(spatial);
+          for (int64_t k = 0; k < spatial; ++k) {
+            int64_t size = inputType.getDimSize(2 + k);
+            Value sizeIndex = arith::ConstantIndexOp::create(b, l, size);
+            SmallVector<Value> at(position.begin() + 2, position.end());
+            at.insert(at.begin(), position[0]);
+            at.push_back(arith::ConstantIndexOp::create(b, l, spatial - 1 - k));
+            Value g = tensor::ExtractOp::create(b, l, grid, at);
+            if (g.getType() != coordinateType)
+              g = cast<FloatType>(g.getType()).getWidth() < coordinateType.getWidth()
+                      ? arith::ExtFOp::create(b, l, coordinateType, g).getResult()
+                      : arith::TruncFOp::create(b, l, coordinateType, g).getResult();
+            Value dim = m.constant(static_cast<double>(size));
+            Value one = m.constant(1);
+            Value x = alignCorners ? m.mul(m.div(m.add(g, one), m.constant(2)), m.sub(dim, one))
+                                   : m.div(m.sub(m.mul(m.add(g, one), dim), one), m.constant(2));
+            if (mode == ResizeMode::nearest)
+              x = math::RoundEvenOp::create(b, l, x);
+            Value low = alignCorners ? m.constant(0) : m.constant(-0.5);
+            Value high = alignCorners ? m.sub(dim, one) : m.sub(dim, m.constant(0.5));
+            if (padding == GridSamplePadding::border) {
+              Value last = m.sub(dim, one);
+              Value clamped = arith::MinimumFOp::create(
+                  b, l, arith::MaximumFOp::create(b, l, x, m.constant(0)), last);
+              Value outside = arith::OrIOp::create(
+                  b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x, low),
+                  m.greater(x, high));
+              x = m.select(outside, clamped, x);
+            } else if (padding == GridSamplePadding::reflection) {
+              x = reflect(m, x, low, high);
+            }
+            // The taps: the rounded position, or the neighbours around it with their weights.
+            SmallVector<std::pair<Value, Value>> raw;
+            if (mode == ResizeMode::nearest) {
+              raw.push_back({arith::FPToSIOp::create(b, l, b.getI64Type(), x), m.constant(1)});
+            } else {
+              Value base = m.floor(x);
+              Value fraction = m.sub(x, base);
+              SmallVector<Value> weights = mode == ResizeMode::linear
+                                               ? SmallVector<Value>{m.sub(one, fraction), fraction}
+                                               : cubicWeights(m, fraction, -0.75);
+              Value baseIndex = arith::FPToSIOp::create(b, l, b.getI64Type(), base);
+              int64_t first = mode == ResizeMode::linear ? 0 : -1;
+              for (auto [i, weight] : llvm::enumerate(weights))
+                raw.push_back(
+                    {arith::AddIOp::create(
+                         b, l, baseIndex,
+                         arith::ConstantIntOp::create(b, l, first + static_cast<int64_t>(i), 64)),
+                     weight});
+            }
+            for (auto [index, weight] : raw) {
+              Value sizeI64 = arith::ConstantIntOp::create(b, l, size, 64);
+              if (padding == GridSamplePadding::zeros) {
+                Value zero = arith::ConstantIntOp::create(b, l, 0, 64);
+                inside[k].push_back(arith::AndIOp::create(
+                    b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, index, zero),
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, sizeI64)));
+              } else if (padding == GridSamplePadding::reflection) {
+                Value asFloat = arith::SIToFPOp::create(b, l, coordinateType, index);
+                index =
+                    arith::FPToSIOp::create(b, l, b.getI64Type(), reflect(m, asFloat, low, high));
+              }
+              Value asIndex = arith::IndexCastOp::create(b, l, b.getIndexType(), index);
+              taps[k].push_back({m.clampIndex(asIndex, sizeIndex), weight});
+            }
+          }
+          Value sum = m.constant(0);
+          SmallVector<size_t> choice(spatial, 0);
+          while (true) {
+            SmallVector<Value> source{position[0], position[1]};
+            Value weight = m.constant(1);
+            Value valid;
+            for (int64_t k = 0; k < spatial; ++k) {
+              source.push_back(taps[k][choice[k]].index);
+              weight = m.mul(weight, taps[k][choice[k]].weight);
+              if (padding == GridSamplePadding::zeros)
+                valid = valid ? arith::AndIOp::create(b, l, valid, inside[k][choice[k]]).getResult()
+                              : inside[k][choice[k]];
+            }
+            Value value = tensor::ExtractOp::create(b, l, input, source);
+            if (value.getType() != coordinateType)
+              value = arith::ExtFOp::create(b, l, coordinateType, value);
+            if (valid)
+              value = m.select(valid, value, m.constant(0));
+            sum = m.add(sum, m.mul(weight, value));
+            size_t i = 0;
+            while (i < choice.size() && ++choice[i] == taps[i].size())
+              choice[i++] = 0;
+            if (i == choice.size())
+              break;
+          }
+          if (element != coordinateType)
+            return arith::TruncFOp::create(b, l, element, sum);
+          return sum;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::conversion::populateResizeLowerings(const TypeConverter &converter,
                                                RewritePatternSet &patterns) {
-  patterns.add<ResizeLowering>(converter, patterns.getContext());
+  patterns.add<ResizeLowering, GridSampleLowering>(converter, patterns.getContext());
 }

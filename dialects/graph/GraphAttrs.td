@@ -16,5 +16,6 @@ def Graph_ResizeModeAttr : Graph_EnumAttr<Graph_ResizeMode, "resize_mode">;
 def Graph_CoordinateTransformAttr : Graph_EnumAttr<Graph_CoordinateTransform,
                                                    "coordinate_transform">;
 def Graph_NearestRoundingAttr : Graph_EnumAttr<Graph_NearestRounding, "nearest_rounding">;
+def Graph_GridSamplePaddingAttr : Graph_EnumAttr<Graph_GridSamplePadding, "grid_sample_padding">;
 
 #endif // KILN_DIALECTS_GRAPH_GRAPHATTRS_TD

@@ -54,4 +54,11 @@ def Graph_NearestRounding : I32Enum<"NearestRounding",
   let cppNamespace = "::kiln::graph";
 }
 
+def Graph_GridSamplePadding : I32Enum<"GridSamplePadding",
+    "what a grid sample reads outside its input", [
+      I32EnumCase<"zeros", 0>, I32EnumCase<"border", 1>, I32EnumCase<"reflection", 2>
+    ]> {
+  let cppNamespace = "::kiln::graph";
+}
+
 #endif // KILN_DIALECTS_GRAPH_GRAPHENUMS_TD

@@ -611,6 +611,30 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+LogicalResult GridSampleOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  RankedTensorType grid = rankedType(adaptor.getGrid());
+  int64_t rank = input.getRank();
+  if (rank < 3 || rank > 5)
+    return failInference<GridSampleOp>(loc, "input must be N x C x D1..Dn with n = 1, 2 or 3");
+  if (grid.getRank() != rank)
+    return failInference<GridSampleOp>(loc, "grid has rank ", grid.getRank(), ", expected ", rank);
+  int64_t components = grid.getDimSize(rank - 1);
+  if (!ShapedType::isDynamic(components) && components != rank - 2)
+    return failInference<GridSampleOp>(loc, "grid positions have ", components,
+                                       " components, expected ", rank - 2);
+  int64_t n = input.getDimSize(0), gridN = grid.getDimSize(0);
+  if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(gridN) && n != gridN)
+    return failInference<GridSampleOp>(loc, "grid has batch ", gridN, ", input ", n);
+  if (adaptor.getMode() == ResizeMode::cubic && rank != 4)
+    return failInference<GridSampleOp>(loc, "cubic sampling takes 2 spatial dimensions");
+  SmallVector<int64_t> shape{ShapedType::isDynamic(n) ? gridN : n, input.getDimSize(1)};
+  llvm::append_range(shape, grid.getShape().slice(1, rank - 2));
+  types.push_back(input.clone(shape));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

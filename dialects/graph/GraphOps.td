@@ -505,6 +505,31 @@ def Graph_ResizeOp : Graph_Op<"resize", [SameOperandsAndResultElementType]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def Graph_GridSampleOp : Graph_Op<"grid_sample"> {
+  let summary = "samples a tensor at the positions a grid gives, by interpolation";
+  let description = [{
+    ONNX `GridSample`: `input` is `N x C x D1 ... Dn` (n = 1, 2 or 3), `grid` is
+    `N x G1 ... Gn x n`, and the result `N x C x G1 ... Gn` holds `input` sampled at each grid
+    position. A position's components are normalized to [-1, 1] and listed innermost dimension
+    first (x, then y, then z); `align_corners` says whether -1 and 1 are the centres of the corner
+    elements or their outer edges. `mode` picks nearest (rounding half to even), linear or cubic
+    (coefficient -0.75, n = 2 only) interpolation; `padding` what positions outside the input
+    read: zeros, the border element, or the input reflected at its border.
+
+    ```mlir
+    %y = graph.grid_sample %x, %grid {mode = #graph<resize_mode linear>, padding = #graph<grid_sample_padding zeros>} : (tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32>) -> tensor<1x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grid,
+                       DefaultValuedAttr<Graph_ResizeModeAttr,
+                                         "::kiln::graph::ResizeMode::linear">:$mode,
+                       DefaultValuedAttr<Graph_GridSamplePaddingAttr,
+                                         "::kiln::graph::GridSamplePadding::zeros">:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$align_corners);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grid attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

@@ -1,8 +1,8 @@
 //===- NNExtra.cpp - ONNX transposed convolution, resizing, Lp pooling, norms ===//
 //
 // ConvTranspose (output_shape and auto_pad resolved into explicit pads and output padding),
-// Resize and Upsample (scales and sizes read at import time into graph.resize), LpPool and
-// GlobalLpPool, and the normalizations without a graph op of their own: InstanceNormalization,
+// Resize and Upsample (scales and sizes read at import time into graph.resize), GridSample, LpPool
+// and GlobalLpPool, and the normalizations without a graph op of their own: InstanceNormalization,
 // LpNormalization, MeanVarianceNormalization and LRN, decomposed into reductions and
 // elementwise math.
 //
@@ -337,6 +337,50 @@ FailureOr<ResizeMode> readResizeMode(NodeContext &ctx, bool allowCubic) {
   ctx.emitError() << "mode '" << mode << "' is not one of 'nearest', 'linear'"
                   << (allowCubic ? ", 'cubic'" : "");
   return failure();
+}
+
+/// GridSample: input N x C x D1..Dn and grid N x G1..Gn x n into graph.grid_sample. Opset 16 takes
+/// 4-D inputs and names the modes bilinear and bicubic; opset 20 takes 1 to 3 spatial dimensions
+/// and names them linear and cubic.
+LogicalResult translateGridSample(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireUnusedOutputsFrom(1)))
+    return failure();
+  bool legacy = ctx.opset() < 20;
+  RankedTensorType input = ctx.inputType(0);
+  if (legacy && input.getRank() != 4)
+    return ctx.emitError() << "takes a 4-D input at opset " << ctx.opset() << ", not " << input;
+  std::string modeName = ctx.stringAttr("mode", legacy ? "bilinear" : "linear");
+  ResizeMode mode;
+  if (modeName == "nearest")
+    mode = ResizeMode::nearest;
+  else if (modeName == (legacy ? "bilinear" : "linear"))
+    mode = ResizeMode::linear;
+  else if (modeName == (legacy ? "bicubic" : "cubic"))
+    mode = ResizeMode::cubic;
+  else
+    return ctx.emitError() << "mode '" << modeName << "' is not one of 'nearest', "
+                           << (legacy ? "'bilinear', 'bicubic'" : "'linear', 'cubic'");
+  if (mode == ResizeMode::cubic && input.getRank() != 4)
+    return ctx.emitError() << "cubic sampling takes 2 spatial dimensions; the input is " << input;
+  std::string paddingName = ctx.stringAttr("padding_mode", "zeros");
+  GridSamplePadding padding;
+  if (paddingName == "zeros")
+    padding = GridSamplePadding::zeros;
+  else if (paddingName == "border")
+    padding = GridSamplePadding::border;
+  else if (paddingName == "reflection")
+    padding = GridSamplePadding::reflection;
+  else
+    return ctx.emitError() << "padding_mode '" << paddingName
+                           << "' is not one of 'zeros', 'border', 'reflection'";
+  MLIRContext *context = ctx.context();
+  Decomposition d(ctx);
+  return d.finish(d.op<GridSampleOp>(
+      {ctx.input(0), ctx.input(1)},
+      {ctx.named("mode", ResizeModeAttr::get(context, mode)),
+       ctx.named("padding", GridSamplePaddingAttr::get(context, padding)),
+       ctx.named("align_corners",
+                 ctx.builder().getBoolAttr(ctx.intAttr("align_corners", 0) != 0))}));
 }
 
 /// Upsample: scales as an attribute at opset 7, as a constant input from 9. Asymmetric
@@ -720,6 +764,7 @@ void registerNNExtraOps(OpTable &table) {
   table.add("", "Col2Im", 18, translateCol2Im);
   table.add("", "Resize", {10, 11, 13, 18, 19}, translateResize);
   table.add("", "Upsample", {7, 9}, translateUpsample);
+  table.add("", "GridSample", {16, 20, 22}, translateGridSample);
   table.add("", "LpPool", {2, 11, 18}, translateLpPool);
   table.add("", "GlobalLpPool", 2, translateGlobalLpPool);
 

@@ -964,3 +964,21 @@ func.func @bitcast_width(%x: tensor<4xf32>) {
   %0 = graph.bitcast %x : tensor<4xf32> to i16
   return
 }
+
+// -----
+
+// Tests that a grid sample's positions have one component per spatial dimension.
+func.func @grid_sample_components(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x3xf32>) {
+  // expected-error @+1 {{'graph.grid_sample' op grid positions have 3 components, expected 2}}
+  %0 = graph.grid_sample %x, %g : (tensor<1x3x8x8xf32>, tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that cubic grid sampling takes two spatial dimensions.
+func.func @grid_sample_cubic_volume(%x: tensor<1x3x4x8x8xf32>, %g: tensor<1x2x4x4x3xf32>) {
+  // expected-error @+1 {{'graph.grid_sample' op cubic sampling takes 2 spatial dimensions}}
+  %0 = graph.grid_sample %x, %g {mode = #graph<resize_mode cubic>} : (tensor<1x3x4x8x8xf32>, tensor<1x2x4x4x3xf32>) -> tensor<1x3x2x4x4xf32>
+  return
+}
