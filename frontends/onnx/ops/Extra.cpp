@@ -2,11 +2,12 @@
 //
 // The Bitwise operators, NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss,
 // GroupNormalization, the integer-arithmetic quantization operators (MatMulInteger,
-// DynamicQuantizeLinear, QLinearMatMul), MelWeightMatrix, CenterCropPad, MaxUnpool and
-// AffineGrid. The losses gather each target's score with gather_elements after moving ignored
-// targets to class 0, and mask them out again; the quantized products multiply in i32 and
-// requantize in floating point with rounding of halves to even and saturation, as the spec's
-// reference does. MelWeightMatrix and AffineGrid's base grid are computed at import time.
+// DynamicQuantizeLinear, QLinearMatMul), MelWeightMatrix, CenterCropPad, MaxUnpool,
+// AffineGrid, and DFT and STFT as products with constant Fourier matrices. The losses gather each
+// target's score with gather_elements after moving ignored targets to class 0, and mask them out
+// again; the quantized products multiply in i32 and requantize in floating point with rounding of
+// halves to even and saturation, as the spec's reference does. MelWeightMatrix and AffineGrid's
+// base grid are computed at import time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -647,6 +648,221 @@ LogicalResult translateAffineGrid(NodeContext &ctx) {
   return d.finish(d.reshape(product, shape));
 }
 
+/// The Fourier transform of the rows of `real` and `imag` ([M, L], imag null for a real signal)
+/// as products with constant [L, K] matrices: forward X_k = sum_n x_n e^(-2 pi i k n / N) over
+/// the first min(L, N) samples (the rest of an N-point transform being zeros), for k < K; the
+/// inverse with e^(+...) / N; and the one-sided inverse (irfft: the Hermitian spectrum's half in,
+/// a real signal of N out) with the bins above 0 and below N/2 counted twice. Angles are
+/// reduced modulo N in integers and the entries computed in double, then rounded to the
+/// signal's type, in which the products run (the library calls' matmuls). Returns {Re, Im}
+/// ([M, K]; Im null for the real output of irfft).
+std::pair<Value, Value> fourierRows(NodeContext &ctx, Decomposition &d, Value real, Value imag,
+                                    int64_t length, int64_t n, int64_t bins, bool inverse,
+                                    bool realOutput, Type element) {
+  auto matrix = [&](auto entry) {
+    SmallVector<Attribute> values;
+    for (int64_t row = 0; row < length; ++row)
+      for (int64_t column = 0; column < bins; ++column)
+        values.push_back(FloatAttr::get(element, entry(row, column)));
+    return ctx.constant(
+        DenseElementsAttr::get(RankedTensorType::get({length, bins}, element), values));
+  };
+  // Row r of the input (a sample, or a frequency for the inverse) and column c of the output.
+  auto angle = [&](int64_t r, int64_t c) {
+    return 2.0 * M_PI * static_cast<double>((r % n) * (c % n) % n) / static_cast<double>(n);
+  };
+  auto weight = [&](int64_t r) {
+    // irfft: the Hermitian half; DC and (N even) Nyquist once, the others for their mirror too.
+    if (!realOutput)
+      return 1.0;
+    return r == 0 || 2 * r == n ? 1.0 : 2.0;
+  };
+  double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+  double sign = inverse ? 1.0 : -1.0;
+  // The rows past the transform's length (or, for irfft, past N/2 + 1) contribute nothing.
+  int64_t used = realOutput ? n / 2 + 1 : n;
+  auto cosine = matrix([&](int64_t r, int64_t c) {
+    return r < used ? scale * weight(r) * std::cos(angle(r, c)) : 0.0;
+  });
+  auto sine = matrix([&](int64_t r, int64_t c) {
+    return r < used ? sign * scale * weight(r) * std::sin(angle(r, c)) : 0.0;
+  });
+  // (a + ib)(cos + i sign sin) = (a cos - b sign sin) + i (a sign sin + b cos).
+  Value re = d.op<MatmulOp>({real, cosine});
+  Value im = realOutput ? Value() : d.op<MatmulOp>({real, sine});
+  if (imag) {
+    re = d.sub(re, d.op<MatmulOp>({imag, sine}));
+    if (!realOutput)
+      im = d.add(im, d.op<MatmulOp>({imag, cosine}));
+  }
+  return {re, im};
+}
+
+/// DFT (opset 17: axis an attribute, default 1; opset 20: an optional scalar input, default
+/// -2): the axis is moved last, the signal's components split, the transform done as products
+/// with constant matrices (fourierRows), and the result laid out back with its components last.
+LogicalResult translateDFT(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  Type element = type.getElementType();
+  if (!type.hasStaticShape())
+    return ctx.emitError() << "needs a static input shape, but input type is " << type
+                           << " (bind it with --shape)";
+  if (!element.isF32() && !element.isF64())
+    return ctx.emitError() << "takes f32 and f64 signals, not " << element;
+  int64_t rank = type.getRank();
+  int64_t components = type.getDimSize(rank - 1);
+  if (rank < 2 || (components != 1 && components != 2))
+    return ctx.emitError() << "the signal's last dimension must be 1 (real) or 2 (complex), not "
+                           << type;
+  int64_t axis = ctx.opset() >= 20 ? -2 : ctx.intAttr("axis", 1);
+  if (ctx.opset() >= 20 && ctx.hasInput(2)) {
+    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(2, "axis");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1)
+      return ctx.emitError() << "axis must be a scalar";
+    axis = (*given)[0];
+  }
+  if (axis < -rank || axis >= rank)
+    return ctx.emitError() << "axis " << axis << " is outside the signal's rank " << rank;
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis == rank - 1)
+    return ctx.emitError() << "axis " << axis << " is the real/imaginary dimension";
+  bool inverse = ctx.intAttr("inverse", 0) != 0;
+  bool onesided = ctx.intAttr("onesided", 0) != 0;
+  int64_t length = type.getDimSize(axis);
+  int64_t n = inverse && onesided ? 2 * (length - 1) : length;
+  if (ctx.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(1, "dft_length");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1 || (*given)[0] < 1)
+      return ctx.emitError() << "dft_length must be one positive value";
+    n = (*given)[0];
+  }
+  if (n < 1)
+    return ctx.emitError() << "the transform's length is " << n;
+  if (onesided && !inverse && components == 2)
+    return ctx.emitError() << "a one-sided transform takes a real signal";
+  bool realOutput = inverse && onesided;
+  int64_t bins = realOutput ? n : onesided ? n / 2 + 1 : n;
+
+  Decomposition d(ctx);
+  // [.., L, .., c] -> [rest.., L, c] -> rows [M, L] per component.
+  SmallVector<int64_t> permutation;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    if (i != axis)
+      permutation.push_back(i);
+  permutation.append({axis, rank - 1});
+  Value moved = d.transpose(ctx.input(0), permutation);
+  int64_t rows = type.getNumElements() / (length * components);
+  auto component = [&](int64_t c) {
+    SmallVector<int64_t> starts(rank, 0), limits, strides(rank, 1);
+    for (int64_t i : permutation)
+      limits.push_back(type.getDimSize(i));
+    starts.back() = c;
+    limits.back() = c + 1;
+    Value slice =
+        d.op<SliceOp>({moved}, {ctx.namedArray("starts", starts), ctx.namedArray("limits", limits),
+                                ctx.namedArray("strides", strides)});
+    return d.reshape(slice, {rows, length});
+  };
+  Value real = component(0);
+  Value imag = components == 2 ? component(1) : Value();
+  if (d.failed())
+    return failure();
+  auto [re, im] = fourierRows(ctx, d, real, imag, length, n, bins, inverse, realOutput, element);
+  // [M, K] per component -> [rest.., K, c] -> the axis back in place.
+  SmallVector<int64_t> shape;
+  for (int64_t i : ArrayRef<int64_t>(permutation).drop_back(2))
+    shape.push_back(type.getDimSize(i));
+  shape.append({bins, 1});
+  Value result = d.reshape(re, shape);
+  if (im)
+    result = d.concat({result, d.reshape(im, shape)}, rank - 1);
+  SmallVector<int64_t> inversePermutation(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    inversePermutation[permutation[i]] = i;
+  return d.finish(d.transpose(result, inversePermutation));
+}
+
+/// STFT (opset 17): signal [B, L, 1|2], frame_step, an optional window [W] and frame_length;
+/// frame f holds samples [f * step, f * step + W), windowed, and its DFT of length W (one-sided
+/// by default, for a real signal) is row f of the result [B, frames, bins, 2].
+LogicalResult translateSTFT(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  Type element = type.getElementType();
+  if (!type.hasStaticShape() || type.getRank() != 3)
+    return ctx.emitError() << "needs a static signal [batch, length, 1 or 2], not " << type;
+  if (!element.isF32() && !element.isF64())
+    return ctx.emitError() << "takes f32 and f64 signals, not " << element;
+  int64_t batch = type.getDimSize(0), length = type.getDimSize(1), components = type.getDimSize(2);
+  if (components != 1 && components != 2)
+    return ctx.emitError() << "the signal's last dimension must be 1 or 2, not " << components;
+  FailureOr<SmallVector<int64_t>> step = ctx.constantInts(1, "frame_step");
+  if (failed(step))
+    return failure();
+  if (step->size() != 1 || (*step)[0] < 1)
+    return ctx.emitError() << "frame_step must be one positive value";
+  int64_t frameLength = -1;
+  if (ctx.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(3, "frame_length");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1 || (*given)[0] < 1)
+      return ctx.emitError() << "frame_length must be one positive value";
+    frameLength = (*given)[0];
+  }
+  if (ctx.hasInput(2)) {
+    RankedTensorType windowType = ctx.inputType(2);
+    if (windowType.getRank() != 1 || !windowType.hasStaticShape() ||
+        (frameLength >= 0 && windowType.getDimSize(0) != frameLength))
+      return ctx.emitError() << "window must be [frame_length], not " << windowType;
+    frameLength = windowType.getDimSize(0);
+  }
+  if (frameLength < 1)
+    return ctx.emitError() << "needs a window or a frame_length";
+  if (frameLength > length)
+    return ctx.emitError() << "frame_length " << frameLength << " exceeds the signal's length "
+                           << length;
+  bool onesided = ctx.intAttr("onesided", 1) != 0;
+  if (onesided && components == 2)
+    return ctx.emitError() << "a one-sided transform takes a real signal";
+  int64_t frameStep = (*step)[0];
+  int64_t frames = (length - frameLength) / frameStep + 1;
+  int64_t bins = onesided ? frameLength / 2 + 1 : frameLength;
+
+  Decomposition d(ctx);
+  // Frames [B, frames, W] per component, gathered by slices.
+  auto framesOf = [&](int64_t c) {
+    SmallVector<Value> pieces;
+    for (int64_t f = 0; f < frames; ++f)
+      pieces.push_back(d.op<SliceOp>(
+          {ctx.input(0)}, {ctx.namedArray("starts", {0, f * frameStep, c}),
+                           ctx.namedArray("limits", {batch, f * frameStep + frameLength, c + 1}),
+                           ctx.namedArray("strides", {1, 1, 1})}));
+    Value stacked = pieces.size() == 1 ? pieces[0] : d.concat(pieces, 2);
+    // [B, W, frames] (frames side by side along the last axis) -> [B, frames, W].
+    Value framesFirst = d.transpose(d.reshape(stacked, {batch, frameLength, frames}), {0, 2, 1});
+    if (ctx.hasInput(2))
+      framesFirst = d.mul(framesFirst, ctx.input(2));
+    return d.reshape(framesFirst, {batch * frames, frameLength});
+  };
+  Value real = framesOf(0);
+  Value imag = components == 2 ? framesOf(1) : Value();
+  if (d.failed())
+    return failure();
+  auto [re, im] = fourierRows(ctx, d, real, imag, frameLength, frameLength, bins,
+                              /*inverse=*/false, /*realOutput=*/false, element);
+  Value result = d.concat(
+      {d.reshape(re, {batch, frames, bins, 1}), d.reshape(im, {batch, frames, bins, 1})}, 3);
+  return d.finish(result);
+}
+
 } // namespace
 
 void registerExtraOps(OpTable &table) {
@@ -668,6 +884,8 @@ void registerExtraOps(OpTable &table) {
   table.add("", "CenterCropPad", 18, translateCenterCropPad);
   table.add("", "MaxUnpool", {9, 11}, translateMaxUnpool);
   table.add("", "AffineGrid", 20, translateAffineGrid);
+  table.add("", "DFT", {17, 20}, translateDFT);
+  table.add("", "STFT", 17, translateSTFT);
 }
 
 } // namespace kiln::onnx_frontend
