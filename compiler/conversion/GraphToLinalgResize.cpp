@@ -70,7 +70,7 @@ struct CoordinateMath {
 /// ONNX's reference computes it, scale x input length, unrounded: with scales that need not be
 /// a whole number (with sizes the scale is size / input length, so the two agree).
 Value inputCoordinate(const CoordinateMath &m, CoordinateTransform transform, Value x, Value inSize,
-                      int64_t outSize, double scale) {
+                      int64_t outSize, double scale, double roiStart, double roiEnd) {
   Value half = m.constant(0.5);
   Value one = m.constant(1);
   Value halfPixel = m.sub(m.div(m.add(x, half), m.constant(scale)), half);
@@ -89,6 +89,19 @@ Value inputCoordinate(const CoordinateMath &m, CoordinateTransform transform, Va
   }
   case CoordinateTransform::asymmetric:
     return m.div(x, m.constant(scale));
+  case CoordinateTransform::tf_half_pixel_for_nn:
+    return m.div(m.add(x, half), m.constant(scale));
+  case CoordinateTransform::tf_crop_and_resize: {
+    // The region [start, end] of the input's extent (in - 1) spread over the output; its
+    // middle where the output length is 1.
+    Value extent = m.sub(inSize, one);
+    Value region = m.mul(m.constant(roiEnd - roiStart), extent);
+    Value span = m.sub(outLength, one);
+    Value hasSpan = m.greater(span, m.constant(0));
+    Value spread = m.div(m.mul(x, region), m.select(hasSpan, span, one));
+    Value placed = m.select(hasSpan, spread, m.div(region, m.constant(2)));
+    return m.add(placed, m.mul(m.constant(roiStart), extent));
+  }
   case CoordinateTransform::half_pixel_symmetric: {
     // The output's centre stays on the input's centre even when the size was rounded.
     Value adjustment = m.div(m.constant(outSize), m.mul(m.constant(scale), inSize));
@@ -118,10 +131,17 @@ SmallVector<Value> cubicWeights(const CoordinateMath &m, Value t, double a) {
 
 /// The taps of one resized dimension of `sizeIndex` input elements for output index `index`.
 SmallVector<Tap> tapsOf(const CoordinateMath &m, ResizeOp op, Value index, Value sizeIndex,
-                        int64_t outSize, double scale) {
+                        int64_t outSize, double scale, double roiStart, double roiEnd,
+                        Value *outside) {
   Value x = m.fromIndex(index);
   Value inSize = m.fromIndex(sizeIndex);
-  Value coordinate = inputCoordinate(m, op.getCoordinateTransform(), x, inSize, outSize, scale);
+  Value coordinate =
+      inputCoordinate(m, op.getCoordinateTransform(), x, inSize, outSize, scale, roiStart, roiEnd);
+  // tf_crop_and_resize: a position outside [0, in - 1] takes the extrapolation value.
+  *outside = arith::OrIOp::create(
+      m.b, m.loc,
+      arith::CmpFOp::create(m.b, m.loc, arith::CmpFPredicate::OLT, coordinate, m.constant(0)),
+      m.greater(coordinate, m.sub(inSize, m.constant(1))));
   switch (op.getMode()) {
   case ResizeMode::nearest: {
     Value rounded;
@@ -190,10 +210,20 @@ struct ResizeLowering : GraphLowering<ResizeOp> {
     ArrayRef<float> scales = op.getScales();
     Type element = resultType.getElementType();
     auto coordinateType = element.isF64() ? rewriter.getF64Type() : rewriter.getF32Type();
-    // Dimensions that keep their size at scale 1 map every index to itself.
+    // Dimensions that keep their size at scale 1 (and, cropping, their whole extent) map every
+    // index to itself.
+    bool cropping = op.getCoordinateTransform() == CoordinateTransform::tf_crop_and_resize;
+    int64_t rank = resultType.getRank();
+    SmallVector<double> roiStart(rank, 0.0), roiEnd(rank, 1.0);
+    if (std::optional<ArrayRef<float>> roi = op.getRoi())
+      for (int64_t d = 0; d < rank; ++d) {
+        roiStart[d] = (*roi)[d];
+        roiEnd[d] = (*roi)[rank + d];
+      }
     SmallVector<int64_t> resized;
-    for (int64_t d = 0; d < resultType.getRank(); ++d)
-      if (inputType.getDimSize(d) != resultType.getDimSize(d) || scales[d] != 1.0f)
+    for (int64_t d = 0; d < rank; ++d)
+      if (inputType.getDimSize(d) != resultType.getDimSize(d) || scales[d] != 1.0f ||
+          (cropping && (roiStart[d] != 0.0 || roiEnd[d] != 1.0)))
         resized.push_back(d);
     SmallVector<Value> inSizes;
     for (int64_t d = 0; d < inputType.getRank(); ++d)
@@ -207,10 +237,18 @@ struct ResizeLowering : GraphLowering<ResizeOp> {
                                   for (int64_t d = 0; d < resultType.getRank(); ++d)
                                     position.push_back(linalg::IndexOp::create(b, l, d));
                                   SmallVector<SmallVector<Tap>> taps;
-                                  for (int64_t d : resized)
+                                  Value outside;
+                                  for (int64_t d : resized) {
+                                    Value dimOutside;
                                     taps.push_back(tapsOf(m, op, position[d], inSizes[d],
                                                           resultType.getDimSize(d),
-                                                          static_cast<double>(scales[d])));
+                                                          static_cast<double>(scales[d]),
+                                                          roiStart[d], roiEnd[d], &dimOutside));
+                                    outside = outside
+                                                  ? arith::OrIOp::create(b, l, outside, dimOutside)
+                                                        .getResult()
+                                                  : dimOutside;
+                                  }
                                   // The weighted sum over every combination of the resized
                                   // dimensions' taps.
                                   Value sum = m.constant(0);
@@ -232,6 +270,11 @@ struct ResizeLowering : GraphLowering<ResizeOp> {
                                     if (i == choice.size())
                                       break;
                                   }
+                                  if (cropping && outside)
+                                    sum = m.select(
+                                        outside,
+                                        m.constant(op.getExtrapolationValue().convertToDouble()),
+                                        sum);
                                   if (element != coordinateType)
                                     return arith::TruncFOp::create(b, l, element, sum);
                                   return sum;

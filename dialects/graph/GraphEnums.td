@@ -41,7 +41,8 @@ def Graph_CoordinateTransform : I32Enum<"CoordinateTransform",
     "how a resized coordinate maps back to the input", [
       I32EnumCase<"half_pixel", 0>, I32EnumCase<"pytorch_half_pixel", 1>,
       I32EnumCase<"align_corners", 2>, I32EnumCase<"asymmetric", 3>,
-      I32EnumCase<"half_pixel_symmetric", 4>
+      I32EnumCase<"half_pixel_symmetric", 4>, I32EnumCase<"tf_crop_and_resize", 5>,
+      I32EnumCase<"tf_half_pixel_for_nn", 6>
     ]> {
   let cppNamespace = "::kiln::graph";
 }

@@ -607,6 +607,14 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   for (auto [size, scale] : llvm::zip_equal(sizes, scales))
     if (size < 0 || !(scale > 0.0f))
       return failInference<ResizeOp>(loc, "sizes must be non-negative and scales positive");
+  bool cropping = adaptor.getCoordinateTransform() == CoordinateTransform::tf_crop_and_resize;
+  std::optional<ArrayRef<float>> roi = adaptor.getRoi();
+  if (cropping != roi.has_value())
+    return failInference<ResizeOp>(loc, "roi goes with the tf_crop_and_resize transform, and only "
+                                        "with it");
+  if (roi && roi->size() != 2 * sizes.size())
+    return failInference<ResizeOp>(loc, "roi has ", roi->size(), " entries, expected ",
+                                   2 * sizes.size());
   types.push_back(input.clone(sizes));
   return success();
 }

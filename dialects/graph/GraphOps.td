@@ -485,7 +485,10 @@ def Graph_ResizeOp : Graph_Op<"resize", [SameOperandsAndResultElementType]> {
     Output coordinate `x` in dimension `d` maps to an input coordinate by
     `coordinate_transform` with scale `scales[d]`; `mode` chooses nearest-neighbour (rounded by
     `nearest_rounding`), linear or cubic (coefficient `cubic_coeff_a`, `exclude_outside`)
-    interpolation. Frontends resolve `sizes` and `scales` from the model.
+    interpolation. Frontends resolve `sizes` and `scales` from the model. With the
+    `tf_crop_and_resize` transform, `roi` (starts then ends, one of each per dimension, as
+    fractions of the input's extent) is the region resized, and an output element whose position
+    falls outside the input is `extrapolation_value`.
 
     ```mlir
     %r = graph.resize %x {mode = #graph<resize_mode linear>, scales = array<f32: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64: 1, 3, 64, 64>} : (tensor<1x3x32x32xf32>) -> tensor<1x3x64x64xf32>
@@ -500,7 +503,9 @@ def Graph_ResizeOp : Graph_Op<"resize", [SameOperandsAndResultElementType]> {
                        DefaultValuedAttr<Graph_NearestRoundingAttr,
                            "::kiln::graph::NearestRounding::round_prefer_floor">:$nearest_rounding,
                        DefaultValuedAttr<F32Attr, "-0.75f">:$cubic_coeff_a,
-                       DefaultValuedAttr<BoolAttr, "false">:$exclude_outside);
+                       DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                       OptionalAttr<DenseF32ArrayAttr>:$roi,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }

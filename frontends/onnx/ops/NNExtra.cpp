@@ -270,6 +270,10 @@ struct ResizeRequest {
   std::optional<NearestRounding> rounding;
   float cubicCoeffA = -0.75f;
   bool excludeOutside = false;
+  /// tf_crop_and_resize: the region (starts, then ends, for every dimension) and the value of
+  /// positions outside the input.
+  SmallVector<float> roi;
+  float extrapolationValue = 0.0f;
 };
 
 /// Builds graph.resize of input 0. Output sizes are floor(input * scale) for scales alone and the
@@ -314,15 +318,18 @@ LogicalResult buildResize(NodeContext &ctx, ResizeRequest request) {
   MLIRContext *context = ctx.context();
   OpBuilder &b = ctx.builder();
   Decomposition d(ctx);
-  return d.finish(d.op<ResizeOp>(
-      {ctx.input(0)},
-      {ctx.namedArray("sizes", request.sizes),
-       ctx.named("scales", b.getDenseF32ArrayAttr(request.scales)),
-       ctx.named("mode", ResizeModeAttr::get(context, request.mode)),
-       ctx.named("coordinate_transform", CoordinateTransformAttr::get(context, request.transform)),
-       ctx.named("nearest_rounding", NearestRoundingAttr::get(context, *request.rounding)),
-       ctx.named("cubic_coeff_a", b.getF32FloatAttr(request.cubicCoeffA)),
-       ctx.named("exclude_outside", b.getBoolAttr(request.excludeOutside))}));
+  SmallVector<NamedAttribute> attributes{
+      ctx.namedArray("sizes", request.sizes),
+      ctx.named("scales", b.getDenseF32ArrayAttr(request.scales)),
+      ctx.named("mode", ResizeModeAttr::get(context, request.mode)),
+      ctx.named("coordinate_transform", CoordinateTransformAttr::get(context, request.transform)),
+      ctx.named("nearest_rounding", NearestRoundingAttr::get(context, *request.rounding)),
+      ctx.named("cubic_coeff_a", b.getF32FloatAttr(request.cubicCoeffA)),
+      ctx.named("exclude_outside", b.getBoolAttr(request.excludeOutside)),
+      ctx.named("extrapolation_value", b.getF32FloatAttr(request.extrapolationValue))};
+  if (!request.roi.empty())
+    attributes.push_back(ctx.named("roi", b.getDenseF32ArrayAttr(request.roi)));
+  return d.finish(d.op<ResizeOp>({ctx.input(0)}, attributes));
 }
 
 /// Reads `mode`; cubic only when `allowCubic` (Resize from opset 11).
@@ -408,11 +415,13 @@ LogicalResult translateUpsample(NodeContext &ctx) {
   return buildResize(ctx, std::move(request));
 }
 
-/// Resize from opset 18: scales or sizes list only `axes` (all by default, in that order); the other
-/// dimensions keep their size. With keep_aspect_ratio_policy not_larger or not_smaller, sizes give
-/// one scale for the listed axes, the smallest or largest size / input, and each listed size
-/// becomes round(scale * input). Leaves full-rank scales, sizes or both in `request`.
-LogicalResult applyResizeAxes(NodeContext &ctx, ResizeRequest &request) {
+/// Resize from opset 18: scales or sizes list only `axes` (all by default, in that order); the
+/// other dimensions keep their size. With keep_aspect_ratio_policy not_larger or not_smaller, sizes
+/// give one scale for the listed axes, the smallest or largest size / input, and each listed size
+/// becomes round(scale * input). Leaves full-rank scales, sizes or both in `request`, and the
+/// listed axes in `listedAxes`.
+LogicalResult applyResizeAxes(NodeContext &ctx, ResizeRequest &request,
+                              SmallVectorImpl<int64_t> *listedAxes) {
   RankedTensorType input = ctx.inputType(0);
   int64_t rank = input.getRank();
   if (!input.hasStaticShape())
@@ -432,6 +441,7 @@ LogicalResult applyResizeAxes(NodeContext &ctx, ResizeRequest &request) {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
   }
+  listedAxes->assign(axes.begin(), axes.end());
   bool bySizes = !request.sizes.empty();
   size_t given = bySizes ? request.sizes.size() : request.scales.size();
   if (given != axes.size())
@@ -474,9 +484,9 @@ LogicalResult applyResizeAxes(NodeContext &ctx, ResizeRequest &request) {
 
 /// Resize at opset 10 (X, scales; asymmetric coordinates) and from opset 11 (X, roi, scales,
 /// sizes, with coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside).
-/// roi only matters for tf_crop_and_resize, which is refused, as is tf_half_pixel_for_nn, a
-/// mapping the graph dialect does not have. Opset 18 adds axes and keep_aspect_ratio_policy (and
-/// antialias, refused), opset 19 half_pixel_symmetric.
+/// roi only matters for tf_crop_and_resize (the region resized, with extrapolation_value outside
+/// the input). Opset 18 adds axes and keep_aspect_ratio_policy (and antialias, refused), opset
+/// 19 half_pixel_symmetric.
 LogicalResult translateResize(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireUnusedOutputsFrom(1)))
     return failure();
@@ -509,11 +519,9 @@ LogicalResult translateResize(NodeContext &ctx) {
   else if (transform == "half_pixel_symmetric" && ctx.opset() >= 19)
     request.transform = CoordinateTransform::half_pixel_symmetric;
   else if (transform == "tf_crop_and_resize")
-    return ctx.emitError() << "coordinate_transformation_mode 'tf_crop_and_resize' is not "
-                              "supported (crop with Slice, then Resize)";
+    request.transform = CoordinateTransform::tf_crop_and_resize;
   else if (transform == "tf_half_pixel_for_nn")
-    return ctx.emitError() << "coordinate_transformation_mode 'tf_half_pixel_for_nn' is not "
-                              "supported";
+    request.transform = CoordinateTransform::tf_half_pixel_for_nn;
   else
     return ctx.emitError() << "unknown coordinate_transformation_mode '" << transform << "'";
 
@@ -546,11 +554,35 @@ LogicalResult translateResize(NodeContext &ctx) {
   }
   if (request.scales.empty() == request.sizes.empty())
     return ctx.emitError() << "expects exactly one of scales and sizes";
+  SmallVector<int64_t> axes;
   if (ctx.opset() >= 18) {
     if (ctx.intAttr("antialias", 0) != 0)
       return ctx.emitError() << "antialias = 1 is not supported";
-    if (failed(applyResizeAxes(ctx, request)))
+    if (failed(applyResizeAxes(ctx, request, &axes)))
       return failure();
+  }
+  if (request.transform == CoordinateTransform::tf_crop_and_resize) {
+    // roi (input 1): starts then ends of the listed axes (every axis by default); the others
+    // keep their whole extent, [0, 1].
+    int64_t rank = ctx.inputType(0).getRank();
+    if (axes.empty())
+      for (int64_t d = 0; d < rank; ++d)
+        axes.push_back(d);
+    if (!ctx.hasInput(1))
+      return ctx.emitError() << "coordinate_transformation_mode 'tf_crop_and_resize' needs roi";
+    FailureOr<SmallVector<float>> roi = constantFloats(ctx, 1, "roi");
+    if (failed(roi))
+      return failure();
+    size_t count = axes.size();
+    if (roi->size() != 2 * count)
+      return ctx.emitError() << "roi has " << roi->size() << " entries, expected " << 2 * count;
+    request.roi.assign(rank, 0.0f);
+    request.roi.append(rank, 1.0f);
+    for (size_t i = 0; i < count; ++i) {
+      request.roi[axes[i]] = (*roi)[i];
+      request.roi[rank + axes[i]] = (*roi)[count + i];
+    }
+    request.extrapolationValue = ctx.floatAttr("extrapolation_value", 0.0f);
   }
   return buildResize(ctx, std::move(request));
 }
@@ -687,7 +719,9 @@ LogicalResult translateLpNormalization(NodeContext &ctx) {
   Decomposition d(ctx);
   Value norm = rootOfOrder(d, reduceKeepingDims<ReduceSumOp>(d, absolutePower(d, x, p), {*axis}),
                            p);
-  return d.finish(d.div(x, norm));
+  // A zero vector normalizes to zeros (the reference's where(norm == 0, 0, x / norm)), not 0/0.
+  Value zero = d.scalar(x, 0.0);
+  return d.finish(d.select(d.compare(ComparisonDirection::eq, norm, zero), zero, d.div(x, norm)));
 }
 
 /// MeanVarianceNormalization (opsets 9 and 13): (x - mean) / (sqrt(variance) + 1e-9) over

@@ -483,8 +483,11 @@ LogicalResult translatePad(NodeContext &ctx) {
     mode = PadMode::reflect;
   else if (modeName == "edge")
     mode = PadMode::edge;
+  else if (modeName == "wrap" && ctx.opset() >= 19)
+    mode = PadMode::constant; // wrap is built below from gathers
   else
     return ctx.emitError() << "mode '" << modeName << "' is not supported";
+  bool wrap = modeName == "wrap";
 
   SmallVector<int64_t> pads;
   Value value;
@@ -537,6 +540,33 @@ LogicalResult translatePad(NodeContext &ctx) {
   for (int64_t i = 0; i < count; ++i) {
     low[axes[i]] = pads[i];
     high[axes[i]] = pads[i + count];
+  }
+  if (wrap) {
+    // Circular padding: along each padded axis, output i reads input (i - low) mod n, which
+    // wraps as often as the pads ask (and crops for negative pads): one gather per axis.
+    Value result = ctx.input(0);
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      if (low[axis] == 0 && high[axis] == 0)
+        continue;
+      int64_t n = type.getDimSize(axis);
+      if (ShapedType::isDynamic(n) || n == 0)
+        return ctx.emitError() << "wrap padding needs a static, non-empty dimension " << axis
+                               << "; the input is " << type;
+      int64_t length = n + low[axis] + high[axis];
+      if (length < 0)
+        return ctx.emitError() << "pads remove more than dimension " << axis << " holds";
+      SmallVector<int64_t> indices;
+      for (int64_t i = 0; i < length; ++i)
+        indices.push_back((((i - low[axis]) % n) + n) % n);
+      auto indexType = RankedTensorType::get({length}, ctx.builder().getI64Type());
+      Value constant = ctx.constant(DenseElementsAttr::get(indexType, ArrayRef(indices)));
+      FailureOr<Value> gathered =
+          ctx.build<GatherOp>({result, constant}, {ctx.namedI64("axis", axis)});
+      if (failed(gathered))
+        return failure();
+      result = *gathered;
+    }
+    return ctx.setResult(result);
   }
   SmallVector<Value> operands{ctx.input(0)};
   if (value)
