@@ -196,6 +196,40 @@ SmallVector<Tap> tapsOf(const CoordinateMath &m, ResizeOp op, Value index, Value
   return taps;
 }
 
+/// The sum, over every combination of one tap per dimension of `dims`, of the product of the
+/// taps' weights and the input element there (`position` with those dimensions replaced by the
+/// taps' indices), in the coordinate type; a combination with a tap marked outside (`inside`,
+/// when given: zeros padding) reads 0.
+Value sumOverTaps(const CoordinateMath &m, Value input, ArrayRef<Value> position,
+                  ArrayRef<int64_t> dims, ArrayRef<SmallVector<Tap>> taps,
+                  ArrayRef<SmallVector<Value>> inside = {}) {
+  Value sum = m.constant(0);
+  SmallVector<size_t> choice(taps.size(), 0);
+  while (true) {
+    SmallVector<Value> source(position);
+    Value weight = m.constant(1);
+    Value valid;
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      source[d] = taps[i][choice[i]].index;
+      weight = m.mul(weight, taps[i][choice[i]].weight);
+      if (!inside.empty())
+        valid = valid ? arith::AndIOp::create(m.b, m.loc, valid, inside[i][choice[i]]).getResult()
+                      : inside[i][choice[i]];
+    }
+    Value value = tensor::ExtractOp::create(m.b, m.loc, input, source);
+    if (value.getType() != m.type)
+      value = arith::ExtFOp::create(m.b, m.loc, m.type, value);
+    if (valid)
+      value = m.select(valid, value, m.constant(0));
+    sum = m.add(sum, m.mul(weight, value));
+    size_t i = 0;
+    while (i < choice.size() && ++choice[i] == taps[i].size())
+      choice[i++] = 0;
+    if (i == choice.size())
+      return sum;
+  }
+}
+
 struct ResizeLowering : GraphLowering<ResizeOp> {
   using GraphLowering::GraphLowering;
 
@@ -249,27 +283,7 @@ struct ResizeLowering : GraphLowering<ResizeOp> {
                                                         .getResult()
                                                   : dimOutside;
                                   }
-                                  // The weighted sum over every combination of the resized
-                                  // dimensions' taps.
-                                  Value sum = m.constant(0);
-                                  SmallVector<size_t> choice(taps.size(), 0);
-                                  while (true) {
-                                    SmallVector<Value> source(position);
-                                    Value weight = m.constant(1);
-                                    for (auto [i, d] : llvm::enumerate(resized)) {
-                                      source[d] = taps[i][choice[i]].index;
-                                      weight = m.mul(weight, taps[i][choice[i]].weight);
-                                    }
-                                    Value value = tensor::ExtractOp::create(b, l, input, source);
-                                    if (value.getType() != coordinateType)
-                                      value = arith::ExtFOp::create(b, l, coordinateType, value);
-                                    sum = m.add(sum, m.mul(weight, value));
-                                    size_t i = 0;
-                                    while (i < choice.size() && ++choice[i] == taps[i].size())
-                                      choice[i++] = 0;
-                                    if (i == choice.size())
-                                      break;
-                                  }
+                                  Value sum = sumOverTaps(m, input, position, resized, taps);
                                   if (cropping && outside)
                                     sum = m.select(
                                         outside,
@@ -404,31 +418,11 @@ struct GridSampleLowering : GraphLowering<GridSampleOp> {
               taps[k].push_back({m.clampIndex(asIndex, sizeIndex), weight});
             }
           }
-          Value sum = m.constant(0);
-          SmallVector<size_t> choice(spatial, 0);
-          while (true) {
-            SmallVector<Value> source{position[0], position[1]};
-            Value weight = m.constant(1);
-            Value valid;
-            for (int64_t k = 0; k < spatial; ++k) {
-              source.push_back(taps[k][choice[k]].index);
-              weight = m.mul(weight, taps[k][choice[k]].weight);
-              if (padding == GridSamplePadding::zeros)
-                valid = valid ? arith::AndIOp::create(b, l, valid, inside[k][choice[k]]).getResult()
-                              : inside[k][choice[k]];
-            }
-            Value value = tensor::ExtractOp::create(b, l, input, source);
-            if (value.getType() != coordinateType)
-              value = arith::ExtFOp::create(b, l, coordinateType, value);
-            if (valid)
-              value = m.select(valid, value, m.constant(0));
-            sum = m.add(sum, m.mul(weight, value));
-            size_t i = 0;
-            while (i < choice.size() && ++choice[i] == taps[i].size())
-              choice[i++] = 0;
-            if (i == choice.size())
-              break;
-          }
+          SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(2, 2 + spatial));
+          Value sum =
+              sumOverTaps(m, input, position, dims, taps,
+                          padding == GridSamplePadding::zeros ? ArrayRef<SmallVector<Value>>(inside)
+                                                              : ArrayRef<SmallVector<Value>>());
           if (element != coordinateType)
             return arith::TruncFOp::create(b, l, element, sum);
           return sum;
