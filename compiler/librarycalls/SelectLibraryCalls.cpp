@@ -12,6 +12,7 @@
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/librarycalls/StridedOperands.h"
 #include "dialects/graph/GraphOps.h"
+#include "runtime/src/matrix_layout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -680,14 +681,13 @@ void absorbDataMovement(CallPlan &plan) {
   plan.writtenThrough.assign(view->through.rbegin(), view->through.rend());
 }
 
-/// Whether a GEMM reads the last two dims of `view` as they lie or transposed: unit stride along
-/// one of them, the other's stride spanning it (runtime/src/cpu/attention.cpp's rule).
+/// Whether a GEMM reads the last two dims of `view` as they lie or transposed: the BLAS rule of
+/// runtime/src/matrix_layout.h, which the runtime's attention call checks too.
 bool gemmReadable(const StridedView &view) {
   size_t rank = view.dims.size();
-  int64_t rows = view.dims[rank - 2], cols = view.dims[rank - 1];
-  int64_t rowStride = view.strides[rank - 2], colStride = view.strides[rank - 1];
-  return ((cols == 1 || colStride == 1) && (rows == 1 || rowStride >= cols)) ||
-         ((rows == 1 || rowStride == 1) && (cols == 1 || colStride >= rows));
+  return runtime::stridedMatrix(view.dims[rank - 2], view.dims[rank - 1], view.strides[rank - 2],
+                                view.strides[rank - 1], /*transposable=*/true)
+      .has_value();
 }
 
 /// `view` with `batch` (the result's batch dims) in front of its last two dims: missing leading

@@ -1,10 +1,11 @@
 //===- matrix_layout.h - A strided matrix as BLAS libraries take one -*- C++ -*-===//
 //
 // The rule for when a strided view's last two dimensions are a matrix a BLAS-style library
-// (cuBLASLt) takes: row-major with a leading dimension, or the transpose of one. Header-only and
-// free of the runtime's types, so that the compiler's library-call selection
-// (compiler/librarycalls/StridedOperands.cpp) decides by the same rule the runtime's cuBLASLt
-// call (runtime/src/cuda/cublaslt_matmul.cpp) checks.
+// (cuBLASLt, oneDNN's GEMM) takes: row-major with a leading dimension, or the transpose of one.
+// Header-only and free of the runtime's types, so that the compiler's library-call selection
+// (compiler/librarycalls/StridedOperands.cpp, SelectLibraryCalls.cpp) decides by the same rule
+// the runtime's cuBLASLt call (runtime/src/cuda/cublaslt_matmul.cpp) and its CPU attention
+// (runtime/src/cpu/attention.cpp) check.
 //
 //===----------------------------------------------------------------------===//
 

@@ -17,11 +17,13 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.h"
 #include "runtime/src/library_call_view.h"
+#include "runtime/src/matrix_layout.h"
 
 namespace kiln::runtime::cpu {
 namespace {
@@ -118,21 +120,16 @@ struct Operand {
   }
 };
 
-/// Whether a GEMM reads `operand` as it lies or transposed; sets trans and ld.
+/// Whether a GEMM reads `operand` as it lies or transposed (the BLAS rule of matrix_layout.h,
+/// which the compiler's selection checks too); sets trans and ld.
 bool gemmLayout(Operand* operand) {
-  int64_t rows = operand->rows, cols = operand->cols;
-  int64_t rs = operand->row_stride, cs = operand->col_stride;
-  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= cols)) {
-    operand->trans = 'N';
-    operand->ld = rows == 1 ? cols : rs;
-    return true;
-  }
-  if ((rows == 1 || rs == 1) && (cols == 1 || cs >= rows)) {
-    operand->trans = 'T';
-    operand->ld = cols == 1 ? rows : cs;
-    return true;
-  }
-  return false;
+  std::optional<StridedMatrix> matrix =
+      stridedMatrix(operand->rows, operand->cols, operand->row_stride, operand->col_stride,
+                    /*transposable=*/true);
+  if (!matrix) return false;
+  operand->trans = matrix->transposed ? 'T' : 'N';
+  operand->ld = matrix->ld;
+  return true;
 }
 
 class AttentionKernel : public LibraryCallKernel {
