@@ -23,10 +23,12 @@
 # The checks, in the order of what a GPU proves first: the runtime's CUDA tests; the ONNX 1.12
 # node tests; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
 # and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
-# PyTorch; the current ONNX release's node tests (the machine's onnx package). With --budget,
+# PyTorch, then beside it at batch 1 (fp32 and fp16); the current ONNX release's node tests
+# (the machine's onnx package). With --budget,
 # each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
 # are skipped and named; a conformance run cut short is counted from its per-test lines.
-# --steps picks some of them: tests,conformance,models,bench,transformers,current (all).
+# --steps picks some of them: tests,conformance,models,bench,transformers,bench-transformers,
+# current (all).
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
@@ -109,7 +111,7 @@ EOF
 
 run() {
   local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
-  local steps="tests,conformance,models,bench,transformers,current"
+  local steps="tests,conformance,models,bench,transformers,bench-transformers,current"
   while (($#)); do
     case "$1" in
       --out) out="$2"; shift 2 ;;
@@ -125,8 +127,8 @@ run() {
   [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, not '$budget'"
   local step
   for step in ${steps//,/ }; do
-    [[ ",tests,conformance,models,bench,transformers,current," == *",$step,"* ]] ||
-      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,current)"
+    [[ ",tests,conformance,models,bench,transformers,bench-transformers,current," == *",$step,"* ]] ||
+      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,bench-transformers,current)"
   done
   want() { [[ ",$steps," == *",$1,"* ]]; }
   mkdir -p "$out"
@@ -263,8 +265,20 @@ run() {
       grep "kiln:" "$out/roofline-b$batch.log" >&2 || true
     done
   fi
-  # 4. The transformers, then the current release's node tests (the onnx package's own).
+  # 4. The transformers against PyTorch, then beside it at batch 1 (Kiln fp32 and fp16, PyTorch
+  # eager and torch.compile in both), then the current release's node tests (the onnx package's
+  # own).
   ((quick)) || ! want transformers || check_models bert gpt2
+  if ((quick)) || ! want bench-transformers || [[ "$device" != cuda ]]; then
+    :
+  else
+    say "bench bert, gpt2 at batch 1: kiln fp32/fp16, PyTorch $modes"
+    limited 240 env KILN_PYTHON="$python" "$root/benchmarks/run" --device cuda --kiln "$kiln" \
+      --models bert,gpt2 --batches 1 --modes "$modes" --cache "$cache" \
+      --json "$out/bench-cuda-transformers-b1.json" > "$out/bench-cuda-transformers-b1.log" 2>&1 ||
+      say "benchmarks/run --device cuda failed for the transformers (see bench-cuda-transformers-b1.log)"
+    grep -E '^\| (bert|gpt2)' "$out/bench-cuda-transformers-b1.log" >&2 || true
+  fi
   # The onnx wheel ships the node tests' generators: generate_node_tests.py writes them out.
   if ! want current; then
     :

@@ -119,6 +119,24 @@ def main() -> int:
                 else:
                     results["cases"].append({"model": model, "batch": batch, "runtime": "kiln",
                                              "error": outcome["output"]})
+                # fp16 beside PyTorch's fp16: Kiln converts the fp32 model (--precision fp16);
+                # --keep-io-types keeps its inputs and outputs fp32, a cast at each end that
+                # PyTorch's fp16 case, fed fp16 tensors, does not pay.
+                if "fp16" in args.dtypes.split(","):
+                    half_json = scratch / f"kiln-fp16-{model}-b{batch}.json"
+                    outcome = run([args.kiln, "bench", directory / "model.onnx", "--device", "cuda",
+                                   "--precision", "fp16", "--keep-io-types",
+                                   "--warmup", args.warmup, "--iterations", args.iterations,
+                                   "--json", half_json, "--force"], results["commands"])
+                    if outcome["returncode"] == 0:
+                        figures = json.loads(half_json.read_text())
+                        figures["dtype"] = "fp16"
+                        half_json.write_text(json.dumps(figures))
+                        files.append(f"kiln-fp16={half_json}")
+                    else:
+                        results["cases"].append({"model": model, "batch": batch,
+                                                 "runtime": "kiln-fp16",
+                                                 "error": outcome["output"]})
                 torch_json = scratch / f"torch-{model}-b{batch}.json"
                 outcome = run([sys.executable, HERE / "torch_cuda.py", directory, "--modes",
                                args.modes, "--dtypes", args.dtypes, "--warmup", args.warmup,
