@@ -64,7 +64,7 @@ class BertEncoder(nn.Module):
 
     def forward(self, input_ids, attention_mask, token_type_ids):
         tokens = input_ids.shape[1]
-        positions = torch.arange(tokens, dtype=torch.int64).unsqueeze(0)
+        positions = torch.arange(tokens, dtype=torch.int64, device=input_ids.device).unsqueeze(0)
         x = (self.token_embedding(input_ids) + self.position_embedding(positions)
              + self.segment_embedding(token_type_ids))
         x = self.embedding_norm(x)
@@ -105,11 +105,12 @@ class Gpt2Decoder(nn.Module):
 
     def forward(self, input_ids):
         tokens = input_ids.shape[1]
-        positions = torch.arange(tokens, dtype=torch.int64).unsqueeze(0)
+        positions = torch.arange(tokens, dtype=torch.int64, device=input_ids.device).unsqueeze(0)
         x = self.token_embedding(input_ids) + self.position_embedding(positions)
         # Future positions get the most negative finite score, as GPT-2 masks them.
         allowed = self.causal[:tokens, :tokens]
-        score_bias = torch.where(allowed, torch.tensor(0.0), torch.tensor(torch.finfo(x.dtype).min))
+        score_bias = torch.where(allowed, torch.tensor(0.0, dtype=x.dtype),
+                                 torch.tensor(torch.finfo(x.dtype).min, dtype=x.dtype))
         for block in self.blocks:
             x = block(x, score_bias)
         return F.linear(self.final_norm(x), self.token_embedding.weight)

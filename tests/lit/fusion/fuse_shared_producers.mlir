@@ -79,3 +79,76 @@ func.func @named_reader(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32
   } -> tensor<8x8xf32>
   return %tr, %n : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// Tests that a layer norm's normalization, which reads per-row values (the mean through x - mean,
+// and the reciprocal deviation), is not computed again in readers outside the normalization (the
+// half-precision cast before the next product, the next residual add): the mean and the variance
+// would be read by several kernels and each become one. x - mean, read by the variance and by the
+// normalization, still is.
+// CHECK-LABEL: func.func @layer_norm_outside_readers
+// CHECK: %[[MEAN:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: %[[VAR:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}ins(%{{.+}}, %[[MEAN]] :
+// CHECK: %[[NORM:.+]] = linalg.generic {{.*}}ins(%{{.+}}, %[[MEAN]], %[[VAR]] :
+// CHECK: math.rsqrt
+// CHECK: linalg.generic {{.*}}ins(%[[NORM]] : tensor<64x128xf32>)
+// CHECK: arith.truncf
+// CHECK: linalg.generic {{.*}}ins(%[[NORM]], %{{.+}} : tensor<64x128xf32>, tensor<64x128xf32>)
+// CHECK-NOT: arith.subf
+// CHECK: return
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#vec = affine_map<(d0) -> (d0)>
+func.func @layer_norm_outside_readers(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>)
+    -> (tensor<64x128xf16>, tensor<64x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x128xf32>
+  %eh = tensor.empty() : tensor<64x128xf16>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %mean = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x128xf32>) outs(%s0 : tensor<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %xm = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : tensor<64x128xf32>, tensor<64xf32>) outs(%e2 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<64x128xf32>
+  %var = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%xm : tensor<64x128xf32>) outs(%s0 : tensor<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %sq = arith.mulf %a, %a : f32
+    %r = arith.addf %sq, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %rs = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%var : tensor<64xf32>) outs(%e1 : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.rsqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %norm = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%xm, %rs : tensor<64x128xf32>, tensor<64xf32>) outs(%e2 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.mulf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64x128xf32>
+  %half = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%norm : tensor<64x128xf32>) outs(%eh : tensor<64x128xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %r = arith.truncf %a : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<64x128xf16>
+  %res = linalg.generic {indexing_maps = [#rows, #rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%norm, %y : tensor<64x128xf32>, tensor<64x128xf32>) outs(%e2 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64x128xf32>
+  return %half, %res : tensor<64x128xf16>, tensor<64x128xf32>
+}
