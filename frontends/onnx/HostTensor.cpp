@@ -45,6 +45,10 @@ std::optional<kiln_element_type_t> hostElementType(int32_t dataType) {
   case onnx::TensorProto::BOOL:
     return KILN_ELEMENT_TYPE_BOOL;
   default:
+    if (std::optional<SubByteInteger> integer = subByteInteger(dataType))
+      return integer->isSigned ? KILN_ELEMENT_TYPE_I8 : KILN_ELEMENT_TYPE_U8;
+    if (dataType == kFloat4E2M1 || dataType == kFloat8E8M0)
+      return KILN_ELEMENT_TYPE_U8; // The code (S.EE.M, or the exponent), one per byte.
     return std::nullopt;
   }
 }
@@ -75,6 +79,11 @@ kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTenso
         (view.elementType ? view.elementType->name : std::to_string(view.dataType)) +
         ", which the runtime has no host tensor type for";
     return kiln_status_create(KILN_STATUS_UNIMPLEMENTED, message.c_str());
+  }
+  if (view.elementType && isPackedSubByte(*view.elementType)) {
+    std::vector<uint8_t> values = unpackSubByte(*view.elementType, view.data, view.elementCount);
+    return kiln_tensor_create_copy(*type, view.dims.size(), view.dims.data(), values.data(),
+                                   values.size(), outTensor);
   }
   return kiln_tensor_create_copy(*type, view.dims.size(), view.dims.data(), view.data,
                                  view.byteSize, outTensor);

@@ -20,10 +20,13 @@
 namespace kiln::onnx_frontend {
 
 /// The runtime element type of an ONNX TensorProto.DataType, or nullopt when the runtime has
-/// none (STRING, UINT16/32/64, complex, 4-bit and the FNUZ float8 types).
+/// none (STRING, complex). The 4- and 2-bit integer types are held in the 8-bit type of their
+/// signedness, one element per byte (subByteInteger), FLOAT4E2M1 and FLOAT8E8M0 as their codes
+/// in a uint8 (kFloat4E2M1, kFloat8E8M0).
 std::optional<kiln_element_type_t> hostElementType(int32_t dataType);
 
-/// Creates a host tensor with `view`'s element type, dims and data. Returns UNIMPLEMENTED,
+/// Creates a host tensor with `view`'s element type, dims and data (packed 4- and 2-bit
+/// integers unpacked, one per byte). Returns UNIMPLEMENTED,
 /// naming the tensor and its ONNX type, when the runtime has no such element type (strings
 /// included), and the runtime's status when it cannot allocate the tensor.
 kiln_status_t *createHostTensor(const TensorView &view, kiln_tensor_t **outTensor);

@@ -207,6 +207,11 @@ FailureOr<Value> GraphImporter::importTensor(const TensorView &view, Location lo
                                 << ", which the graph dialect does not support";
   auto type = RankedTensorType::get(view.dims, element);
   ArrayRef<char> bytes(reinterpret_cast<const char *>(view.data), view.byteSize);
+  std::vector<uint8_t> unpacked; // Packed 4- and 2-bit integers, one per byte.
+  if (view.elementType && isPackedSubByte(*view.elementType) && view.elementCount != 0) {
+    unpacked = unpackSubByte(*view.elementType, view.data, view.elementCount);
+    bytes = ArrayRef<char>(reinterpret_cast<const char *>(unpacked.data()), unpacked.size());
+  }
   ElementsAttr value;
   if (view.elementCount == 0) {
     value = DenseElementsAttr::get(type, ArrayRef<Attribute>());
@@ -216,13 +221,16 @@ FailureOr<Value> GraphImporter::importTensor(const TensorView &view, Location lo
       bits.push_back(byte != 0);
     value = DenseElementsAttr::get(type, bits);
   } else if (options_.resourceThresholdBytes != 0 &&
-             view.byteSize > options_.resourceThresholdBytes) {
+             bytes.size() > options_.resourceThresholdBytes) {
     std::string blobName = view.name.empty() ? "tensor" : view.name;
-    value = DenseResourceElementsAttr::get(type, blobName, resourceBlob(view, element));
+    value = DenseResourceElementsAttr::get(
+        type, blobName,
+        unpacked.empty() ? resourceBlob(view, element)
+                         : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, kResourceAlignment));
   } else {
     bool splat = false;
     if (!DenseElementsAttr::isValidRawBuffer(type, bytes, splat))
-      return mlir::emitError(loc) << "tensor '" << view.name << "' holds " << view.byteSize
+      return mlir::emitError(loc) << "tensor '" << view.name << "' holds " << bytes.size()
                                   << " bytes, which do not fit its type " << type;
     value = DenseElementsAttr::getFromRawBuffer(type, bytes);
   }

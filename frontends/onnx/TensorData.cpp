@@ -14,7 +14,7 @@ namespace {
 
 using onnx::TensorProto;
 
-// Values 17..24 are newer than the libonnx 1.12 enum, so they are spelled as numbers.
+// Values 17..26 are newer than the libonnx 1.12 enum, so they are spelled as numbers.
 constexpr ElementTypeInfo kElementTypes[] = {
     {TensorProto::FLOAT, "FLOAT", 32, TypedField::FloatData, 1},
     {TensorProto::UINT8, "UINT8", 8, TypedField::Int32Data, 1},
@@ -40,6 +40,8 @@ constexpr ElementTypeInfo kElementTypes[] = {
     {22, "INT4", 4, TypedField::Int32Data, 1},
     {23, "FLOAT4E2M1", 4, TypedField::Int32Data, 1},
     {24, "FLOAT8E8M0", 8, TypedField::Int32Data, 1},
+    {25, "UINT2", 2, TypedField::Int32Data, 1},
+    {26, "INT2", 2, TypedField::Int32Data, 1},
 };
 
 /// Returns how many values `field` holds in `tensor`.
@@ -65,9 +67,41 @@ constexpr TypedField kAllTypedFields[] = {TypedField::FloatData,  TypedField::In
                                           TypedField::StringData, TypedField::Int64Data,
                                           TypedField::DoubleData, TypedField::Uint64Data};
 
-bool isPacked4Bit(const ElementTypeInfo &type) { return type.bitWidth == 4; }
-
 } // namespace
+
+bool isPackedSubByte(const ElementTypeInfo &type) {
+  return type.bitWidth > 0 && type.bitWidth < 8;
+}
+
+std::optional<SubByteInteger> subByteInteger(int32_t dataType) {
+  switch (dataType) {
+  case 21: // UINT4
+    return SubByteInteger{4, false};
+  case 22: // INT4
+    return SubByteInteger{4, true};
+  case 25: // UINT2
+    return SubByteInteger{2, false};
+  case 26: // INT2
+    return SubByteInteger{2, true};
+  default:
+    return std::nullopt;
+  }
+}
+
+std::vector<uint8_t> unpackSubByte(const ElementTypeInfo &type, const std::byte *data,
+                                   uint64_t elementCount) {
+  std::vector<uint8_t> values(elementCount);
+  const unsigned bits = type.bitWidth, perByte = 8 / bits, mask = (1u << bits) - 1;
+  std::optional<SubByteInteger> integer = subByteInteger(type.dataType);
+  const bool sign = integer && integer->isSigned;
+  for (uint64_t i = 0; i < elementCount; ++i) {
+    unsigned value = (std::to_integer<unsigned>(data[i / perByte]) >> (i % perByte * bits)) & mask;
+    if (sign && (value >> (bits - 1)) != 0)
+      value |= ~mask; // Sign-extended to the byte.
+    values[i] = static_cast<uint8_t>(value);
+  }
+  return values;
+}
 
 const char *typedFieldName(TypedField field) {
   switch (field) {
@@ -109,8 +143,8 @@ const ElementTypeInfo *findElementType(int32_t dataType) {
 }
 
 std::optional<uint64_t> rawByteSize(const ElementTypeInfo &type, uint64_t elementCount) {
-  if (isPacked4Bit(type))
-    return elementCount / 2 + elementCount % 2;
+  if (isPackedSubByte(type))
+    return (elementCount + 8 / type.bitWidth - 1) / (8 / type.bitWidth);
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(elementCount, uint64_t{type.bitWidth / 8}, &bytes))
     return std::nullopt;
@@ -118,8 +152,8 @@ std::optional<uint64_t> rawByteSize(const ElementTypeInfo &type, uint64_t elemen
 }
 
 std::optional<uint64_t> typedValueCount(const ElementTypeInfo &type, uint64_t elementCount) {
-  if (isPacked4Bit(type))
-    return elementCount / 2 + elementCount % 2;
+  if (isPackedSubByte(type))
+    return (elementCount + 8 / type.bitWidth - 1) / (8 / type.bitWidth);
   uint64_t values = 0;
   if (__builtin_mul_overflow(elementCount, uint64_t{type.valuesPerElement}, &values))
     return std::nullopt;
@@ -323,8 +357,9 @@ void convertTypedField(const TensorProto &tensor, const TensorLayout &layout, st
     return;
   }
   // Every other narrowed type lives in int32_data: one value per element (one packed byte per
-  // two elements for the 4-bit types), keeping the low bits of each value.
-  const std::size_t width = isPacked4Bit(type) ? 1 : type.bitWidth / 8;
+  // two elements for the 4-bit types, per four for the 2-bit ones), keeping the low bits of each
+  // value.
+  const std::size_t width = isPackedSubByte(type) ? 1 : type.bitWidth / 8;
   for (int i = 0; i < tensor.int32_data_size(); ++i) {
     uint32_t value = static_cast<uint32_t>(tensor.int32_data(i));
     if (type.dataType == TensorProto::BOOL)

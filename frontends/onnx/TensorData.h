@@ -28,22 +28,53 @@ struct ElementTypeInfo {
   int32_t dataType;
   /// The enumerator's name in onnx.proto, e.g. "FLOAT16".
   const char *name;
-  /// Bits one element occupies in raw_data: 4 for the packed 4-bit types, 0 for STRING.
+  /// Bits one element occupies in raw_data: 4 and 2 for the packed types, 0 for STRING.
   uint32_t bitWidth;
   /// The typed field that may hold this type's values.
   TypedField typedField;
-  /// Values of `typedField` per element: 2 for the complex types, 1 otherwise. The packed 4-bit
-  /// types store one byte (two elements) per int32_data value.
+  /// Values of `typedField` per element: 2 for the complex types, 1 otherwise. The packed sub-byte
+  /// types store one packed byte per int32_data value.
   uint32_t valuesPerElement;
 };
 
 /// Returns the element type for `dataType`, or nullptr when it is UNDEFINED or a value this
-/// loader does not know. The types newer than libonnx 1.12 (FLOAT8*, UINT4, INT4, FLOAT4E2M1 and
-/// FLOAT8E8M0: values 17..24) are known.
+/// loader does not know. The types newer than libonnx 1.12 (FLOAT8*, UINT4, INT4, FLOAT4E2M1,
+/// FLOAT8E8M0, UINT2 and INT2: values 17..26) are known.
 const ElementTypeInfo *findElementType(int32_t dataType);
 
+/// Whether `type` packs several elements per byte: the 4-bit types two, the 2-bit types four,
+/// from the low bits up.
+bool isPackedSubByte(const ElementTypeInfo &type);
+
+/// A 4- or 2-bit integer type (INT4, UINT4, INT2, UINT2). Kiln holds each element in one byte of
+/// the 8-bit integer type of the same signedness, its value sign- or zero-extended: the loaders
+/// unpack ONNX's packed data, and the operators that produce such values wrap or clamp them to
+/// the narrow range.
+struct SubByteInteger {
+  unsigned bits;
+  bool isSigned;
+};
+
+/// FLOAT4E2M1 (1 sign, 2 exponent and 1 mantissa bits: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their
+/// negatives, no infinity or NaN). Kiln holds each element's 4-bit code S.EE.M in a uint8; the
+/// operators that convert to or from it (Cast, CastLike, QuantizeLinear, DequantizeLinear) encode
+/// and decode it.
+inline constexpr int32_t kFloat4E2M1 = 23;
+
+/// FLOAT8E8M0 (an 8-bit exponent, bias 127: the powers of two 2^-127 to 2^127, 0xFF for NaN).
+/// Kiln holds its code in a uint8, as for kFloat4E2M1; Cast encodes and decodes it.
+inline constexpr int32_t kFloat8E8M0 = 24;
+
+/// The 4- or 2-bit integer type `dataType` names, or nullopt.
+std::optional<SubByteInteger> subByteInteger(int32_t dataType);
+
+/// The `elementCount` elements of packed data of `type` (isPackedSubByte), one per byte: INT4
+/// and INT2 sign-extended, the others zero-extended (FLOAT4E2M1: its 4-bit code).
+std::vector<uint8_t> unpackSubByte(const ElementTypeInfo &type, const std::byte *data,
+                                   uint64_t elementCount);
+
 /// Returns how many bytes `elementCount` elements of `type` occupy in raw_data (little-endian,
-/// 4-bit types packed two per byte), or nullopt when that overflows 64 bits.
+/// 4-bit types packed two per byte, 2-bit types four), or nullopt when that overflows 64 bits.
 std::optional<uint64_t> rawByteSize(const ElementTypeInfo &type, uint64_t elementCount);
 
 /// Returns how many values of the type's typed field `elementCount` elements need, or nullopt on

@@ -105,6 +105,14 @@ private:
   bool failed_ = false;
 };
 
+/// FLOAT4E2M1 codes (kFloat4E2M1) of a float tensor, as a uint8 tensor: rounded to the nearest
+/// value, ties to an even code, saturated to +-6 (infinities included); NaN becomes 0b1000 (-0),
+/// as ONNX's reference (ml_dtypes) converts it.
+mlir::Value encodeFloat4E2M1(Decomposition &d, mlir::Value value);
+
+/// The values of FLOAT4E2M1 codes held in an integer tensor, as f32.
+mlir::Value decodeFloat4E2M1(Decomposition &d, mlir::Value codes);
+
 } // namespace kiln::onnx_frontend
 
 #endif // FRONTENDS_ONNX_OPS_DECOMPOSITION_H

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontends/onnx/TensorData.h"
+#include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
 
 #include <cmath>
@@ -214,9 +216,144 @@ FailureOr<Type> targetElementType(NodeContext &ctx, StringRef what) {
   return element;
 }
 
+/// Cast and CastLike to a 4- or 2-bit integer, held in the 8-bit type of its signedness: the
+/// value is converted to int32 (a float truncated toward zero), then wraps to the narrow range as
+/// ONNX's reference does (INT4: -9 becomes 7 and 8 becomes -8): its low bits, sign-extended for
+/// the signed types.
+LogicalResult castToSubByte(NodeContext &ctx, SubByteInteger integer) {
+  Decomposition d(ctx);
+  Value wide = d.castTo(ctx.input(0), IntegerType::get(ctx.context(), 32));
+  Value low = d.op<AndOp>({wide, d.scalar(wide, (1 << integer.bits) - 1)});
+  Type byte = integer.isSigned ? Type(IntegerType::get(ctx.context(), 8))
+                               : IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
+  if (!integer.isSigned)
+    return d.finish(d.castTo(low, byte));
+  // (low ^ half) - half sign-extends the narrow value.
+  Value half = d.scalar(wide, 1 << (integer.bits - 1));
+  return d.finish(d.castTo(d.sub(d.op<XorOp>({low, half}), half), byte));
+}
+
+} // namespace
+
+Value encodeFloat4E2M1(Decomposition &d, Value value) {
+  NodeContext &ctx = d.context();
+  Type f32 = Float32Type::get(ctx.context());
+  Type u8 = IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
+  Value x = d.castTo(value, f32);
+  // The sign from the bits (negative zero and NaNs included), the magnitude's code from the
+  // midpoints between neighbouring values: a tie goes to the even code (0.25 to 0, 0.75 to 1.0).
+  Value bits = d.op<BitcastOp>({x}, {ctx.named("to", TypeAttr::get(IntegerType::get(ctx.context(), 32)))});
+  Value negative = d.compare(ComparisonDirection::lt, bits, d.scalar(bits, 0));
+  Value magnitude = d.op<AbsOp>({x});
+  constexpr std::pair<double, bool> kMidpoints[] = {{0.25, false}, {0.75, true}, {1.25, false},
+                                                    {1.75, true},  {2.5, false}, {3.5, true},
+                                                    {5.0, false}};
+  Value code;
+  for (auto [midpoint, tieUp] : kMidpoints) {
+    Value step = d.castTo(d.compare(tieUp ? ComparisonDirection::ge : ComparisonDirection::gt,
+                                    magnitude, d.scalar(magnitude, midpoint)),
+                          u8);
+    code = code ? d.add(code, step) : step;
+  }
+  Value eight = ctx.scalar(u8, 8);
+  Value signedCode = d.select(negative, d.add(code, eight), code);
+  Value nan = d.compare(ComparisonDirection::ne, x, x);
+  return d.select(nan, eight, signedCode);
+}
+
+Value decodeFloat4E2M1(Decomposition &d, Value codes) {
+  NodeContext &ctx = d.context();
+  static constexpr float kValues[16] = {0,  0.5f,  1,  1.5f,  2,  3,  4,  6,
+                                        -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  auto tableType = RankedTensorType::get({16}, Float32Type::get(ctx.context()));
+  Value table = ctx.constant(DenseElementsAttr::get(tableType, llvm::ArrayRef<float>(kValues)));
+  Value index = d.castTo(codes, IntegerType::get(ctx.context(), 64));
+  return d.op<GatherOp>({table, index}, {ctx.namedI64("axis", 0)});
+}
+
+namespace {
+
+/// Whether Kiln holds ONNX element type `dataType` as codes in a uint8.
+bool isCodedFloat(int32_t dataType) { return dataType == kFloat4E2M1 || dataType == kFloat8E8M0; }
+
+/// FLOAT8E8M0 codes (kFloat8E8M0) of a float tensor, as ONNX's reference computes them from the
+/// f32 bits: the exponent field, plus one when `roundMode` is "up" and the mantissa is not zero,
+/// or "nearest" and the mantissa's guard bit rounds it up (never past 0xFE under `saturate`); NaN
+/// and infinities give 0xFF; the sign is dropped.
+Value encodeFloat8E8M0(Decomposition &d, Value value, StringRef roundMode, bool saturate) {
+  NodeContext &ctx = d.context();
+  Type i32 = IntegerType::get(ctx.context(), 32);
+  Value bits = d.op<BitcastOp>({d.castTo(value, Float32Type::get(ctx.context()))},
+                               {ctx.named("to", TypeAttr::get(i32))});
+  auto masked = [&](int64_t mask) { return d.op<AndOp>({bits, d.scalar(bits, mask)}); };
+  auto nonZero = [&](Value v) { return d.compare(ComparisonDirection::ne, v, d.scalar(v, 0)); };
+  Value exponent = d.op<ShiftRightOp>({masked(0x7F800000), d.scalar(bits, 23)});
+  Value special = d.compare(ComparisonDirection::eq, exponent, d.scalar(exponent, 0xFF));
+  Value roundUp;
+  if (roundMode == "up") {
+    roundUp = nonZero(masked(0x7FFFFF));
+  } else if (roundMode == "nearest") {
+    Value lsb = d.compare(ComparisonDirection::gt, exponent, d.scalar(exponent, 0));
+    Value rest = d.op<OrOp>({nonZero(masked(0x3FFFFF)), lsb});
+    roundUp = d.op<AndOp>({nonZero(masked(0x400000)), rest});
+  }
+  if (roundUp) {
+    if (saturate)
+      roundUp = d.op<AndOp>(
+          {roundUp, d.compare(ComparisonDirection::ne, exponent, d.scalar(exponent, 0xFE))});
+    exponent = d.add(exponent, d.castTo(roundUp, i32));
+  }
+  Value code = d.select(special, d.scalar(exponent, 0xFF), exponent);
+  return d.castTo(code, IntegerType::get(ctx.context(), 8, IntegerType::Unsigned));
+}
+
+/// The values of FLOAT8E8M0 codes, as f32: 2^(code - 127), code 0 the subnormal 2^-127, 0xFF NaN.
+Value decodeFloat8E8M0(Decomposition &d, Value codes) {
+  NodeContext &ctx = d.context();
+  Type i32 = IntegerType::get(ctx.context(), 32);
+  Value code = d.castTo(codes, i32);
+  Value bits = d.op<ShiftLeftOp>({code, d.scalar(code, 23)});
+  bits = d.select(d.compare(ComparisonDirection::eq, code, d.scalar(code, 0)),
+                  d.scalar(code, 0x400000), bits);
+  bits = d.select(d.compare(ComparisonDirection::eq, code, d.scalar(code, 0xFF)),
+                  d.scalar(code, 0x7FC00000), bits);
+  return d.op<BitcastOp>({bits}, {ctx.named("to", TypeAttr::get(Float32Type::get(ctx.context())))});
+}
+
+/// Cast and CastLike from or to FLOAT4E2M1 or FLOAT8E8M0 (kFloat4E2M1, kFloat8E8M0), whose codes
+/// Kiln holds in a uint8: the input decoded to f32 first, the result encoded last.
+LogicalResult castCodedFloat(NodeContext &ctx, int32_t from, int32_t to) {
+  Decomposition d(ctx);
+  Value input = ctx.input(0);
+  if (from == kFloat4E2M1)
+    input = decodeFloat4E2M1(d, input);
+  else if (from == kFloat8E8M0)
+    input = decodeFloat8E8M0(d, input);
+  if (to == kFloat4E2M1)
+    return d.finish(encodeFloat4E2M1(d, input));
+  if (to == kFloat8E8M0) {
+    std::string roundMode = ctx.stringAttr("round_mode", "up");
+    if (roundMode != "up" && roundMode != "down" && roundMode != "nearest")
+      return ctx.emitError() << "round_mode must be 'up', 'down' or 'nearest', got '" << roundMode
+                             << "'";
+    return d.finish(encodeFloat8E8M0(d, input, roundMode, ctx.intAttr("saturate", 1) != 0));
+  }
+  Type element = convertElementType(*ctx.context(), to);
+  if (!element)
+    return ctx.emitError() << "cannot cast to ONNX element type " << to
+                           << ", which the graph dialect does not support";
+  return d.finish(d.castTo(input, element));
+}
+
 LogicalResult translateCast(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
+  if (const onnx::AttributeProto *to = ctx.attribute("to"))
+    if (isCodedFloat(static_cast<int32_t>(to->i())) || isCodedFloat(ctx.declaredElementType(0)))
+      return castCodedFloat(ctx, ctx.declaredElementType(0), static_cast<int32_t>(to->i()));
+  if (const onnx::AttributeProto *to = ctx.attribute("to"))
+    if (std::optional<SubByteInteger> integer = subByteInteger(static_cast<int32_t>(to->i())))
+      return castToSubByte(ctx, *integer);
   FailureOr<Type> element = targetElementType(ctx, "cast to");
   if (failed(element))
     return failure();
@@ -237,6 +374,14 @@ LogicalResult translateBitCast(NodeContext &ctx) {
 LogicalResult translateCastLike(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
+  int32_t like = ctx.declaredElementType(1);
+  if (isCodedFloat(like) || isCodedFloat(ctx.declaredElementType(0))) {
+    if (like == 0)
+      return ctx.emitError() << "the element type of input 'like' is not declared";
+    return castCodedFloat(ctx, ctx.declaredElementType(0), like);
+  }
+  if (std::optional<SubByteInteger> integer = subByteInteger(like))
+    return castToSubByte(ctx, *integer);
   return castToFloat8Aware(ctx, elementTypeOf(ctx.input(1)));
 }
 

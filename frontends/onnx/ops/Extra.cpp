@@ -863,6 +863,326 @@ LogicalResult translateSTFT(NodeContext &ctx) {
   return d.finish(result);
 }
 
+//===----------------------------------------------------------------------===//
+// Training optimizers (ai.onnx.preview.training): one update step, elementwise
+//===----------------------------------------------------------------------===//
+
+/// The tensors an optimizer updates: its inputs are R (the learning rate) and T (the step count),
+/// then `lists` lists of n tensors each (X, G and the optimizer's states); it writes `lists - 1`
+/// lists of n. Returns n, or failure (reported).
+FailureOr<int> optimizedTensors(NodeContext &ctx, int lists) {
+  int operands = ctx.numInputs() - 2;
+  if (operands < lists || operands % lists != 0)
+    return ctx.emitError() << "expects R, T and " << lists << " lists of tensors of one length, got "
+                           << ctx.numInputs() << " inputs";
+  int n = operands / lists;
+  for (int i = 0; i < ctx.numInputs(); ++i)
+    if (!ctx.hasInput(i))
+      return ctx.emitError() << "input " << i << " is missing";
+  return n;
+}
+
+/// norm_coefficient * X + G: the gradient of the L2 regularization added.
+Value regularizedGradient(Decomposition &d, Value x, Value g, float norm) {
+  return d.add(d.mul(d.scalar(x, norm), x), g);
+}
+
+/// Momentum: V' = alpha V + beta' G (beta' is 1 at the first step, T = 0), then X' = X - R V'
+/// ("standard") or X' = X - R (G + alpha V') ("nesterov"); G carries the L2 term.
+LogicalResult translateMomentum(NodeContext &ctx) {
+  FailureOr<int> count = optimizedTensors(ctx, 3);
+  if (failed(count))
+    return failure();
+  std::string mode = ctx.stringAttr("mode", "");
+  if (mode != "standard" && mode != "nesterov")
+    return ctx.emitError() << "mode must be 'standard' or 'nesterov', got '" << mode << "'";
+  for (const char *name : {"alpha", "beta", "norm_coefficient"})
+    if (!ctx.attribute(name))
+      return ctx.emitError() << "attribute '" << name << "' is required";
+  float alpha = ctx.floatAttr("alpha", 0), beta = ctx.floatAttr("beta", 0);
+  float norm = ctx.floatAttr("norm_coefficient", 0);
+  Decomposition d(ctx);
+  int n = *count;
+  for (int i = 0; i < n; ++i) {
+    Value x = ctx.input(2 + i), g = ctx.input(2 + n + i), v = ctx.input(2 + 2 * n + i);
+    Value rate = d.castTo(ctx.input(0), elementTypeOf(x));
+    Value step = ctx.input(1);
+    Value gradient = regularizedGradient(d, x, g, norm);
+    Value started = d.compare(ComparisonDirection::gt, step, d.scalar(step, 0));
+    Value betaNow = d.select(started, d.scalar(x, beta), d.scalar(x, 1));
+    Value velocity = d.add(d.mul(d.scalar(x, alpha), v), d.mul(betaNow, gradient));
+    Value direction = mode == "standard"
+                          ? velocity
+                          : d.add(gradient, d.mul(d.scalar(x, alpha), velocity));
+    Value updated = d.sub(x, d.mul(rate, direction));
+    if (d.failed())
+      return failure();
+    ctx.setOutput(i, updated);
+    ctx.setOutput(n + i, velocity);
+  }
+  return success();
+}
+
+/// Adagrad: r = R / (1 + T decay_factor), H' = H + G^2, X' = X - r G / (sqrt(H') + epsilon).
+LogicalResult translateAdagrad(NodeContext &ctx) {
+  FailureOr<int> count = optimizedTensors(ctx, 3);
+  if (failed(count))
+    return failure();
+  float decay = ctx.floatAttr("decay_factor", 0), epsilon = ctx.floatAttr("epsilon", 1e-6f);
+  float norm = ctx.floatAttr("norm_coefficient", 0);
+  Decomposition d(ctx);
+  int n = *count;
+  for (int i = 0; i < n; ++i) {
+    Value x = ctx.input(2 + i), g = ctx.input(2 + n + i), h = ctx.input(2 + 2 * n + i);
+    Value step = d.castTo(ctx.input(1), elementTypeOf(x));
+    Value rate = d.div(d.castTo(ctx.input(0), elementTypeOf(x)),
+                       d.add(d.scalar(x, 1), d.mul(step, d.scalar(x, decay))));
+    Value gradient = regularizedGradient(d, x, g, norm);
+    Value accumulated = d.add(h, d.mul(gradient, gradient));
+    Value scale = d.add(d.op<SqrtOp>({accumulated}), d.scalar(x, epsilon));
+    Value updated = d.sub(x, d.div(d.mul(rate, gradient), scale));
+    if (d.failed())
+      return failure();
+    ctx.setOutput(i, updated);
+    ctx.setOutput(n + i, accumulated);
+  }
+  return success();
+}
+
+/// Adam: V' = alpha V + (1 - alpha) G, H' = beta H + (1 - beta) G^2, the rate corrected by
+/// sqrt(1 - beta^T) / (1 - alpha^T) once T > 0, X' = (1 - norm_coefficient_post)
+/// (X - r V' / (sqrt(H') + epsilon)).
+LogicalResult translateAdam(NodeContext &ctx) {
+  FailureOr<int> count = optimizedTensors(ctx, 4);
+  if (failed(count))
+    return failure();
+  float alpha = ctx.floatAttr("alpha", 0.9f), beta = ctx.floatAttr("beta", 0.999f);
+  float epsilon = ctx.floatAttr("epsilon", 1e-6f), norm = ctx.floatAttr("norm_coefficient", 0);
+  float post = ctx.floatAttr("norm_coefficient_post", 0);
+  Decomposition d(ctx);
+  int n = *count;
+  for (int i = 0; i < n; ++i) {
+    Value x = ctx.input(2 + i), g = ctx.input(2 + n + i);
+    Value v = ctx.input(2 + 2 * n + i), h = ctx.input(2 + 3 * n + i);
+    Value rate = d.castTo(ctx.input(0), elementTypeOf(x));
+    Value stepCount = ctx.input(1);
+    Value step = d.castTo(stepCount, elementTypeOf(x));
+    Value gradient = regularizedGradient(d, x, g, norm);
+    Value velocity = d.add(d.mul(d.scalar(x, alpha), v), d.mul(d.scalar(x, 1 - alpha), gradient));
+    Value second = d.add(d.mul(d.scalar(x, beta), h),
+                         d.mul(d.scalar(x, 1 - beta), d.mul(gradient, gradient)));
+    Value scale = d.add(d.op<SqrtOp>({second}), d.scalar(x, epsilon));
+    // beta^T and alpha^T as exp(T ln beta): T is a run-time value.
+    auto power = [&](float base) {
+      return d.op<ExpOp>({d.mul(step, d.scalar(x, std::log(static_cast<double>(base))))});
+    };
+    Value corrected = d.div(d.mul(rate, d.op<SqrtOp>({d.sub(d.scalar(x, 1), power(beta))})),
+                            d.sub(d.scalar(x, 1), power(alpha)));
+    Value started = d.compare(ComparisonDirection::gt, stepCount, d.scalar(stepCount, 0));
+    Value adjusted = d.select(started, corrected, rate);
+    Value updated = d.sub(x, d.mul(adjusted, d.div(velocity, scale)));
+    Value final = d.mul(d.scalar(x, 1 - post), updated);
+    if (d.failed())
+      return failure();
+    ctx.setOutput(i, final);
+    ctx.setOutput(n + i, velocity);
+    ctx.setOutput(2 * n + i, second);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ai.onnx.ml: Binarizer, ArrayFeatureExtractor
+//===----------------------------------------------------------------------===//
+
+/// Binarizer: 1 where X > threshold, else 0, in X's type.
+LogicalResult translateBinarizer(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  Decomposition d(ctx);
+  Value x = ctx.input(0);
+  Value above = d.compare(ComparisonDirection::gt, x, d.scalar(x, ctx.floatAttr("threshold", 0)));
+  return d.finish(d.select(above, d.scalar(x, 1), d.scalar(x, 0)));
+}
+
+/// ArrayFeatureExtractor: the entries of the last axis at the indices Y; a 1-D X gives [1, K].
+LogicalResult translateArrayFeatureExtractor(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  Decomposition d(ctx);
+  RankedTensorType type = ctx.inputType(0);
+  Value indices = ctx.input(1);
+  if (ctx.inputType(1).getRank() != 1)
+    indices = d.reshape(indices, {ctx.inputType(1).getNumElements()});
+  Value picked = d.op<GatherOp>({ctx.input(0), indices}, {ctx.namedI64("axis", type.getRank() - 1)});
+  if (type.getRank() == 1)
+    picked = d.reshape(picked, {1, ctx.inputType(1).getNumElements()});
+  return d.finish(picked);
+}
+
+//===----------------------------------------------------------------------===//
+// Det
+//===----------------------------------------------------------------------===//
+
+/// Det: the determinant of each [M, M] matrix in the last two axes, by its cofactor formula for
+/// M of 1, 2 and 3 (the products of entries, as LAPACK's pivoted LU would round differently but
+/// within float tolerance); larger M is refused, naming the node.
+LogicalResult translateDet(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 2 || !type.hasStaticShape() || type.getDimSize(rank - 1) != type.getDimSize(rank - 2))
+    return ctx.emitError() << "expects a static [..., M, M] input, got " << type;
+  int64_t m = type.getDimSize(rank - 1);
+  if (m > 3)
+    return ctx.emitError() << "determinants of " << m << "x" << m
+                           << " matrices are not supported (at most 3x3)";
+  Decomposition d(ctx);
+  SmallVector<int64_t> batch(type.getShape().drop_back(2));
+  auto entry = [&](int64_t i, int64_t j) {
+    SmallVector<int64_t> starts(rank, 0), limits(type.getShape()), strides(rank, 1);
+    starts[rank - 2] = i;
+    limits[rank - 2] = i + 1;
+    starts[rank - 1] = j;
+    limits[rank - 1] = j + 1;
+    Value slice =
+        d.op<SliceOp>({ctx.input(0)}, {ctx.namedArray("starts", starts),
+                                       ctx.namedArray("limits", limits),
+                                       ctx.namedArray("strides", strides)});
+    return d.reshape(slice, batch);
+  };
+  auto minor = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    return d.sub(d.mul(entry(r0, c0), entry(r1, c1)), d.mul(entry(r0, c1), entry(r1, c0)));
+  };
+  Value det;
+  if (m == 1)
+    det = entry(0, 0);
+  else if (m == 2)
+    det = minor(0, 1, 0, 1);
+  else
+    det = d.add(d.sub(d.mul(entry(0, 0), minor(1, 2, 1, 2)), d.mul(entry(0, 1), minor(1, 2, 0, 2))),
+                d.mul(entry(0, 2), minor(1, 2, 0, 1)));
+  return d.finish(det);
+}
+
+//===----------------------------------------------------------------------===//
+// TfIdfVectorizer
+//===----------------------------------------------------------------------===//
+
+/// TfIdfVectorizer: counts, in each row of X ([C] or [B, C] integers), the n-grams of the pool
+/// (pool_int64s, grouped by length from ngram_counts) of min_gram_length to max_gram_length items,
+/// the items of an n-gram of two or more taken every k + 1 positions for each skip k up to
+/// max_skip_count; then weighs them (TF: the count, IDF: the weight once present, TFIDF: count
+/// times weight) into the output column ngram_indexes names. Built from static slices: for each
+/// length and skip, the n windows of X compared with the pool's columns and combined, summed over
+/// the positions; a one-hot matrix of ngram_indexes places them.
+LogicalResult translateTfIdfVectorizer(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  if (!type.hasStaticShape() || type.getRank() < 1 || type.getRank() > 2 ||
+      !type.getElementType().isInteger())
+    return ctx.emitError() << "expects a static [C] or [B, C] integer input, got " << type;
+  std::string mode = ctx.stringAttr("mode", "");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return ctx.emitError() << "mode must be TF, IDF or TFIDF, got '" << mode << "'";
+  if (ctx.attribute("pool_strings"))
+    return ctx.emitError() << "pool_strings is not supported (string tensors)";
+  int64_t minLength = ctx.intAttr("min_gram_length", 1), maxLength = ctx.intAttr("max_gram_length", 1);
+  int64_t maxSkip = ctx.intAttr("max_skip_count", 0);
+  SmallVector<int64_t> pool = ctx.intsAttr("pool_int64s").value_or(SmallVector<int64_t>());
+  SmallVector<int64_t> starts = ctx.intsAttr("ngram_counts").value_or(SmallVector<int64_t>());
+  SmallVector<int64_t> columns = ctx.intsAttr("ngram_indexes").value_or(SmallVector<int64_t>());
+  std::optional<SmallVector<float>> weights = ctx.floatsAttr("weights");
+  if (minLength < 1 || maxLength < minLength || maxSkip < 0 || starts.empty() ||
+      static_cast<int64_t>(starts.size()) < maxLength)
+    return ctx.emitError() << "inconsistent n-gram lengths, skip count or ngram_counts";
+  // The pool's n-grams by length: [first index in pool, count].
+  SmallVector<std::pair<int64_t, int64_t>> byLength;
+  int64_t grams = 0;
+  for (size_t n = 1; n <= starts.size(); ++n) {
+    int64_t begin = starts[n - 1];
+    int64_t end = n < starts.size() ? starts[n] : static_cast<int64_t>(pool.size());
+    if (begin < 0 || end < begin || end > static_cast<int64_t>(pool.size()) ||
+        (end - begin) % static_cast<int64_t>(n) != 0)
+      return ctx.emitError() << "ngram_counts does not split pool_int64s into whole n-grams";
+    byLength.push_back({begin, (end - begin) / static_cast<int64_t>(n)});
+    grams += (end - begin) / static_cast<int64_t>(n);
+  }
+  if (static_cast<int64_t>(columns.size()) != grams || (weights && weights->size() != columns.size()))
+    return ctx.emitError() << "ngram_indexes (and weights) must name one entry per n-gram ("
+                           << grams << ")";
+  int64_t width = 0;
+  for (int64_t column : columns) {
+    if (column < 0)
+      return ctx.emitError() << "ngram_indexes must not be negative";
+    width = std::max(width, column + 1);
+  }
+
+  Decomposition d(ctx);
+  Type f32 = Float32Type::get(ctx.context());
+  Type element = type.getElementType();
+  int64_t rows = type.getRank() == 2 ? type.getDimSize(0) : 1;
+  int64_t length = type.getShape().back();
+  Value x = d.reshape(ctx.input(0), {rows, length, 1});
+  SmallVector<Value> counts; // [rows, count of the length] per length, in pool order.
+  for (int64_t n = 1; n <= static_cast<int64_t>(byLength.size()); ++n) {
+    auto [begin, count] = byLength[n - 1];
+    if (count == 0)
+      continue;
+    if (n < minLength || n > maxLength) {
+      counts.push_back(
+          ctx.constant(DenseElementsAttr::get(RankedTensorType::get({rows, count}, f32), 0.0f)));
+      continue;
+    }
+    Value total;
+    for (int64_t skip = 0; skip <= (n == 1 ? 0 : maxSkip); ++skip) {
+      int64_t step = skip + 1, positions = length - (n - 1) * step;
+      if (positions <= 0)
+        break;
+      Value match;
+      for (int64_t j = 0; j < n; ++j) {
+        Value window = d.op<SliceOp>({x}, {ctx.namedArray("starts", {0, j * step, 0}),
+                                           ctx.namedArray("limits", {rows, j * step + positions, 1}),
+                                           ctx.namedArray("strides", {1, 1, 1})});
+        SmallVector<APInt> items;
+        for (int64_t g = 0; g < count; ++g)
+          items.push_back(APInt(element.getIntOrFloatBitWidth(),
+                                static_cast<uint64_t>(pool[begin + g * n + j]), true));
+        Value wanted = ctx.constant(
+            DenseElementsAttr::get(RankedTensorType::get({1, 1, count}, element), items));
+        Value equal = d.compare(ComparisonDirection::eq, window, wanted);
+        match = match ? d.op<AndOp>({match, equal}) : equal;
+      }
+      Value found = d.op<ReduceSumOp>({d.castTo(match, f32)}, {namedAxes(ctx, {1})});
+      total = total ? d.add(total, found) : found;
+    }
+    if (!total)
+      total = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({rows, count}, f32), 0.0f));
+    counts.push_back(total);
+  }
+  Value perGram = counts.size() == 1 ? counts.front() : d.concat(counts, 1);
+  if (mode != "TF") {
+    SmallVector<float> scale = weights ? *weights : SmallVector<float>(grams, 1.0f);
+    Value weight =
+        ctx.constant(DenseElementsAttr::get(RankedTensorType::get({1, grams}, f32),
+                                            llvm::ArrayRef<float>(scale)));
+    if (mode == "IDF")
+      perGram = d.castTo(d.compare(ComparisonDirection::gt, perGram, d.scalar(perGram, 0)), f32);
+    perGram = d.mul(perGram, weight);
+  }
+  SmallVector<float> placement(grams * width, 0.0f);
+  for (int64_t g = 0; g < grams; ++g)
+    placement[g * width + columns[g]] = 1.0f;
+  Value place = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({grams, width}, f32),
+                                                    llvm::ArrayRef<float>(placement)));
+  Value result = d.op<MatmulOp>({perGram, place});
+  if (type.getRank() == 1)
+    result = d.reshape(result, {width});
+  return d.finish(result);
+}
+
 } // namespace
 
 void registerExtraOps(OpTable &table) {
@@ -886,6 +1206,16 @@ void registerExtraOps(OpTable &table) {
   table.add("", "AffineGrid", 20, translateAffineGrid);
   table.add("", "DFT", {17, 20}, translateDFT);
   table.add("", "STFT", 17, translateSTFT);
+  table.add("", "Det", {11, 22}, translateDet);
+
+  table.add("ai.onnx.preview.training", "Momentum", 1, translateMomentum);
+  table.add("ai.onnx.preview.training", "Adagrad", 1, translateAdagrad);
+  table.add("ai.onnx.preview.training", "Adam", 1, translateAdam);
+
+  table.add("", "TfIdfVectorizer", 9, translateTfIdfVectorizer);
+
+  table.add("ai.onnx.ml", "Binarizer", 1, translateBinarizer);
+  table.add("ai.onnx.ml", "ArrayFeatureExtractor", 1, translateArrayFeatureExtractor);
 }
 
 } // namespace kiln::onnx_frontend

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontends/onnx/TensorData.h"
 #include "frontends/onnx/ops/Decomposition.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -354,6 +355,21 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
   Value x = ctx.input(0);
   Value scale = quantizationParameter(d, ctx.input(1), x);
   Value zeroPoint = quantizationParameter(d, ctx.input(2), x);
+  int32_t declared = ctx.opset() >= 21 ? static_cast<int32_t>(ctx.intAttr("output_dtype", 0)) : 0;
+  if (!declared)
+    declared = ctx.declaredElementType(2);
+  if (declared == kFloat4E2M1) {
+    // FLOAT4E2M1 (codes in a uint8): x / scale (+ the zero point, 0 by the specification) rounded
+    // and saturated by the encoding, as the reference's cast does; `saturate` changes nothing for a
+    // type without infinities.
+    if (d.failed())
+      return failure();
+    Type compute = elementTypeOf(scale);
+    Value quotient = d.div(d.castTo(x, compute), scale);
+    if (zeroPoint)
+      quotient = d.add(quotient, d.castTo(decodeFloat4E2M1(d, zeroPoint), compute));
+    return d.finish(encodeFloat4E2M1(d, quotient));
+  }
   Type target = ctx.hasInput(2) ? elementTypeOf(ctx.input(2))
                                 : IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
   if (int64_t outputType = ctx.opset() >= 21 ? ctx.intAttr("output_dtype", 0) : 0) {
@@ -364,12 +380,17 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
     target = requested;
   }
   unsigned width = target.isInteger() ? target.getIntOrFloatBitWidth() : 0;
+  // A 4- or 2-bit zero point (or output_dtype) is held in a byte: the range is the narrow one.
+  if (std::optional<SubByteInteger> narrow = subByteInteger(declared))
+    width = narrow->bits;
   auto float8 = llvm::dyn_cast<FloatType>(target);
   if (float8 && (float8.getWidth() != 8 || llvm::isa<Float8E8M0FNUType>(float8)))
     float8 = nullptr;
-  if (!float8 && ((width != 8 && width != 16) || target.isSignedInteger()))
+  if (!float8 && ((width != 2 && width != 4 && width != 8 && width != 16) ||
+                  target.isSignedInteger()))
     return ctx.emitError() << "quantizing to " << target
-                           << " is not supported (uint8, int8, uint16, int16 or float8)";
+                           << " is not supported (uint8, int8, uint16, int16, the 4- and 2-bit "
+                              "integers or float8)";
   if (d.failed())
     return failure();
   Type compute = elementTypeOf(scale);
@@ -414,9 +435,11 @@ LogicalResult translateDequantizeLinear(NodeContext &ctx) {
   if (d.failed())
     return failure();
   Type compute = elementTypeOf(scale);
-  Value x = d.castTo(ctx.input(0), compute);
+  // FLOAT4E2M1 codes (and their zero point) decode to their values first.
+  bool float4 = ctx.declaredElementType(0) == kFloat4E2M1;
+  Value x = d.castTo(float4 ? decodeFloat4E2M1(d, ctx.input(0)) : ctx.input(0), compute);
   if (zeroPoint)
-    x = d.sub(x, d.castTo(zeroPoint, compute));
+    x = d.sub(x, d.castTo(float4 ? decodeFloat4E2M1(d, zeroPoint) : zeroPoint, compute));
   Value result = d.mul(x, scale);
   if (int64_t outputType = ctx.opset() >= 23 ? ctx.intAttr("output_dtype", 0) : 0) {
     Type requested = convertElementType(*ctx.context(), static_cast<int32_t>(outputType));

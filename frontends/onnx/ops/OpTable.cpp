@@ -57,6 +57,13 @@ Type convertElementType(MLIRContext &context, int32_t dataType) {
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
   default:
+    // INT4, UINT4, INT2 and UINT2: one element per byte (subByteInteger).
+    if (std::optional<SubByteInteger> integer = subByteInteger(dataType))
+      return integer->isSigned ? b.getI8Type()
+                               : Type(IntegerType::get(&context, 8, IntegerType::Unsigned));
+    // FLOAT4E2M1 and FLOAT8E8M0: their codes in a uint8 (kFloat4E2M1, kFloat8E8M0).
+    if (dataType == kFloat4E2M1 || dataType == kFloat8E8M0)
+      return IntegerType::get(&context, 8, IntegerType::Unsigned);
     return Type();
   }
 }
@@ -64,6 +71,20 @@ Type convertElementType(MLIRContext &context, int32_t dataType) {
 //===----------------------------------------------------------------------===//
 // NodeContext
 //===----------------------------------------------------------------------===//
+
+int32_t NodeContext::declaredElementType(int index) const {
+  if (!hasInput(index))
+    return 0;
+  const std::string &name = node_.input(index);
+  if (const TensorView *initializer = model_.findInitializer(name))
+    return initializer->dataType;
+  const onnx::GraphProto &graph = model_.proto().graph();
+  for (const auto *values : {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const onnx::ValueInfoProto &value : *values)
+      if (value.name() == name && value.type().has_tensor_type())
+        return value.type().tensor_type().elem_type();
+  return 0;
+}
 
 InFlightDiagnostic NodeContext::emitError() {
   InFlightDiagnostic diagnostic = mlir::emitError(loc_);

@@ -95,6 +95,10 @@ public:
   mlir::RankedTensorType inputType(int index) const {
     return llvm::cast<mlir::RankedTensorType>(input(index).getType());
   }
+  /// The ONNX element type (TensorProto.DataType) the main graph declares for input `index`: as
+  /// a graph input, an initializer, a value_info or a graph output; 0 when it declares none.
+  /// What tells a 4-bit integer from the 8-bit one Kiln holds it in (subByteInteger).
+  int32_t declaredElementType(int index) const;
   /// Reports an error unless at least `count` inputs are present; returns whether they are.
   mlir::LogicalResult requireInputs(int count);
 

@@ -116,6 +116,52 @@ TEST(HostTensor, ReadsTypedFieldsOfEveryElementType) {
   kiln_tensor_release(tensor);
 }
 
+// If this fails, packed 4- and 2-bit integers are not unpacked into one byte each (low bits
+// first, the signed types sign-extended), or an odd count loses its last element.
+TEST(HostTensor, UnpacksFourAndTwoBitIntegers) {
+  TemporaryDirectory dir;
+  onnx::TensorProto int4;
+  int4.set_data_type(22); // INT4: 7, -8, -1 as 0x87, 0x0f (raw_data)
+  int4.add_dims(3);
+  int4.set_raw_data(std::string("\x87\x0f", 2));
+  kiln_tensor_t *tensor = roundTrip(dir, int4);
+  ASSERT_NE(tensor, nullptr);
+  EXPECT_EQ(kiln_tensor_element_type(tensor), KILN_ELEMENT_TYPE_I8);
+  EXPECT_EQ(elements<int8_t>(tensor), (std::vector<int8_t>{7, -8, -1}));
+  kiln_tensor_release(tensor);
+
+  onnx::TensorProto uint4;
+  uint4.set_data_type(21); // UINT4: 15, 0, 9 in int32_data, one packed byte each
+  uint4.add_dims(3);
+  uint4.add_int32_data(0x0f);
+  uint4.add_int32_data(0x09);
+  tensor = roundTrip(dir, uint4);
+  ASSERT_NE(tensor, nullptr);
+  EXPECT_EQ(kiln_tensor_element_type(tensor), KILN_ELEMENT_TYPE_U8);
+  EXPECT_EQ(elements<uint8_t>(tensor), (std::vector<uint8_t>{15, 0, 9}));
+  kiln_tensor_release(tensor);
+
+  onnx::TensorProto int2;
+  int2.set_data_type(26); // INT2: 1, -2, -1, 0, -2 as 0b00111001, 0b10
+  int2.add_dims(5);
+  int2.set_raw_data(std::string("\x39\x02", 2));
+  tensor = roundTrip(dir, int2);
+  ASSERT_NE(tensor, nullptr);
+  EXPECT_EQ(kiln_tensor_element_type(tensor), KILN_ELEMENT_TYPE_I8);
+  EXPECT_EQ(elements<int8_t>(tensor), (std::vector<int8_t>{1, -2, -1, 0, -2}));
+  kiln_tensor_release(tensor);
+
+  onnx::TensorProto uint2;
+  uint2.set_data_type(25); // UINT2: 3, 0, 1, 2 as 0b10010011
+  uint2.add_dims(4);
+  uint2.set_raw_data(std::string("\x93", 1));
+  tensor = roundTrip(dir, uint2);
+  ASSERT_NE(tensor, nullptr);
+  EXPECT_EQ(kiln_tensor_element_type(tensor), KILN_ELEMENT_TYPE_U8);
+  EXPECT_EQ(elements<uint8_t>(tensor), (std::vector<uint8_t>{3, 0, 1, 2}));
+  kiln_tensor_release(tensor);
+}
+
 // If this fails, a tensor the runtime cannot hold is accepted, or a bad file is not reported
 // with the right code.
 TEST(HostTensor, RefusesStringsMissingFilesAndGarbage) {
