@@ -42,6 +42,19 @@ def run(command: list, commands: list) -> dict:
     return run_command(command, commands)
 
 
+def device_figures(kiln_json: Path, name: str) -> list:
+    """The `--result` spec of Kiln's device-only figures (`kiln bench`'s device_latency_ms: the
+    steps alone, inputs and outputs left on the GPU, as PyTorch's CUDA events time its module),
+    written beside `kiln_json`; empty when the run has none."""
+    figures = json.loads(kiln_json.read_text())
+    if "device_latency_ms" not in figures:
+        return []
+    device = {"latency_ms": figures["device_latency_ms"], "dtype": figures.get("dtype", "fp32")}
+    path = kiln_json.with_name(kiln_json.stem + "-device.json")
+    path.write_text(json.dumps(device))
+    return [f"{name}={path}"]
+
+
 def ort_case(directory: Path, warmup: int, iterations: int):
     """ONNX Runtime on its CUDA execution provider, or None when it has none."""
     try:
@@ -116,6 +129,7 @@ def main() -> int:
                                "--json", kiln_json, "--force"], results["commands"])
                 if outcome["returncode"] == 0:
                     files.append(f"kiln={kiln_json}")
+                    files += device_figures(kiln_json, "kiln-device")
                 else:
                     results["cases"].append({"model": model, "batch": batch, "runtime": "kiln",
                                              "error": outcome["output"]})
@@ -133,6 +147,7 @@ def main() -> int:
                         figures["dtype"] = "fp16"
                         half_json.write_text(json.dumps(figures))
                         files.append(f"kiln-fp16={half_json}")
+                        files += device_figures(half_json, "kiln-fp16-device")
                     else:
                         results["cases"].append({"model": model, "batch": batch,
                                                  "runtime": "kiln-fp16",

@@ -43,8 +43,7 @@ bool isRowValue(Value value, unsigned depth = 0) {
     return true;
   bool any = false;
   for (OpOperand *input : generic.getDpsInputOperands()) {
-    if (!isa<RankedTensorType>(input->get().getType()) ||
-        matchPattern(input->get(), m_Constant()))
+    if (!isa<RankedTensorType>(input->get().getType()) || matchPattern(input->get(), m_Constant()))
       continue;
     if (!isRowValue(input->get(), depth + 1))
       return false;

@@ -225,8 +225,9 @@ FailureOr<Value> GraphImporter::importTensor(const TensorView &view, Location lo
     std::string blobName = view.name.empty() ? "tensor" : view.name;
     value = DenseResourceElementsAttr::get(
         type, blobName,
-        unpacked.empty() ? resourceBlob(view, element)
-                         : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, kResourceAlignment));
+        unpacked.empty()
+            ? resourceBlob(view, element)
+            : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, kResourceAlignment));
   } else {
     bool splat = false;
     if (!DenseElementsAttr::isValidRawBuffer(type, bytes, splat))

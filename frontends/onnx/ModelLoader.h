@@ -35,9 +35,9 @@ struct TensorView {
   std::vector<int64_t> dims;
   uint64_t elementCount = 0;
   /// The tensor's bytes in raw_data layout: little-endian, booleans one byte each, 4-bit types
-  /// packed two per byte and 2-bit types four. Points into the model's raw_data or typed field, or into memory the
-  /// LoadedModel owns (narrowed typed fields and external data, 64-byte aligned). No alignment
-  /// is promised when it views raw_data in place: copy or memcpy from it. nullptr with
+  /// packed two per byte and 2-bit types four. Points into the model's raw_data or typed field, or
+  /// into memory the LoadedModel owns (narrowed typed fields and external data, 64-byte aligned).
+  /// No alignment is promised when it views raw_data in place: copy or memcpy from it. nullptr with
   /// `byteSize` 0 for empty tensors and for STRING tensors, whose values are
   /// `proto->string_data()`.
   const std::byte *data = nullptr;

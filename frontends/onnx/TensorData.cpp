@@ -69,9 +69,7 @@ constexpr TypedField kAllTypedFields[] = {TypedField::FloatData,  TypedField::In
 
 } // namespace
 
-bool isPackedSubByte(const ElementTypeInfo &type) {
-  return type.bitWidth > 0 && type.bitWidth < 8;
-}
+bool isPackedSubByte(const ElementTypeInfo &type) { return type.bitWidth > 0 && type.bitWidth < 8; }
 
 std::optional<SubByteInteger> subByteInteger(int32_t dataType) {
   switch (dataType) {

@@ -43,6 +43,17 @@ class DeviceProgram {
   virtual Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
                      kiln_tensor_t** outputs) = 0;
 
+  /// Times the program's steps on the device alone, `iterations` times, into `milliseconds`
+  /// (see kiln_session_time_device). Devices whose runs read and write host memory in place have
+  /// nothing to separate: UNIMPLEMENTED.
+  virtual Status timeDevice(size_t iterations, double* milliseconds) {
+    (void)iterations;
+    (void)milliseconds;
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  "kiln_session_time_device: the CPU has no device time apart from a run's "
+                  "(kiln_session_run reads and writes host memory in place)");
+  }
+
   virtual const LoadedArtifact& artifact() const = 0;
   virtual ProgramStatistics statistics() const = 0;
   /// The program's steps, as the trace names them.

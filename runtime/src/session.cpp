@@ -168,6 +168,17 @@ size_t kiln_session_output_count(const kiln_session_t* session) {
   return session ? session->program->artifact().outputs().size() : 0;
 }
 
+kiln_status_t* kiln_session_time_device(kiln_session_t* session, size_t iterations,
+                                        double* out_ms) {
+  return guardCApi("kiln_session_time_device", [&]() -> kiln::Status {
+    if (session == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_session_time_device: session is NULL");
+    }
+    return session->program->timeDevice(iterations, out_ms);
+  });
+}
+
 kiln_status_t* kiln_session_trace_start(kiln_session_t* session) {
   return guardCApi("kiln_session_trace_start", [&]() -> kiln::Status {
     if (session == nullptr) {

@@ -395,6 +395,48 @@ TEST_P(CudaProgramOnDevice, TracedRunsTimeEveryStepAndLeaveTheGraphAlone) {
 }
 
 // Tests that KILN_CUDA_GRAPHS=0 keeps every run eager, with the same results.
+// Tests kiln_session_time_device's program side: refused before a first run; then the steps
+// alone (two streams) are timed, as a graph of their own once the run's graph replays and one by
+// one before, each time a positive figure; runs before and after still give their own inputs'
+// results, and the timings count as no runs.
+TEST_P(CudaProgramOnDevice, TimesTheStepsAloneOnTheLastRunsInputs) {
+  ArtifactSpec spec = affineSpec(kCount);
+  spec.stream_count = 2;
+  spec.steps[1].stream = 1;
+  spec.steps[1].waits = {0};
+  auto created = create(spec);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  CudaProgram &program = **created;
+  double milliseconds[4] = {-1, -1, -1, -1};
+  Status before = program.timeDevice(4, milliseconds);
+  EXPECT_EQ(before.code(), KILN_STATUS_FAILED_PRECONDITION) << before.toString();
+  for (int run = 0; run < 3; ++run) {
+    Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 600 + run);
+    Result<std::vector<Tensor>> outputs = runProgram(program, {&x});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    expectAffineResults(x, *outputs);
+    if (run == 0) {
+      // Eagerly, before the run's graph exists.
+      Status timed = program.timeDevice(2, milliseconds);
+      ASSERT_TRUE(timed.ok()) << timed.toString();
+      EXPECT_GE(milliseconds[0], 0.0);
+      EXPECT_GE(milliseconds[1], 0.0);
+    }
+  }
+  ASSERT_EQ(program.cudaStatistics().graph_mode, CudaGraphMode::kReplay);
+  Status timed = program.timeDevice(4, milliseconds);
+  ASSERT_TRUE(timed.ok()) << timed.toString();
+  // The events enclose the steps' work: a time, not an empty interval.
+  for (double ms : milliseconds)
+    EXPECT_GT(ms, 0.0);
+  Tensor x = seededF32Tensor({static_cast<int64_t>(kCount)}, 700);
+  Result<std::vector<Tensor>> outputs = runProgram(program, {&x});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  expectAffineResults(x, *outputs);
+  CudaProgramStatistics stats = program.cudaStatistics();
+  EXPECT_EQ(stats.eager_runs + stats.graph_runs, 4u);
+}
+
 TEST_P(CudaProgramOnDevice, RunsEveryStepEagerlyWithGraphsOff) {
   ::setenv(runtime::cuda::kCudaGraphsEnvironmentVariable, "0", 1);
   auto created = create(affineSpec(kCount));

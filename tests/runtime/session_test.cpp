@@ -123,6 +123,21 @@ TEST(SessionTest, KeepsTheArtifactAlive) {
   expectAffineResults(x, y, *outputs);
 }
 
+// Tests that a CPU session has no device time apart from its runs: kiln_session_time_device is
+// UNIMPLEMENTED, and says why, rather than timing something else.
+TEST(SessionTest, TimingTheDeviceAloneIsACudaFigure) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session session = Session::create(artifact).value();
+  Tensor x = randomInput(3);
+  Tensor y = randomInput(4);
+  ASSERT_TRUE(session.run({&x, &y}).ok());
+  Result<std::vector<double>> timed = session.timeDevice(3);
+  ASSERT_FALSE(timed.ok());
+  EXPECT_EQ(timed.status().code(), KILN_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(timed.status().message().find("kiln_session_run"), std::string::npos)
+      << timed.status().message();
+}
+
 // Tests that a trace records every step of the runs made while it is on, from concurrent
 // callers on tracks of their own, that it is refused before it was started, and that a path
 // that cannot be written is named.

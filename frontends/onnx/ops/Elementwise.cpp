@@ -242,7 +242,8 @@ Value encodeFloat4E2M1(Decomposition &d, Value value) {
   Value x = d.castTo(value, f32);
   // The sign from the bits (negative zero and NaNs included), the magnitude's code from the
   // midpoints between neighbouring values: a tie goes to the even code (0.25 to 0, 0.75 to 1.0).
-  Value bits = d.op<BitcastOp>({x}, {ctx.named("to", TypeAttr::get(IntegerType::get(ctx.context(), 32)))});
+  Value bits =
+      d.op<BitcastOp>({x}, {ctx.named("to", TypeAttr::get(IntegerType::get(ctx.context(), 32)))});
   Value negative = d.compare(ComparisonDirection::lt, bits, d.scalar(bits, 0));
   Value magnitude = d.op<AbsOp>({x});
   constexpr std::pair<double, bool> kMidpoints[] = {{0.25, false}, {0.75, true}, {1.25, false},
@@ -263,7 +264,7 @@ Value encodeFloat4E2M1(Decomposition &d, Value value) {
 
 Value decodeFloat4E2M1(Decomposition &d, Value codes) {
   NodeContext &ctx = d.context();
-  static constexpr float kValues[16] = {0,  0.5f,  1,  1.5f,  2,  3,  4,  6,
+  static constexpr float kValues[16] = {0,     0.5f,  1,  1.5f,  2,  3,  4,  6,
                                         -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
   auto tableType = RankedTensorType::get({16}, Float32Type::get(ctx.context()));
   Value table = ctx.constant(DenseElementsAttr::get(tableType, llvm::ArrayRef<float>(kValues)));

@@ -873,8 +873,9 @@ LogicalResult translateSTFT(NodeContext &ctx) {
 FailureOr<int> optimizedTensors(NodeContext &ctx, int lists) {
   int operands = ctx.numInputs() - 2;
   if (operands < lists || operands % lists != 0)
-    return ctx.emitError() << "expects R, T and " << lists << " lists of tensors of one length, got "
-                           << ctx.numInputs() << " inputs";
+    return ctx.emitError() << "expects R, T and " << lists
+                           << " lists of tensors of one length, got " << ctx.numInputs()
+                           << " inputs";
   int n = operands / lists;
   for (int i = 0; i < ctx.numInputs(); ++i)
     if (!ctx.hasInput(i))
@@ -911,9 +912,8 @@ LogicalResult translateMomentum(NodeContext &ctx) {
     Value started = d.compare(ComparisonDirection::gt, step, d.scalar(step, 0));
     Value betaNow = d.select(started, d.scalar(x, beta), d.scalar(x, 1));
     Value velocity = d.add(d.mul(d.scalar(x, alpha), v), d.mul(betaNow, gradient));
-    Value direction = mode == "standard"
-                          ? velocity
-                          : d.add(gradient, d.mul(d.scalar(x, alpha), velocity));
+    Value direction =
+        mode == "standard" ? velocity : d.add(gradient, d.mul(d.scalar(x, alpha), velocity));
     Value updated = d.sub(x, d.mul(rate, direction));
     if (d.failed())
       return failure();
@@ -969,8 +969,8 @@ LogicalResult translateAdam(NodeContext &ctx) {
     Value step = d.castTo(stepCount, elementTypeOf(x));
     Value gradient = regularizedGradient(d, x, g, norm);
     Value velocity = d.add(d.mul(d.scalar(x, alpha), v), d.mul(d.scalar(x, 1 - alpha), gradient));
-    Value second = d.add(d.mul(d.scalar(x, beta), h),
-                         d.mul(d.scalar(x, 1 - beta), d.mul(gradient, gradient)));
+    Value second =
+        d.add(d.mul(d.scalar(x, beta), h), d.mul(d.scalar(x, 1 - beta), d.mul(gradient, gradient)));
     Value scale = d.add(d.op<SqrtOp>({second}), d.scalar(x, epsilon));
     // beta^T and alpha^T as exp(T ln beta): T is a run-time value.
     auto power = [&](float base) {
@@ -1014,7 +1014,8 @@ LogicalResult translateArrayFeatureExtractor(NodeContext &ctx) {
   Value indices = ctx.input(1);
   if (ctx.inputType(1).getRank() != 1)
     indices = d.reshape(indices, {ctx.inputType(1).getNumElements()});
-  Value picked = d.op<GatherOp>({ctx.input(0), indices}, {ctx.namedI64("axis", type.getRank() - 1)});
+  Value picked =
+      d.op<GatherOp>({ctx.input(0), indices}, {ctx.namedI64("axis", type.getRank() - 1)});
   if (type.getRank() == 1)
     picked = d.reshape(picked, {1, ctx.inputType(1).getNumElements()});
   return d.finish(picked);
@@ -1046,10 +1047,9 @@ LogicalResult translateDet(NodeContext &ctx) {
     limits[rank - 2] = i + 1;
     starts[rank - 1] = j;
     limits[rank - 1] = j + 1;
-    Value slice =
-        d.op<SliceOp>({ctx.input(0)}, {ctx.namedArray("starts", starts),
-                                       ctx.namedArray("limits", limits),
-                                       ctx.namedArray("strides", strides)});
+    Value slice = d.op<SliceOp>({ctx.input(0)},
+                                {ctx.namedArray("starts", starts), ctx.namedArray("limits", limits),
+                                 ctx.namedArray("strides", strides)});
     return d.reshape(slice, batch);
   };
   auto minor = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
@@ -1089,7 +1089,8 @@ LogicalResult translateTfIdfVectorizer(NodeContext &ctx) {
     return ctx.emitError() << "mode must be TF, IDF or TFIDF, got '" << mode << "'";
   if (ctx.attribute("pool_strings"))
     return ctx.emitError() << "pool_strings is not supported (string tensors)";
-  int64_t minLength = ctx.intAttr("min_gram_length", 1), maxLength = ctx.intAttr("max_gram_length", 1);
+  int64_t minLength = ctx.intAttr("min_gram_length", 1),
+          maxLength = ctx.intAttr("max_gram_length", 1);
   int64_t maxSkip = ctx.intAttr("max_skip_count", 0);
   SmallVector<int64_t> pool = ctx.intsAttr("pool_int64s").value_or(SmallVector<int64_t>());
   SmallVector<int64_t> starts = ctx.intsAttr("ngram_counts").value_or(SmallVector<int64_t>());
@@ -1110,7 +1111,8 @@ LogicalResult translateTfIdfVectorizer(NodeContext &ctx) {
     byLength.push_back({begin, (end - begin) / static_cast<int64_t>(n)});
     grams += (end - begin) / static_cast<int64_t>(n);
   }
-  if (static_cast<int64_t>(columns.size()) != grams || (weights && weights->size() != columns.size()))
+  if (static_cast<int64_t>(columns.size()) != grams ||
+      (weights && weights->size() != columns.size()))
     return ctx.emitError() << "ngram_indexes (and weights) must name one entry per n-gram ("
                            << grams << ")";
   int64_t width = 0;
@@ -1143,9 +1145,10 @@ LogicalResult translateTfIdfVectorizer(NodeContext &ctx) {
         break;
       Value match;
       for (int64_t j = 0; j < n; ++j) {
-        Value window = d.op<SliceOp>({x}, {ctx.namedArray("starts", {0, j * step, 0}),
-                                           ctx.namedArray("limits", {rows, j * step + positions, 1}),
-                                           ctx.namedArray("strides", {1, 1, 1})});
+        Value window =
+            d.op<SliceOp>({x}, {ctx.namedArray("starts", {0, j * step, 0}),
+                                ctx.namedArray("limits", {rows, j * step + positions, 1}),
+                                ctx.namedArray("strides", {1, 1, 1})});
         SmallVector<APInt> items;
         for (int64_t g = 0; g < count; ++g)
           items.push_back(APInt(element.getIntOrFloatBitWidth(),
@@ -1165,9 +1168,8 @@ LogicalResult translateTfIdfVectorizer(NodeContext &ctx) {
   Value perGram = counts.size() == 1 ? counts.front() : d.concat(counts, 1);
   if (mode != "TF") {
     SmallVector<float> scale = weights ? *weights : SmallVector<float>(grams, 1.0f);
-    Value weight =
-        ctx.constant(DenseElementsAttr::get(RankedTensorType::get({1, grams}, f32),
-                                            llvm::ArrayRef<float>(scale)));
+    Value weight = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({1, grams}, f32),
+                                                       llvm::ArrayRef<float>(scale)));
     if (mode == "IDF")
       perGram = d.castTo(d.compare(ComparisonDirection::gt, perGram, d.scalar(perGram, 0)), f32);
     perGram = d.mul(perGram, weight);

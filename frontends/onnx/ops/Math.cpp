@@ -386,8 +386,8 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
   auto float8 = llvm::dyn_cast<FloatType>(target);
   if (float8 && (float8.getWidth() != 8 || llvm::isa<Float8E8M0FNUType>(float8)))
     float8 = nullptr;
-  if (!float8 && ((width != 2 && width != 4 && width != 8 && width != 16) ||
-                  target.isSignedInteger()))
+  if (!float8 &&
+      ((width != 2 && width != 4 && width != 8 && width != 16) || target.isSignedInteger()))
     return ctx.emitError() << "quantizing to " << target
                            << " is not supported (uint8, int8, uint16, int16, the 4- and 2-bit "
                               "integers or float8)";

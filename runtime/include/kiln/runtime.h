@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 8
+#define KILN_API_VERSION 9
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -608,6 +608,19 @@ typedef struct kiln_session_statistics_t {
 /// `struct_size` the caller has set. Thread-safe.
 KILN_API kiln_status_t* kiln_session_statistics(const kiln_session_t* session,
                                                 kiln_session_statistics_t* out_statistics);
+
+/// Times the program's steps on the device alone, `iterations` times, writing
+/// each time in milliseconds to `out_ms` (an array of `iterations` doubles):
+/// on CUDA, the steps without the upload of the inputs and the download of the
+/// outputs, replayed as one CUDA graph between two timed events on the
+/// session's stream, on the inputs of the last run. That is what a framework
+/// whose tensors stay on the GPU times; kiln_session_run's wall time adds the
+/// copies to and from host memory. Returns FAILED_PRECONDITION before the
+/// session's first run, UNIMPLEMENTED for a CPU session (its runs read and
+/// write host memory in place, so kiln_session_run is the figure). Runs and
+/// timings of one session wait for each other. Added in API version 9.
+KILN_API kiln_status_t* kiln_session_time_device(kiln_session_t* session, size_t iterations,
+                                                 double* out_ms);
 
 /// Starts a trace of the session's runs: every run that starts from now on
 /// records a slice per step (on the CPU: each kernel, library call and copy,

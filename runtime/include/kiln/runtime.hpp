@@ -475,6 +475,16 @@ class Session {
   size_t inputCount() const { return kiln_session_input_count(handle_); }
   size_t outputCount() const { return kiln_session_output_count(handle_); }
 
+  /// Times the program's steps on the device alone, `iterations` times, in milliseconds (see
+  /// `kiln_session_time_device`).
+  Result<std::vector<double>> timeDevice(size_t iterations) const {
+    std::vector<double> milliseconds(iterations);
+    Status status =
+        Status::fromC(kiln_session_time_device(handle_, iterations, milliseconds.data()));
+    if (!status.ok()) return status;
+    return milliseconds;
+  }
+
   /// Starts a trace of the runs from now on (see `kiln_session_trace_start`).
   Status startTrace() const { return Status::fromC(kiln_session_trace_start(handle_)); }
   /// Stops the trace and writes it to `path` as Chrome trace-event JSON (see

@@ -193,6 +193,9 @@ CudaProgram::~CudaProgram() {
   // streams_ holds stream_ (first) once it exists.
   for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
   if (graph_ != nullptr) api_->graphExecDestroy(graph_);
+  if (steps_graph_ != nullptr) api_->graphExecDestroy(steps_graph_);
+  if (device_begin_ != nullptr) (void)api_->eventDestroy(device_begin_);
+  if (device_end_ != nullptr) (void)api_->eventDestroy(device_end_);
   if (staging_ != nullptr) (void)api_->freeHost(staging_);
   if (device_memory_ != nullptr) (void)api_->free(device_memory_);
   library_calls_.clear();
@@ -496,6 +499,20 @@ Status CudaProgram::enqueueRun(bool check_each_step, bool timed) {
     if (Status s = api_->eventRecord(trace_origin_, stream_); !s.ok())
       return prefixStatus(artifact_->name() + ": recording the trace's origin", s);
   }
+  if (Status s = enqueueSteps(check_each_step, timed); !s.ok()) return s;
+  const uint64_t output_bytes = layout_.outputs_end - layout_.outputs_begin;
+  if (output_bytes != 0) {
+    if (Status s = api_->memcpyAsync(staging + (layout_.outputs_begin - layout_.inputs_begin),
+                                     device_base_ + layout_.outputs_begin, output_bytes,
+                                     cudaMemcpyDeviceToHost, stream_);
+        !s.ok()) {
+      return prefixStatus(artifact_->name() + ": downloading the outputs", s);
+    }
+  }
+  return Status();
+}
+
+Status CudaProgram::enqueueSteps(bool check_each_step, bool timed) {
   // Fork: the other streams start after the upload.
   for (size_t s = 1; s < streams_.size(); ++s) {
     Status status = api_->eventRecord(fork_events_[s - 1], stream_);
@@ -528,14 +545,61 @@ Status CudaProgram::enqueueRun(bool check_each_step, bool timed) {
     if (!status.ok())
       return prefixStatus(artifact_->name() + ": joining stream " + std::to_string(s), status);
   }
-  const uint64_t output_bytes = layout_.outputs_end - layout_.outputs_begin;
-  if (output_bytes != 0) {
-    if (Status s = api_->memcpyAsync(staging + (layout_.outputs_begin - layout_.inputs_begin),
-                                     device_base_ + layout_.outputs_begin, output_bytes,
-                                     cudaMemcpyDeviceToHost, stream_);
-        !s.ok()) {
-      return prefixStatus(artifact_->name() + ": downloading the outputs", s);
+  return Status();
+}
+
+Status CudaProgram::timeDevice(size_t iterations, double* milliseconds) {
+  if (iterations != 0 && milliseconds == nullptr)
+    return Status(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_time_device: out_ms is NULL");
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (eager_runs_ + graph_runs_ == 0) {
+    return Status(KILN_STATUS_FAILED_PRECONDITION,
+                  "kiln_session_time_device: " + artifact_->name() +
+                      " has not run yet; the steps are timed on the inputs of the last run "
+                      "(kiln_session_run first)");
+  }
+  ScopedCudaDevice device(*api_);
+  if (Status s = device.enter(device_.ordinal); !s.ok()) return s;
+  if (device_begin_ == nullptr) {
+    Status status = api_->timedEventCreate(&device_begin_);
+    if (status.ok()) status = api_->timedEventCreate(&device_end_);
+    if (!status.ok())
+      return prefixStatus(artifact_->name() + ": creating the timing events", status);
+  }
+  // The steps' own graph, captured like the run's (which the first runs have already made
+  // possible: kernels loaded, graphs on or off for a reason).
+  if (steps_graph_ == nullptr && graph_mode_ == CudaGraphMode::kReplay) {
+    if (Status s = api_->beginCapture(stream_); !s.ok()) return s;
+    Status enqueued = enqueueSteps(/*check_each_step=*/false, /*timed=*/false);
+    cudaGraph_t graph = nullptr;
+    Status ended = api_->endCapture(stream_, &graph);
+    if (!enqueued.ok() || !ended.ok() || graph == nullptr) {
+      if (graph != nullptr) api_->graphDestroy(graph);
+      api_->clearLastError();
+      return prefixStatus(artifact_->name() + ": capturing the steps",
+                          !enqueued.ok() ? enqueued
+                          : !ended.ok()  ? ended
+                                         : Status(KILN_STATUS_INTERNAL, "no graph"));
     }
+    Status instantiated = api_->graphInstantiate(graph, &steps_graph_);
+    api_->graphDestroy(graph);
+    if (!instantiated.ok()) return instantiated;
+  }
+  for (size_t i = 0; i < iterations; ++i) {
+    Status status = api_->eventRecord(device_begin_, stream_);
+    if (status.ok()) {
+      status = steps_graph_ != nullptr ? api_->graphLaunch(steps_graph_, stream_)
+                                       : enqueueSteps(/*check_each_step=*/false, /*timed=*/false);
+    }
+    if (status.ok()) status = api_->eventRecord(device_end_, stream_);
+    if (status.ok()) status = api_->streamSynchronize(stream_);
+    float elapsed = 0;
+    if (status.ok()) status = api_->eventElapsed(device_begin_, device_end_, &elapsed);
+    if (!status.ok()) {
+      for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
+      return prefixStatus(artifact_->name() + ": timing the steps", status);
+    }
+    milliseconds[i] = elapsed;
   }
   return Status();
 }

@@ -118,6 +118,9 @@ class CudaProgram final : public DeviceProgram {
   /// Runs the program (see kiln_session_run). Thread-safe; runs serialize (see the class).
   Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
              kiln_tensor_t** outputs) override;
+  /// The steps without the upload and the download, as a CUDA graph of their own (or one by one
+  /// where graphs are off), between two timed events on the stream; on the last run's inputs.
+  Status timeDevice(size_t iterations, double* milliseconds) override;
 
   const LoadedArtifact& artifact() const override { return *artifact_; }
   ProgramStatistics statistics() const override;
@@ -171,6 +174,9 @@ class CudaProgram final : public DeviceProgram {
   /// `timed`, records the trace events: the origin after the upload, and each step's begin and
   /// end on its stream.
   Status enqueueRun(bool check_each_step, bool timed = false);
+  /// The part of enqueueRun between the upload and the download: the streams forked, every step,
+  /// the streams joined.
+  Status enqueueSteps(bool check_each_step, bool timed);
   Status enqueueStep(size_t index);
   /// Records enqueueRun into a graph and instantiates it. On failure the stream is out of
   /// capture again and graphs are disabled with the reason; the run goes on eagerly.
@@ -235,6 +241,9 @@ class CudaProgram final : public DeviceProgram {
   CudaGraphMode graph_mode_ = CudaGraphMode::kEager;
   std::string graph_disabled_reason_;
   cudaGraphExec_t graph_ = nullptr;
+  /// timeDevice's graph of the steps alone and its two events, made at its first call.
+  cudaGraphExec_t steps_graph_ = nullptr;
+  cudaEvent_t device_begin_ = nullptr, device_end_ = nullptr;
   uint64_t eager_runs_ = 0;
   uint64_t graph_runs_ = 0;
   std::atomic<uint64_t> run_count_{0};
