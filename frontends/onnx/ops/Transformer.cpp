@@ -238,8 +238,9 @@ Value repeatHeads(Decomposition &d, Value value, int64_t repeats) {
 /// Attention (opsets 23, 24, 25). Q, K and V are 4D `[batch, heads, sequence, head_size]` or 3D
 /// `[batch, sequence, heads * head_size]` with the q_num_heads and kv_num_heads attributes.
 /// past_key/past_value are concatenated before K and V (the present outputs); key/value heads
-/// are repeated for grouped-query attention. Q and K are each scaled by sqrt(scale) (scale
-/// defaults to 1/sqrt(head_size)), multiplied, soft-capped (softcap > 0), and the attention bias
+/// are repeated for grouped-query attention. The product of Q and K is scaled (by the square of
+/// sqrt(scale) in the inputs' type; scale defaults to 1/sqrt(head_size)), soft-capped
+/// (softcap > 0), and the attention bias
 /// added: the boolean constraints (a boolean attn_mask, the causal and window bands with the
 /// offset of the cached keys or, for nonpad_kv_seqlen, of each batch's valid keys, and the
 /// valid-length padding) as 0 or -inf, plus a floating-point attn_mask; a mask shorter than the
@@ -352,11 +353,19 @@ LogicalResult translateAttention(NodeContext &ctx) {
                              << q.getType();
     scale = 1.0 / std::sqrt(static_cast<double>(qShape[3]));
   }
-  // sqrt(scale) is rounded to the inputs' type, as the spec's function body casts it.
-  Value rootScale = d.castTo(ctx.scalar(element, std::sqrt(scale)), compute);
-  Value keys = repeatHeads(d, d.mul(k, rootScale), qHeads / kvHeads);
+  // The specification scales Q and K each by sqrt(scale), rounded to the inputs' type as its
+  // function body casts it. The product is scaled once instead, by that rounded root squared:
+  // the same value up to the rounding of the compute type (f32 for half-precision inputs, so
+  // nothing overflows first), and the form exporters write, which the CPU's attention call takes.
+  APFloat root(std::sqrt(scale));
+  bool lost = false;
+  (void)root.convert(llvm::cast<FloatType>(element).getFloatSemantics(),
+                     APFloat::rmNearestTiesToEven, &lost);
+  double rounded = root.convertToDouble();
+  Value keys = repeatHeads(d, k, qHeads / kvHeads);
   Value values = repeatHeads(d, v, qHeads / kvHeads);
-  Value scores = d.op<MatmulOp>({d.mul(q, rootScale), d.transpose(keys, {0, 1, 3, 2})});
+  Value product = d.op<MatmulOp>({q, d.transpose(keys, {0, 1, 3, 2})});
+  Value scores = d.mul(product, d.scalar(product, rounded * rounded));
   Value capped = scores;
   if (softcap > 0) {
     Value cap = d.scalar(scores, softcap);
