@@ -736,8 +736,9 @@ std::optional<StridedView> attentionOperand(Value operand, ArrayRef<int64_t> bat
 
 /// Plans `softmax(scale * Q Kᵀ [+ mask]) V` around `softmax` as one attention call, the form
 /// exporters write: a graph.matmul of Q and Kᵀ, multiplications and divisions by splat constants,
-/// at most one addend (the mask, after the scaling), the softmax along the last axis, and a
-/// graph.matmul of its result and V; each intermediate read only by the next, every tensor a
+/// at most one addend (the mask, after the scaling), the softmax along the last axis (optionally
+/// zeroed on the rows where the mask is -inf everywhere, as the ONNX Attention operator does),
+/// and a graph.matmul of its result and V; each intermediate read only by the next, every tensor a
 /// static f32 one. Q, Kᵀ and V are read where their data lies (through the transposes, slices
 /// and splits before them) and the result is written through the transposes and reshapes after
 /// it. Fails for anything else; the ops then stay for the library calls and kernels they were.
@@ -748,9 +749,22 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
     return failure();
   int64_t rank = scoresType.getRank();
   int64_t axis = static_cast<int64_t>(softmax.getAxis());
-  auto context = dyn_cast<graph::MatmulOp>(*softmax->getUsers().begin());
-  if (axis != rank - 1 || !context || context.getLhs() != softmax.getResult() ||
-      context.getRhs() == softmax.getResult() || staticUniformElementType(context) == Type() ||
+  // A guard may zero the rows the mask leaves no key in (the ONNX Attention operator's form):
+  // select(max(mask along the keys) == -inf, 0, softmax), checked against the mask below.
+  Operation *user = *softmax->getUsers().begin();
+  Value probabilities = softmax.getResult();
+  auto guard = dyn_cast<graph::SelectOp>(user);
+  if (guard) {
+    std::optional<float> zero = splatConstant(guard.getOnTrue());
+    if (!guard->hasOneUse() || guard.getOnFalse() != probabilities || !zero || *zero != 0.0f ||
+        guard.getType() != scoresType)
+      return failure();
+    probabilities = guard.getResult();
+    user = *guard->getUsers().begin();
+  }
+  auto context = dyn_cast<graph::MatmulOp>(user);
+  if (axis != rank - 1 || !context || context.getLhs() != probabilities ||
+      context.getRhs() == probabilities || staticUniformElementType(context) == Type() ||
       !staticUniformElementType(context).isF32())
     return failure();
 
@@ -809,6 +823,22 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   if (!staticUniformElementType(scores) || !staticUniformElementType(scores).isF32() ||
       !std::isfinite(scale))
     return failure();
+  // The guard's condition: the mask's row maximum (kept as a dimension) equal to -inf.
+  SmallVector<Operation *> guardOps;
+  if (guard) {
+    auto test = guard.getCondition().getDefiningOp<graph::CompareOp>();
+    if (!mask || !test || !test->hasOneUse() ||
+        test.getDirection() != graph::ComparisonDirection::eq)
+      return failure();
+    auto largest = test.getLhs().getDefiningOp<graph::ReduceMaxOp>();
+    std::optional<float> bound = splatConstant(test.getRhs());
+    if (!largest || !largest->hasOneUse() || largest.getInput() != mask || !largest.getKeepdims() ||
+        largest.getAxes().size() != 1 ||
+        largest.getAxes()[0] != cast<RankedTensorType>(mask.getType()).getRank() - 1 || !bound ||
+        !std::isinf(*bound) || *bound > 0)
+      return failure();
+    guardOps = {largest, test, guard};
+  }
   auto contextType = cast<RankedTensorType>(context.getType());
   ArrayRef<int64_t> batch = scoresType.getShape().drop_back(2);
   if (contextType.getRank() != rank || contextType.getShape().drop_back(2) != batch)
@@ -847,10 +877,14 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   if (maskView)
     plan.attributes.push_back(
         b.getNamedAttr("mask_view", b.getDenseI64ArrayAttr(maskView->encode())));
+  if (guard)
+    plan.attributes.push_back(b.getNamedAttr("zero_masked_rows", b.getDenseI64ArrayAttr({1})));
   for (const StridedView &view : {*q, *kt, *v})
     llvm::append_range(plan.readThrough, view.through);
   plan.fused.assign(chain.rbegin(), chain.rend());
-  plan.fused.append({softmax, context});
+  plan.fused.push_back(softmax);
+  llvm::append_range(plan.fused, guardOps);
+  plan.fused.push_back(context);
   plan.result = context.getResult();
 
   // The result: written through the data movement after it where that is a view.

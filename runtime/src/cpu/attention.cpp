@@ -172,6 +172,8 @@ class AttentionKernel : public LibraryCallKernel {
   std::string label;
   size_t dst_binding = 0;
   bool has_mask = false;
+  /// zero_masked_rows: a row whose scores are all -inf is zero rather than 0 / 0.
+  bool zero_masked_rows = false;
   float scale = 1.0f;
   std::vector<int64_t> batch_dims;
   int64_t batches = 1, sq = 0, skv = 0, d = 0, dv = 0;
@@ -238,6 +240,9 @@ class AttentionKernel : public LibraryCallKernel {
       float* to = out + i * dst_op.row_stride;
       if (dst_op.col_stride == 1 && row_sum[i] != 0.0f) {
         for (int64_t c = 0; c < dv; ++c) to[c] = from[c] * inverse;
+      } else if (row_sum[i] == 0.0f && zero_masked_rows) {
+        // No key to attend (zero_masked_rows).
+        for (int64_t c = 0; c < dv; ++c) to[c * dst_op.col_stride] = 0.0f;
       } else {
         // A row with every score -inf: 0 / 0, as the softmax gives.
         for (int64_t c = 0; c < dv; ++c) to[c * dst_op.col_stride] = from[c] / row_sum[i];
@@ -255,7 +260,8 @@ Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
   Status status = LibraryCallView::create(call, {KILN_ELEMENT_TYPE_F32},
                                           "kiln.attention takes f32 tensors only", &view);
   if (!status.ok()) return status;
-  if (!(status = view.checkKeys({"q_view", "k_view", "v_view", "mask_view", "dst_view", "scale"}))
+  if (!(status = view.checkKeys(
+            {"q_view", "k_view", "v_view", "mask_view", "dst_view", "scale", "zero_masked_rows"}))
            .ok())
     return status;
   const size_t count = view.bindings().size();
@@ -266,6 +272,10 @@ Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
   std::vector<float> scale = view.floats("scale");
   if (scale.size() != 1 || !std::isfinite(scale[0]))
     return view.invalid("needs one finite 'scale'");
+  int64_t zero_masked_rows = 0;
+  if (!(status = view.intScalar("zero_masked_rows", 0, &zero_masked_rows)).ok()) return status;
+  if (zero_masked_rows != 0 && zero_masked_rows != 1)
+    return view.invalid("'zero_masked_rows' must be 0 or 1");
 
   // Every view is required: the call reads its operands where the data lies.
   auto required = [&](const std::string& key, size_t binding, bool written, StridedView* out) {
@@ -334,6 +344,7 @@ Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
   kernel->label = view.label();
   kernel->dst_binding = count - 1;
   kernel->has_mask = has_mask;
+  kernel->zero_masked_rows = zero_masked_rows != 0;
   kernel->scale = scale[0];
   kernel->batch_dims = batch_dims;
   for (int64_t b : batch_dims) kernel->batches *= b;

@@ -20,13 +20,15 @@
 //              stride of 0 broadcasts. Q, Kᵀ and V have unit stride along one of their last two
 //              dims (each is a matrix a GEMM reads as it lies, or transposed).
 //   float      scale      one value
+//   int        zero_masked_rows  [0 or 1], optional: 1 makes a row whose scores are all -inf
+//              zero (the ONNX Attention operator's rule) rather than NaN
 //
 //   dst[b] = softmax(scale * Q[b] Kᵀ[b] + mask[b], along Skv) V[b]
 //
 // The keys are taken in blocks (online softmax): each block's scores are computed by oneDNN's
 // GEMM, the running row maximum and sum are updated, and the block's weighted values are
 // accumulated; only a block of scores exists at a time, per thread. A row whose scores are all
-// -inf gives NaN, as the softmax of such a row does.
+// -inf gives NaN, as the softmax of such a row does, or zero with zero_masked_rows.
 //
 //===----------------------------------------------------------------------===//
 

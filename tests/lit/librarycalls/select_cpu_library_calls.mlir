@@ -338,6 +338,49 @@ func.func @attention_broadcast_query(%q: tensor<8x16xf32>, %kt: tensor<2x16x8xf3
 
 // -----
 
+// Tests the ONNX Attention operator's guard: the rows where the mask is -inf everywhere are
+// zeroed after the softmax; the guard becomes the call's zero_masked_rows and goes with the
+// softmax. A guard that reads another tensor than the added mask, or zeroes to another value,
+// keeps the softmax.
+// CHECK-LABEL: func.func @attention_guard
+// CHECK: %[[O:.+]] = call @kiln.attention_0(%arg0, %arg1, %arg2, %arg3) {dst_view = array<i64: 0, 8, 4, 4, 1>, k_view = array<i64: 0, 16, 8, 8, 1>, mask_view = array<i64: 0, 8, 8, 8, 1>, q_view = array<i64: 0, 8, 16, 16, 1>, scale = array<f32: 2.500000e-01>, v_view = array<i64: 0, 8, 4, 4, 1>, zero_masked_rows = array<i64: 1>}
+// CHECK-NOT: graph.reduce_max %arg3
+// CHECK: graph.softmax
+// CHECK: graph.reduce_max %arg4
+// CHECK: graph.softmax
+// CHECK: return %[[O]]
+func.func @attention_guard(%q: tensor<8x16xf32>, %kt: tensor<16x8xf32>, %v: tensor<8x4xf32>, %mask: tensor<8x8xf32>, %other: tensor<8x8xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c = graph.constant dense<0.25> : tensor<f32>
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %ninf = graph.constant dense<0xFF800000> : tensor<f32>
+  %s = graph.matmul %q, %kt : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %sc = graph.mul %s, %c : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x8xf32>
+  %m = graph.add %sc, %mask : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %p = graph.softmax %m {axis = 1 : i64} : tensor<8x8xf32>
+  %mx = graph.reduce_max %mask {axes = array<i64: 1>, keepdims = true} : (tensor<8x8xf32>) -> tensor<8x1xf32>
+  %no = graph.compare eq, %mx, %ninf : (tensor<8x1xf32>, tensor<f32>) -> tensor<8x1xi1>
+  %g = graph.select %no, %zero, %p : (tensor<8x1xi1>, tensor<f32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %o = graph.matmul %g, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s2 = graph.matmul %q, %kt : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %m2 = graph.add %s2, %mask : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %p2 = graph.softmax %m2 {axis = 1 : i64} : tensor<8x8xf32>
+  %mx2 = graph.reduce_max %other {axes = array<i64: 1>, keepdims = true} : (tensor<8x8xf32>) -> tensor<8x1xf32>
+  %no2 = graph.compare eq, %mx2, %ninf : (tensor<8x1xf32>, tensor<f32>) -> tensor<8x1xi1>
+  %g2 = graph.select %no2, %zero, %p2 : (tensor<8x1xi1>, tensor<f32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %o2 = graph.matmul %g2, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s3 = graph.matmul %q, %kt : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %m3 = graph.add %s3, %mask : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %p3 = graph.softmax %m3 {axis = 1 : i64} : tensor<8x8xf32>
+  %mx3 = graph.reduce_max %mask {axes = array<i64: 1>, keepdims = true} : (tensor<8x8xf32>) -> tensor<8x1xf32>
+  %no3 = graph.compare eq, %mx3, %ninf : (tensor<8x1xf32>, tensor<f32>) -> tensor<8x1xi1>
+  %g3 = graph.select %no3, %one, %p3 : (tensor<8x1xi1>, tensor<f32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %o3 = graph.matmul %g3, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o, %o2, %o3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
 // Tests what is not one attention call: a scaling after the mask (the mask would be scaled too),
 // a softmax along another axis, and a tensor (not a splat) as the scale. Their products stay
 // oneDNN calls and the softmaxes stay.

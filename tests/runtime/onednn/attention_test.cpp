@@ -51,6 +51,8 @@ struct Attention {
   View q, k, v, mask, dst;
   bool has_mask = false;
   float scale = 1.0f;
+  /// The call's zero_masked_rows: a row whose scores are all -inf is zero, not NaN.
+  bool zero_masked_rows = false;
 };
 
 /// The unfused attention in double into `out` (dst's binding, other elements left as they are).
@@ -109,6 +111,8 @@ const kiln::artifact::LibraryCall &build(LibraryCallBuilder &builder, const Atte
   view("dst_view", c.dst);
   if (drop != "scale")
     builder.floats("scale", {c.scale});
+  if (c.zero_masked_rows)
+    builder.ints("zero_masked_rows", {1});
   return builder.build();
 }
 
@@ -128,7 +132,8 @@ std::string attentionError(const kiln::artifact::LibraryCall &call, kiln_status_
 }
 
 /// Runs `c` on random data (the mask from `make_mask` when it has one) and compares it with the
-/// reference; rows listed in `nan_rows` (batch 0) must be NaN.
+/// reference; rows listed in `nan_rows` (batch 0, every score -inf) must be NaN, or zero with
+/// zero_masked_rows.
 void check(const Attention &c, std::vector<float> mask = {},
            const std::vector<int64_t> &nan_rows = {}) {
   LibraryCallBuilder builder("kiln.attention");
@@ -151,7 +156,10 @@ void check(const Attention &c, std::vector<float> mask = {},
   for (int64_t row : nan_rows) {
     for (int64_t t = 0; t < c.dst.dims[rank - 1]; ++t) {
       int64_t at = c.dst.at(0, row, t);
-      EXPECT_TRUE(std::isnan(dst[at])) << "row " << row << " of scores all -inf: " << dst[at];
+      if (c.zero_masked_rows)
+        EXPECT_EQ(dst[at], 0.0f) << "row " << row << " of scores all -inf";
+      else
+        EXPECT_TRUE(std::isnan(dst[at])) << "row " << row << " of scores all -inf: " << dst[at];
       EXPECT_TRUE(std::isnan(expected[at]));
       dst[at] = expected[at] = 1.0f;
     }
@@ -211,6 +219,30 @@ TEST(AttentionTest, WalksTheKeysInBlocksWithMaskedRows) {
   for (int64_t j = 5; j < Skv; j += 97)
     mask[2 * Skv + j] = kNegInf;
   check(c, mask, {1});
+}
+
+// The ONNX Attention operator's rule (zero_masked_rows): the row without a key to attend is zero,
+// written through a transposed result (column stride Sq), and every other row as before.
+TEST(AttentionTest, ZeroesTheRowsWithoutAKeyWhenAsked) {
+  const int64_t Sq = 6, Skv = 300, D = 8, Dv = 5;
+  Attention c;
+  c.q_dims = {Sq, D};
+  c.k_dims = {D, Skv};
+  c.v_dims = {Skv, Dv};
+  c.mask_dims = {Sq, Skv};
+  c.dst_dims = {Dv, Sq};
+  c.q = {0, {Sq, D}, {D, 1}};
+  c.k = {0, {D, Skv}, {Skv, 1}};
+  c.v = {0, {Skv, Dv}, {Dv, 1}};
+  c.mask = {0, {Sq, Skv}, {Skv, 1}};
+  c.dst = {0, {Sq, Dv}, {1, Sq}};
+  c.has_mask = true;
+  c.scale = 0.5f;
+  c.zero_masked_rows = true;
+  std::vector<float> mask = randomValues(c.mask_dims, 6);
+  for (int64_t j = 0; j < Skv; ++j)
+    mask[3 * Skv + j] = kNegInf;
+  check(c, mask, {3});
 }
 
 // No mask, and Q broadcast over the batch (batch stride 0); the result is written through a
