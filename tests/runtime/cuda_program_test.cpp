@@ -170,6 +170,14 @@ class CudaProgramOnDevice : public ::testing::TestWithParam<Backend> {
                                  spec.code_objects[0].kernels});
     return spec;
   }
+  /// affineSpec with its second step on a stream of its own, waiting for the first.
+  ArtifactSpec twoStreamAffineSpec(uint64_t count) {
+    ArtifactSpec spec = affineSpec(count);
+    spec.stream_count = 2;
+    spec.steps[1].stream = 1;
+    spec.steps[1].waits = {0};
+    return spec;
+  }
   Result<std::unique_ptr<CudaProgram>> create(const ArtifactSpec& spec) {
     if (GetParam() == Backend::kGpu) return CudaProgram::create(loadInternal(spec), 0);
     return CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
@@ -323,10 +331,7 @@ TEST_P(CudaProgramOnDevice, RunsEagerlyThenCapturesThenReplays) {
 // its replays give the right results; on the simulator the graph's nodes replay in a seeded
 // shuffled order, so a missing edge between the streams shows (without the wait this fails).
 TEST_P(CudaProgramOnDevice, RunsTheStreamsOfAProgramAndCapturesThemTogether) {
-  ArtifactSpec spec = affineSpec(kCount);
-  spec.stream_count = 2;
-  spec.steps[1].stream = 1;
-  spec.steps[1].waits = {0};
+  ArtifactSpec spec = twoStreamAffineSpec(kCount);
   ::setenv(runtime::cuda::sim::kSimSeedEnvironmentVariable, "11", 1);
   auto created = create(spec);
   ::unsetenv(runtime::cuda::sim::kSimSeedEnvironmentVariable);
@@ -349,10 +354,7 @@ TEST_P(CudaProgramOnDevice, RunsTheStreamsOfAProgramAndCapturesThemTogether) {
 // stream; the results are right, and once the trace stops the program captures and replays as
 // before (traced runs are eager runs, never the graph).
 TEST_P(CudaProgramOnDevice, TracedRunsTimeEveryStepAndLeaveTheGraphAlone) {
-  ArtifactSpec spec = affineSpec(kCount);
-  spec.stream_count = 2;
-  spec.steps[1].stream = 1;
-  spec.steps[1].waits = {0};
+  ArtifactSpec spec = twoStreamAffineSpec(kCount);
   auto created = create(spec);
   ASSERT_TRUE(created.ok()) << created.status().toString();
   CudaProgram &program = **created;
@@ -400,10 +402,7 @@ TEST_P(CudaProgramOnDevice, TracedRunsTimeEveryStepAndLeaveTheGraphAlone) {
 // one before, each time a positive figure; runs before and after still give their own inputs'
 // results, and the timings count as no runs.
 TEST_P(CudaProgramOnDevice, TimesTheStepsAloneOnTheLastRunsInputs) {
-  ArtifactSpec spec = affineSpec(kCount);
-  spec.stream_count = 2;
-  spec.steps[1].stream = 1;
-  spec.steps[1].waits = {0};
+  ArtifactSpec spec = twoStreamAffineSpec(kCount);
   auto created = create(spec);
   ASSERT_TRUE(created.ok()) << created.status().toString();
   CudaProgram &program = **created;
