@@ -560,8 +560,9 @@ Status CudaProgram::timeDevice(size_t iterations, double* milliseconds) {
   }
   ScopedCudaDevice device(*api_);
   if (Status s = device.enter(device_.ordinal); !s.ok()) return s;
-  if (device_begin_ == nullptr) {
-    Status status = api_->timedEventCreate(&device_begin_);
+  if (device_end_ == nullptr) {
+    // Both events, or whichever a failed earlier call left missing.
+    Status status = device_begin_ != nullptr ? Status() : api_->timedEventCreate(&device_begin_);
     if (status.ok()) status = api_->timedEventCreate(&device_end_);
     if (!status.ok())
       return prefixStatus(artifact_->name() + ": creating the timing events", status);
