@@ -349,12 +349,13 @@ LogicalResult castCodedFloat(NodeContext &ctx, int32_t from, int32_t to) {
 LogicalResult translateCast(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  if (const onnx::AttributeProto *to = ctx.attribute("to"))
-    if (isCodedFloat(static_cast<int32_t>(to->i())) || isCodedFloat(ctx.declaredElementType(0)))
-      return castCodedFloat(ctx, ctx.declaredElementType(0), static_cast<int32_t>(to->i()));
-  if (const onnx::AttributeProto *to = ctx.attribute("to"))
-    if (std::optional<SubByteInteger> integer = subByteInteger(static_cast<int32_t>(to->i())))
+  if (const onnx::AttributeProto *to = ctx.attribute("to")) {
+    int32_t target = static_cast<int32_t>(to->i()), from = ctx.declaredElementType(0);
+    if (isCodedFloat(target) || isCodedFloat(from))
+      return castCodedFloat(ctx, from, target);
+    if (std::optional<SubByteInteger> integer = subByteInteger(target))
       return castToSubByte(ctx, *integer);
+  }
   FailureOr<Type> element = targetElementType(ctx, "cast to");
   if (failed(element))
     return failure();
@@ -375,11 +376,11 @@ LogicalResult translateBitCast(NodeContext &ctx) {
 LogicalResult translateCastLike(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  int32_t like = ctx.declaredElementType(1);
-  if (isCodedFloat(like) || isCodedFloat(ctx.declaredElementType(0))) {
+  int32_t like = ctx.declaredElementType(1), from = ctx.declaredElementType(0);
+  if (isCodedFloat(like) || isCodedFloat(from)) {
     if (like == 0)
       return ctx.emitError() << "the element type of input 'like' is not declared";
-    return castCodedFloat(ctx, ctx.declaredElementType(0), like);
+    return castCodedFloat(ctx, from, like);
   }
   if (std::optional<SubByteInteger> integer = subByteInteger(like))
     return castToSubByte(ctx, *integer);

@@ -1133,13 +1133,10 @@ LogicalResult translateTfIdfVectorizer(NodeContext &ctx) {
     auto [begin, count] = byLength[n - 1];
     if (count == 0)
       continue;
-    if (n < minLength || n > maxLength) {
-      counts.push_back(
-          ctx.constant(DenseElementsAttr::get(RankedTensorType::get({rows, count}, f32), 0.0f)));
-      continue;
-    }
+    // Lengths outside [min_gram_length, max_gram_length], and windows longer than a row, count 0.
     Value total;
-    for (int64_t skip = 0; skip <= (n == 1 ? 0 : maxSkip); ++skip) {
+    bool counted = n >= minLength && n <= maxLength;
+    for (int64_t skip = 0; counted && skip <= (n == 1 ? 0 : maxSkip); ++skip) {
       int64_t step = skip + 1, positions = length - (n - 1) * step;
       if (positions <= 0)
         break;

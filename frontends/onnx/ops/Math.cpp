@@ -355,9 +355,9 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
   Value x = ctx.input(0);
   Value scale = quantizationParameter(d, ctx.input(1), x);
   Value zeroPoint = quantizationParameter(d, ctx.input(2), x);
-  int32_t declared = ctx.opset() >= 21 ? static_cast<int32_t>(ctx.intAttr("output_dtype", 0)) : 0;
-  if (!declared)
-    declared = ctx.declaredElementType(2);
+  // The output type as declared: output_dtype, else the zero point's ONNX type.
+  int64_t outputType = ctx.opset() >= 21 ? ctx.intAttr("output_dtype", 0) : 0;
+  int32_t declared = outputType ? static_cast<int32_t>(outputType) : ctx.declaredElementType(2);
   if (declared == kFloat4E2M1) {
     // FLOAT4E2M1 (codes in a uint8): x / scale (+ the zero point, 0 by the specification) rounded
     // and saturated by the encoding, as the reference's cast does; `saturate` changes nothing for a
@@ -372,7 +372,7 @@ LogicalResult translateQuantizeLinear(NodeContext &ctx) {
   }
   Type target = ctx.hasInput(2) ? elementTypeOf(ctx.input(2))
                                 : IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
-  if (int64_t outputType = ctx.opset() >= 21 ? ctx.intAttr("output_dtype", 0) : 0) {
+  if (outputType) {
     Type requested = convertElementType(*ctx.context(), static_cast<int32_t>(outputType));
     if (!requested || (ctx.hasInput(2) && requested != target))
       return ctx.emitError() << "output_dtype " << outputType

@@ -370,14 +370,8 @@ LogicalResult translateGridSample(NodeContext &ctx) {
   if (mode == ResizeMode::cubic && input.getRank() != 4)
     return ctx.emitError() << "cubic sampling takes 2 spatial dimensions; the input is " << input;
   std::string paddingName = ctx.stringAttr("padding_mode", "zeros");
-  GridSamplePadding padding;
-  if (paddingName == "zeros")
-    padding = GridSamplePadding::zeros;
-  else if (paddingName == "border")
-    padding = GridSamplePadding::border;
-  else if (paddingName == "reflection")
-    padding = GridSamplePadding::reflection;
-  else
+  std::optional<GridSamplePadding> padding = symbolizeGridSamplePadding(paddingName);
+  if (!padding)
     return ctx.emitError() << "padding_mode '" << paddingName
                            << "' is not one of 'zeros', 'border', 'reflection'";
   MLIRContext *context = ctx.context();
@@ -385,7 +379,7 @@ LogicalResult translateGridSample(NodeContext &ctx) {
   return d.finish(d.op<GridSampleOp>(
       {ctx.input(0), ctx.input(1)},
       {ctx.named("mode", ResizeModeAttr::get(context, mode)),
-       ctx.named("padding", GridSamplePaddingAttr::get(context, padding)),
+       ctx.named("padding", GridSamplePaddingAttr::get(context, *padding)),
        ctx.named("align_corners",
                  ctx.builder().getBoolAttr(ctx.intAttr("align_corners", 0) != 0))}));
 }

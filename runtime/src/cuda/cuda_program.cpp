@@ -570,21 +570,8 @@ Status CudaProgram::timeDevice(size_t iterations, double* milliseconds) {
   // The steps' own graph, captured like the run's (which the first runs have already made
   // possible: kernels loaded, graphs on or off for a reason).
   if (steps_graph_ == nullptr && graph_mode_ == CudaGraphMode::kReplay) {
-    if (Status s = api_->beginCapture(stream_); !s.ok()) return s;
-    Status enqueued = enqueueSteps(/*check_each_step=*/false, /*timed=*/false);
-    cudaGraph_t graph = nullptr;
-    Status ended = api_->endCapture(stream_, &graph);
-    if (!enqueued.ok() || !ended.ok() || graph == nullptr) {
-      if (graph != nullptr) api_->graphDestroy(graph);
-      api_->clearLastError();
-      return prefixStatus(artifact_->name() + ": capturing the steps",
-                          !enqueued.ok() ? enqueued
-                          : !ended.ok()  ? ended
-                                         : Status(KILN_STATUS_INTERNAL, "no graph"));
-    }
-    Status instantiated = api_->graphInstantiate(graph, &steps_graph_);
-    api_->graphDestroy(graph);
-    if (!instantiated.ok()) return instantiated;
+    if (Status s = capture(/*steps_only=*/true, &steps_graph_); !s.ok())
+      return prefixStatus(artifact_->name() + ": capturing the steps", s);
   }
   for (size_t i = 0; i < iterations; ++i) {
     Status status = api_->eventRecord(device_begin_, stream_);
@@ -605,9 +592,12 @@ Status CudaProgram::timeDevice(size_t iterations, double* milliseconds) {
   return Status();
 }
 
-Status CudaProgram::captureGraph() {
+Status CudaProgram::captureGraph() { return capture(/*steps_only=*/false, &graph_); }
+
+Status CudaProgram::capture(bool steps_only, cudaGraphExec_t* out) {
   if (Status s = api_->beginCapture(stream_); !s.ok()) return s;
-  Status enqueued = enqueueRun(/*check_each_step=*/false);
+  Status enqueued = steps_only ? enqueueSteps(/*check_each_step=*/false, /*timed=*/false)
+                               : enqueueRun(/*check_each_step=*/false);
   // The capture must end whatever happened, or the stream stays unusable.
   cudaGraph_t graph = nullptr;
   Status ended = api_->endCapture(stream_, &graph);
@@ -623,7 +613,7 @@ Status CudaProgram::captureGraph() {
   Status instantiated = api_->graphInstantiate(graph, &exec);
   api_->graphDestroy(graph);
   if (!instantiated.ok()) return instantiated;
-  graph_ = exec;
+  *out = exec;
   return Status();
 }
 

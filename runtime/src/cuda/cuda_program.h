@@ -181,6 +181,9 @@ class CudaProgram final : public DeviceProgram {
   /// Records enqueueRun into a graph and instantiates it. On failure the stream is out of
   /// capture again and graphs are disabled with the reason; the run goes on eagerly.
   Status captureGraph();
+  /// Records enqueueRun, or enqueueSteps alone, into a graph instantiated into `*out`; on
+  /// failure the stream is out of capture again and the error is cleared.
+  Status capture(bool steps_only, cudaGraphExec_t* out);
   Status execute();
   /// The steps one by one (enqueueRun) and a wait for them; the first run of a program also
   /// checks each step and then lets the next run capture the graph.
