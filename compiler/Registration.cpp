@@ -9,6 +9,7 @@
 #include "compiler/pipelines/Pipelines.h"
 #include "compiler/precision/Passes.h"
 #include "compiler/program/Passes.h"
+#include "compiler/partition/Passes.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/program/ProgramDialect.h"
@@ -38,6 +39,7 @@ void registerAllPasses() {
   registerGraphConversionPasses();
   registerGraphTransformsPasses();
   registerLibraryCallsPasses();
+  registerPartitionPasses();
   registerPipelines();
   registerPrecisionPasses();
   registerProgramPasses();

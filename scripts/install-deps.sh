@@ -37,6 +37,8 @@ packages=(
   # The .kiln artifact schema (flatc and the header-only library); oneDNN for the CPU runtime's
   # library calls (convolution and matmul).
   flatbuffers-compiler libflatbuffers-dev libdnnl-dev
+  # Collectives between the CPU devices of a split model (kiln compile --devices N).
+  libgloo-dev
   # Fibers for the threads of a block on the simulated CUDA device.
   libboost-context-dev
   # Fuzzing the loaders (clang's libFuzzer runtime).

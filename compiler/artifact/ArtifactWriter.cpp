@@ -259,6 +259,9 @@ void Translator::writeConstants(llvm::raw_ostream &os, uint64_t written) {
     streamConstant(op, os);
     at = offset + program::bufferBytes(op.getType());
   }
+  // The section ends where its size says (another device's artifact may follow it).
+  if (at < constants_.size)
+    writeZeros(os, constants_.size - at);
 }
 
 FailureOr<art::BufferRef> Translator::bufferRef(Value value, Operation *user) {
@@ -525,21 +528,53 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   auto producer = fbb_.CreateString(info_.producer);
   auto device = fbb_.CreateString(program::stringifyDevice(program_.getDevice()).str());
   auto source = fbb_.CreateString(info_.source);
+  flatbuffers::Offset<art::Partition> partition;
+  std::vector<art::DeviceArtifactRange> ranges;
+  if (!info_.partitionMode.empty()) {
+    if (info_.deviceArtifacts)
+      for (const std::string &bytes : *info_.deviceArtifacts)
+        ranges.emplace_back(/*offset=*/0, bytes.size()); // offsets set once the table is done
+    partition = art::CreatePartition(fbb_, fbb_.CreateString(info_.partitionMode), info_.devices,
+                                     info_.rank,
+                                     ranges.empty() ? 0 : fbb_.CreateVectorOfStructs(ranges));
+  }
   // The section's offset is the table's size rounded up, known only once the table is finished:
   // the field is stored even while 0 and set in place afterwards.
   fbb_.ForceDefaults(true);
   auto artifact = art::CreateArtifact(fbb_, KILN_ARTIFACT_FORMAT_VERSION, producer, device, source,
                                       inputs, outputs, codeObjects, program,
-                                      /*constants_offset=*/0, constants_.size);
+                                      /*constants_offset=*/0, constants_.size, partition);
   fbb_.ForceDefaults(false);
   art::FinishArtifactBuffer(fbb_, artifact);
   uint64_t tableSize = fbb_.GetSize();
+  art::Artifact *written = art::GetMutableArtifact(fbb_.GetBufferPointer());
   if (constants_.size != 0 &&
-      !art::GetMutableArtifact(fbb_.GetBufferPointer())
-           ->mutate_constants_offset(llvm::alignTo(tableSize, kConstantAlignment)))
+      !written->mutate_constants_offset(llvm::alignTo(tableSize, kConstantAlignment)))
     return program_.emitError("the artifact's constants offset could not be recorded");
+  // The other devices' artifacts follow the constants, each at a 64-byte aligned offset.
+  uint64_t end = constants_.size != 0 ? llvm::alignTo(tableSize, kConstantAlignment) + constants_.size
+                                      : tableSize;
+  std::vector<uint64_t> offsets;
+  for (const art::DeviceArtifactRange &range : ranges) {
+    offsets.push_back(llvm::alignTo(end, kConstantAlignment));
+    end = offsets.back() + range.size();
+  }
+  if (!ranges.empty()) {
+    auto *stored = written->mutable_partition()->mutable_device_artifacts();
+    for (size_t i = 0; i < offsets.size(); ++i)
+      stored->GetMutableObject(i)->mutate_offset(offsets[i]);
+  }
   os.write(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), tableSize);
   writeConstants(os, tableSize);
+  uint64_t position = constants_.size != 0
+                          ? llvm::alignTo(tableSize, kConstantAlignment) + constants_.size
+                          : tableSize;
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    writeZeros(os, offsets[i] - position);
+    const std::string &bytes = (*info_.deviceArtifacts)[i];
+    os.write(bytes.data(), bytes.size());
+    position = offsets[i] + bytes.size();
+  }
   return success();
 }
 

@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -25,6 +26,14 @@ struct ArtifactInfo {
   /// The model the artifact was compiled from, and the tool that wrote it.
   std::string source;
   std::string producer;
+  /// A partitioned model (kiln compile --devices N): the mode ("tensor"), the devices and which one
+  /// this program is. Empty mode: a single-device artifact.
+  std::string partitionMode;
+  uint32_t devices = 1;
+  uint32_t rank = 0;
+  /// Device 0 only: the complete artifacts of devices 1 to devices - 1, written after its own
+  /// constants and located by its Partition table.
+  const std::vector<std::string> *deviceArtifacts = nullptr;
 };
 
 /// The module's one program.program, or an error on the module.

@@ -20,6 +20,7 @@
 #include "compiler/Registration.h"
 #include "compiler/artifact/ArtifactWriter.h"
 #include "compiler/fusion/Passes.h"
+#include "compiler/partition/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "compiler/precision/Passes.h"
 #include "compiler/program/Liveness.h"
@@ -41,8 +42,10 @@ namespace {
 
 class Compilation {
 public:
-  Compilation(ModuleOp module, const CompileOptions &options)
-      : module_(module), options_(options), context_(module.getContext()) {}
+  Compilation(ModuleOp module, const CompileOptions &options,
+              const std::vector<std::string> *deviceArtifacts = nullptr)
+      : module_(module), options_(options), context_(module.getContext()),
+        deviceArtifacts_(deviceArtifacts) {}
 
   LogicalResult run(llvm::raw_ostream &os);
 
@@ -54,6 +57,7 @@ private:
   ModuleOp module_;
   const CompileOptions &options_;
   MLIRContext *context_;
+  const std::vector<std::string> *deviceArtifacts_;
   int dumpIndex_ = 0;
 };
 
@@ -121,6 +125,8 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
     pipeline.precisionLow = *options_.precisionLow;
   }
   pipeline.emulatePrecision = options_.emulatePrecision;
+  pipeline.devices = options_.devices;
+  pipeline.deviceRank = options_.deviceRank;
   pipeline.precisionEvidence = options_.precisionEvidence;
   if (!options_.libdevice.empty())
     pipeline.libdevice = options_.libdevice;
@@ -139,6 +145,9 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   if (options_.onStage)
     options_.onStage("artifact");
   if (options_.report) {
+    if (auto partition = module_->getAttrOfType<ArrayAttr>(kPartitionReportAttr))
+      for (auto [i, line] : llvm::enumerate(partition.getAsRange<StringAttr>()))
+        *options_.report << (i == 0 ? "partition: " : "  ") << line.getValue() << "\n";
     if (precisionReport) {
       *options_.report << "precision: " << options_.precision << ", " << precisionReport.size()
                        << " candidate ops (index, precision, class, op, node, why)\n";
@@ -155,6 +164,12 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   ArtifactInfo info;
   info.source = options_.sourceName;
   info.producer = "kiln " KILN_VERSION_STRING;
+  if (options_.devices > 1) {
+    info.partitionMode = options_.partition;
+    info.devices = static_cast<uint32_t>(options_.devices);
+    info.rank = static_cast<uint32_t>(options_.deviceRank);
+    info.deviceArtifacts = deviceArtifacts_;
+  }
   return writeArtifact(module_, info, os);
 }
 
@@ -182,7 +197,45 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   // The stages name upstream passes in textual pipelines, which needs them registered.
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
-  return Compilation(module, options).run(os);
+  if (options.devices < 1)
+    return module.emitError() << "--devices " << options.devices << " is not a device count";
+  if (options.devices == 1)
+    return Compilation(module, options).run(os);
+  if (options.partition != "tensor")
+    return module.emitError() << "--partition " << options.partition
+                              << " is not supported; use tensor";
+  if (options.streams > 1)
+    return module.emitError() << "--devices " << options.devices << " with --streams "
+                              << options.streams
+                              << " is not supported: a device's collectives run in program order";
+  // Every device's program from its own copy of the graph (the weights are shared until the
+  // partitioner slices them); device 0's artifact is written last and carries the others.
+  std::vector<std::string> others;
+  for (int64_t rank = 1; rank < options.devices; ++rank) {
+    OwningOpRef<ModuleOp> copy(module.clone());
+    CompileOptions device = options;
+    device.deviceRank = rank;
+    device.report = nullptr;
+    if (!options.dumpIrDirectory.empty())
+      device.dumpIrDirectory = llvm::formatv("{0}/device{1}", options.dumpIrDirectory, rank).str();
+    if (options.onStage)
+      device.onStage = [&options, rank](StringRef stage) {
+        options.onStage(llvm::formatv("device {0}: {1}", rank, stage).str());
+      };
+    std::string bytes;
+    llvm::raw_string_ostream deviceOs(bytes);
+    if (failed(Compilation(*copy, device).run(deviceOs)))
+      return failure();
+    deviceOs.flush();
+    others.push_back(std::move(bytes));
+  }
+  CompileOptions first = options;
+  first.deviceRank = 0;
+  if (options.onStage)
+    first.onStage = [&options](StringRef stage) {
+      options.onStage(llvm::formatv("device 0: {0}", stage).str());
+    };
+  return Compilation(module, first, &others).run(os);
 }
 
 FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options) {

@@ -40,6 +40,12 @@ struct CompileOptions {
   uint64_t memoryLimit = 0;
   /// The most streams independent steps are spread over (1: one after another).
   int64_t streams = 1;
+  /// Devices the model is split over (kiln-partition-tensor; 1: not split) and how. The artifact
+  /// is device 0's, carrying the others' (runtime/schema/artifact.fbs, Partition).
+  int64_t devices = 1;
+  std::string partition = "tensor";
+  /// The device compiled (set by the driver for each device in turn).
+  int64_t deviceRank = 0;
   /// The precision (kiln-assign-precision): "fp32" (no change), "tf32", "bf16" or "fp16".
   std::string precision = "fp32";
   /// Inputs and outputs keep their declared types under a lower precision.

@@ -7,6 +7,7 @@
 #include "compiler/fusion/CostModel.h"
 #include "compiler/fusion/Passes.h"
 #include "compiler/librarycalls/Passes.h"
+#include "compiler/partition/Passes.h"
 #include "compiler/precision/Passes.h"
 #include "compiler/program/Passes.h"
 #include "compiler/transforms/Passes.h"
@@ -89,6 +90,16 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
     }
     pm.addPass(mlir::createCanonicalizerPass());
+    if (options.devices > 1) {
+      // Tensor parallelism: this device's part of every column- and row-parallel region, with an
+      // all-reduce after each row-parallel matmul (NCCL on CUDA, Gloo on the CPU).
+      PartitionTensorPassOptions partition;
+      partition.devices = options.devices;
+      partition.rank = options.deviceRank;
+      partition.collective = cuda ? "nccl.all_reduce" : "gloo.all_reduce";
+      pm.addPass(createPartitionTensorPass(partition));
+      pm.addPass(mlir::createCanonicalizerPass());
+    }
     if (options.precision != "fp32") {
       AssignPrecisionPassOptions assign;
       assign.precision = options.precision;

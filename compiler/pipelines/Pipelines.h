@@ -90,6 +90,12 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
   Option<bool> emulatePrecision{*this, "emulate-precision",
                                 llvm::cl::desc("Round through the precision under a mask input"),
                                 llvm::cl::init(false)};
+  Option<int64_t> devices{*this, "devices",
+                          llvm::cl::desc("Devices the model is split over (kiln-partition-tensor)"),
+                          llvm::cl::init(1)};
+  Option<int64_t> deviceRank{*this, "device-rank",
+                             llvm::cl::desc("The device whose program is compiled"),
+                             llvm::cl::init(0)};
   Option<std::string> stopAfter{*this, "stop-after",
                                 llvm::cl::desc("The last stage to run (all when empty)"),
                                 llvm::cl::init("")};

@@ -90,6 +90,8 @@ constexpr Param kPoolingParams[] = {{"kind", Kind::Strings, Count::Any, true},
 constexpr ViewParam kMatmulViews[] = {{"a_view", 0}, {"b_view", 1}, {"dst_view", -1}};
 constexpr ViewParam kAttentionViews[] = {
     {"q_view", 0}, {"k_view", 1}, {"v_view", 2}, {"mask_view", 3}, {"dst_view", -1}};
+/// The all-reduce of tensor parallelism (compiler/partition): the devices that sum.
+constexpr Param kCollectiveParams[] = {{"devices", Kind::Int, Count::Any, true}};
 constexpr Param kCublasLtParams[] = {{"allow_tf32", Kind::Bool}};
 constexpr Param kCudnnParams[] = {{"allow_tf32", Kind::Bool}, {"channels_last", Kind::Bool}};
 
@@ -139,6 +141,11 @@ const Entry kEntries[] = {
      {},
      kAttentionViews,
      /*f32Only=*/true},
+    // The sum over every device of a tensor parallel program, written to the result (Gloo between
+    // CPU devices, NCCL between GPUs).
+    {"gloo.all_reduce", "input", 1, false, 0, 8, false, kCollectiveParams, {}, {}, {},
+     /*f32Only=*/true},
+    {"nccl.all_reduce", "input", 1, false, 0, 8, true, kCollectiveParams, {}, {}, {}},
 };
 
 StringRef kindName(Kind kind) {

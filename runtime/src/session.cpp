@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -51,7 +52,17 @@ kiln::Result<std::unique_ptr<kiln::runtime::DeviceProgram>> createProgram(
     const std::shared_ptr<const kiln::runtime::LoadedArtifact>& artifact,
     const kiln_session_options_t& options) {
   if (options.device_kind == KILN_DEVICE_KIND_CPU) {
-    auto program = kiln::runtime::cpu::CpuProgram::create(artifact, options.num_threads);
+    std::shared_ptr<kiln::runtime::cpu::Collectives> collectives;
+    if (artifact->deviceCount() > 1) {
+      auto joined = kiln::runtime::cpu::Collectives::connect(
+          artifact->deviceRank(), artifact->deviceCount(), options.rendezvous,
+          std::chrono::milliseconds(
+              options.rendezvous_timeout_ms ? options.rendezvous_timeout_ms : 60000));
+      if (!joined.ok()) return joined.status();
+      collectives = std::move(*joined);
+    }
+    auto program = kiln::runtime::cpu::CpuProgram::create(artifact, options.num_threads,
+                                                          std::move(collectives));
     if (!program.ok()) return program.status();
     return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
   }
@@ -121,6 +132,12 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
           offsetof(kiln_session_options_t, device_ordinal) + sizeof(options->device_ordinal)) {
         resolved.device_ordinal = options->device_ordinal;
       }
+      if (options->struct_size >= offsetof(kiln_session_options_t, rendezvous_timeout_ms) +
+                                      sizeof(options->rendezvous_timeout_ms)) {
+        resolved.device_rank = options->device_rank;
+        resolved.rendezvous = options->rendezvous;
+        resolved.rendezvous_timeout_ms = options->rendezvous_timeout_ms;
+      }
     }
     const char* device = deviceKindName(resolved.device_kind);
     if (device == nullptr) {
@@ -128,7 +145,29 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
                           "kiln_session_create: unknown device kind " +
                               std::to_string(static_cast<int>(resolved.device_kind)));
     }
-    const auto& loaded = artifact->artifact;
+    std::shared_ptr<const kiln::runtime::LoadedArtifact> loaded = artifact->artifact;
+    if (loaded->deviceCount() > 1) {
+      // A split model: this session runs one device's program, meeting the others.
+      auto device_artifact = loaded->deviceArtifact(resolved.device_rank);
+      if (!device_artifact.ok()) return device_artifact.status();
+      if (resolved.rendezvous == nullptr || *resolved.rendezvous == '\0') {
+        return kiln::Status(
+            KILN_STATUS_INVALID_ARGUMENT,
+            loaded->name() + ": the model is split over " + std::to_string(loaded->deviceCount()) +
+                " devices; each device's session needs options.rendezvous (a directory they "
+                "share) and options.device_rank");
+      }
+      if (resolved.device_kind != KILN_DEVICE_KIND_CPU) {
+        return kiln::Status(KILN_STATUS_UNIMPLEMENTED,
+                            loaded->name() + ": split models run on CPU devices (Gloo) in this "
+                                             "runtime; NCCL between GPUs is not implemented yet");
+      }
+      loaded = std::move(*device_artifact);
+    } else if (resolved.device_rank != 0) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          loaded->name() + ": device_rank " + std::to_string(resolved.device_rank) +
+                              " given for a model that is not split over devices");
+    }
     std::string artifact_device = loaded->root().device()->str();
     // The simulated CUDA device runs cuda artifacts.
     const std::string runs = resolved.device_kind == KILN_DEVICE_KIND_CUDA_SIM ? "cuda" : device;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <thread>
 
 namespace kiln::cli {
 namespace {
@@ -275,6 +276,61 @@ std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
   return std::move(session.value());
 }
 
+/// The sessions of every device of a split model, in this process: each device's session is
+/// created on a thread of its own (creation waits until all have joined), meeting in a new
+/// temporary directory. `threads` is the host threads shared out between them (0: every core).
+std::optional<std::vector<Session>> createSplitSessions(const Artifact &artifact,
+                                                        uint32_t threads) {
+  uint32_t devices = artifact.deviceCount();
+  llvm::SmallString<128> rendezvous;
+  if (std::error_code error = llvm::sys::fs::createUniqueDirectory("kiln-rendezvous", rendezvous)) {
+    printError("cannot create a rendezvous directory: " + error.message());
+    return std::nullopt;
+  }
+  uint32_t cores = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<Session> sessions(devices);
+  std::vector<Status> created(devices);
+  std::vector<std::thread> joining;
+  for (uint32_t rank = 0; rank < devices; ++rank)
+    joining.emplace_back([&, rank] {
+      SessionOptions options;
+      options.numThreads = std::max(1u, cores / devices);
+      options.deviceRank = rank;
+      options.rendezvous = std::string(rendezvous);
+      Result<Session> session = Session::create(artifact, options);
+      if (session.ok())
+        sessions[rank] = std::move(session.value());
+      else
+        created[rank] = session.status();
+    });
+  for (std::thread &thread : joining)
+    thread.join();
+  llvm::sys::fs::remove_directories(rendezvous);
+  for (const Status &status : created)
+    if (!status.ok()) {
+      printError(status.message());
+      return std::nullopt;
+    }
+  return sessions;
+}
+
+/// Runs every device's session at once on `inputs`; device 0's outputs (each device computes the
+/// same ones), or the first failure.
+Result<std::vector<Tensor>> runSplitSessions(std::vector<Session> &sessions,
+                                             const std::vector<const Tensor *> &inputs) {
+  std::vector<std::optional<Result<std::vector<Tensor>>>> results(sessions.size());
+  std::vector<std::thread> running;
+  for (size_t rank = 0; rank < sessions.size(); ++rank)
+    running.emplace_back([&, rank] { results[rank] = sessions[rank].run(inputs); });
+  for (std::thread &thread : running)
+    thread.join();
+  for (size_t rank = 0; rank < sessions.size(); ++rank)
+    if (!results[rank]->ok())
+      return Status(results[rank]->status().code(), "device " + std::to_string(rank) + ": " +
+                                                        results[rank]->status().message());
+  return std::move(*results[0]);
+}
+
 std::vector<const Tensor *> pointers(const std::vector<Tensor> &tensors) {
   std::vector<const Tensor *> result;
   for (const Tensor &tensor : tensors)
@@ -299,6 +355,12 @@ int runCompile(const CompileCommand &command) {
   settings.report = command.report;
   if (!setProgramOptions(command.memoryLimit, command.streams, settings))
     return kExitUsage;
+  if (command.devices < 1 || command.devices > 64) {
+    printError("--devices " + std::to_string(command.devices) + " is not between 1 and 64");
+    return kExitUsage;
+  }
+  settings.devices = command.devices;
+  settings.partition = command.partition;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/true, settings))
     return kExitUsage;
   settings.progress = !command.quiet;
@@ -397,6 +459,16 @@ int runRun(const RunCommand &command) {
     return kExitUsage;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;
+  if (command.devices < 0 || command.devices > 64) {
+    printError("--devices " + std::to_string(command.devices) + " is not between 1 and 64");
+    return kExitUsage;
+  }
+  if ((command.deviceRank >= 0) != !command.rendezvous.empty()) {
+    printError("--device-rank and --rendezvous go together (one process per device)");
+    return kExitUsage;
+  }
+  settings.devices = std::max<int64_t>(command.devices, 1);
+  settings.partition = command.partition;
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
   // An ONNX model compiled for this run is specialized for its inputs, as the conformance suite
@@ -415,16 +487,56 @@ int runRun(const RunCommand &command) {
       arrangeInputs(*artifact, std::move(*given), randomized, command.seed);
   if (!inputs)
     return kExitUsage;
-  std::optional<Session> session = createSession(*artifact, command.threads, *device);
-  if (!session)
-    return kExitFailure;
+  uint32_t devices = artifact->deviceCount();
+  if (command.devices > 1 && static_cast<uint32_t>(command.devices) != devices) {
+    printError(command.model + " runs on " + std::to_string(devices) + " device(s), not the " +
+               std::to_string(command.devices) + " of --devices" +
+               (devices == 1 ? " (compile it with --devices N)" : ""));
+    return kExitUsage;
+  }
+  if (devices > 1 && device->kind != "cpu") {
+    printError(command.model + " is split over " + std::to_string(devices) +
+               " devices; split models run on CPU devices (--device cpu)");
+    return kExitUsage;
+  }
+  // One session per device of a split model (this process runs them all, or one of them with
+  // --device-rank); the first one is traced.
+  std::vector<Session> sessions;
+  if (devices > 1 && command.deviceRank < 0) {
+    std::optional<std::vector<Session>> split = createSplitSessions(*artifact, command.threads);
+    if (!split)
+      return kExitFailure;
+    sessions = std::move(*split);
+  } else {
+    SessionOptions options;
+    options.numThreads = command.threads;
+    std::optional<Session> session;
+    if (command.deviceRank >= 0) {
+      options.deviceRank = static_cast<uint32_t>(command.deviceRank);
+      options.rendezvous = command.rendezvous;
+      Result<Session> created = Session::create(*artifact, options);
+      if (!created.ok()) {
+        printError(created.status().message());
+        return kExitFailure;
+      }
+      session = std::move(created.value());
+    } else {
+      session = createSession(*artifact, command.threads, *device);
+    }
+    if (!session)
+      return kExitFailure;
+    sessions.push_back(std::move(*session));
+  }
+  Session *session = &sessions[0];
   if (!command.trace.empty()) {
     if (Status started = session->startTrace(); !started.ok()) {
       printError(started.message());
       return kExitFailure;
     }
   }
-  Result<std::vector<Tensor>> outputs = session->run(pointers(*inputs));
+  Result<std::vector<Tensor>> outputs = sessions.size() > 1
+                                            ? runSplitSessions(sessions, pointers(*inputs))
+                                            : session->run(pointers(*inputs));
   if (!outputs.ok()) {
     printError(command.model + ": " + outputs.status().message());
     return kExitFailure;

@@ -37,6 +37,9 @@ struct CompileCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
+  /// `--devices N --partition tensor`: the model split over N devices.
+  int64_t devices = 1;
+  std::string partition = "tensor";
   PrecisionFlags precision;
   /// `--precision auto`: the low precision tried, the budget and the calibration inputs.
   std::string autoPrecision = "fp16";
@@ -57,6 +60,14 @@ struct RunCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
+  /// `--devices N`: the model split over N CPU devices (compiled just in time with --partition,
+  /// or a split artifact), all run by this process, one thread per device.
+  int64_t devices = 0;
+  std::string partition = "tensor";
+  /// `--device-rank R --rendezvous DIR`: run only device R of a split artifact, meeting the other
+  /// devices' processes in DIR.
+  int64_t deviceRank = -1;
+  std::string rendezvous;
   PrecisionFlags precision;
   std::string outputDir;
   /// Chrome trace-event JSON of the run's steps.

@@ -272,6 +272,8 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.dumpIrDirectory = settings.dumpIrDirectory;
   options.memoryLimit = settings.memoryLimit;
   options.streams = settings.streams;
+  options.devices = settings.devices;
+  options.partition = settings.partition;
   options.precision = settings.precision;
   options.convLayout = settings.convLayout;
   options.keepIoTypes = settings.keepIoTypes;

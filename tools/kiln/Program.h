@@ -63,6 +63,9 @@ struct CompileSettings {
   uint64_t memoryLimit = 0;
   /// The most streams independent steps run on (CompileOptions::streams).
   int64_t streams = 1;
+  /// The devices the model is split over, and how (CompileOptions::devices, ::partition).
+  int64_t devices = 1;
+  std::string partition = "tensor";
   /// The precision (CompileOptions::precision): fp32, tf32, bf16 or fp16.
   std::string precision = "fp32";
   /// The layout of CUDA convolutions (CompileOptions::convLayout).

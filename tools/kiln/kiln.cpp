@@ -236,6 +236,14 @@ int main(int argc, char **argv) {
                    "Run independent steps on up to N streams at once (CPU; 1: one after "
                    "another)")
       ->capture_default_str();
+  compileApp
+      ->add_option("--devices", compile.devices,
+                   "Split the model over N devices (one artifact holding every device's program)")
+      ->capture_default_str();
+  compileApp
+      ->add_option("--partition", compile.partition,
+                   "How to split over --devices: tensor (transformer blocks the Megatron way)")
+      ->capture_default_str();
   addPrecisionOptions(compileApp, compile.precision,
                       "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within "
                       "--accuracy-budget)");
@@ -280,6 +288,17 @@ int main(int argc, char **argv) {
       ->add_option("--streams", run.streams,
                    "Run independent steps on up to N streams (models compiled just in time)")
       ->capture_default_str();
+  runApp->add_option("--devices", run.devices,
+                     "Run a model split over N CPU devices in this process, a thread each (a "
+                     "split artifact, or a model compiled just in time with --partition)");
+  runApp->add_option("--partition", run.partition,
+                     "How a model compiled just in time is split over --devices: tensor")
+      ->capture_default_str();
+  runApp->add_option("--device-rank", run.deviceRank,
+                     "Run only this device of a split artifact (one process per device)");
+  runApp->add_option("--rendezvous", run.rendezvous,
+                     "With --device-rank: the new, empty directory where the devices' processes "
+                     "meet");
   addPrecisionOptions(runApp, run.precision,
                       "fp32, tf32, bf16 or fp16 (models compiled just in time)");
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");

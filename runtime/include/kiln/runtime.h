@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 9
+#define KILN_API_VERSION 10
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -404,6 +404,22 @@ KILN_API const char* kiln_artifact_source(const kiln_artifact_t* artifact);
 /// Returns the artifact's format version (0 for NULL).
 KILN_API uint32_t kiln_artifact_format_version(const kiln_artifact_t* artifact);
 
+/// A model split over devices (`kiln compile --devices N`) is one file: device
+/// 0's artifact, carrying the other devices'. Returns how many devices run the
+/// artifact's model (1 when it is not split, 0 for NULL) and which of them its
+/// own program is (0 when not split or NULL). Added in API version 10.
+KILN_API uint32_t kiln_artifact_device_count(const kiln_artifact_t* artifact);
+KILN_API uint32_t kiln_artifact_device_rank(const kiln_artifact_t* artifact);
+
+/// Opens the artifact of device `rank` of a split model, for inspection (a
+/// session picks its device's by itself): device 0's file carries every one.
+/// The new artifact shares the file's bytes and must be released. Returns
+/// OUT_OF_RANGE for a rank past the devices and INVALID_ARGUMENT when the
+/// artifact does not carry that device's (another device's artifact carries
+/// none). Added in API version 10.
+KILN_API kiln_status_t* kiln_artifact_open_device(const kiln_artifact_t* artifact, uint32_t rank,
+                                                  kiln_artifact_t** out_artifact);
+
 /// Returns the number of inputs / outputs of the program (0 for NULL).
 KILN_API size_t kiln_artifact_input_count(const kiln_artifact_t* artifact);
 KILN_API size_t kiln_artifact_output_count(const kiln_artifact_t* artifact);
@@ -524,6 +540,20 @@ typedef struct kiln_session_options_t {
   /// cudaSetDevice (after CUDA_VISIBLE_DEVICES). Default: 0. Added in API
   /// version 3: a caller whose `struct_size` ends before it gets device 0.
   int32_t device_ordinal;
+  /// A model split over N devices (`kiln compile --devices N`) runs as one
+  /// session per device, in this process or in others on this machine: the
+  /// device this session runs (0 to N - 1). The session runs that device's
+  /// program from device 0's artifact. Default: 0. Added in API version 10.
+  uint32_t device_rank;
+  /// For a split model: the directory where the devices' sessions meet (Gloo
+  /// rendezvous over loopback TCP), the same new, empty directory for all of
+  /// them. Creating the session waits until every device has joined. Required
+  /// for a split model, ignored otherwise. Default: NULL. Added in API version
+  /// 10.
+  const char* rendezvous;
+  /// How long creating a split model's session waits for the other devices,
+  /// in milliseconds (0: 60000). Added in API version 10.
+  uint32_t rendezvous_timeout_ms;
 } kiln_session_options_t;
 
 /// Fills `options` with the defaults, including `struct_size`. NULL is a

@@ -339,6 +339,16 @@ class Artifact {
   std::string producer() const { return kiln_artifact_producer(handle_); }
   std::string source() const { return kiln_artifact_source(handle_); }
   uint32_t formatVersion() const { return kiln_artifact_format_version(handle_); }
+  /// A model split over devices: how many, and which one this artifact's program is.
+  uint32_t deviceCount() const { return kiln_artifact_device_count(handle_); }
+  uint32_t deviceRank() const { return kiln_artifact_device_rank(handle_); }
+  /// Device `rank`'s artifact of a split model (see `kiln_artifact_open_device`).
+  Result<Artifact> openDevice(uint32_t rank) const {
+    kiln_artifact_t* handle = nullptr;
+    Status status = Status::fromC(kiln_artifact_open_device(handle_, rank, &handle));
+    if (!status.ok()) return status;
+    return Artifact(handle);
+  }
   size_t inputCount() const { return kiln_artifact_input_count(handle_); }
   size_t outputCount() const { return kiln_artifact_output_count(handle_); }
   uint64_t arenaSize() const { return kiln_artifact_arena_size(handle_); }
@@ -425,6 +435,11 @@ struct SessionOptions {
   uint32_t numThreads = 0;
   /// The CUDA device of a KILN_DEVICE_KIND_CUDA session.
   int32_t deviceOrdinal = 0;
+  /// A split model: the device this session runs, the directory the devices meet in, and how
+  /// long to wait for them (0: 60 s).
+  uint32_t deviceRank = 0;
+  std::string rendezvous;
+  uint32_t rendezvousTimeoutMs = 0;
 };
 
 /// An owning handle to a `kiln_session_t`. Move-only; `run` may be called
@@ -450,6 +465,9 @@ class Session {
     c.device_kind = options.deviceKind;
     c.num_threads = options.numThreads;
     c.device_ordinal = options.deviceOrdinal;
+    c.device_rank = options.deviceRank;
+    c.rendezvous = options.rendezvous.empty() ? nullptr : options.rendezvous.c_str();
+    c.rendezvous_timeout_ms = options.rendezvousTimeoutMs;
     kiln_session_t* handle = nullptr;
     Status status = Status::fromC(kiln_session_create(artifact.get(), &c, &handle));
     if (!status.ok()) return status;

@@ -76,7 +76,50 @@ Status checkIndex(size_t index, size_t count, const char* api_name, const char* 
 void LoadedArtifact::FreeBytes::operator()(uint8_t* bytes) const { std::free(bytes); }
 
 LoadedArtifact::LoadedArtifact(std::string name, Bytes bytes, size_t size)
-    : name_(std::move(name)), bytes_(std::move(bytes)), size_(size) {}
+    : name_(std::move(name)), bytes_(std::move(bytes)), data_(bytes_.get()), size_(size) {}
+
+LoadedArtifact::LoadedArtifact(std::string name, const uint8_t* data, size_t size,
+                               std::shared_ptr<const LoadedArtifact> parent)
+    : name_(std::move(name)), data_(data), size_(size), parent_(std::move(parent)) {}
+
+uint32_t LoadedArtifact::deviceCount() const {
+  return root_->partition() ? root_->partition()->devices() : 1;
+}
+
+uint32_t LoadedArtifact::deviceRank() const {
+  return root_->partition() ? root_->partition()->rank() : 0;
+}
+
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::deviceArtifact(uint32_t rank) const {
+  if (rank >= deviceCount()) {
+    return Status(KILN_STATUS_OUT_OF_RANGE, name_ + ": device " + std::to_string(rank) +
+                                                " of a model on " + std::to_string(deviceCount()) +
+                                                " device(s)");
+  }
+  if (rank == deviceRank()) return shared_from_this();
+  const auto* ranges = root_->partition()->device_artifacts();
+  if (deviceRank() != 0 || ranges == nullptr || rank - 1 >= ranges->size()) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  name_ + " is device " + std::to_string(deviceRank()) +
+                      "'s artifact and does not carry device " + std::to_string(rank) +
+                      "'s; load device 0's file");
+  }
+  // The verifier has checked that the range lies in the file and is 64-byte aligned.
+  const kiln::artifact::DeviceArtifactRange* range = ranges->Get(rank - 1);
+  std::string name = name_ + " (device " + std::to_string(rank) + ")";
+  const uint8_t* data = data_ + range->offset();
+  if (Status s = verifyArtifact(data, range->size(), name); !s.ok()) return s;
+  std::shared_ptr<LoadedArtifact> device(
+      new LoadedArtifact(std::move(name), data, range->size(), shared_from_this()));
+  device->root_ = fb::GetArtifact(data);
+  if (device->deviceRank() != rank || device->deviceCount() != deviceCount()) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  device->name() + " names itself device " + std::to_string(device->deviceRank()) +
+                      " of " + std::to_string(device->deviceCount()));
+  }
+  device->buildTables();
+  return std::shared_ptr<const LoadedArtifact>(std::move(device));
+}
 
 Result<LoadedArtifact::Bytes> LoadedArtifact::allocateBytes(size_t size, const std::string& name) {
   size_t capacity = (size + kArtifactAlignment - 1) / kArtifactAlignment * kArtifactAlignment;
@@ -139,14 +182,14 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::create(std::string
   if (Status s = verifyArtifact(bytes.get(), size, name); !s.ok()) return s;
   std::shared_ptr<LoadedArtifact> artifact(
       new LoadedArtifact(std::move(name), std::move(bytes), size));
-  artifact->root_ = fb::GetArtifact(artifact->bytes_.get());
+  artifact->root_ = fb::GetArtifact(artifact->data_);
   artifact->buildTables();
   return std::shared_ptr<const LoadedArtifact>(std::move(artifact));
 }
 
 const uint8_t* LoadedArtifact::constantsData() const {
   // The verifier has checked that the section lies inside the file's bytes.
-  return root_->constants_size() > 0 ? bytes_.get() + root_->constants_offset() : nullptr;
+  return root_->constants_size() > 0 ? data_ + root_->constants_offset() : nullptr;
 }
 
 uint64_t LoadedArtifact::constantsSize() const { return root_->constants_size(); }
@@ -372,6 +415,28 @@ const char* kiln_artifact_source(const kiln_artifact_t* artifact) {
 
 uint32_t kiln_artifact_format_version(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->root().format_version() : 0;
+}
+
+uint32_t kiln_artifact_device_count(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->deviceCount() : 0;
+}
+
+uint32_t kiln_artifact_device_rank(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->deviceRank() : 0;
+}
+
+kiln_status_t* kiln_artifact_open_device(const kiln_artifact_t* artifact, uint32_t rank,
+                                         kiln_artifact_t** out_artifact) {
+  return guardCApi("kiln_artifact_open_device", [&]() -> kiln::Status {
+    if (artifact == nullptr || out_artifact == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_artifact_open_device: artifact and out_artifact must not be NULL");
+    }
+    auto device = artifact->artifact->deviceArtifact(rank);
+    if (!device.ok()) return device.status();
+    *out_artifact = new kiln_artifact_t{std::move(*device)};
+    return kiln::Status();
+  });
 }
 
 size_t kiln_artifact_input_count(const kiln_artifact_t* artifact) {

@@ -25,7 +25,7 @@ namespace kiln::runtime {
 
 /// A verified .kiln artifact. Immutable; shared between threads and sessions through
 /// std::shared_ptr<const LoadedArtifact>.
-class LoadedArtifact {
+class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
  public:
   /// Reads the file at `path` into aligned memory and verifies it. Errors start with `path`.
   static Result<std::shared_ptr<const LoadedArtifact>> loadFile(const std::string& path);
@@ -59,6 +59,15 @@ class LoadedArtifact {
   const std::vector<kiln_code_object_info_t>& codeObjects() const { return code_objects_; }
   const std::vector<kiln_step_info_t>& steps() const { return steps_; }
 
+  /// A partitioned model (kiln compile --devices N): how many devices run it and which one this
+  /// artifact's program is; 1 and 0 otherwise.
+  uint32_t deviceCount() const;
+  uint32_t deviceRank() const;
+  /// The artifact of device `rank`: this one for its own rank; from device 0's file, another
+  /// device's, verified and sharing these bytes. OUT_OF_RANGE past the devices; INVALID_ARGUMENT
+  /// when this artifact does not carry it (another device's artifact carries none).
+  Result<std::shared_ptr<const LoadedArtifact>> deviceArtifact(uint32_t rank) const;
+
   /// Formats a type as "f32[1,3,224,224]" for messages.
   static std::string formatType(kiln_element_type_t type, const int64_t* dims, size_t rank);
 
@@ -69,6 +78,9 @@ class LoadedArtifact {
   using Bytes = std::unique_ptr<uint8_t, FreeBytes>;
 
   LoadedArtifact(std::string name, Bytes bytes, size_t size);
+  /// A view of `size` bytes at `data` inside `parent`'s bytes (another device's artifact).
+  LoadedArtifact(std::string name, const uint8_t* data, size_t size,
+                 std::shared_ptr<const LoadedArtifact> parent);
 
   /// Verifies the bytes and builds the query tables.
   static Result<std::shared_ptr<const LoadedArtifact>> create(std::string name, Bytes bytes,
@@ -79,7 +91,10 @@ class LoadedArtifact {
 
   std::string name_;
   Bytes bytes_;
+  /// The artifact's first byte: bytes_, or inside parent_'s bytes.
+  const uint8_t* data_ = nullptr;
   size_t size_;
+  std::shared_ptr<const LoadedArtifact> parent_;
   const kiln::artifact::Artifact* root_ = nullptr;
 
   std::vector<kiln_tensor_signature_t> inputs_;

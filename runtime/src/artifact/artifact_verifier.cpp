@@ -93,6 +93,7 @@ class SemanticVerifier {
     if (Status s = verifyConstants(); !s.ok()) return s;
     if (Status s = verifyCodeObjects(); !s.ok()) return s;
     if (Status s = verifyProgram(); !s.ok()) return s;
+    if (Status s = verifyPartition(); !s.ok()) return s;
     return verifyOutputsWritten();
   }
 
@@ -155,6 +156,49 @@ class SemanticVerifier {
       return s;
     }
     return verifySignatureList(*artifact_.outputs(), "output", &output_sizes_);
+  }
+
+  /// A partitioned model: its mode, device count and rank agree, and device 0's artifact locates
+  /// every other device's inside the file, after its own constants.
+  Status verifyPartition() {
+    const fb::Partition* partition = artifact_.partition();
+    if (partition == nullptr) return Status();
+    if (partition->mode()->string_view() != "tensor") {
+      return Status(KILN_STATUS_UNIMPLEMENTED, name_ + ": partition mode '" +
+                                                   partition->mode()->str() +
+                                                   "' is not supported (this runtime runs 'tensor')");
+    }
+    uint32_t devices = partition->devices(), rank = partition->rank();
+    if (devices < 2 || rank >= devices) {
+      return invalid("partition", "device " + std::to_string(rank) + " of " +
+                                      std::to_string(devices));
+    }
+    const auto* ranges = partition->device_artifacts();
+    size_t count = ranges ? ranges->size() : 0;
+    if (rank != 0 && count != 0) {
+      return invalid("partition", "device " + std::to_string(rank) +
+                                      "'s artifact carries other devices' artifacts");
+    }
+    if (rank == 0 && count != 0 && count != devices - 1) {
+      return invalid("partition", "device 0's artifact carries " + std::to_string(count) +
+                                      " other artifacts for " + std::to_string(devices) +
+                                      " devices");
+    }
+    uint64_t end = constants_size_ != 0 ? artifact_.constants_offset() + constants_size_ : 0;
+    for (size_t i = 0; i < count; ++i) {
+      const fb::DeviceArtifactRange* range = ranges->Get(static_cast<flatbuffers::uoffset_t>(i));
+      std::string where = "device " + std::to_string(i + 1) + "'s artifact [" +
+                          std::to_string(range->offset()) + ", +" + std::to_string(range->size()) +
+                          ")";
+      if (range->offset() % 64 != 0) return invalid(where, "not 64-byte aligned in the file");
+      if (range->offset() < end) return invalid(where, "overlaps what precedes it");
+      if (range->offset() > file_size_ || range->size() > file_size_ - range->offset()) {
+        return dataLoss(name_, where + " ends past the file's " + std::to_string(file_size_) +
+                                   " bytes: truncated");
+      }
+      end = range->offset() + range->size();
+    }
+    return Status();
   }
 
   Status verifyConstants() {

@@ -30,15 +30,17 @@ size_t resolveThreadCount(size_t requested) {
 
 void CpuProgram::RunContext::FreeArena::operator()(void* arena) const { std::free(arena); }
 
-CpuProgram::CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads)
-    : artifact_(std::move(artifact)), pool_(num_threads) {}
+CpuProgram::CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
+                       std::shared_ptr<Collectives> collectives)
+    : artifact_(std::move(artifact)), collectives_(std::move(collectives)), pool_(num_threads) {}
 
 CpuProgram::~CpuProgram() = default;
 
 Result<std::unique_ptr<CpuProgram>> CpuProgram::create(
-    std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads) {
-  std::unique_ptr<CpuProgram> program(
-      new CpuProgram(std::move(artifact), resolveThreadCount(num_threads)));
+    std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
+    std::shared_ptr<Collectives> collectives) {
+  std::unique_ptr<CpuProgram> program(new CpuProgram(
+      std::move(artifact), resolveThreadCount(num_threads), std::move(collectives)));
   if (Status s = program->prepare(); !s.ok()) return s;
   return program;
 }
@@ -89,7 +91,7 @@ Status CpuProgram::prepare() {
     } else if (step.kind == StepKind::kLibraryCall) {
       const fb::LibraryCall& call = *step.library_call;
       std::unique_ptr<LibraryCallKernel> kernel;
-      if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), &kernel); !s.ok()) {
+      if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), collectives_, &kernel); !s.ok()) {
         return Status(s.code(), name + ": step " + std::to_string(i) + ": " + s.message());
       }
       if (!kernel) {
@@ -329,6 +331,9 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
     return s;
   }
 
+  // The devices of a partition make their collective calls in the same order: one run at a time.
+  std::unique_lock<std::mutex> turn;
+  if (collectives_) turn = std::unique_lock<std::mutex>(collectives_->runMutex());
   auto context = acquireContext();
   if (!context.ok()) return context.status();
   RunContext& run_context = **context;

@@ -22,6 +22,7 @@
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
 #include "runtime/src/artifact/artifact.h"
+#include "runtime/src/cpu/collectives.h"
 #include "runtime/src/cpu/elf_code_object.h"
 #include "runtime/src/cpu/library_call.h"
 #include "runtime/src/cpu/stream_threads.h"
@@ -35,8 +36,11 @@ class CpuProgram final : public DeviceProgram {
  public:
   /// Loads the code and prepares the library calls of `artifact` (a "cpu" artifact) with a pool
   /// of `num_threads` threads (0: the hardware concurrency).
+  /// `collectives` joins the other devices of a partitioned program (null: one device); runs of
+  /// such a program take turns.
   static Result<std::unique_ptr<CpuProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
-                                                    size_t num_threads);
+                                                    size_t num_threads,
+                                                    std::shared_ptr<Collectives> collectives = nullptr);
 
   ~CpuProgram() override;
   CpuProgram(const CpuProgram&) = delete;
@@ -74,7 +78,8 @@ class CpuProgram final : public DeviceProgram {
     std::vector<kiln_tensor_t*> outputs;
   };
 
-  CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads);
+  CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
+             std::shared_ptr<Collectives> collectives);
 
   Status prepare();
   /// Lets values passed from one library call to others stay in the calls' own layout
@@ -93,6 +98,7 @@ class CpuProgram final : public DeviceProgram {
                     uint32_t track);
 
   std::shared_ptr<const LoadedArtifact> artifact_;
+  std::shared_ptr<Collectives> collectives_;
   ThreadPool pool_;
   std::vector<std::unique_ptr<ElfCodeObject>> code_objects_;
   std::vector<std::unique_ptr<LibraryCallKernel>> library_calls_;

@@ -10,11 +10,13 @@
 #include <string_view>
 
 #include "runtime/src/cpu/attention.h"
+#include "runtime/src/cpu/collectives.h"
 #include "runtime/src/cpu/onednn/onednn_kernels.h"
 
 namespace kiln::runtime::cpu {
 
 Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
+                               const std::shared_ptr<Collectives>& collectives,
                                std::unique_ptr<LibraryCallKernel>* out) {
   std::string_view name = call.name()->string_view();
   constexpr std::string_view kOneDnnPrefix = "onednn.";
@@ -22,9 +24,11 @@ Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const ui
     return createOneDnnKernel(call, constants, out);
   }
   if (name == "kiln.attention") return createAttentionKernel(call, out);
+  if (name == "gloo.all_reduce") return createAllReduceKernel(call, collectives, out);
   return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
                                                "' is not available on the cpu device (it runs the "
-                                               "'onednn.*' calls and 'kiln.attention')");
+                                               "'onednn.*' calls, 'kiln.attention' and "
+                                               "'gloo.all_reduce')");
 }
 
 }  // namespace kiln::runtime::cpu

@@ -70,7 +70,10 @@ class LibraryCallKernel {
 /// Artifact.constants (null when the artifact has none); the loader has checked that every
 /// Constant binding lies inside it. A kernel may read its Constant bindings here to prepare them
 /// once (e.g. reorder weights into the layout the library prefers); it keeps no pointer to them.
+/// `collectives` joins the devices of a partitioned program ("gloo.all_reduce"); null for a
+/// single device.
 Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
+                               const std::shared_ptr<class Collectives>& collectives,
                                std::unique_ptr<LibraryCallKernel>* out);
 
 }  // namespace kiln::runtime::cpu

@@ -313,7 +313,7 @@ TEST(AttentionTest, IsACpuLibraryCall) {
   LibraryCallBuilder builder("kiln.attention");
   std::unique_ptr<LibraryCallKernel> kernel;
   kiln::Status status =
-      runtime::cpu::createLibraryCallKernel(build(builder, smallCase()), nullptr, &kernel);
+      runtime::cpu::createLibraryCallKernel(build(builder, smallCase()), nullptr, nullptr, &kernel);
   EXPECT_TRUE(status.ok()) << status.toString();
   EXPECT_NE(kernel, nullptr);
 }

@@ -1,0 +1,559 @@
+//===- PartitionTensor.cpp - Megatron-style tensor parallelism ----------------===//
+//
+// kiln-partition-tensor (Passes.td): column-parallel regions grown forward from matmuls with
+// constant weights, ended by row-parallel matmuls and one all-reduce each; the entry function
+// rewritten into one device's part.
+//
+// A split value is described by (dim, block): coordinate c of `dim` is held by device
+// (c / block) % devices, and the device holds size / devices of that dimension. In flat
+// (row-major) element terms the owner of element f is (f / U) % devices with U = block times the
+// stride of `dim`, which is what lets a reshape carry a split to whichever dimension of its result
+// contains that pattern.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/partition/Passes.h"
+
+#include "compiler/librarycalls/Declarations.h"
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+#define GEN_PASS_DEF_PARTITIONTENSORPASS
+#include "compiler/partition/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+struct Split {
+  int64_t dim;
+  int64_t block;
+  bool operator==(const Split &other) const { return dim == other.dim && block == other.block; }
+};
+
+/// A constant operand the device keeps a slice of.
+struct SlicedOperand {
+  Operation *op;
+  unsigned operand;
+  Split split; // in the operand's own dimensions
+};
+
+/// A column-parallel region: the start, every op whose results are split (in order), and the
+/// row-parallel matmuls that end it.
+struct Region {
+  graph::MatmulOp start;
+  int64_t block = 0;
+  llvm::DenseMap<Value, Split> values;
+  SmallVector<Operation *> ops;
+  SmallVector<SlicedOperand> sliced;
+  SmallVector<graph::MatmulOp> ends;
+};
+
+RankedTensorType staticType(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() ? type : RankedTensorType();
+}
+
+/// Elements between consecutive coordinates of dimension `dim`.
+int64_t strideOf(ArrayRef<int64_t> shape, int64_t dim) {
+  int64_t stride = 1;
+  for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    stride *= shape[d];
+  return stride;
+}
+
+bool isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 || isa<graph::BitcastOp>(op))
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::MaxOp, graph::MinOp,
+             graph::PowOp, graph::CompareOp, graph::SelectOp, graph::AndOp, graph::OrOp,
+             graph::XorOp>(op);
+}
+
+bool isConstant(Value value) { return value.getDefiningOp<graph::ConstantOp>() != nullptr; }
+
+std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().getStringRef();
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    os << " '" << name.getName().getValue() << "'";
+  else if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
+    for (Location inner : fused.getLocations())
+      if (auto innerName = dyn_cast<NameLoc>(inner)) {
+        os << " '" << innerName.getName().getValue() << "'";
+        break;
+      }
+  return text;
+}
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, func::FuncOp entry, int64_t devices, int64_t rank,
+              StringRef collective)
+      : module(module), entry(entry), devices(devices), rank(rank), collective(collective) {}
+
+  LogicalResult run();
+
+private:
+  /// Grows the region of `start` with its columns split in blocks of `block`; on failure,
+  /// `why` says what stopped it.
+  std::optional<Region> grow(graph::MatmulOp start, int64_t block, std::string &why);
+  /// The split of the results of `op` given its operands' (in `region`), recording constant
+  /// operands to slice; an end (row-parallel matmul) is recorded and yields no split.
+  LogicalResult propagate(Operation *op, Region &region, std::string &why);
+  LogicalResult propagateElementwise(Operation *op, Region &region, std::string &why);
+  LogicalResult propagateMatmul(graph::MatmulOp op, Region &region, std::string &why);
+
+  void rewrite(Region &region);
+  Value sliceConstant(OpBuilder &builder, Value value, Split split);
+  RankedTensorType localType(RankedTensorType type, Split split) const {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[split.dim] /= devices;
+    return RankedTensorType::get(shape, type.getElementType());
+  }
+  bool divides(RankedTensorType type, Split split) const {
+    return split.dim >= 0 && split.dim < type.getRank() &&
+           type.getDimSize(split.dim) % (split.block * devices) == 0;
+  }
+
+  ModuleOp module;
+  func::FuncOp entry;
+  int64_t devices, rank;
+  StringRef collective;
+  /// Ops some committed region holds (their results split, or an end).
+  llvm::DenseSet<Operation *> claimed;
+  SmallVector<std::string> report;
+};
+
+LogicalResult Partitioner::propagateElementwise(Operation *op, Region &region, std::string &why) {
+  RankedTensorType result = staticType(op->getResult(0));
+  if (!result) {
+    why = describe(op) + " has a dynamic shape";
+    return failure();
+  }
+  int64_t rank = result.getRank();
+  std::optional<Split> split;
+  for (Value operand : op->getOperands()) {
+    auto it = region.values.find(operand);
+    if (it == region.values.end())
+      continue;
+    auto type = cast<RankedTensorType>(operand.getType());
+    Split aligned{it->second.dim + rank - type.getRank(), it->second.block};
+    if (type.getDimSize(it->second.dim) != result.getDimSize(aligned.dim)) {
+      why = describe(op) + " broadcasts a split operand along its split dimension";
+      return failure();
+    }
+    if (split && !(*split == aligned)) {
+      why = describe(op) + " combines operands split differently";
+      return failure();
+    }
+    split = aligned;
+  }
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    if (region.values.count(operand))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type)
+      continue;
+    int64_t dim = split->dim - (rank - type.getRank());
+    if (dim < 0 || type.getDimSize(dim) == 1)
+      continue; // broadcast along the split dimension: every device reads it whole
+    if (!isConstant(operand)) {
+      why = describe(op) + " reads a replicated value along the split dimension";
+      return failure();
+    }
+    region.sliced.push_back({op, static_cast<unsigned>(i), Split{dim, split->block}});
+  }
+  region.values[op->getResult(0)] = *split;
+  return success();
+}
+
+LogicalResult Partitioner::propagateMatmul(graph::MatmulOp op, Region &region, std::string &why) {
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  RankedTensorType result = staticType(op.getResult());
+  if (!result || lhsType.getRank() < 2 || rhsType.getRank() < 2) {
+    why = describe(op) + " is not a static matmul of matrices";
+    return failure();
+  }
+  int64_t rank = result.getRank();
+  auto lhsSplit = region.values.find(lhs) != region.values.end()
+                      ? std::optional<Split>(region.values.lookup(lhs))
+                      : std::nullopt;
+  auto rhsSplit = region.values.find(rhs) != region.values.end()
+                      ? std::optional<Split>(region.values.lookup(rhs))
+                      : std::nullopt;
+  int64_t lhsRank = lhsType.getRank(), rhsRank = rhsType.getRank();
+  // Row-parallel: the contraction dimension is split and the weight is a constant matrix.
+  if (lhsSplit && lhsSplit->dim == lhsRank - 1) {
+    if (rhsSplit || rhsRank != 2 || !isConstant(rhs)) {
+      why = describe(op) + " contracts over the split dimension with a weight that is not a "
+                           "constant matrix";
+      return failure();
+    }
+    region.sliced.push_back({op, 1, Split{0, lhsSplit->block}});
+    region.ends.push_back(op);
+    return success();
+  }
+  if (rhsSplit && rhsSplit->dim == rhsRank - 2) {
+    why = describe(op) + " contracts over a split dimension of its right operand";
+    return failure();
+  }
+  // Batched: both split alike on one batch dimension, or one split and the other broadcast.
+  auto batchOf = [&](std::optional<Split> split, int64_t operandRank) -> std::optional<Split> {
+    if (!split)
+      return std::nullopt;
+    return Split{split->dim + rank - operandRank, split->block};
+  };
+  std::optional<Split> l = batchOf(lhsSplit, lhsRank), r = batchOf(rhsSplit, rhsRank);
+  if (lhsSplit && lhsSplit->dim == lhsRank - 2) {
+    if (rhsSplit) {
+      why = describe(op) + " splits both the rows and its right operand";
+      return failure();
+    }
+    region.values[op.getResult()] = Split{rank - 2, lhsSplit->block};
+    return success();
+  }
+  if (rhsSplit && rhsSplit->dim == rhsRank - 1) {
+    if (lhsSplit) {
+      why = describe(op) + " splits both the columns and its left operand";
+      return failure();
+    }
+    region.values[op.getResult()] = Split{rank - 1, rhsSplit->block};
+    return success();
+  }
+  // Both splits are on batch dimensions now.
+  if (l && r && !(*l == *r)) {
+    why = describe(op) + " multiplies operands split on different batch dimensions";
+    return failure();
+  }
+  Split split = l ? *l : *r;
+  Value other = l ? rhs : lhs;
+  if (!(l && r)) {
+    auto otherType = cast<RankedTensorType>(other.getType());
+    int64_t dim = split.dim - (rank - otherType.getRank());
+    if (dim >= 0 && dim < otherType.getRank() - 2 && otherType.getDimSize(dim) != 1) {
+      why = describe(op) + " multiplies a split operand with a replicated batch";
+      return failure();
+    }
+  }
+  region.values[op.getResult()] = split;
+  return success();
+}
+
+LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string &why) {
+  if (claimed.contains(op)) {
+    why = describe(op) + " belongs to another region";
+    return failure();
+  }
+  if (isElementwise(op))
+    return propagateElementwise(op, region, why);
+  if (auto matmul = dyn_cast<graph::MatmulOp>(op))
+    return propagateMatmul(matmul, region, why);
+
+  Value input = op->getNumOperands() > 0 ? op->getOperand(0) : Value();
+  auto inputIt = input ? region.values.find(input) : region.values.end();
+  if (inputIt == region.values.end() || op->getNumOperands() == 0) {
+    why = describe(op) + " reads a split value";
+    return failure();
+  }
+  Split split = inputIt->second;
+  auto inputType = staticType(input);
+  if (!inputType || !llvm::all_of(op->getResults(), [](Value v) { return bool(staticType(v)); })) {
+    why = describe(op) + " has a dynamic shape";
+    return failure();
+  }
+
+  // Ops that keep the element order: find the result dimension the ownership pattern lies in.
+  if (isa<graph::ReshapeOp, graph::SqueezeOp, graph::UnsqueezeOp, graph::FlattenOp>(op)) {
+    int64_t unit = split.block * strideOf(inputType.getShape(), split.dim);
+    ArrayRef<int64_t> shape = staticType(op->getResult(0)).getShape();
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+      int64_t stride = strideOf(shape, d);
+      if (unit % stride == 0 && (stride * shape[d]) % (unit * devices) == 0) {
+        region.values[op->getResult(0)] = Split{d, unit / stride};
+        return success();
+      }
+    }
+    why = describe(op) + " reshapes the split dimension apart";
+    return failure();
+  }
+  if (auto transpose = dyn_cast<graph::TransposeOp>(op)) {
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    for (auto [d, from] : llvm::enumerate(permutation))
+      if (from == split.dim) {
+        region.values[op->getResult(0)] = Split{static_cast<int64_t>(d), split.block};
+        return success();
+      }
+  }
+  if (auto splitOp = dyn_cast<graph::SplitOp>(op)) {
+    if (splitOp.getAxis() == split.dim) {
+      for (int64_t size : splitOp.getSizes())
+        if (size % (split.block * devices) != 0) {
+          why = describe(op) + " cuts the split dimension into parts that are not whole blocks";
+          return failure();
+        }
+    }
+    for (Value result : splitOp.getResults())
+      region.values[result] = split;
+    return success();
+  }
+  if (isa<graph::SoftmaxOp, graph::LogSoftmaxOp>(op)) {
+    int64_t axis = cast<IntegerAttr>(op->getAttr("axis")).getInt();
+    if (axis == split.dim) {
+      why = describe(op) + " normalizes along the split dimension";
+      return failure();
+    }
+    region.values[op->getResult(0)] = split;
+    return success();
+  }
+  if (auto norm = dyn_cast<graph::LayerNormOp>(op)) {
+    if (norm.getAxis() <= split.dim) {
+      why = describe(op) + " normalizes over the split dimension";
+      return failure();
+    }
+    region.values[op->getResult(0)] = split;
+    return success();
+  }
+  why = describe(op) + " reads a split value";
+  return failure();
+}
+
+std::optional<Region> Partitioner::grow(graph::MatmulOp start, int64_t block, std::string &why) {
+  Region region;
+  region.start = start;
+  region.block = block;
+  RankedTensorType result = staticType(start.getResult());
+  Split first{result ? result.getRank() - 1 : 0, block};
+  if (!result || !divides(result, first)) {
+    why = "its columns do not divide into the devices";
+    return std::nullopt;
+  }
+  region.values[start.getResult()] = first;
+  region.sliced.push_back({start, 1, Split{1, block}});
+  region.ops.push_back(start);
+  // Uses of split values not yet visited; the walk stops when none is left.
+  int64_t open = std::distance(start->use_begin(), start->use_end());
+  for (Operation *op = start->getNextNode(); op && open > 0; op = op->getNextNode()) {
+    int64_t reads = llvm::count_if(op->getOperands(),
+                                   [&](Value v) { return region.values.count(v) != 0; });
+    if (reads == 0)
+      continue;
+    open -= reads;
+    if (op->getNumRegions() != 0 || isa<func::ReturnOp>(op)) {
+      why = describe(op) + " reads a split value";
+      return std::nullopt;
+    }
+    size_t ends = region.ends.size();
+    if (failed(propagate(op, region, why)))
+      return std::nullopt;
+    if (region.ends.size() != ends)
+      continue;
+    region.ops.push_back(op);
+    for (Value value : op->getResults()) {
+      auto it = region.values.find(value);
+      if (it == region.values.end() || !divides(cast<RankedTensorType>(value.getType()), it->second)) {
+        why = describe(op) + " has a result that does not divide into the devices";
+        return std::nullopt;
+      }
+      open += std::distance(value.use_begin(), value.use_end());
+    }
+  }
+  if (open > 0) {
+    why = "a split value is read outside the function's body";
+    return std::nullopt;
+  }
+  if (region.ends.empty()) {
+    why = "no matmul contracts over the split";
+    return std::nullopt;
+  }
+  return region;
+}
+
+Value Partitioner::sliceConstant(OpBuilder &builder, Value value, Split split) {
+  auto constant = value.getDefiningOp<graph::ConstantOp>();
+  auto type = cast<RankedTensorType>(value.getType());
+  RankedTensorType local = localType(type, split);
+  Attribute attr = constant.getValue();
+  ElementsAttr sliced;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr); dense && dense.isSplat()) {
+    sliced = dense.resizeSplat(local);
+  } else if (std::optional<ArrayRef<char>> raw = graph::rawConstantData(attr)) {
+    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < split.dim; ++d)
+      outer *= type.getDimSize(d);
+    int64_t size = type.getDimSize(split.dim);
+    int64_t inner = strideOf(type.getShape(), split.dim) * elementBytes;
+    int64_t chunkBytes = split.block * inner;
+    std::vector<char> bytes;
+    bytes.reserve(raw->size() / devices);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = rank * split.block; c < size; c += split.block * devices) {
+        const char *from = raw->data() + (o * size + c) * inner;
+        bytes.insert(bytes.end(), from, from + chunkBytes);
+      }
+    sliced = graph::rawConstantLike(attr, local, bytes, llvm::formatv(".device{0}", rank).str());
+  } else {
+    // i1 and other non-byte elements: through the attribute's values.
+    auto dense = cast<DenseElementsAttr>(attr);
+    SmallVector<Attribute> values(dense.getValues<Attribute>());
+    SmallVector<Attribute> kept;
+    int64_t size = type.getDimSize(split.dim);
+    int64_t inner = strideOf(type.getShape(), split.dim);
+    for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i) {
+      int64_t c = (i / inner) % size;
+      if ((c / split.block) % devices == rank)
+        kept.push_back(values[i]);
+    }
+    sliced = DenseElementsAttr::get(local, kept);
+  }
+  return graph::ConstantOp::create(builder, constant.getLoc(), sliced).getResult();
+}
+
+void Partitioner::rewrite(Region &region) {
+  OpBuilder builder(module.getContext());
+  for (const SlicedOperand &s : region.sliced) {
+    builder.setInsertionPoint(s.op);
+    s.op->setOperand(s.operand, sliceConstant(builder, s.op->getOperand(s.operand), s.split));
+  }
+  for (Operation *op : region.ops) {
+    for (Value result : op->getResults()) {
+      Split split = region.values.lookup(result);
+      result.setType(localType(cast<RankedTensorType>(result.getType()), split));
+    }
+    if (auto reshape = dyn_cast<graph::ReshapeOp>(op))
+      reshape.setShape(cast<RankedTensorType>(reshape.getType()).getShape());
+    if (auto splitOp = dyn_cast<graph::SplitOp>(op)) {
+      Split split = region.values.lookup(splitOp.getInput());
+      if (splitOp.getAxis() == split.dim) {
+        SmallVector<int64_t> sizes(splitOp.getSizes());
+        for (int64_t &size : sizes)
+          size /= devices;
+        splitOp.setSizes(sizes);
+      }
+    }
+  }
+  SymbolTable symbols(module);
+  for (graph::MatmulOp end : region.ends) {
+    builder.setInsertionPointAfter(end);
+    Type type = end.getType();
+    func::FuncOp callee = libraryCallDeclaration(
+        symbols, module, collective, builder.getFunctionType({type}, {type}));
+    auto call = func::CallOp::create(builder, end.getLoc(), callee, ValueRange{end.getResult()});
+    call->setAttr("devices", builder.getI64IntegerAttr(devices));
+    end.getResult().replaceAllUsesExcept(call.getResult(0), call);
+  }
+  for (Operation *op : region.ops)
+    claimed.insert(op);
+  for (graph::MatmulOp end : region.ends)
+    claimed.insert(end);
+}
+
+LogicalResult Partitioner::run() {
+  if (devices < 1 || rank < 0 || rank >= devices)
+    return module.emitError() << "kiln-partition-tensor: rank " << rank << " is not one of "
+                              << devices << " devices";
+  SmallVector<graph::MatmulOp> candidates;
+  for (Operation &op : entry.getBody().front())
+    if (auto matmul = dyn_cast<graph::MatmulOp>(op)) {
+      auto rhs = dyn_cast<RankedTensorType>(matmul.getRhs().getType());
+      if (rhs && rhs.getRank() == 2 && isConstant(matmul.getRhs()))
+        candidates.push_back(matmul);
+    }
+  int64_t regions = 0, allReduces = 0;
+  for (graph::MatmulOp start : candidates) {
+    if (claimed.contains(start))
+      continue;
+    auto result = staticType(start.getResult());
+    std::string why = "its result is dynamic";
+    std::optional<Region> region;
+    if (result) {
+      // The largest block first: the coarsest split that the region's reshapes keep.
+      int64_t columns = result.getShape().back();
+      if (columns % devices != 0)
+        why = llvm::formatv("its {0} columns do not divide into {1} devices", columns, devices);
+      for (int64_t block = columns / devices; block >= 1 && columns % devices == 0; --block) {
+        if ((columns / devices) % block != 0)
+          continue;
+        std::string attempt;
+        region = grow(start, block, attempt);
+        if (region)
+          break;
+        if (block == columns / devices)
+          why = attempt; // the reason at the natural block is the one worth reporting
+      }
+    }
+    if (!region) {
+      report.push_back("replicated: " + describe(start) + " (" + why + ")");
+      continue;
+    }
+    ++regions;
+    allReduces += region->ends.size();
+    std::string ends;
+    for (graph::MatmulOp end : region->ends)
+      ends += (ends.empty() ? "" : ", ") + describe(end);
+    report.push_back(llvm::formatv("region {0}: {1} split by columns in blocks of {2}, {3} ops, "
+                                   "ended by {4} (row-parallel, then all-reduce)",
+                                   regions, describe(start), region->block, region->ops.size(),
+                                   ends)
+                         .str());
+    rewrite(*region);
+  }
+  report.insert(report.begin(),
+                llvm::formatv("tensor parallel over {0} devices (this program: device {1}): {2} "
+                              "regions, {3} all-reduces",
+                              devices, rank, regions, allReduces)
+                    .str());
+  SmallVector<Attribute> lines;
+  for (const std::string &line : report)
+    lines.push_back(StringAttr::get(module.getContext(), line));
+  module->setAttr(kPartitionReportAttr, ArrayAttr::get(module.getContext(), lines));
+  return success();
+}
+
+class PartitionTensorPass : public impl::PartitionTensorPassBase<PartitionTensorPass> {
+public:
+  using PartitionTensorPassBase::PartitionTensorPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp entry;
+    if (auto main = module.lookupSymbol<func::FuncOp>("main"); main && !main.isExternal())
+      entry = main;
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!entry && !function.isExternal() && !function.isPrivate())
+        entry = function;
+    if (!entry)
+      return;
+    if (entry.getBody().getBlocks().size() != 1) {
+      entry.emitError("kiln-partition-tensor: the entry function has more than one block");
+      return signalPassFailure();
+    }
+    Partitioner partitioner(module, entry, devices, rank, collective);
+    if (failed(partitioner.run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,42 @@
+//===- Passes.td - Partitioning a graph program over several devices --------===//
+
+#ifndef KILN_COMPILER_PARTITION_PASSES_TD
+#define KILN_COMPILER_PARTITION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PartitionTensorPass : Pass<"kiln-partition-tensor", "mlir::ModuleOp"> {
+  let summary = "Splits transformer blocks over devices the Megatron way; keeps one device's part";
+  let description = [{
+    Tensor parallelism over `devices` devices, rewriting the entry function into the program of
+    device `rank` (every device's program has the same ops; only the weights it holds differ).
+
+    A matmul whose right operand is a 2-D constant and whose left operand is replicated starts a
+    *column-parallel region*: its weight's columns are split, and the split is propagated forward
+    through elementwise ops (constant operands sliced alike, broadcast operands kept), reshapes,
+    transposes, splits, softmax and batched matmuls whose operands are split alike (attention,
+    one group of heads per device). Every path out of the region must end in a matmul that
+    contracts over the split dimension with a 2-D constant weight: that matmul becomes
+    *row-parallel* (its weight's rows split) and is followed by one all-reduce (a call of the
+    library entry point `collective`, summing the partial products of every device). Anything
+    else that reads a split value (a layer norm over it, a function result, an op the propagation
+    does not know) rejects the region and the matmul stays replicated, as do layer norms,
+    embeddings and heads outside regions.
+
+    A split is block-cyclic: coordinate `c` of the split dimension belongs to device
+    `(c / block) % devices`. The start's block is the largest one for which the region holds
+    (the QKV projection of a fused `[hidden, 3 * hidden]` weight gets `hidden / devices`, so that
+    each device holds its heads' query, key and value columns).
+
+    The module gets `kiln.partition_report`: one line per region or rejected candidate.
+  }];
+  let options = [
+    Option<"devices", "devices", "int64_t", /*default=*/"2", "How many devices share the model">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0", "The device whose program is kept">,
+    Option<"collective", "collective", "std::string", /*default=*/"\"gloo.all_reduce\"",
+           "The library entry point of the all-reduce (gloo.all_reduce, nccl.all_reduce)">
+  ];
+  let dependentDialects = ["::kiln::graph::GraphDialect", "::mlir::func::FuncDialect"];
+}
+
+#endif // KILN_COMPILER_PARTITION_PASSES_TD

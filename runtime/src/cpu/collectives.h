@@ -1,0 +1,75 @@
+//===- collectives.h - Collectives between the CPU devices of a partition --*- C++ -*-===//
+//
+// A partitioned artifact (kiln compile --devices N) runs as N sessions, one per device, in one
+// process or in several. Each session joins a Gloo context of N ranks through a rendezvous
+// directory (a Gloo FileStore: every rank writes its TCP address there and reads the others'),
+// connects a full mesh over loopback TCP, and runs its "gloo.all_reduce" library calls on it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_CPU_COLLECTIVES_H_
+#define KILN_RUNTIME_SRC_CPU_COLLECTIVES_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "kiln/runtime.hpp"
+#include "runtime/schema/artifact_generated.h"
+
+namespace gloo {
+class Context;
+}
+
+namespace kiln::runtime::cpu {
+
+class LibraryCallKernel;
+
+/// The devices of one partitioned model, as seen from one of them.
+class Collectives {
+ public:
+  /// Joins the `devices` ranks that meet in the directory `rendezvous` as rank `rank`, waiting up
+  /// to `timeout` for the others. UNAVAILABLE naming the directory when they do not come or the
+  /// connection fails.
+  static Result<std::shared_ptr<Collectives>> connect(uint32_t rank, uint32_t devices,
+                                                      const std::string& rendezvous,
+                                                      std::chrono::milliseconds timeout);
+
+  uint32_t rank() const { return rank_; }
+  uint32_t devices() const { return devices_; }
+
+  /// Sums `count` floats at `data` over every device, in place. `tag` tells the calls of one run
+  /// apart (each call site has its own).
+  Status allReduceSum(float* data, size_t count, uint32_t tag);
+
+  /// A new tag for a call site.
+  uint32_t nextTag() { return next_tag_++; }
+
+  /// Held for a whole run: every device must make its collective calls in the same order, so
+  /// the runs of a session take turns.
+  std::mutex& runMutex() { return run_mutex_; }
+
+ private:
+  Collectives(uint32_t rank, uint32_t devices, std::shared_ptr<gloo::Context> context)
+      : rank_(rank), devices_(devices), context_(std::move(context)) {}
+
+  uint32_t rank_;
+  uint32_t devices_;
+  std::shared_ptr<gloo::Context> context_;
+  uint32_t next_tag_ = 1;
+  std::mutex run_mutex_;
+};
+
+/// Prepares a "gloo.all_reduce" call (operand and result of one f32 type; `devices` must be the
+/// session's). INVALID_ARGUMENT naming what is wrong; FAILED_PRECONDITION when the session was
+/// created without collectives (a single device).
+Status createAllReduceKernel(const kiln::artifact::LibraryCall& call,
+                             const std::shared_ptr<Collectives>& collectives,
+                             std::unique_ptr<LibraryCallKernel>* out);
+
+}  // namespace kiln::runtime::cpu
+
+#endif  // KILN_RUNTIME_SRC_CPU_COLLECTIVES_H_
