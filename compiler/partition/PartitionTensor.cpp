@@ -141,7 +141,19 @@ private:
   /// Ops some committed region holds (their results split, or an end).
   llvm::DenseSet<Operation *> claimed;
   SmallVector<std::string> report;
+  /// Bytes of the weights the regions split (whole, before slicing).
+  uint64_t splitBytes = 0;
 };
+
+uint64_t constantBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return static_cast<uint64_t>(type.getNumElements()) *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+std::string mebibytes(uint64_t bytes) {
+  return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / (1 << 20)).str();
+}
 
 LogicalResult Partitioner::propagateElementwise(Operation *op, Region &region, std::string &why) {
   RankedTensorType result = staticType(op->getResult(0));
@@ -434,7 +446,12 @@ void Partitioner::rewrite(Region &region) {
   OpBuilder builder(module.getContext());
   for (const SlicedOperand &s : region.sliced) {
     builder.setInsertionPoint(s.op);
-    s.op->setOperand(s.operand, sliceConstant(builder, s.op->getOperand(s.operand), s.split));
+    Value whole = s.op->getOperand(s.operand);
+    splitBytes += constantBytes(whole);
+    s.op->setOperand(s.operand, sliceConstant(builder, whole, s.split));
+    // The whole weight goes when nothing else reads it (the device keeps its part only).
+    if (whole.use_empty())
+      whole.getDefiningOp()->erase();
   }
   for (Operation *op : region.ops) {
     for (Value result : op->getResults()) {
@@ -481,6 +498,8 @@ LogicalResult Partitioner::run() {
         candidates.push_back(matmul);
     }
   int64_t regions = 0, allReduces = 0;
+  uint64_t totalBytes = 0;
+  entry.walk([&](graph::ConstantOp constant) { totalBytes += constantBytes(constant.getResult()); });
   for (graph::MatmulOp start : candidates) {
     if (claimed.contains(start))
       continue;
@@ -521,8 +540,10 @@ LogicalResult Partitioner::run() {
   }
   report.insert(report.begin(),
                 llvm::formatv("tensor parallel over {0} devices (this program: device {1}): {2} "
-                              "regions, {3} all-reduces",
-                              devices, rank, regions, allReduces)
+                              "regions, {3} all-reduces; weights: {4} split (a device holds "
+                              "1/{0}), {5} replicated",
+                              devices, rank, regions, allReduces, mebibytes(splitBytes),
+                              mebibytes(totalBytes > splitBytes ? totalBytes - splitBytes : 0))
                     .str());
   SmallVector<Attribute> lines;
   for (const std::string &line : report)

@@ -577,15 +577,86 @@ int runRun(const RunCommand &command) {
   return 0;
 }
 
+namespace {
+
+/// One device's share of a split model: its steps, its all-reduces and the bytes each sums, its
+/// weights and its arena.
+struct DeviceShare {
+  size_t steps = 0, kernels = 0, libraryCalls = 0, allReduces = 0;
+  uint64_t allReduceBytes = 0, constants = 0, arena = 0;
+};
+
+DeviceShare shareOf(const Artifact &artifact) {
+  DeviceShare share;
+  share.steps = artifact.stepCount();
+  for (size_t i = 0; i < share.steps; ++i) {
+    kiln_step_info_t step = artifact.step(i).value();
+    share.kernels += step.kind == KILN_STEP_KIND_DISPATCH;
+    share.libraryCalls += step.kind == KILN_STEP_KIND_LIBRARY_CALL;
+    if (step.kind == KILN_STEP_KIND_LIBRARY_CALL && step.name &&
+        llvm::StringRef(step.name).ends_with(".all_reduce")) {
+      ++share.allReduces;
+      share.allReduceBytes += step.binding_count ? step.bindings[0].size : 0;
+    }
+  }
+  share.constants = artifact.constantsSize();
+  share.arena = artifact.arenaSize();
+  return share;
+}
+
+/// The devices of a split model side by side.
+bool printPartition(const Artifact &artifact, llvm::raw_ostream &os) {
+  uint32_t devices = artifact.deviceCount();
+  os << "partition: tensor parallel over " << devices << " devices; this file is device "
+     << artifact.deviceRank() << "'s"
+     << (artifact.deviceRank() == 0 ? " and carries every device's" : "") << "\n";
+  os << "  device  steps  kernels  library calls  all-reduces (bytes each run)  weights      "
+        "arena\n";
+  for (uint32_t rank = 0; rank < devices; ++rank) {
+    Result<Artifact> device = artifact.openDevice(rank);
+    if (!device.ok()) {
+      printError(device.status().message());
+      return false;
+    }
+    DeviceShare share = shareOf(device.value());
+    os << llvm::format("  %6u  %5zu  %7zu  %13zu  %11zu", rank, share.steps, share.kernels,
+                       share.libraryCalls, share.allReduces)
+       << llvm::format(" %-16s", ("(" + humanBytes(share.allReduceBytes) + ")").c_str())
+       << llvm::format("  %-11s", humanBytes(share.constants).c_str()) << humanBytes(share.arena)
+       << "\n";
+  }
+  return true;
+}
+
+} // namespace
+
 int runInspect(const InspectCommand &command) {
   Result<Artifact> loaded = Artifact::loadFile(command.artifact);
   if (!loaded.ok()) {
     printError(loaded.status().message());
     return kExitFailure;
   }
-  const Artifact &artifact = loaded.value();
   llvm::raw_ostream &os = llvm::outs();
-  os << command.artifact << ": kiln artifact, format " << artifact.formatVersion() << "\n";
+  if (loaded.value().deviceCount() > 1 && !printPartition(loaded.value(), os))
+    return kExitFailure;
+  if (command.deviceRank >= 0) {
+    if (loaded.value().deviceCount() == 1 && command.deviceRank > 0) {
+      printError(command.artifact + " is not split over devices; it has no device " +
+                 std::to_string(command.deviceRank));
+      return kExitUsage;
+    }
+    Result<Artifact> device = loaded.value().openDevice(static_cast<uint32_t>(command.deviceRank));
+    if (!device.ok()) {
+      printError(device.status().message());
+      return kExitUsage;
+    }
+    loaded = std::move(device);
+  }
+  const Artifact &artifact = loaded.value();
+  os << command.artifact;
+  if (artifact.deviceCount() > 1)
+    os << " (device " << artifact.deviceRank() << " of " << artifact.deviceCount() << ")";
+  os << ": kiln artifact, format " << artifact.formatVersion() << "\n";
   os << "  device:   " << artifact.device() << "\n";
   os << "  producer: " << artifact.producer() << "\n";
   os << "  source:   " << artifact.source() << "\n";

@@ -82,6 +82,8 @@ struct RunCommand {
 struct InspectCommand {
   std::string artifact;
   bool verbose = false;
+  /// `--device-rank R`: the program of device R of a split model (default: the file's own).
+  int64_t deviceRank = -1;
 };
 
 /// `kiln bench MODEL --device cpu --iterations N --json FILE`.

@@ -315,6 +315,8 @@ int main(int argc, char **argv) {
   inspectApp->add_option("artifact", inspect.artifact, "A .kiln artifact")
       ->required()
       ->check(CLI::ExistingFile);
+  inspectApp->add_option("--device-rank", inspect.deviceRank,
+                         "Print the program of this device of a model split over devices");
   inspectApp->add_flag("-v,--verbose", inspect.verbose,
                        "Also list every kernel symbol and each step's buffer bindings");
 

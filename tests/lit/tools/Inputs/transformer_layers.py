@@ -1,0 +1,113 @@
+"""Writes a two-layer transformer encoder (hidden 16, four heads of 4, eight tokens, a fused QKV
+projection, an MLP of 32, post layer norms) as a graph program with seeded weights, its input and
+NumPy's output into DIR: the model of kiln_devices.test."""
+import sys
+
+import numpy as np
+
+out = sys.argv[1]
+rng = np.random.default_rng(11)
+hidden, heads, tokens, mlp, layers = 16, 4, 8, 32, 2
+head = hidden // heads
+
+
+def dense(array):
+    return "dense<" + np.array2string(array, separator=", ", threshold=1 << 30,
+                                      floatmode="unique", max_line_width=1 << 30) + ">"
+
+
+def ttype(shape):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+lines = []
+counter = [0]
+
+
+def fresh():
+    counter[0] += 1
+    return f"%v{counter[0]}"
+
+
+def const(array):
+    name = fresh()
+    lines.append(f"  {name} = graph.constant {dense(array)} : {ttype(array.shape)}")
+    return name
+
+
+def op(text, result_shape):
+    name = fresh()
+    lines.append(f"  {name} = {text}")
+    return name
+
+
+def layer_norm(x):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-5)
+
+
+x = rng.standard_normal((1, tokens, hidden)).astype(np.float32)
+np.save(f"{out}/x.npy", x)
+ref = x.astype(np.float64)
+value = "%x"
+S = (1, tokens, hidden)
+for _ in range(layers):
+    wqkv = (rng.standard_normal((hidden, 3 * hidden)) / 4).astype(np.float32)
+    bqkv = (rng.standard_normal(3 * hidden) / 4).astype(np.float32)
+    wo = (rng.standard_normal((hidden, hidden)) / 4).astype(np.float32)
+    bo = (rng.standard_normal(hidden) / 4).astype(np.float32)
+    wup = (rng.standard_normal((hidden, mlp)) / 4).astype(np.float32)
+    bup = (rng.standard_normal(mlp) / 4).astype(np.float32)
+    wdown = (rng.standard_normal((mlp, hidden)) / 4).astype(np.float32)
+    bdown = (rng.standard_normal(hidden) / 4).astype(np.float32)
+    ones = np.ones(hidden, np.float32)
+
+    # NumPy's layer, in float64.
+    qkv = ref @ wqkv + bqkv
+    q, k, v = qkv.reshape(1, tokens, 3, heads, head).transpose(2, 0, 3, 1, 4)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head)
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    probs = scores / scores.sum(-1, keepdims=True)
+    context = (probs @ v).transpose(0, 2, 1, 3).reshape(S)
+    h = layer_norm(ref + context @ wo + bo)
+    up = h @ wup + bup
+    ref = layer_norm(h + np.tanh(up) @ wdown + bdown)
+
+    # The same layer in the graph dialect.
+    qkv_v = op(f"graph.matmul {value}, {const(wqkv)} : ({ttype(S)}, {ttype(wqkv.shape)}) -> {ttype((1, tokens, 3 * hidden))}", None)
+    qkv_b = op(f"graph.add {qkv_v}, {const(bqkv)} : ({ttype((1, tokens, 3 * hidden))}, {ttype(bqkv.shape)}) -> {ttype((1, tokens, 3 * hidden))}", None)
+    r = op(f"graph.reshape {qkv_b} to [1, {tokens}, 3, {heads}, {head}] : {ttype((1, tokens, 3 * hidden))} -> {ttype((1, tokens, 3, heads, head))}", None)
+    t = op(f"graph.transpose {r}, [2, 0, 3, 1, 4] : {ttype((1, tokens, 3, heads, head))} -> {ttype((3, 1, heads, tokens, head))}", None)
+    part = ttype((1, 1, heads, tokens, head))
+    split = fresh()
+    lines.append(f"  {split}:3 = graph.split {t} {{axis = 0 : i64, sizes = array<i64: 1, 1, 1>}} : ({ttype((3, 1, heads, tokens, head))}) -> ({part}, {part}, {part})")
+    hd = ttype((1, heads, tokens, head))
+    qv, kv, vv = (op(f"graph.squeeze {split}#{i} {{axes = array<i64: 0>}} : ({part}) -> {hd}", None) for i in range(3))
+    kt = op(f"graph.transpose {kv}, [0, 1, 3, 2] : {hd} -> {ttype((1, heads, head, tokens))}", None)
+    sc_t = ttype((1, heads, tokens, tokens))
+    sc = op(f"graph.matmul {qv}, {kt} : ({hd}, {ttype((1, heads, head, tokens))}) -> {sc_t}", None)
+    scale = const(np.array(np.sqrt(head), np.float32))
+    scd = op(f"graph.div {sc}, {scale} : ({sc_t}, tensor<f32>) -> {sc_t}", None)
+    p = op(f"graph.softmax {scd} {{axis = 3 : i64}} : {sc_t}", None)
+    ctx = op(f"graph.matmul {p}, {vv} : ({sc_t}, {hd}) -> {hd}", None)
+    ctxt = op(f"graph.transpose {ctx}, [0, 2, 1, 3] : {hd} -> {ttype((1, tokens, heads, head))}", None)
+    merged = op(f"graph.reshape {ctxt} to [1, {tokens}, {hidden}] : {ttype((1, tokens, heads, head))} -> {ttype(S)}", None)
+    o = op(f"graph.matmul {merged}, {const(wo)} : ({ttype(S)}, {ttype(wo.shape)}) -> {ttype(S)}", None)
+    ob = op(f"graph.add {o}, {const(bo)} : ({ttype(S)}, {ttype(bo.shape)}) -> {ttype(S)}", None)
+    res = op(f"graph.add {value}, {ob} : ({ttype(S)}, {ttype(S)}) -> {ttype(S)}", None)
+    hn = op(f"graph.layer_norm {res}, {const(ones)} {{axis = 2 : i64}} : ({ttype(S)}, {ttype(ones.shape)}) -> {ttype(S)}", None)
+    U = (1, tokens, mlp)
+    u = op(f"graph.matmul {hn}, {const(wup)} : ({ttype(S)}, {ttype(wup.shape)}) -> {ttype(U)}", None)
+    ub = op(f"graph.add {u}, {const(bup)} : ({ttype(U)}, {ttype(bup.shape)}) -> {ttype(U)}", None)
+    ua = op(f"graph.tanh {ub} : {ttype(U)}", None)
+    d = op(f"graph.matmul {ua}, {const(wdown)} : ({ttype(U)}, {ttype(wdown.shape)}) -> {ttype(S)}", None)
+    db = op(f"graph.add {d}, {const(bdown)} : ({ttype(S)}, {ttype(bdown.shape)}) -> {ttype(S)}", None)
+    res2 = op(f"graph.add {hn}, {db} : ({ttype(S)}, {ttype(S)}) -> {ttype(S)}", None)
+    value = op(f"graph.layer_norm {res2}, {const(ones)} {{axis = 2 : i64}} : ({ttype(S)}, {ttype(ones.shape)}) -> {ttype(S)}", None)
+
+np.save(f"{out}/reference.npy", ref.astype(np.float32))
+with open(f"{out}/layers.mlir", "w") as f:
+    f.write(f'func.func @main(%x: {ttype(S)} {{kiln.name = "x"}}) -> ({ttype(S)} {{kiln.name = "y"}}) {{\n')
+    f.write("\n".join(lines) + "\n")
+    f.write(f"  return {value} : {ttype(S)}\n}}\n")
