@@ -14,6 +14,7 @@
 
 #include "compiler/partition/Passes.h"
 
+#include "compiler/fusion/CostModel.h"
 #include "compiler/librarycalls/Declarations.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -149,6 +150,44 @@ uint64_t constantBytes(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   return static_cast<uint64_t>(type.getNumElements()) *
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+/// The arithmetic and memory traffic of one graph op at its (whole-model) types: 2 M N K for a
+/// matmul, an operation per result element otherwise; every operand and result read or written
+/// once. Constants cost nothing.
+fusion::KernelWork workOf(Operation *op) {
+  fusion::KernelWork work;
+  if (isa<graph::ConstantOp>(op))
+    return work;
+  auto bytesOf = [](Type type) -> double {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return 0;
+    return double(tensor.getNumElements()) * double(llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
+  };
+  for (Value operand : op->getOperands())
+    work.bytes += bytesOf(operand.getType());
+  for (Value result : op->getResults()) {
+    work.bytes += bytesOf(result.getType());
+    if (auto tensor = dyn_cast<RankedTensorType>(result.getType()); tensor && tensor.hasStaticShape())
+      work.flops += double(tensor.getNumElements());
+  }
+  if (auto matmul = dyn_cast<graph::MatmulOp>(op)) {
+    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+    if (lhs.hasStaticShape())
+      work.flops *= 2.0 * double(lhs.getShape().back());
+  }
+  return work;
+}
+
+/// The all-reduce of the model: Gloo's ring over loopback TCP, 2 (N - 1) steps each moving
+/// 1/N of the tensor. Latency and bandwidth of one step on one host (alpha-beta).
+constexpr double kAllReduceStepSeconds = 25e-6;
+constexpr double kAllReduceBytesPerSecond = 4e9;
+
+double allReduceSeconds(double bytes, int64_t devices) {
+  double steps = 2.0 * double(devices - 1);
+  return steps * (kAllReduceStepSeconds + bytes / double(devices) / kAllReduceBytesPerSecond);
 }
 
 std::string mebibytes(uint64_t bytes) {
@@ -500,6 +539,11 @@ LogicalResult Partitioner::run() {
   int64_t regions = 0, allReduces = 0;
   uint64_t totalBytes = 0;
   entry.walk([&](graph::ConstantOp constant) { totalBytes += constantBytes(constant.getResult()); });
+  // The work of every op at the whole model's types, before any is split.
+  llvm::DenseMap<Operation *, fusion::KernelWork> work;
+  for (Operation &op : entry.getBody().front())
+    work[&op] = workOf(&op);
+  double allReduceBytes = 0, allReduceTime = 0;
   for (graph::MatmulOp start : candidates) {
     if (claimed.contains(start))
       continue;
@@ -528,6 +572,12 @@ LogicalResult Partitioner::run() {
     }
     ++regions;
     allReduces += region->ends.size();
+    for (graph::MatmulOp end : region->ends) {
+      auto type = cast<RankedTensorType>(end.getType());
+      double bytes = double(type.getNumElements()) * double(type.getElementTypeBitWidth() / 8);
+      allReduceBytes += bytes;
+      allReduceTime += allReduceSeconds(bytes, devices);
+    }
     std::string ends;
     for (graph::MatmulOp end : region->ends)
       ends += (ends.empty() ? "" : ", ") + describe(end);
@@ -545,6 +595,30 @@ LogicalResult Partitioner::run() {
                               devices, rank, regions, allReduces, mebibytes(splitBytes),
                               mebibytes(totalBytes > splitBytes ? totalBytes - splitBytes : 0))
                     .str());
+  // The cost model's time of one run: every op of one device (the split ones at 1/N of their
+  // work) plus the all-reduces, on devices of their own and on N devices sharing this host.
+  if (std::optional<fusion::DeviceDescription> cpu = fusion::DeviceDescription::named("cpu")) {
+    double whole = 0, split = 0;
+    for (auto &[op, opWork] : work) {
+      double seconds = fusion::kernelSeconds(*cpu, opWork);
+      whole += seconds;
+      if (claimed.contains(op))
+        split += seconds - cpu->launchSeconds;
+    }
+    double device = whole - split + split / double(devices);
+    // Sharing the host, a device runs at 1/N of its speed: N times its replicated work, plus the
+    // split work once.
+    double shared = double(devices) * (whole - split) + split;
+    report.insert(report.begin() + 1,
+                  llvm::formatv("predicted run (cost model '{0}'): one device {1:F2} ms; {2} "
+                                "devices, each on a host of its own, {3:F2} ms (compute {4:F2} ms, "
+                                "{5} all-reduces of {6} {7:F2} ms); {2} devices sharing one host "
+                                "{8:F2} ms",
+                                cpu->name, whole * 1e3, devices, (device + allReduceTime) * 1e3,
+                                device * 1e3, allReduces, mebibytes(uint64_t(allReduceBytes)),
+                                allReduceTime * 1e3, (shared + allReduceTime) * 1e3)
+                      .str());
+  }
   SmallVector<Attribute> lines;
   for (const std::string &line : report)
     lines.push_back(StringAttr::get(module.getContext(), line));

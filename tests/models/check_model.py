@@ -39,6 +39,7 @@ as SKIP_RETURN_CODE).
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -193,6 +194,11 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=None, help="model cache directory")
     parser.add_argument("--rtol", type=float, default=None)
     parser.add_argument("--atol", type=float, default=None)
+    parser.add_argument("--devices", type=int, default=1,
+                        help="split the model over N CPU devices (kiln compile --devices N) and "
+                             "run every device in one process")
+    parser.add_argument("--expect-all-reduces", type=int, default=None,
+                        help="with --devices: the all-reduces the split must have")
     parser.add_argument("--keep", type=Path, default=None,
                         help="write Kiln's outputs here instead of a temporary directory")
     args = parser.parse_args()
@@ -235,7 +241,30 @@ def main() -> int:
             print(f"check_model: {args.model} {'compiles' if ok else 'DOES NOT COMPILE'} for "
                   f"{args.device} as expected")
             return 0 if ok else 1
-        command = [str(args.kiln), "run", str(directory / "model.onnx"), "--device", args.device]
+        model = directory / "model.onnx"
+        if args.devices > 1:
+            # Split ahead of time, so that the report says how: the regions and all-reduces.
+            artifact = out / f"model-{args.devices}.kiln"
+            compile_command = [str(args.kiln), "compile", str(model), "-o", str(artifact),
+                               "--devices", str(args.devices), "--report", "--quiet", "--force"]
+            print("check_model: " + " ".join(compile_command), flush=True)
+            start = time.monotonic()
+            compiled = subprocess.run(compile_command, capture_output=True, text=True)
+            print(f"check_model: kiln compile took {time.monotonic() - start:.1f} s, exit code "
+                  f"{compiled.returncode}")
+            if compiled.returncode != 0:
+                print(compiled.stderr, file=sys.stderr)
+                return 1
+            partition = next((line for line in compiled.stdout.splitlines()
+                              if line.startswith("partition: ")), "")
+            print("check_model: " + partition)
+            match = re.search(r"(\d+) all-reduces", partition)
+            if args.expect_all_reduces is not None and (
+                    not match or int(match.group(1)) != args.expect_all_reduces):
+                print(f"check_model: expected {args.expect_all_reduces} all-reduces")
+                return 1
+            model = artifact
+        command = [str(args.kiln), "run", str(model), "--device", args.device]
         for entry in meta["inputs"]:
             command += ["--input", f"{entry['name']}=@{directory / 'inputs' / (entry['name'] + '.npy')}"]
         command += ["--output-dir", str(out)]

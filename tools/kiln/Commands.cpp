@@ -769,6 +769,11 @@ int runBench(const BenchCommand &command) {
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;
   settings.batch = command.batch;
+  if (command.devices < 1 || command.devices > 64) {
+    printError("--devices " + std::to_string(command.devices) + " is not between 1 and 64");
+    return kExitUsage;
+  }
+  settings.devices = command.devices;
   double compileSeconds = 0;
   std::optional<Artifact> artifact = loadModel(command.model, settings, &compileSeconds);
   if (!artifact)
@@ -777,10 +782,28 @@ int runBench(const BenchCommand &command) {
       arrangeInputs(*artifact, {}, /*randomizeMissing=*/true, command.seed);
   if (!inputs)
     return kExitUsage;
-  std::optional<Session> session = createSession(*artifact, command.threads, *device);
-  if (!session)
-    return kExitFailure;
+  // A split model runs every device's session at once, a thread each; the first is traced.
+  std::vector<Session> sessions;
+  if (artifact->deviceCount() > 1) {
+    if (device->kind != "cpu") {
+      printError(command.model + " is split over devices; split models run on CPU devices");
+      return kExitUsage;
+    }
+    std::optional<std::vector<Session>> split = createSplitSessions(*artifact, command.threads);
+    if (!split)
+      return kExitFailure;
+    sessions = std::move(*split);
+  } else {
+    std::optional<Session> created = createSession(*artifact, command.threads, *device);
+    if (!created)
+      return kExitFailure;
+    sessions.push_back(std::move(*created));
+  }
+  Session *session = &sessions[0];
   std::vector<const Tensor *> feeds = pointers(*inputs);
+  auto runOnce = [&]() -> Result<std::vector<Tensor>> {
+    return sessions.size() > 1 ? runSplitSessions(sessions, feeds) : session->run(feeds);
+  };
 
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point since) {
@@ -788,7 +811,7 @@ int runBench(const BenchCommand &command) {
   };
   auto begin = Clock::now();
   for (int i = 0; i < command.warmup; ++i) {
-    Result<std::vector<Tensor>> outputs = session->run(feeds);
+    Result<std::vector<Tensor>> outputs = runOnce();
     if (!outputs.ok()) {
       printError(command.model + ": " + outputs.status().message());
       return kExitFailure;
@@ -807,7 +830,7 @@ int runBench(const BenchCommand &command) {
   begin = Clock::now();
   for (int i = 0; i < command.iterations; ++i) {
     auto start = Clock::now();
-    Result<std::vector<Tensor>> outputs = session->run(feeds);
+    Result<std::vector<Tensor>> outputs = runOnce();
     double ms = seconds(start) * 1e3;
     if (!outputs.ok()) {
       printError(command.model + ": " + outputs.status().message());
@@ -852,6 +875,7 @@ int runBench(const BenchCommand &command) {
   nlohmann::json result = {
       {"model", command.model},
       {"device", command.device},
+      {"devices", sessions.size()},
       {"compile_s", compileSeconds},
       {"batch", batch},
       {"threads", statistics.ok() ? statistics.value().num_threads : 0},

@@ -95,6 +95,9 @@ struct BenchCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
+  /// `--devices N`: a model compiled just in time is split over N CPU devices, run in this
+  /// process (a split artifact runs on its devices anyway).
+  int64_t devices = 1;
   PrecisionFlags precision;
   int warmup = 3;
   int iterations = 20;

@@ -331,6 +331,10 @@ int main(int argc, char **argv) {
   benchApp->add_option("--shape", bench.shapes, "Bind an input's shape, NAME=1x3x224x224");
   benchApp->add_option("--batch", bench.batch,
                        "Bind every dynamic leading (batch) dimension to N");
+  benchApp->add_option("--devices", bench.devices,
+                       "Split a model compiled just in time over N CPU devices (--partition "
+                       "tensor), all run in this process")
+      ->capture_default_str();
   benchApp->add_option("--memory-limit", bench.memoryLimit,
                        "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
   benchApp
