@@ -138,15 +138,6 @@ Value permute(OpBuilder &builder, Location loc, Value value, ArrayRef<int64_t> p
   return transpose(builder, loc, value, permutation);
 }
 
-/// Whether `op` computes elementwise, broadcasting its operands by NumPy's rules at most.
-bool isElementwise(Operation *op) {
-  if (op->getNumResults() != 1 || isa<graph::BitcastOp>(op))
-    return false;
-  return op->hasTrait<OpTrait::Elementwise>() ||
-         isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::MaxOp, graph::MinOp,
-             graph::PowOp, graph::CompareOp, graph::SelectOp, graph::AndOp, graph::OrOp,
-             graph::XorOp>(op);
-}
 
 class ChannelsLast : public impl::CudaChannelsLastPassBase<ChannelsLast> {
 public:
@@ -279,7 +270,7 @@ private:
   /// once they have all been moved.
   static bool onlySinkingReaders(graph::TransposeOp transposed) {
     return llvm::all_of(transposed->getUsers(), [](Operation *user) {
-      return isElementwise(user) || isa<graph::ConcatOp, graph::MaxPoolOp, graph::AvgPoolOp,
+      return graph::isElementwise(user) || isa<graph::ConcatOp, graph::MaxPoolOp, graph::AvgPoolOp,
                                         graph::GlobalAvgPoolOp, graph::GlobalMaxPoolOp>(user);
     });
   }
@@ -294,7 +285,7 @@ private:
       return sinkWindowPool(builder, op);
     if (auto concat = dyn_cast<graph::ConcatOp>(op))
       return sinkConcat(builder, concat);
-    if (!isElementwise(op))
+    if (!graph::isElementwise(op))
       return false;
     auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!resultType || !resultType.hasStaticShape() || resultType.getRank() < 3)

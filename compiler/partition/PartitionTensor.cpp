@@ -79,14 +79,6 @@ int64_t strideOf(ArrayRef<int64_t> shape, int64_t dim) {
   return stride;
 }
 
-bool isElementwise(Operation *op) {
-  if (op->getNumResults() != 1 || isa<graph::BitcastOp>(op))
-    return false;
-  return op->hasTrait<OpTrait::Elementwise>() ||
-         isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::MaxOp, graph::MinOp,
-             graph::PowOp, graph::CompareOp, graph::SelectOp, graph::AndOp, graph::OrOp,
-             graph::XorOp>(op);
-}
 
 bool isConstant(Value value) { return value.getDefiningOp<graph::ConstantOp>() != nullptr; }
 
@@ -316,7 +308,7 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
     why = describe(op) + " belongs to another region";
     return failure();
   }
-  if (isElementwise(op))
+  if (graph::isElementwise(op))
     return propagateElementwise(op, region, why);
   if (auto matmul = dyn_cast<graph::MatmulOp>(op))
     return propagateMatmul(matmul, region, why);

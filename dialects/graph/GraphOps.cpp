@@ -1021,6 +1021,14 @@ std::optional<ArrayRef<char>> rawConstantData(Attribute value) {
   return std::nullopt;
 }
 
+bool isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 || isa<BitcastOp>(op))
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, CompareOp, SelectOp, AndOp, OrOp,
+             XorOp>(op);
+}
+
 ElementsAttr rawConstantLike(Attribute like, RankedTensorType type, ArrayRef<char> bytes,
                              StringRef suffix) {
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(like))

@@ -36,6 +36,10 @@ llvm::LogicalResult verifyByInference(OpTy op) {
 /// resource whose blob is gone).
 std::optional<llvm::ArrayRef<char>> rawConstantData(mlir::Attribute value);
 
+/// Whether `op` computes elementwise, broadcasting its operands by NumPy's rules at most (unary
+/// math, casts, the binary arithmetic and logic ops, compare and select; not bitcast).
+bool isElementwise(mlir::Operation *op);
+
 /// `bytes` (row-major, of `type`) as a constant value of the kind `like` is: a dense attribute,
 /// or a resource blob keyed as `like`'s with `suffix` added.
 mlir::ElementsAttr rawConstantLike(mlir::Attribute like, mlir::RankedTensorType type,

@@ -514,6 +514,12 @@ int runRun(const RunCommand &command) {
     if (command.deviceRank >= 0) {
       options.deviceRank = static_cast<uint32_t>(command.deviceRank);
       options.rendezvous = command.rendezvous;
+      if (command.rendezvousTimeout <= 0 || command.rendezvousTimeout > 86400) {
+        printError("--rendezvous-timeout " + std::to_string(command.rendezvousTimeout) +
+                   " is not a number of seconds between 0 and 86400");
+        return kExitUsage;
+      }
+      options.rendezvousTimeoutMs = static_cast<uint32_t>(command.rendezvousTimeout * 1000);
       Result<Session> created = Session::create(*artifact, options);
       if (!created.ok()) {
         printError(created.status().message());

@@ -68,6 +68,8 @@ struct RunCommand {
   /// devices' processes in DIR.
   int64_t deviceRank = -1;
   std::string rendezvous;
+  /// How long to wait for the other devices, in seconds.
+  double rendezvousTimeout = 60;
   PrecisionFlags precision;
   std::string outputDir;
   /// Chrome trace-event JSON of the run's steps.

@@ -299,6 +299,9 @@ int main(int argc, char **argv) {
   runApp->add_option("--rendezvous", run.rendezvous,
                      "With --device-rank: the new, empty directory where the devices' processes "
                      "meet");
+  runApp->add_option("--rendezvous-timeout", run.rendezvousTimeout,
+                     "With --device-rank: how long to wait for the other devices (seconds)")
+      ->capture_default_str();
   addPrecisionOptions(runApp, run.precision,
                       "fp32, tf32, bf16 or fp16 (models compiled just in time)");
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");

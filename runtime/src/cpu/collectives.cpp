@@ -10,6 +10,8 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <exception>
 #include <string_view>
@@ -27,6 +29,11 @@ Result<std::shared_ptr<Collectives>> Collectives::connect(uint32_t rank, uint32_
                                                           std::chrono::milliseconds timeout) {
   std::string where = "rendezvous '" + rendezvous + "' (device " + std::to_string(rank) + " of " +
                       std::to_string(devices) + ")";
+  struct stat info;
+  if (::stat(rendezvous.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  where + ": not a directory; give every device the same new, empty directory");
+  }
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";

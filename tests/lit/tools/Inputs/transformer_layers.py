@@ -35,10 +35,24 @@ def const(array):
     return name
 
 
-def op(text, result_shape):
+def op(text):
     name = fresh()
     lines.append(f"  {name} = {text}")
     return name
+
+
+def linear(x, shape, weight, bias):
+    """x @ weight + bias for x of `shape`; returns the value and its shape."""
+    out = shape[:-1] + (weight.shape[1],)
+    product = op(f"graph.matmul {x}, {const(weight)} : ({ttype(shape)}, {ttype(weight.shape)}) -> {ttype(out)}")
+    return op(f"graph.add {product}, {const(bias)} : ({ttype(out)}, {ttype(bias.shape)}) -> {ttype(out)}"), out
+
+
+def add_and_norm(a, b, shape):
+    """layer_norm(a + b) over the last dimension, without scale or shift."""
+    total = op(f"graph.add {a}, {b} : ({ttype(shape)}, {ttype(shape)}) -> {ttype(shape)}")
+    scale = const(np.ones(shape[-1], np.float32))
+    return op(f"graph.layer_norm {total}, {scale} {{axis = {len(shape) - 1} : i64}} : ({ttype(shape)}, {ttype((shape[-1],))}) -> {ttype(shape)}")
 
 
 def layer_norm(x):
@@ -61,7 +75,6 @@ for _ in range(layers):
     bup = (rng.standard_normal(mlp) / 4).astype(np.float32)
     wdown = (rng.standard_normal((mlp, hidden)) / 4).astype(np.float32)
     bdown = (rng.standard_normal(hidden) / 4).astype(np.float32)
-    ones = np.ones(hidden, np.float32)
 
     # NumPy's layer, in float64.
     qkv = ref @ wqkv + bqkv
@@ -75,36 +88,29 @@ for _ in range(layers):
     ref = layer_norm(h + np.tanh(up) @ wdown + bdown)
 
     # The same layer in the graph dialect.
-    qkv_v = op(f"graph.matmul {value}, {const(wqkv)} : ({ttype(S)}, {ttype(wqkv.shape)}) -> {ttype((1, tokens, 3 * hidden))}", None)
-    qkv_b = op(f"graph.add {qkv_v}, {const(bqkv)} : ({ttype((1, tokens, 3 * hidden))}, {ttype(bqkv.shape)}) -> {ttype((1, tokens, 3 * hidden))}", None)
-    r = op(f"graph.reshape {qkv_b} to [1, {tokens}, 3, {heads}, {head}] : {ttype((1, tokens, 3 * hidden))} -> {ttype((1, tokens, 3, heads, head))}", None)
-    t = op(f"graph.transpose {r}, [2, 0, 3, 1, 4] : {ttype((1, tokens, 3, heads, head))} -> {ttype((3, 1, heads, tokens, head))}", None)
+    qkv_b, _ = linear(value, S, wqkv, bqkv)
+    r = op(f"graph.reshape {qkv_b} to [1, {tokens}, 3, {heads}, {head}] : {ttype((1, tokens, 3 * hidden))} -> {ttype((1, tokens, 3, heads, head))}")
+    t = op(f"graph.transpose {r}, [2, 0, 3, 1, 4] : {ttype((1, tokens, 3, heads, head))} -> {ttype((3, 1, heads, tokens, head))}")
     part = ttype((1, 1, heads, tokens, head))
     split = fresh()
     lines.append(f"  {split}:3 = graph.split {t} {{axis = 0 : i64, sizes = array<i64: 1, 1, 1>}} : ({ttype((3, 1, heads, tokens, head))}) -> ({part}, {part}, {part})")
     hd = ttype((1, heads, tokens, head))
-    qv, kv, vv = (op(f"graph.squeeze {split}#{i} {{axes = array<i64: 0>}} : ({part}) -> {hd}", None) for i in range(3))
-    kt = op(f"graph.transpose {kv}, [0, 1, 3, 2] : {hd} -> {ttype((1, heads, head, tokens))}", None)
+    qv, kv, vv = (op(f"graph.squeeze {split}#{i} {{axes = array<i64: 0>}} : ({part}) -> {hd}") for i in range(3))
+    kt = op(f"graph.transpose {kv}, [0, 1, 3, 2] : {hd} -> {ttype((1, heads, head, tokens))}")
     sc_t = ttype((1, heads, tokens, tokens))
-    sc = op(f"graph.matmul {qv}, {kt} : ({hd}, {ttype((1, heads, head, tokens))}) -> {sc_t}", None)
+    sc = op(f"graph.matmul {qv}, {kt} : ({hd}, {ttype((1, heads, head, tokens))}) -> {sc_t}")
     scale = const(np.array(np.sqrt(head), np.float32))
-    scd = op(f"graph.div {sc}, {scale} : ({sc_t}, tensor<f32>) -> {sc_t}", None)
-    p = op(f"graph.softmax {scd} {{axis = 3 : i64}} : {sc_t}", None)
-    ctx = op(f"graph.matmul {p}, {vv} : ({sc_t}, {hd}) -> {hd}", None)
-    ctxt = op(f"graph.transpose {ctx}, [0, 2, 1, 3] : {hd} -> {ttype((1, tokens, heads, head))}", None)
-    merged = op(f"graph.reshape {ctxt} to [1, {tokens}, {hidden}] : {ttype((1, tokens, heads, head))} -> {ttype(S)}", None)
-    o = op(f"graph.matmul {merged}, {const(wo)} : ({ttype(S)}, {ttype(wo.shape)}) -> {ttype(S)}", None)
-    ob = op(f"graph.add {o}, {const(bo)} : ({ttype(S)}, {ttype(bo.shape)}) -> {ttype(S)}", None)
-    res = op(f"graph.add {value}, {ob} : ({ttype(S)}, {ttype(S)}) -> {ttype(S)}", None)
-    hn = op(f"graph.layer_norm {res}, {const(ones)} {{axis = 2 : i64}} : ({ttype(S)}, {ttype(ones.shape)}) -> {ttype(S)}", None)
-    U = (1, tokens, mlp)
-    u = op(f"graph.matmul {hn}, {const(wup)} : ({ttype(S)}, {ttype(wup.shape)}) -> {ttype(U)}", None)
-    ub = op(f"graph.add {u}, {const(bup)} : ({ttype(U)}, {ttype(bup.shape)}) -> {ttype(U)}", None)
-    ua = op(f"graph.tanh {ub} : {ttype(U)}", None)
-    d = op(f"graph.matmul {ua}, {const(wdown)} : ({ttype(U)}, {ttype(wdown.shape)}) -> {ttype(S)}", None)
-    db = op(f"graph.add {d}, {const(bdown)} : ({ttype(S)}, {ttype(bdown.shape)}) -> {ttype(S)}", None)
-    res2 = op(f"graph.add {hn}, {db} : ({ttype(S)}, {ttype(S)}) -> {ttype(S)}", None)
-    value = op(f"graph.layer_norm {res2}, {const(ones)} {{axis = 2 : i64}} : ({ttype(S)}, {ttype(ones.shape)}) -> {ttype(S)}", None)
+    scd = op(f"graph.div {sc}, {scale} : ({sc_t}, tensor<f32>) -> {sc_t}")
+    p = op(f"graph.softmax {scd} {{axis = 3 : i64}} : {sc_t}")
+    ctx = op(f"graph.matmul {p}, {vv} : ({sc_t}, {hd}) -> {hd}")
+    ctxt = op(f"graph.transpose {ctx}, [0, 2, 1, 3] : {hd} -> {ttype((1, tokens, heads, head))}")
+    merged = op(f"graph.reshape {ctxt} to [1, {tokens}, {hidden}] : {ttype((1, tokens, heads, head))} -> {ttype(S)}")
+    attended, _ = linear(merged, S, wo, bo)
+    hn = add_and_norm(value, attended, S)
+    ub, U = linear(hn, S, wup, bup)
+    ua = op(f"graph.tanh {ub} : {ttype(U)}")
+    db, _ = linear(ua, U, wdown, bdown)
+    value = add_and_norm(hn, db, S)
 
 np.save(f"{out}/reference.npy", ref.astype(np.float32))
 with open(f"{out}/layers.mlir", "w") as f:
