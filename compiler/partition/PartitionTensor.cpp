@@ -57,9 +57,24 @@ struct SlicedOperand {
 
 /// A column-parallel region: the start, every op whose results are split (in order), and the
 /// row-parallel matmuls that end it.
+/// A start of a region: a column-parallel matmul and the block its columns are split in.
+struct Start {
+  graph::MatmulOp matmul;
+  int64_t block;
+};
+
+/// A replicated operand that would let the region go on if it were split like `split`: the
+/// partitioner then looks for the matmul it comes from and makes that a start too (the key and
+/// value projections that meet the query's at Q·Kᵀ and P·V, the up projection that meets the gate
+/// in a gated MLP).
+struct Need {
+  Value value;
+  Split split;
+};
+
 struct Region {
-  graph::MatmulOp start;
-  int64_t block = 0;
+  SmallVector<Start> starts;
+  std::optional<Need> need;
   llvm::DenseMap<Value, Split> values;
   SmallVector<Operation *> ops;
   SmallVector<SlicedOperand> sliced;
@@ -108,7 +123,15 @@ public:
 private:
   /// Grows the region of `start` with its columns split in blocks of `block`; on failure,
   /// `why` says what stopped it.
-  std::optional<Region> grow(graph::MatmulOp start, int64_t block, std::string &why);
+  std::optional<Region> grow(ArrayRef<Start> starts, std::string &why, std::optional<Need> &need);
+  /// grow, adding as starts the matmuls that the region's needs come from (at most
+  /// `kMaxStarts` starts).
+  std::optional<Region> growPulling(SmallVector<Start> starts, std::string &why);
+  /// The candidate matmul `value` is computed from through ops of one non-constant operand, if
+  /// it is not claimed yet.
+  graph::MatmulOp originOf(Value value);
+  /// The blocks a start's columns may be split in, the largest first.
+  SmallVector<int64_t> blocksOf(graph::MatmulOp matmul) const;
   /// The split of the results of `op` given its operands' (in `region`), recording constant
   /// operands to slice; an end (row-parallel matmul) is recorded and yields no split.
   LogicalResult propagate(Operation *op, Region &region, std::string &why);
@@ -221,6 +244,7 @@ LogicalResult Partitioner::propagateElementwise(Operation *op, Region &region, s
       continue; // broadcast along the split dimension: every device reads it whole
     if (!isConstant(operand)) {
       why = describe(op) + " reads a replicated value along the split dimension";
+      region.need = Need{operand, Split{dim, split->block}};
       return failure();
     }
     region.sliced.push_back({op, static_cast<unsigned>(i), Split{dim, split->block}});
@@ -296,6 +320,7 @@ LogicalResult Partitioner::propagateMatmul(graph::MatmulOp op, Region &region, s
     int64_t dim = split.dim - (rank - otherType.getRank());
     if (dim >= 0 && dim < otherType.getRank() - 2 && otherType.getDimSize(dim) != 1) {
       why = describe(op) + " multiplies a split operand with a replicated batch";
+      region.need = Need{other, Split{dim, split.block}};
       return failure();
     }
   }
@@ -349,7 +374,7 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
       }
   }
   if (auto splitOp = dyn_cast<graph::SplitOp>(op)) {
-    if (splitOp.getAxis() == split.dim) {
+    if (static_cast<int64_t>(splitOp.getAxis()) == split.dim) {
       for (int64_t size : splitOp.getSizes())
         if (size % (split.block * devices) != 0) {
           why = describe(op) + " cuts the split dimension into parts that are not whole blocks";
@@ -358,6 +383,48 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
     }
     for (Value result : splitOp.getResults())
       region.values[result] = split;
+    return success();
+  }
+  if (auto slice = dyn_cast<graph::SliceOp>(op)) {
+    // Slices of other dimensions (rotary embeddings' halves of a head) keep the split.
+    int64_t d = split.dim;
+    if (slice.getStarts()[d] != 0 || slice.getLimits()[d] != inputType.getDimSize(d) ||
+        slice.getStrides()[d] != 1) {
+      why = describe(op) + " slices the split dimension";
+      return failure();
+    }
+    region.values[op->getResult(0)] = split;
+    return success();
+  }
+  if (auto concat = dyn_cast<graph::ConcatOp>(op)) {
+    if (static_cast<int64_t>(concat.getAxis()) == split.dim) {
+      why = describe(op) + " joins along the split dimension";
+      return failure();
+    }
+    for (Value operand : concat.getInputs()) {
+      auto it = region.values.find(operand);
+      if (it == region.values.end()) {
+        why = describe(op) + " joins a split value with a replicated one";
+        region.need = Need{operand, split};
+        return failure();
+      }
+      if (!(it->second == split)) {
+        why = describe(op) + " joins values split differently";
+        return failure();
+      }
+    }
+    region.values[op->getResult(0)] = split;
+    return success();
+  }
+  if (auto expand = dyn_cast<graph::ExpandOp>(op)) {
+    // Broadcasting other dimensions (grouped-query attention's shared key and value heads).
+    auto result = staticType(expand.getResult());
+    Split aligned{split.dim + result.getRank() - inputType.getRank(), split.block};
+    if (result.getDimSize(aligned.dim) != inputType.getDimSize(split.dim)) {
+      why = describe(op) + " broadcasts along the split dimension";
+      return failure();
+    }
+    region.values[op->getResult(0)] = aligned;
     return success();
   }
   if (isa<graph::SoftmaxOp, graph::LogSoftmaxOp>(op)) {
@@ -370,7 +437,7 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
     return success();
   }
   if (auto norm = dyn_cast<graph::LayerNormOp>(op)) {
-    if (norm.getAxis() <= split.dim) {
+    if (static_cast<int64_t>(norm.getAxis()) <= split.dim) {
       why = describe(op) + " normalizes over the split dimension";
       return failure();
     }
@@ -381,34 +448,47 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
   return failure();
 }
 
-std::optional<Region> Partitioner::grow(graph::MatmulOp start, int64_t block, std::string &why) {
+std::optional<Region> Partitioner::grow(ArrayRef<Start> starts, std::string &why,
+                                        std::optional<Need> &need) {
   Region region;
-  region.start = start;
-  region.block = block;
-  RankedTensorType result = staticType(start.getResult());
-  Split first{result ? result.getRank() - 1 : 0, block};
-  if (!result || !divides(result, first)) {
-    why = "its columns do not divide into the devices";
-    return std::nullopt;
-  }
-  region.values[start.getResult()] = first;
-  region.sliced.push_back({start, 1, Split{1, block}});
-  region.ops.push_back(start);
-  // Uses of split values not yet visited; the walk stops when none is left.
-  int64_t open = std::distance(start->use_begin(), start->use_end());
-  for (Operation *op = start->getNextNode(); op && open > 0; op = op->getNextNode()) {
+  region.starts.assign(starts.begin(), starts.end());
+  Operation *first = starts.front().matmul;
+  for (const Start &start : starts)
+    if (start.matmul->isBeforeInBlock(first))
+      first = start.matmul;
+  // Uses of split values not yet visited, and starts not reached; the walk stops at none.
+  int64_t open = 0;
+  size_t pendingStarts = starts.size();
+  for (Operation *op = first; op && (open > 0 || pendingStarts > 0); op = op->getNextNode()) {
+    const Start *start = llvm::find_if(starts, [&](const Start &s) { return s.matmul == op; });
     int64_t reads = llvm::count_if(op->getOperands(),
                                    [&](Value v) { return region.values.count(v) != 0; });
+    open -= reads;
+    if (start != starts.end()) {
+      --pendingStarts;
+      RankedTensorType result = staticType(op->getResult(0));
+      Split columns{result ? result.getRank() - 1 : 0, start->block};
+      if (!result || !divides(result, columns) || reads != 0) {
+        why = describe(op) + "'s columns do not divide into the devices";
+        return std::nullopt;
+      }
+      region.values[op->getResult(0)] = columns;
+      region.sliced.push_back({op, 1, Split{1, start->block}});
+      region.ops.push_back(op);
+      open += std::distance(op->use_begin(), op->use_end());
+      continue;
+    }
     if (reads == 0)
       continue;
-    open -= reads;
     if (op->getNumRegions() != 0 || isa<func::ReturnOp>(op)) {
       why = describe(op) + " reads a split value";
       return std::nullopt;
     }
     size_t ends = region.ends.size();
-    if (failed(propagate(op, region, why)))
+    if (failed(propagate(op, region, why))) {
+      need = region.need;
       return std::nullopt;
+    }
     if (region.ends.size() != ends)
       continue;
     region.ops.push_back(op);
@@ -430,6 +510,66 @@ std::optional<Region> Partitioner::grow(graph::MatmulOp start, int64_t block, st
     return std::nullopt;
   }
   return region;
+}
+
+graph::MatmulOp Partitioner::originOf(Value value) {
+  // Backwards through everything `value` is computed from, stopping at matmuls: the one
+  // candidate found is its origin. Side inputs that come from the function's arguments alone
+  // (rotary tables computed from positions, masks) hold no matmul and are left replicated.
+  graph::MatmulOp origin;
+  llvm::DenseSet<Operation *> visited;
+  SmallVector<Value> pending{value};
+  while (!pending.empty()) {
+    Operation *op = pending.pop_back_val().getDefiningOp();
+    if (!op || isa<graph::ConstantOp>(op) || !visited.insert(op).second)
+      continue;
+    if (op->getParentOp() != entry.getOperation() || visited.size() > 256)
+      return nullptr;
+    if (auto matmul = dyn_cast<graph::MatmulOp>(op)) {
+      auto rhs = dyn_cast<RankedTensorType>(matmul.getRhs().getType());
+      if (!rhs || rhs.getRank() != 2 || !isConstant(matmul.getRhs()) || claimed.contains(op) ||
+          (origin && origin != matmul))
+        return nullptr; // another product, or two weights: not one projection's value
+      origin = matmul;
+      continue;
+    }
+    llvm::append_range(pending, op->getOperands());
+  }
+  return origin;
+}
+
+SmallVector<int64_t> Partitioner::blocksOf(graph::MatmulOp matmul) const {
+  SmallVector<int64_t> blocks;
+  RankedTensorType result = staticType(matmul.getResult());
+  if (!result || result.getShape().back() % devices != 0)
+    return blocks;
+  int64_t share = result.getShape().back() / devices;
+  for (int64_t block = share; block >= 1; --block)
+    if (share % block == 0)
+      blocks.push_back(block);
+  return blocks;
+}
+
+/// The most matmuls one region starts from (a query, key and value projection, with room for a
+/// gated MLP's two).
+constexpr size_t kMaxStarts = 4;
+
+std::optional<Region> Partitioner::growPulling(SmallVector<Start> starts, std::string &why) {
+  std::optional<Need> need;
+  std::optional<Region> region = grow(starts, why, need);
+  if (region || !need || starts.size() >= kMaxStarts)
+    return region;
+  graph::MatmulOp origin = originOf(need->value);
+  if (!origin || llvm::any_of(starts, [&](const Start &s) { return s.matmul == origin; }))
+    return std::nullopt;
+  for (int64_t block : blocksOf(origin)) {
+    SmallVector<Start> more = starts;
+    more.push_back({origin, block});
+    std::string attempt;
+    if (std::optional<Region> grown = growPulling(more, attempt))
+      return grown;
+  }
+  return std::nullopt;
 }
 
 Value Partitioner::sliceConstant(OpBuilder &builder, Value value, Split split) {
@@ -491,9 +631,18 @@ void Partitioner::rewrite(Region &region) {
     }
     if (auto reshape = dyn_cast<graph::ReshapeOp>(op))
       reshape.setShape(cast<RankedTensorType>(reshape.getType()).getShape());
+    if (auto expand = dyn_cast<graph::ExpandOp>(op))
+      expand.setShape(cast<RankedTensorType>(expand.getType()).getShape());
+    if (auto slice = dyn_cast<graph::SliceOp>(op)) {
+      // The split dimension is whole: its limit is the local size.
+      Split split = region.values.lookup(slice.getInput());
+      SmallVector<int64_t> limits(slice.getLimits());
+      limits[split.dim] /= devices;
+      slice.setLimits(limits);
+    }
     if (auto splitOp = dyn_cast<graph::SplitOp>(op)) {
       Split split = region.values.lookup(splitOp.getInput());
-      if (splitOp.getAxis() == split.dim) {
+      if (static_cast<int64_t>(splitOp.getAxis()) == split.dim) {
         SmallVector<int64_t> sizes(splitOp.getSizes());
         for (int64_t &size : sizes)
           size /= devices;
@@ -542,21 +691,18 @@ LogicalResult Partitioner::run() {
     auto result = staticType(start.getResult());
     std::string why = "its result is dynamic";
     std::optional<Region> region;
-    if (result) {
-      // The largest block first: the coarsest split that the region's reshapes keep.
-      int64_t columns = result.getShape().back();
-      if (columns % devices != 0)
-        why = llvm::formatv("its {0} columns do not divide into {1} devices", columns, devices);
-      for (int64_t block = columns / devices; block >= 1 && columns % devices == 0; --block) {
-        if ((columns / devices) % block != 0)
-          continue;
-        std::string attempt;
-        region = grow(start, block, attempt);
-        if (region)
-          break;
-        if (block == columns / devices)
-          why = attempt; // the reason at the natural block is the one worth reporting
-      }
+    if (result && result.getShape().back() % devices != 0)
+      why = llvm::formatv("its {0} columns do not divide into {1} devices",
+                          result.getShape().back(), devices);
+    // The largest block first: the coarsest split that the region's reshapes keep.
+    SmallVector<int64_t> blocks = blocksOf(start);
+    for (int64_t block : blocks) {
+      std::string attempt;
+      region = growPulling({Start{start, block}}, attempt);
+      if (region)
+        break;
+      if (block == blocks.front())
+        why = attempt; // the reason at the natural block is the one worth reporting
     }
     if (!region) {
       report.push_back("replicated: " + describe(start) + " (" + why + ")");
@@ -573,10 +719,14 @@ LogicalResult Partitioner::run() {
     std::string ends;
     for (graph::MatmulOp end : region->ends)
       ends += (ends.empty() ? "" : ", ") + describe(end);
+    std::string starts, blocksText;
+    for (const Start &s : region->starts) {
+      starts += (starts.empty() ? "" : ", ") + describe(s.matmul);
+      blocksText += (blocksText.empty() ? "" : ", ") + std::to_string(s.block);
+    }
     report.push_back(llvm::formatv("region {0}: {1} split by columns in blocks of {2}, {3} ops, "
                                    "ended by {4} (row-parallel, then all-reduce)",
-                                   regions, describe(start), region->block, region->ops.size(),
-                                   ends)
+                                   regions, starts, blocksText, region->ops.size(), ends)
                          .str());
     rewrite(*region);
   }
