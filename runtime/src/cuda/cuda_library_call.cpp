@@ -157,6 +157,17 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
 }
 
 Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call) {
+  if (call.name()->string_view() == "nccl.all_reduce") {
+    // A split model's all-reduce between GPUs: one tensor summed into one of the same type. The
+    // artifact loads (for inspection); sessions of split models run on CPU devices only so far.
+    const auto& bindings = *call.bindings();
+    if (bindings.size() != 2 ||
+        bindings.Get(0)->type()->element_type() != bindings.Get(1)->type()->element_type()) {
+      return Status(KILN_STATUS_INVALID_ARGUMENT,
+                    "'nccl.all_reduce' sums one tensor into one of the same type");
+    }
+    return Status();
+  }
   LibraryCallView view;
   Status status = createView(call, &view);
   if (!status.ok()) return status;
