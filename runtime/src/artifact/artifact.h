@@ -27,7 +27,8 @@ namespace kiln::runtime {
 /// std::shared_ptr<const LoadedArtifact>.
 class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
  public:
-  /// Reads the file at `path` into aligned memory and verifies it. Errors start with `path`.
+  /// Maps the file at `path` read-only (its pages are read as they are used: a device of a split
+  /// model touches its own weights only) and verifies it. Errors start with `path`.
   static Result<std::shared_ptr<const LoadedArtifact>> loadFile(const std::string& path);
 
   /// Copies `size` bytes at `data` into aligned memory and verifies them; `name` stands for the
@@ -72,8 +73,12 @@ class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
   static std::string formatType(kiln_element_type_t type, const int64_t* dims, size_t rank);
 
  private:
+  /// Frees malloc'ed bytes, or unmaps `mapped` bytes of a mapped file.
   struct FreeBytes {
+    FreeBytes() noexcept : mapped(0) {}
+    explicit FreeBytes(size_t mapped_bytes) noexcept : mapped(mapped_bytes) {}
     void operator()(uint8_t* bytes) const;
+    size_t mapped;
   };
   using Bytes = std::unique_ptr<uint8_t, FreeBytes>;
 
