@@ -197,6 +197,9 @@ def main() -> int:
     parser.add_argument("--devices", type=int, default=1,
                         help="split the model over N CPU devices (kiln compile --devices N) and "
                              "run every device in one process")
+    parser.add_argument("--processes", action="store_true",
+                        help="with --devices: run each device as a process of its own (kiln run "
+                             "--device-rank R --rendezvous DIR), every one checked")
     parser.add_argument("--expect-all-reduces", type=int, default=None,
                         help="with --devices: the all-reduces the split must have")
     parser.add_argument("--keep", type=Path, default=None,
@@ -267,27 +270,40 @@ def main() -> int:
         command = [str(args.kiln), "run", str(model), "--device", args.device]
         for entry in meta["inputs"]:
             command += ["--input", f"{entry['name']}=@{directory / 'inputs' / (entry['name'] + '.npy')}"]
-        command += ["--output-dir", str(out)]
-        print("check_model: " + " ".join(command), flush=True)
+        # One process per device meets the others in a new directory; each writes its outputs
+        # (every device returns the model's) into a directory of its own.
+        outputs = [out]
+        if args.processes and args.devices > 1:
+            rendezvous = out / "rendezvous"
+            rendezvous.mkdir()
+            outputs = [out / f"device{rank}" for rank in range(args.devices)]
+            commands = [command + ["--device-rank", str(rank), "--rendezvous", str(rendezvous),
+                                   "--threads", "1", "--output-dir", str(outputs[rank])]
+                        for rank in range(args.devices)]
+        else:
+            commands = [command + ["--output-dir", str(out)]]
+        for each in commands:
+            print("check_model: " + " ".join(each), flush=True)
         start = time.monotonic()
-        completed = subprocess.run(command)
-        print(f"check_model: kiln run took {time.monotonic() - start:.1f} s, exit code "
-              f"{completed.returncode}")
-        if completed.returncode != 0:
+        processes = [subprocess.Popen(each) for each in commands]
+        codes = [process.wait() for process in processes]
+        print(f"check_model: kiln run took {time.monotonic() - start:.1f} s, exit code(s) {codes}")
+        if any(codes):
             return 1
 
         print(f"check_model: {args.model} (batch {args.batch}, {args.exporter} exporter, opset "
               f"{meta['opset']}) against PyTorch {meta['torch']}, "
               f"rtol {rtol:g}, atol {atol:g}")
         ok = True
-        for entry in meta["outputs"]:
-            produced = out / f"{entry['name']}.npy"
-            if not produced.is_file():
-                print(f"  {entry['name']}: kiln wrote no {produced.name}")
-                ok = False
-                continue
-            expected = np.load(directory / "reference" / f"{entry['name']}.npy")
-            ok = compare(entry["name"], np.load(produced), expected, rtol, atol) and ok
+        for written in outputs:
+            for entry in meta["outputs"]:
+                produced = written / f"{entry['name']}.npy"
+                if not produced.is_file():
+                    print(f"  {entry['name']}: kiln wrote no {produced}")
+                    ok = False
+                    continue
+                expected = np.load(directory / "reference" / f"{entry['name']}.npy")
+                ok = compare(entry["name"], np.load(produced), expected, rtol, atol) and ok
     print(f"check_model: {args.model} {'matches' if ok else 'DOES NOT MATCH'} PyTorch")
     return 0 if ok else 1
 
