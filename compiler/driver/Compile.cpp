@@ -127,6 +127,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.emulatePrecision = options_.emulatePrecision;
   pipeline.devices = options_.devices;
   pipeline.deviceRank = options_.deviceRank;
+  pipeline.partition = options_.partition;
   pipeline.precisionEvidence = options_.precisionEvidence;
   if (!options_.libdevice.empty())
     pipeline.libdevice = options_.libdevice;
@@ -201,9 +202,11 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return module.emitError() << "--devices " << options.devices << " is not a device count";
   if (options.devices == 1)
     return Compilation(module, options).run(os);
-  if (options.partition != "tensor")
+  if (options.partition != "tensor" && options.partition != "pipeline")
     return module.emitError() << "--partition " << options.partition
-                              << " is not supported; use tensor";
+                              << " is not supported; use tensor or pipeline";
+  if (options.partition == "pipeline" && options.device != "cpu")
+    return module.emitError() << "--partition pipeline runs on CPU devices (--target cpu)";
   if (options.streams > 1)
     return module.emitError() << "--devices " << options.devices << " with --streams "
                               << options.streams

@@ -14,6 +14,8 @@
 
 #include "compiler/partition/Passes.h"
 
+#include "compiler/partition/Common.h"
+
 #include "compiler/fusion/CostModel.h"
 #include "compiler/librarycalls/Declarations.h"
 #include "dialects/graph/GraphOps.h"
@@ -41,6 +43,8 @@ using namespace mlir;
 
 namespace kiln {
 namespace {
+
+using namespace partition;
 
 struct Split {
   int64_t dim;
@@ -81,11 +85,6 @@ struct Region {
   SmallVector<graph::MatmulOp> ends;
 };
 
-RankedTensorType staticType(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && type.hasStaticShape() ? type : RankedTensorType();
-}
-
 /// Elements between consecutive coordinates of dimension `dim`.
 int64_t strideOf(ArrayRef<int64_t> shape, int64_t dim) {
   int64_t stride = 1;
@@ -94,23 +93,6 @@ int64_t strideOf(ArrayRef<int64_t> shape, int64_t dim) {
   return stride;
 }
 
-
-bool isConstant(Value value) { return value.getDefiningOp<graph::ConstantOp>() != nullptr; }
-
-std::string describe(Operation *op) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << op->getName().getStringRef();
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    os << " '" << name.getName().getValue() << "'";
-  else if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
-    for (Location inner : fused.getLocations())
-      if (auto innerName = dyn_cast<NameLoc>(inner)) {
-        os << " '" << innerName.getName().getValue() << "'";
-        break;
-      }
-  return text;
-}
 
 class Partitioner {
 public:
@@ -161,40 +143,6 @@ private:
   uint64_t splitBytes = 0;
 };
 
-uint64_t constantBytes(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return static_cast<uint64_t>(type.getNumElements()) *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
-
-/// The arithmetic and memory traffic of one graph op at its (whole-model) types: 2 M N K for a
-/// matmul, an operation per result element otherwise; every operand and result read or written
-/// once. Constants cost nothing.
-fusion::KernelWork workOf(Operation *op) {
-  fusion::KernelWork work;
-  if (isa<graph::ConstantOp>(op))
-    return work;
-  auto bytesOf = [](Type type) -> double {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape())
-      return 0;
-    return double(tensor.getNumElements()) * double(llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
-  };
-  for (Value operand : op->getOperands())
-    work.bytes += bytesOf(operand.getType());
-  for (Value result : op->getResults()) {
-    work.bytes += bytesOf(result.getType());
-    if (auto tensor = dyn_cast<RankedTensorType>(result.getType()); tensor && tensor.hasStaticShape())
-      work.flops += double(tensor.getNumElements());
-  }
-  if (auto matmul = dyn_cast<graph::MatmulOp>(op)) {
-    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
-    if (lhs.hasStaticShape())
-      work.flops *= 2.0 * double(lhs.getShape().back());
-  }
-  return work;
-}
-
 /// The all-reduce of the model: Gloo's ring over loopback TCP, 2 (N - 1) steps each moving
 /// 1/N of the tensor. Latency and bandwidth of one step on one host (alpha-beta).
 constexpr double kAllReduceStepSeconds = 25e-6;
@@ -203,10 +151,6 @@ constexpr double kAllReduceBytesPerSecond = 4e9;
 double allReduceSeconds(double bytes, int64_t devices) {
   double steps = 2.0 * double(devices - 1);
   return steps * (kAllReduceStepSeconds + bytes / double(devices) / kAllReduceBytesPerSecond);
-}
-
-std::string mebibytes(uint64_t bytes) {
-  return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / (1 << 20)).str();
 }
 
 LogicalResult Partitioner::propagateElementwise(Operation *op, Region &region, std::string &why) {
@@ -618,7 +562,7 @@ void Partitioner::rewrite(Region &region) {
   for (const SlicedOperand &s : region.sliced) {
     builder.setInsertionPoint(s.op);
     Value whole = s.op->getOperand(s.operand);
-    splitBytes += constantBytes(whole);
+    splitBytes += tensorBytes(whole);
     s.op->setOperand(s.operand, sliceConstant(builder, whole, s.split));
     // The whole weight goes when nothing else reads it (the device keeps its part only).
     if (whole.use_empty())
@@ -679,7 +623,7 @@ LogicalResult Partitioner::run() {
     }
   int64_t regions = 0, allReduces = 0;
   uint64_t totalBytes = 0;
-  entry.walk([&](graph::ConstantOp constant) { totalBytes += constantBytes(constant.getResult()); });
+  entry.walk([&](graph::ConstantOp constant) { totalBytes += tensorBytes(constant.getResult()); });
   // The work of every op at the whole model's types, before any is split.
   llvm::DenseMap<Operation *, fusion::KernelWork> work;
   for (Operation &op : entry.getBody().front())
@@ -774,19 +718,12 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    func::FuncOp entry;
-    if (auto main = module.lookupSymbol<func::FuncOp>("main"); main && !main.isExternal())
-      entry = main;
-    for (auto function : module.getOps<func::FuncOp>())
-      if (!entry && !function.isExternal() && !function.isPrivate())
-        entry = function;
-    if (!entry)
-      return;
-    if (entry.getBody().getBlocks().size() != 1) {
-      entry.emitError("kiln-partition-tensor: the entry function has more than one block");
+    FailureOr<func::FuncOp> entry = partitionedEntry(module, getArgument());
+    if (failed(entry))
       return signalPassFailure();
-    }
-    Partitioner partitioner(module, entry, devices, rank, collective);
+    if (!*entry)
+      return;
+    Partitioner partitioner(module, *entry, devices, rank, collective);
     if (failed(partitioner.run()))
       signalPassFailure();
   }

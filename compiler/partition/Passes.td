@@ -39,4 +39,28 @@ def PartitionTensorPass : Pass<"kiln-partition-tensor", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }
 
+def PartitionPipelinePass : Pass<"kiln-partition-pipeline", "mlir::ModuleOp"> {
+  let summary = "Cuts the program into stages, one per device; keeps one device's stage";
+  let description = [{
+    Pipeline parallelism over `devices` devices, rewriting the entry function into the program of
+    device `rank`. The ops (in program order) are cut into `devices` stages of about equal cost by
+    the cost model (the `cpu` device description); each cut is placed where the fewest bytes cross
+    it, within a quarter of a stage's cost of the balanced point.
+
+    Device `rank` keeps its stage's ops and the weights they read. Every value a stage computes
+    and another stage (or the function's result) needs is broadcast from its device: the library
+    call `gloo.broadcast` on that device, `gloo.receive` on the others, at the place the value is
+    defined, so that every device makes the same collective calls in the same order. Every device
+    returns the model's outputs and takes its inputs.
+
+    The module gets `kiln.partition_report`: the stages with their ops, modeled time and the bytes
+    they send.
+  }];
+  let options = [
+    Option<"devices", "devices", "int64_t", /*default=*/"2", "How many devices share the model">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0", "The device whose program is kept">
+  ];
+  let dependentDialects = ["::kiln::graph::GraphDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // KILN_COMPILER_PARTITION_PASSES_TD

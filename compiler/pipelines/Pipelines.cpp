@@ -90,7 +90,14 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
     }
     pm.addPass(mlir::createCanonicalizerPass());
-    if (options.devices > 1) {
+    if (options.devices > 1 && options.partition == "pipeline") {
+      // Pipeline parallelism: this device's stage, with broadcasts of what crosses stages.
+      PartitionPipelinePassOptions partition;
+      partition.devices = options.devices;
+      partition.rank = options.deviceRank;
+      pm.addPass(createPartitionPipelinePass(partition));
+      pm.addPass(mlir::createCanonicalizerPass());
+    } else if (options.devices > 1) {
       // Tensor parallelism: this device's part of every column- and row-parallel region, with an
       // all-reduce after each row-parallel matmul (NCCL on CUDA, Gloo on the CPU).
       PartitionTensorPassOptions partition;

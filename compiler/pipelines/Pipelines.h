@@ -93,6 +93,9 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
   Option<int64_t> devices{*this, "devices",
                           llvm::cl::desc("Devices the model is split over (kiln-partition-tensor)"),
                           llvm::cl::init(1)};
+  Option<std::string> partition{*this, "partition",
+                                llvm::cl::desc("How the devices share it: tensor or pipeline"),
+                                llvm::cl::init("tensor")};
   Option<int64_t> deviceRank{*this, "device-rank",
                              llvm::cl::desc("The device whose program is compiled"),
                              llvm::cl::init(0)};

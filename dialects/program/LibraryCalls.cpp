@@ -61,6 +61,8 @@ struct Entry {
   ArrayRef<ViewParam> views;
   /// Whether it takes f32 tensors only.
   bool f32Only = false;
+  /// Whether it moves tensors of any element type (the collectives that copy bytes).
+  bool anyType = false;
 };
 
 constexpr Param kConvolutionParams[] = {
@@ -92,6 +94,9 @@ constexpr ViewParam kAttentionViews[] = {
     {"q_view", 0}, {"k_view", 1}, {"v_view", 2}, {"mask_view", 3}, {"dst_view", -1}};
 /// The all-reduce of tensor parallelism (compiler/partition): the devices that sum.
 constexpr Param kCollectiveParams[] = {{"devices", Kind::Int, Count::Any, true}};
+/// The broadcasts of pipeline parallelism: the devices, and the one that sends.
+constexpr Param kBroadcastParams[] = {{"devices", Kind::Int, Count::Any, true},
+                                      {"root", Kind::Int, Count::Any, true}};
 constexpr Param kCublasLtParams[] = {{"allow_tf32", Kind::Bool}};
 constexpr Param kCudnnParams[] = {{"allow_tf32", Kind::Bool}, {"channels_last", Kind::Bool}};
 
@@ -146,6 +151,12 @@ const Entry kEntries[] = {
     {"gloo.all_reduce", "input", 1, false, 0, 8, false, kCollectiveParams, {}, {}, {},
      /*f32Only=*/true},
     {"nccl.all_reduce", "input", 1, false, 0, 8, true, kCollectiveParams, {}, {}, {}},
+    // A value one device of a pipeline computes and the others need: the root sends its input
+    // (and writes it to its result too); every other device receives it into its result.
+    {"gloo.broadcast", "input", 1, false, 0, 8, false, kBroadcastParams, {}, {}, {},
+     /*f32Only=*/false, /*anyType=*/true},
+    {"gloo.receive", "", 0, false, 0, 8, false, kBroadcastParams, {}, {}, {},
+     /*f32Only=*/false, /*anyType=*/true},
 };
 
 StringRef kindName(Kind kind) {
@@ -242,6 +253,8 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
   // Element types: f32 and bf16, and on CUDA f16 too.
   for (Value value : op->getOperands()) {
     Type type = cast<MemRefType>(value.getType()).getElementType();
+    if (entry->anyType)
+      break;
     if (!type.isF32() && (entry->f32Only || (!type.isBF16() && !(entry->cuda && type.isF16()))))
       return op.emitOpError() << "'" << entry->callee << "' takes "
                               << (entry->f32Only ? "f32"
@@ -309,7 +322,8 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
     return op.emitOpError() << "'" << entry->callee << "' takes " << entry->operands
                             << (entry->bias ? ", an optional bias" : "") << " and " << adds
                             << " 'add' operand(s); it has " << inputs << " inputs";
-  int64_t rank = cast<MemRefType>(op.getInputs()[0].getType()).getRank();
+  Value first = inputs > 0 ? op.getInputs()[0] : op.getOutputs()[0];
+  int64_t rank = cast<MemRefType>(first.getType()).getRank();
   if (rank < entry->minRank || rank > entry->maxRank)
     return op.emitOpError() << "'" << entry->callee << "' takes a first tensor of rank "
                             << entry->minRank << " to " << entry->maxRank << ", not " << rank;

@@ -197,6 +197,8 @@ def main() -> int:
     parser.add_argument("--devices", type=int, default=1,
                         help="split the model over N CPU devices (kiln compile --devices N) and "
                              "run every device in one process")
+    parser.add_argument("--partition", choices=["tensor", "pipeline"], default="tensor",
+                        help="with --devices: how the devices share the model")
     parser.add_argument("--processes", action="store_true",
                         help="with --devices: run each device as a process of its own (kiln run "
                              "--device-rank R --rendezvous DIR), every one checked")
@@ -249,7 +251,8 @@ def main() -> int:
             # Split ahead of time, so that the report says how: the regions and all-reduces.
             artifact = out / f"model-{args.devices}.kiln"
             compile_command = [str(args.kiln), "compile", str(model), "-o", str(artifact),
-                               "--devices", str(args.devices), "--report", "--quiet", "--force"]
+                               "--devices", str(args.devices), "--partition", args.partition,
+                               "--report", "--quiet", "--force"]
             print("check_model: " + " ".join(compile_command), flush=True)
             start = time.monotonic()
             compiled = subprocess.run(compile_command, capture_output=True, text=True)
@@ -258,9 +261,14 @@ def main() -> int:
             if compiled.returncode != 0:
                 print(compiled.stderr, file=sys.stderr)
                 return 1
-            partition = next((line for line in compiled.stdout.splitlines()
-                              if line.startswith("partition: ")), "")
-            print("check_model: " + partition)
+            lines = compiled.stdout.splitlines()
+            first = next((i for i, line in enumerate(lines) if line.startswith("partition: ")), None)
+            partition = lines[first] if first is not None else ""
+            # The partition's lines: the first, then its indented ones (regions or stages).
+            for line in lines[first:] if first is not None else []:
+                if line != partition and not line.startswith("  "):
+                    break
+                print("check_model: " + line.strip())
             match = re.search(r"(\d+) all-reduces", partition)
             if args.expect_all_reduces is not None and (
                     not match or int(match.group(1)) != args.expect_all_reduces):

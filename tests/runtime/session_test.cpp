@@ -231,7 +231,7 @@ TEST(SessionTest, RefusesAnUnknownLibraryCall) {
   EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED);
   EXPECT_EQ(status.message(),
             "affine.kiln: step 0: library call 'cublaslt.matmul' is not available on the cpu "
-            "device (it runs the 'onednn.*' calls, 'kiln.attention' and 'gloo.all_reduce')");
+            "device (it runs the 'onednn.*' calls, 'kiln.attention' and the 'gloo.*' collectives)");
 }
 
 // Tests that a LibraryCall step reaches oneDNN through createLibraryCallKernel and reads and

@@ -585,11 +585,11 @@ int runRun(const RunCommand &command) {
 
 namespace {
 
-/// One device's share of a split model: its steps, its all-reduces and the bytes each sums, its
-/// weights and its arena.
+/// One device's share of a split model: its steps, its collectives (all-reduces, broadcasts)
+/// and the bytes they move, its weights and its arena.
 struct DeviceShare {
-  size_t steps = 0, kernels = 0, libraryCalls = 0, allReduces = 0;
-  uint64_t allReduceBytes = 0, constants = 0, arena = 0;
+  size_t steps = 0, kernels = 0, libraryCalls = 0, collectives = 0;
+  uint64_t collectiveBytes = 0, constants = 0, arena = 0;
 };
 
 DeviceShare shareOf(const Artifact &artifact) {
@@ -599,10 +599,11 @@ DeviceShare shareOf(const Artifact &artifact) {
     kiln_step_info_t step = artifact.step(i).value();
     share.kernels += step.kind == KILN_STEP_KIND_DISPATCH;
     share.libraryCalls += step.kind == KILN_STEP_KIND_LIBRARY_CALL;
-    if (step.kind == KILN_STEP_KIND_LIBRARY_CALL && step.name &&
-        llvm::StringRef(step.name).ends_with(".all_reduce")) {
-      ++share.allReduces;
-      share.allReduceBytes += step.binding_count ? step.bindings[0].size : 0;
+    llvm::StringRef name = step.name ? step.name : "";
+    if (step.kind == KILN_STEP_KIND_LIBRARY_CALL &&
+        (name.starts_with("gloo.") || name.starts_with("nccl."))) {
+      ++share.collectives;
+      share.collectiveBytes += step.binding_count ? step.bindings[step.binding_count - 1].size : 0;
     }
   }
   share.constants = artifact.constantsSize();
@@ -613,10 +614,10 @@ DeviceShare shareOf(const Artifact &artifact) {
 /// The devices of a split model side by side.
 bool printPartition(const Artifact &artifact, llvm::raw_ostream &os) {
   uint32_t devices = artifact.deviceCount();
-  os << "partition: tensor parallel over " << devices << " devices; this file is device "
-     << artifact.deviceRank() << "'s"
+  os << "partition: " << (artifact.partition() == "pipeline" ? "pipeline" : "tensor parallel")
+     << " over " << devices << " devices; this file is device " << artifact.deviceRank() << "'s"
      << (artifact.deviceRank() == 0 ? " and carries every device's" : "") << "\n";
-  os << "  device  steps  kernels  library calls  all-reduces (bytes each run)  weights      "
+  os << "  device  steps  kernels  library calls  collectives (bytes each run)  weights      "
         "arena\n";
   for (uint32_t rank = 0; rank < devices; ++rank) {
     Result<Artifact> device = artifact.openDevice(rank);
@@ -626,8 +627,8 @@ bool printPartition(const Artifact &artifact, llvm::raw_ostream &os) {
     }
     DeviceShare share = shareOf(device.value());
     os << llvm::format("  %6u  %5zu  %7zu  %13zu  %11zu", rank, share.steps, share.kernels,
-                       share.libraryCalls, share.allReduces)
-       << llvm::format(" %-16s", ("(" + humanBytes(share.allReduceBytes) + ")").c_str())
+                       share.libraryCalls, share.collectives)
+       << llvm::format(" %-16s", ("(" + humanBytes(share.collectiveBytes) + ")").c_str())
        << llvm::format("  %-11s", humanBytes(share.constants).c_str()) << humanBytes(share.arena)
        << "\n";
   }
@@ -755,6 +756,42 @@ int runInspect(const InspectCommand &command) {
   return 0;
 }
 
+/// Per device of a split model, from the traces of `runs` runs: the milliseconds per run spent
+/// in its own steps and in collectives (the "gloo." and "nccl." library calls). The traces are
+/// started on every session before the runs.
+std::optional<nlohmann::json> splitDeviceTimes(const std::vector<Session> &sessions, size_t runs) {
+  nlohmann::json times = nlohmann::json::array();
+  for (size_t rank = 0; rank < sessions.size(); ++rank) {
+    llvm::SmallString<128> path;
+    if (std::error_code error = llvm::sys::fs::createTemporaryFile("kiln-device", "json", path)) {
+      printError("cannot create a temporary trace: " + error.message());
+      return std::nullopt;
+    }
+    llvm::sys::fs::remove(path);
+    Status written = sessions[rank].writeTrace(std::string(path));
+    std::ifstream file{std::string(path)};
+    nlohmann::json trace = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+    llvm::sys::fs::remove(path);
+    if (!written.ok() || trace.is_discarded()) {
+      printError("device " + std::to_string(rank) + ": no trace to time: " + written.message());
+      return std::nullopt;
+    }
+    double steps = 0, collectives = 0;
+    const nlohmann::json &events = trace.is_object() ? trace["traceEvents"] : trace;
+    for (const nlohmann::json &event : events) {
+      if (event.value("ph", "") != "X")
+        continue;
+      std::string name = event.value("name", "");
+      bool collective = name.find("'gloo.") != std::string::npos ||
+                        name.find("'nccl.") != std::string::npos;
+      (collective ? collectives : steps) += event.value("dur", 0.0) / 1e3;
+    }
+    double count = double(std::max<size_t>(runs, 1));
+    times.push_back({{"device", rank}, {"steps", steps / count}, {"collectives", collectives / count}});
+  }
+  return times;
+}
+
 int runBench(const BenchCommand &command) {
   std::optional<DeviceChoice> device = parseDevice(command.device);
   if (!device)
@@ -825,9 +862,12 @@ int runBench(const BenchCommand &command) {
     if (command.maxSeconds > 0 && seconds(begin) > command.maxSeconds / 2)
       break;
   }
-  // The trace covers the timed runs only.
-  if (!command.trace.empty()) {
-    if (Status started = session->startTrace(); !started.ok()) {
+  // The trace covers the timed runs only. A split model's devices are all traced, for the time
+  // each spends in its own steps and in collectives.
+  for (size_t rank = 0; rank < sessions.size(); ++rank) {
+    if (command.trace.empty() && sessions.size() == 1)
+      break;
+    if (Status started = sessions[rank].startTrace(); !started.ok()) {
       printError(started.message());
       return kExitFailure;
     }
@@ -847,6 +887,12 @@ int runBench(const BenchCommand &command) {
       break;
   }
 
+  std::optional<nlohmann::json> deviceTimes;
+  if (sessions.size() > 1) {
+    deviceTimes = splitDeviceTimes(sessions, samples.size());
+    if (!deviceTimes)
+      return kExitFailure;
+  }
   if (!command.trace.empty() && !writeTrace(*session, command.trace))
     return kExitFailure;
 
@@ -923,6 +969,14 @@ int runBench(const BenchCommand &command) {
     llvm::outs() << llvm::format("  the steps alone on the device (inputs and outputs left in its "
                                  "memory): p50 %.3f ms, p90 %.3f ms\n",
                                  percentileOf(device, 50), percentileOf(device, 90));
+  }
+  if (deviceTimes) {
+    result["device_times_ms"] = *deviceTimes;
+    for (const nlohmann::json &times : *deviceTimes)
+      llvm::outs() << llvm::format("  device %d: %.3f ms per run in its own steps, %.3f ms in "
+                                   "collectives (waiting for the others included)\n",
+                                   times["device"].get<int>(), times["steps"].get<double>(),
+                                   times["collectives"].get<double>());
   }
   if (!command.json.empty() && !writeFile(command.json, result.dump(2) + "\n"))
     return kExitFailure;

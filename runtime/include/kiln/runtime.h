@@ -411,6 +411,12 @@ KILN_API uint32_t kiln_artifact_format_version(const kiln_artifact_t* artifact);
 KILN_API uint32_t kiln_artifact_device_count(const kiln_artifact_t* artifact);
 KILN_API uint32_t kiln_artifact_device_rank(const kiln_artifact_t* artifact);
 
+/// How a split model shares its devices: "tensor" (each device holds a part
+/// of every split block) or "pipeline" (each device runs a stage); "" when
+/// the model is not split, or for NULL. The string lives as long as the
+/// artifact. Added in API version 10.
+KILN_API const char* kiln_artifact_partition(const kiln_artifact_t* artifact);
+
 /// Opens the artifact of device `rank` of a split model, for inspection (a
 /// session picks its device's by itself): device 0's file carries every one.
 /// The new artifact shares the file's bytes and must be released. Returns

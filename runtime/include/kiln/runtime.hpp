@@ -342,6 +342,8 @@ class Artifact {
   /// A model split over devices: how many, and which one this artifact's program is.
   uint32_t deviceCount() const { return kiln_artifact_device_count(handle_); }
   uint32_t deviceRank() const { return kiln_artifact_device_rank(handle_); }
+  /// "tensor" or "pipeline" for a split model, "" otherwise.
+  std::string partition() const { return kiln_artifact_partition(handle_); }
   /// Device `rank`'s artifact of a split model (see `kiln_artifact_open_device`).
   Result<Artifact> openDevice(uint32_t rank) const {
     kiln_artifact_t* handle = nullptr;

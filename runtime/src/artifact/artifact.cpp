@@ -440,6 +440,12 @@ uint32_t kiln_artifact_device_rank(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->deviceRank() : 0;
 }
 
+const char* kiln_artifact_partition(const kiln_artifact_t* artifact) {
+  if (artifact == nullptr) return "";
+  const auto* partition = artifact->artifact->root().partition();
+  return partition ? partition->mode()->c_str() : "";
+}
+
 kiln_status_t* kiln_artifact_open_device(const kiln_artifact_t* artifact, uint32_t rank,
                                          kiln_artifact_t** out_artifact) {
   return guardCApi("kiln_artifact_open_device", [&]() -> kiln::Status {

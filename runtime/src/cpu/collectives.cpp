@@ -3,6 +3,7 @@
 #include "runtime/src/cpu/collectives.h"
 
 #include <gloo/allreduce.h>
+#include <gloo/broadcast.h>
 #include <gloo/common/error.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -69,7 +70,44 @@ Status Collectives::allReduceSum(float* data, size_t count, uint32_t tag) {
   }
 }
 
+Status Collectives::broadcast(void* data, size_t bytes, uint32_t root, uint32_t tag) {
+  try {
+    gloo::BroadcastOptions options(context_);
+    options.setOutput(static_cast<uint8_t*>(data), bytes);
+    options.setRoot(static_cast<int>(root));
+    options.setTag(tag);
+    gloo::broadcast(options);
+    return Status();
+  } catch (const std::exception& error) {
+    return Status(KILN_STATUS_UNAVAILABLE, "broadcast from device " + std::to_string(root) +
+                                               " to device " + std::to_string(rank_) +
+                                               " failed: " + error.what());
+  }
+}
+
 namespace {
+
+class BroadcastKernel final : public LibraryCallKernel {
+ public:
+  BroadcastKernel(std::shared_ptr<Collectives> collectives, bool sends, size_t bytes,
+                  uint32_t root, uint32_t tag)
+      : collectives_(std::move(collectives)), sends_(sends), bytes_(bytes), root_(root),
+        tag_(tag) {}
+
+  Status run(void* const* buffers) const override {
+    void* result = buffers[sends_ ? 1 : 0];
+    if (sends_ && buffers[0] != result) std::memcpy(result, buffers[0], bytes_);
+    return collectives_->broadcast(result, bytes_, root_, tag_);
+  }
+  bool writes(size_t binding) const override { return binding == (sends_ ? 1u : 0u); }
+
+ private:
+  std::shared_ptr<Collectives> collectives_;
+  bool sends_;
+  size_t bytes_;
+  uint32_t root_;
+  uint32_t tag_;
+};
 
 class AllReduceKernel final : public LibraryCallKernel {
  public:
@@ -90,6 +128,57 @@ class AllReduceKernel final : public LibraryCallKernel {
 };
 
 }  // namespace
+
+namespace {
+
+/// The integer parameter `key` of `call`, or `fallback`.
+int64_t intParam(const fb::LibraryCall& call, std::string_view key, int64_t fallback) {
+  if (const auto* params = call.int_params())
+    for (const fb::IntParam* param : *params)
+      if (param->key()->string_view() == key && param->values() && param->values()->size() == 1)
+        return param->values()->Get(0);
+  return fallback;
+}
+
+uint64_t bindingBytes(const fb::Binding& binding) { return binding.buffer()->size(); }
+
+}  // namespace
+
+Status createBroadcastKernel(const fb::LibraryCall& call,
+                             const std::shared_ptr<Collectives>& collectives,
+                             std::unique_ptr<LibraryCallKernel>* out) {
+  std::string name = call.name()->str();
+  bool sends = name == "gloo.broadcast";
+  const auto& bindings = *call.bindings();
+  if (bindings.size() != (sends ? 2u : 1u)) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "'" + name + "' takes " + (sends ? "one tensor and writes one" : "no tensor and writes one") +
+                      ", not " + std::to_string(bindings.size()) + " bindings");
+  }
+  uint64_t bytes = bindingBytes(*bindings.Get(bindings.size() - 1));
+  if (sends && bindingBytes(*bindings.Get(0)) != bytes) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, "'" + name + "' sends " +
+                                                    std::to_string(bindingBytes(*bindings.Get(0))) +
+                                                    " bytes into " + std::to_string(bytes));
+  }
+  int64_t devices = intParam(call, "devices", 0), root = intParam(call, "root", -1);
+  if (!collectives) {
+    return Status(KILN_STATUS_FAILED_PRECONDITION,
+                  "'" + name + "' moves a value between " + std::to_string(devices) +
+                      " devices, but the session is a single device's");
+  }
+  if (devices != static_cast<int64_t>(collectives->devices()) || root < 0 || root >= devices ||
+      sends != (root == static_cast<int64_t>(collectives->rank()))) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "'" + name + "' from device " + std::to_string(root) + " of " +
+                      std::to_string(devices) + " does not fit device " +
+                      std::to_string(collectives->rank()) + " of " +
+                      std::to_string(collectives->devices()));
+  }
+  *out = std::make_unique<BroadcastKernel>(collectives, sends, bytes, static_cast<uint32_t>(root),
+                                           collectives->nextTag());
+  return Status();
+}
 
 Status createAllReduceKernel(const fb::LibraryCall& call,
                              const std::shared_ptr<Collectives>& collectives,
@@ -114,13 +203,7 @@ Status createAllReduceKernel(const fb::LibraryCall& call,
     return Status(KILN_STATUS_INVALID_ARGUMENT,
                   "'gloo.all_reduce' sums an f32 tensor into one of the same type");
   }
-  int64_t devices = 0;
-  if (const auto* params = call.int_params()) {
-    for (const fb::IntParam* param : *params)
-      if (param->key()->string_view() == "devices" && param->values() &&
-          param->values()->size() == 1)
-        devices = param->values()->Get(0);
-  }
+  int64_t devices = intParam(call, "devices", 0);
   if (!collectives) {
     return Status(KILN_STATUS_FAILED_PRECONDITION,
                   "'gloo.all_reduce' sums over " + std::to_string(devices) +

@@ -45,6 +45,9 @@ class Collectives {
   /// apart (each call site has its own).
   Status allReduceSum(float* data, size_t count, uint32_t tag);
 
+  /// Copies `bytes` bytes at `data` on device `root` to `data` on every other device.
+  Status broadcast(void* data, size_t bytes, uint32_t root, uint32_t tag);
+
   /// A new tag for a call site.
   uint32_t nextTag() { return next_tag_++; }
 
@@ -62,6 +65,12 @@ class Collectives {
   uint32_t next_tag_ = 1;
   std::mutex run_mutex_;
 };
+
+/// Prepares a "gloo.broadcast" call (the root's: its input sent, and written to its result) or a
+/// "gloo.receive" call (another device's: the root's tensor written to its result).
+Status createBroadcastKernel(const kiln::artifact::LibraryCall& call,
+                             const std::shared_ptr<Collectives>& collectives,
+                             std::unique_ptr<LibraryCallKernel>* out);
 
 /// Prepares a "gloo.all_reduce" call (operand and result of one f32 type; `devices` must be the
 /// session's). INVALID_ARGUMENT naming what is wrong; FAILED_PRECONDITION when the session was

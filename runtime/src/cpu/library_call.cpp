@@ -25,10 +25,12 @@ Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const ui
   }
   if (name == "kiln.attention") return createAttentionKernel(call, out);
   if (name == "gloo.all_reduce") return createAllReduceKernel(call, collectives, out);
+  if (name == "gloo.broadcast" || name == "gloo.receive")
+    return createBroadcastKernel(call, collectives, out);
   return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
                                                "' is not available on the cpu device (it runs the "
                                                "'onednn.*' calls, 'kiln.attention' and "
-                                               "'gloo.all_reduce')");
+                                               "the 'gloo.*' collectives)");
 }
 
 }  // namespace kiln::runtime::cpu
