@@ -242,7 +242,8 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compileApp
       ->add_option("--partition", compile.partition,
-                   "How to split over --devices: tensor (transformer blocks the Megatron way)")
+                   "How to split over --devices: tensor (transformer blocks the Megatron way) or "
+                   "pipeline (a stage per device)")
       ->capture_default_str();
   addPrecisionOptions(compileApp, compile.precision,
                       "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within "
@@ -292,7 +293,7 @@ int main(int argc, char **argv) {
                      "Run a model split over N CPU devices in this process, a thread each (a "
                      "split artifact, or a model compiled just in time with --partition)");
   runApp->add_option("--partition", run.partition,
-                     "How a model compiled just in time is split over --devices: tensor")
+                     "How a model compiled just in time is split over --devices: tensor or pipeline")
       ->capture_default_str();
   runApp->add_option("--device-rank", run.deviceRank,
                      "Run only this device of a split artifact (one process per device)");
