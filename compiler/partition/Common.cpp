@@ -2,6 +2,8 @@
 
 #include "compiler/partition/Common.h"
 
+#include "compiler/partition/Passes.h"
+
 #include "dialects/graph/GraphOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -55,6 +57,13 @@ uint64_t tensorBytes(Value value) {
 
 std::string mebibytes(uint64_t bytes) {
   return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / (1 << 20)).str();
+}
+
+void setPartitionReport(ModuleOp module, ArrayRef<std::string> lines) {
+  SmallVector<Attribute> attributes;
+  for (const std::string &line : lines)
+    attributes.push_back(StringAttr::get(module.getContext(), line));
+  module->setAttr(kPartitionReportAttr, ArrayAttr::get(module.getContext(), attributes));
 }
 
 fusion::KernelWork workOf(Operation *op) {

@@ -31,6 +31,9 @@ uint64_t tensorBytes(mlir::Value value);
 /// "12.50 MiB".
 std::string mebibytes(uint64_t bytes);
 
+/// Sets the module's kiln.partition_report to `lines`.
+void setPartitionReport(mlir::ModuleOp module, llvm::ArrayRef<std::string> lines);
+
 /// The arithmetic and memory traffic of one graph op at its types: 2 M N K for a matmul, an
 /// operation per result element otherwise; every operand and result read or written once.
 /// Constants cost nothing.

@@ -192,10 +192,7 @@ LogicalResult Pipeliner::run() {
     if (isa<graph::ConstantOp>(op) && op.use_empty())
       op.erase();
 
-  SmallVector<Attribute> lines;
-  for (const std::string &line : report)
-    lines.push_back(StringAttr::get(module.getContext(), line));
-  module->setAttr(kPartitionReportAttr, ArrayAttr::get(module.getContext(), lines));
+  setPartitionReport(module, report);
   return success();
 }
 

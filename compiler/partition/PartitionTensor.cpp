@@ -705,10 +705,7 @@ LogicalResult Partitioner::run() {
                                 allReduceTime * 1e3, (shared + allReduceTime) * 1e3)
                       .str());
   }
-  SmallVector<Attribute> lines;
-  for (const std::string &line : report)
-    lines.push_back(StringAttr::get(module.getContext(), line));
-  module->setAttr(kPartitionReportAttr, ArrayAttr::get(module.getContext(), lines));
+  setPartitionReport(module, report);
   return success();
 }
 

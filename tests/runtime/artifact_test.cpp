@@ -119,6 +119,37 @@ TEST(ArtifactTest, LoadsFromAFile) {
   EXPECT_THAT(missing.status().message(), HasSubstr(path.path() + ".missing"));
 }
 
+// Tests that an artifact of one device answers the partition queries as device 0 of 1: it opens
+// as its own device 0, has no device 1, and NULL gets the documented defaults.
+TEST(ArtifactTest, AnUnsplitArtifactIsDeviceZeroOfOne) {
+  Result<Artifact> artifact = load(buildArtifact(addAffineSpec()), "affine.kiln");
+  ASSERT_TRUE(artifact.ok()) << artifact.status().toString();
+  EXPECT_EQ(artifact->deviceCount(), 1u);
+  EXPECT_EQ(artifact->deviceRank(), 0u);
+  EXPECT_EQ(artifact->partition(), "");
+  Result<Artifact> itself = artifact->openDevice(0);
+  ASSERT_TRUE(itself.ok()) << itself.status().toString();
+  EXPECT_EQ(itself->stepCount(), artifact->stepCount());
+  Result<Artifact> past = artifact->openDevice(1);
+  EXPECT_EQ(past.status().code(), KILN_STATUS_OUT_OF_RANGE);
+  EXPECT_THAT(past.status().message(), HasSubstr("device 1 of a model on 1 device(s)"));
+  EXPECT_EQ(kiln_artifact_device_count(nullptr), 0u);
+  EXPECT_EQ(kiln_artifact_device_rank(nullptr), 0u);
+  EXPECT_STREQ(kiln_artifact_partition(nullptr), "");
+  kiln_artifact_t* out = nullptr;
+  Status refused = Status::fromC(kiln_artifact_open_device(nullptr, 0, &out));
+  EXPECT_EQ(refused.code(), KILN_STATUS_INVALID_ARGUMENT);
+}
+
+// Tests that an empty file is refused as too short (it cannot be mapped; it is read instead).
+TEST(ArtifactTest, RefusesAnEmptyFile) {
+  ScopedTempPath path(".kiln");
+  writeFileBytes(path.path(), "");
+  Result<Artifact> artifact = Artifact::loadFile(path.path());
+  EXPECT_EQ(artifact.status().code(), KILN_STATUS_DATA_LOSS);
+  EXPECT_THAT(artifact.status().message(), HasSubstr("too short for a header"));
+}
+
 // Tests that a truncated file is DATA_LOSS at every length, never accepted or a crash.
 TEST(ArtifactTest, RefusesTruncatedFiles) {
   std::string bytes = buildArtifact(addAffineSpec());

@@ -549,7 +549,9 @@ typedef struct kiln_session_options_t {
   /// A model split over N devices (`kiln compile --devices N`) runs as one
   /// session per device, in this process or in others on this machine: the
   /// device this session runs (0 to N - 1). The session runs that device's
-  /// program from device 0's artifact. Default: 0. Added in API version 10.
+  /// program from device 0's artifact; its runs take turns (every device makes
+  /// its collective calls in the same order). Default: 0. Added in API version
+  /// 10.
   uint32_t device_rank;
   /// For a split model: the directory where the devices' sessions meet (Gloo
   /// rendezvous over loopback TCP), the same new, empty directory for all of
