@@ -103,14 +103,15 @@ public:
   LogicalResult run();
 
 private:
-  /// Grows the region of `start` with its columns split in blocks of `block`; on failure,
-  /// `why` says what stopped it.
+  /// Grows the region of `starts` (each with its columns split in blocks of its block) forward
+  /// in program order; on failure, `why` says what stopped it and `need` names a replicated
+  /// operand that another start could split.
   std::optional<Region> grow(ArrayRef<Start> starts, std::string &why, std::optional<Need> &need);
   /// grow, adding as starts the matmuls that the region's needs come from (at most
   /// `kMaxStarts` starts).
   std::optional<Region> growPulling(SmallVector<Start> starts, std::string &why);
-  /// The candidate matmul `value` is computed from through ops of one non-constant operand, if
-  /// it is not claimed yet.
+  /// The one unclaimed candidate matmul `value` is computed from (side inputs that hold no matmul
+  /// aside), or null.
   graph::MatmulOp originOf(Value value);
   /// The blocks a start's columns may be split in, the largest first.
   SmallVector<int64_t> blocksOf(graph::MatmulOp matmul) const;
