@@ -27,7 +27,8 @@ P50 = re.compile(r"p50 ([0-9.]+) ms")
 # (a run through the stages in turn).
 TENSOR = re.compile(r"one device ([0-9.]+) ms; \d+ devices, each on a host of its own, ([0-9.]+) ms"
                     r".*sharing one host ([0-9.]+) ms")
-PIPELINE = re.compile(r"one run ([0-9.]+) ms through the stages")
+PIPELINE = re.compile(r"one run ([0-9.]+) ms through the stages in turn, each device on a host "
+                      r"of its own \(([0-9.]+) ms with the \d+ devices sharing one host\)")
 STAGE = re.compile(r"stage \d+: .*?, ([0-9.]+) ms modeled")
 
 
@@ -78,7 +79,7 @@ def main() -> int:
                     predicted = {"one_device_ms": float(match[1]), "own_hosts_ms": float(match[2]),
                                  "sharing_host_ms": float(match[3])}
                 elif match := PIPELINE.search(report):
-                    predicted = {"run_ms": float(match[1]),
+                    predicted = {"run_ms": float(match[1]), "sharing_host_ms": float(match[2]),
                                  "stages_ms": [float(s) for s in STAGE.findall(report)]}
                 outputs = scratch / f"{model}-{devices}-out"
                 run([str(args.kiln), "run", str(artifact), "--seed", "7", "--output-dir",
@@ -89,8 +90,8 @@ def main() -> int:
             # The unsplit model's prediction is the one the split models' reports make for it.
             if not rows[0]["predicted"] and len(rows) > 1:
                 first = rows[1]["predicted"]
-                rows[0]["predicted"] = ({"sharing_host_ms": first["one_device_ms"]}
-                                        if "one_device_ms" in first else {"run_ms": first["run_ms"]})
+                rows[0]["predicted"] = {"sharing_host_ms": first.get("one_device_ms",
+                                                                     first.get("run_ms"))}
             reference = rows[0]["outputs"]
             for row in rows:
                 diffs = [float(np.max(np.abs(np.load(f) - np.load(reference / f.name))))

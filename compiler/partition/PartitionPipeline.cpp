@@ -150,11 +150,15 @@ LogicalResult Pipeliner::run() {
                                    describe(ops[cuts[k + 1] - 1]), seconds * 1e3, mebibytes(bytes))
                          .str());
   }
+  // On one host the devices share its cores (a thread each of cores / devices): the stage that
+  // runs has 1 / min(devices, cores) of the host.
+  double sharing = total * double(std::min<int64_t>(devices, cpu->parallelUnits));
   report.insert(report.begin() + 1,
                 llvm::formatv("predicted (cost model 'cpu'): one run {0:F2} ms through the "
-                              "stages in turn; with a run in every stage at once, one every "
-                              "{1:F2} ms (the slowest stage)",
-                              total * 1e3, slowest * 1e3)
+                              "stages in turn, each device on a host of its own ({1:F2} ms with "
+                              "the {2} devices sharing one host); with a run in every stage at "
+                              "once, one every {3:F2} ms (the slowest stage)",
+                              total * 1e3, sharing * 1e3, devices, slowest * 1e3)
                     .str());
 
   // This device's program: the broadcasts where the sent values are defined, then only its
