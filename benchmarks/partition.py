@@ -16,12 +16,13 @@ import argparse
 import json
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from streams import run  # noqa: E402  (runs a command, its output or an error with its stderr)
 P50 = re.compile(r"p50 ([0-9.]+) ms")
 # The report's predictions: tensor parallel (one device, own hosts, sharing one host) and pipeline
 # (a run through the stages in turn).
@@ -30,13 +31,6 @@ TENSOR = re.compile(r"one device ([0-9.]+) ms; \d+ devices, each on a host of it
 PIPELINE = re.compile(r"one run ([0-9.]+) ms through the stages in turn, each device on a host "
                       r"of its own \(([0-9.]+) ms with the \d+ devices sharing one host\)")
 STAGE = re.compile(r"stage \d+: .*?, ([0-9.]+) ms modeled")
-
-
-def run(command: list) -> str:
-    completed = subprocess.run(command, capture_output=True, text=True)
-    if completed.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-2000:]}")
-    return completed.stdout + completed.stderr
 
 
 def main() -> int:

@@ -534,9 +534,9 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
     if (info_.deviceArtifacts)
       for (const std::string &bytes : *info_.deviceArtifacts)
         ranges.emplace_back(/*offset=*/0, bytes.size()); // offsets set once the table is done
-    partition = art::CreatePartition(fbb_, fbb_.CreateString(info_.partitionMode), info_.devices,
-                                     info_.rank,
-                                     ranges.empty() ? 0 : fbb_.CreateVectorOfStructs(ranges));
+    partition =
+        art::CreatePartition(fbb_, fbb_.CreateString(info_.partitionMode), info_.devices,
+                             info_.rank, ranges.empty() ? 0 : fbb_.CreateVectorOfStructs(ranges));
   }
   // The section's offset is the table's size rounded up, known only once the table is finished:
   // the field is stored even while 0 and set in place afterwards.
@@ -552,8 +552,9 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
       !written->mutate_constants_offset(llvm::alignTo(tableSize, kConstantAlignment)))
     return program_.emitError("the artifact's constants offset could not be recorded");
   // The other devices' artifacts follow the constants, each at a 64-byte aligned offset.
-  uint64_t end = constants_.size != 0 ? llvm::alignTo(tableSize, kConstantAlignment) + constants_.size
-                                      : tableSize;
+  uint64_t end = constants_.size != 0
+                     ? llvm::alignTo(tableSize, kConstantAlignment) + constants_.size
+                     : tableSize;
   std::vector<uint64_t> offsets;
   for (const art::DeviceArtifactRange &range : ranges) {
     offsets.push_back(llvm::alignTo(end, kConstantAlignment));

@@ -138,7 +138,6 @@ Value permute(OpBuilder &builder, Location loc, Value value, ArrayRef<int64_t> p
   return transpose(builder, loc, value, permutation);
 }
 
-
 class ChannelsLast : public impl::CudaChannelsLastPassBase<ChannelsLast> {
 public:
   using CudaChannelsLastPassBase::CudaChannelsLastPassBase;
@@ -270,8 +269,9 @@ private:
   /// once they have all been moved.
   static bool onlySinkingReaders(graph::TransposeOp transposed) {
     return llvm::all_of(transposed->getUsers(), [](Operation *user) {
-      return graph::isElementwise(user) || isa<graph::ConcatOp, graph::MaxPoolOp, graph::AvgPoolOp,
-                                        graph::GlobalAvgPoolOp, graph::GlobalMaxPoolOp>(user);
+      return graph::isElementwise(user) ||
+             isa<graph::ConcatOp, graph::MaxPoolOp, graph::AvgPoolOp, graph::GlobalAvgPoolOp,
+                 graph::GlobalMaxPoolOp>(user);
     });
   }
 

@@ -13,16 +13,19 @@ using namespace mlir;
 
 namespace kiln::partition {
 
-FailureOr<func::FuncOp> partitionedEntry(ModuleOp module, StringRef pass) {
+LogicalResult partitionEntry(ModuleOp module, StringRef pass,
+                             function_ref<LogicalResult(func::FuncOp)> partition) {
   func::FuncOp entry;
   if (auto main = module.lookupSymbol<func::FuncOp>("main"); main && !main.isExternal())
     entry = main;
   for (auto function : module.getOps<func::FuncOp>())
     if (!entry && !function.isExternal() && !function.isPrivate())
       entry = function;
-  if (entry && entry.getBody().getBlocks().size() != 1)
+  if (!entry)
+    return success();
+  if (entry.getBody().getBlocks().size() != 1)
     return entry.emitError() << pass << ": the entry function has more than one block";
-  return entry;
+  return partition(entry);
 }
 
 RankedTensorType staticType(Value value) {

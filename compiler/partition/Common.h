@@ -13,9 +13,12 @@
 
 namespace kiln::partition {
 
-/// The function a partitioning pass rewrites: `@main`, or the module's one public function; null
-/// when there is none. Fails (with an error naming `pass`) when it has more than one block.
-mlir::FailureOr<mlir::func::FuncOp> partitionedEntry(mlir::ModuleOp module, llvm::StringRef pass);
+/// Runs `partition` on the function a partitioning pass rewrites: `@main`, or the module's one
+/// public function (none: nothing to do). Fails, with an error naming `pass`, when that function
+/// has more than one block, or when `partition` fails.
+mlir::LogicalResult
+partitionEntry(mlir::ModuleOp module, llvm::StringRef pass,
+               llvm::function_ref<mlir::LogicalResult(mlir::func::FuncOp)> partition);
 
 /// The value's type when it is a static ranked tensor, else null.
 mlir::RankedTensorType staticType(mlir::Value value);

@@ -79,8 +79,8 @@ LogicalResult Pipeliner::run() {
       ops.push_back(&op);
     }
   if (ops.size() < static_cast<size_t>(devices))
-    return entry.emitError() << "kiln-partition-pipeline: " << ops.size()
-                             << " ops cannot make " << devices << " stages";
+    return entry.emitError() << "kiln-partition-pipeline: " << ops.size() << " ops cannot make "
+                             << devices << " stages";
 
   // The cost before each op, by the cost model.
   std::optional<fusion::DeviceDescription> cpu = fusion::DeviceDescription::named("cpu");
@@ -99,7 +99,8 @@ LogicalResult Pipeliner::run() {
     double bestDistance = INFINITY;
     bool bestInWindow = false;
     // Every later stage keeps at least one op.
-    for (size_t cut = cuts.back() + 1; cut + static_cast<size_t>(devices - k) <= ops.size(); ++cut) {
+    for (size_t cut = cuts.back() + 1; cut + static_cast<size_t>(devices - k) <= ops.size();
+         ++cut) {
       double distance = std::fabs(before[cut] - target);
       bool inWindow = distance <= share / 4;
       if (!inWindow && (bestInWindow || distance >= bestDistance))
@@ -206,12 +207,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<func::FuncOp> entry = partitionedEntry(module, getArgument());
-    if (failed(entry))
-      return signalPassFailure();
-    if (!*entry)
-      return;
-    if (failed(Pipeliner(module, *entry, devices, rank).run()))
+    if (failed(partitionEntry(module, getArgument(), [&](func::FuncOp entry) {
+          return Pipeliner(module, entry, devices, rank).run();
+        })))
       signalPassFailure();
   }
 };

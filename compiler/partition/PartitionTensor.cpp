@@ -93,7 +93,6 @@ int64_t strideOf(ArrayRef<int64_t> shape, int64_t dim) {
   return stride;
 }
 
-
 class Partitioner {
 public:
   Partitioner(ModuleOp module, func::FuncOp entry, int64_t devices, int64_t rank,
@@ -406,8 +405,8 @@ std::optional<Region> Partitioner::grow(ArrayRef<Start> starts, std::string &why
   size_t pendingStarts = starts.size();
   for (Operation *op = first; op && (open > 0 || pendingStarts > 0); op = op->getNextNode()) {
     const Start *start = llvm::find_if(starts, [&](const Start &s) { return s.matmul == op; });
-    int64_t reads = llvm::count_if(op->getOperands(),
-                                   [&](Value v) { return region.values.count(v) != 0; });
+    int64_t reads =
+        llvm::count_if(op->getOperands(), [&](Value v) { return region.values.count(v) != 0; });
     open -= reads;
     if (start != starts.end()) {
       --pendingStarts;
@@ -439,7 +438,8 @@ std::optional<Region> Partitioner::grow(ArrayRef<Start> starts, std::string &why
     region.ops.push_back(op);
     for (Value value : op->getResults()) {
       auto it = region.values.find(value);
-      if (it == region.values.end() || !divides(cast<RankedTensorType>(value.getType()), it->second)) {
+      if (it == region.values.end() ||
+          !divides(cast<RankedTensorType>(value.getType()), it->second)) {
         why = describe(op) + " has a result that does not divide into the devices";
         return std::nullopt;
       }
@@ -599,8 +599,8 @@ void Partitioner::rewrite(Region &region) {
   for (graph::MatmulOp end : region.ends) {
     builder.setInsertionPointAfter(end);
     Type type = end.getType();
-    func::FuncOp callee = libraryCallDeclaration(
-        symbols, module, collective, builder.getFunctionType({type}, {type}));
+    func::FuncOp callee = libraryCallDeclaration(symbols, module, collective,
+                                                 builder.getFunctionType({type}, {type}));
     auto call = func::CallOp::create(builder, end.getLoc(), callee, ValueRange{end.getResult()});
     call->setAttr("devices", builder.getI64IntegerAttr(devices));
     end.getResult().replaceAllUsesExcept(call.getResult(0), call);
@@ -716,13 +716,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<func::FuncOp> entry = partitionedEntry(module, getArgument());
-    if (failed(entry))
-      return signalPassFailure();
-    if (!*entry)
-      return;
-    Partitioner partitioner(module, *entry, devices, rank, collective);
-    if (failed(partitioner.run()))
+    if (failed(partitionEntry(module, getArgument(), [&](func::FuncOp entry) {
+          return Partitioner(module, entry, devices, rank, collective).run();
+        })))
       signalPassFailure();
   }
 };

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -56,8 +56,8 @@ kiln::Result<std::unique_ptr<kiln::runtime::DeviceProgram>> createProgram(
     if (artifact->deviceCount() > 1) {
       auto joined = kiln::runtime::cpu::Collectives::connect(
           artifact->deviceRank(), artifact->deviceCount(), options.rendezvous,
-          std::chrono::milliseconds(
-              options.rendezvous_timeout_ms ? options.rendezvous_timeout_ms : 60000));
+          std::chrono::milliseconds(options.rendezvous_timeout_ms ? options.rendezvous_timeout_ms
+                                                                  : 60000));
       if (!joined.ok()) return joined.status();
       collectives = std::move(*joined);
     }
@@ -159,8 +159,9 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
       }
       if (resolved.device_kind != KILN_DEVICE_KIND_CPU) {
         return kiln::Status(KILN_STATUS_UNIMPLEMENTED,
-                            loaded->name() + ": split models run on CPU devices (Gloo) in this "
-                                             "runtime; NCCL between GPUs is not implemented yet");
+                            loaded->name() +
+                                ": split models run on CPU devices (Gloo) in this "
+                                "runtime; NCCL between GPUs is not implemented yet");
       }
       loaded = std::move(*device_artifact);
     } else if (resolved.device_rank != 0) {

@@ -136,7 +136,7 @@ TEST(ArtifactTest, AnUnsplitArtifactIsDeviceZeroOfOne) {
   EXPECT_EQ(kiln_artifact_device_count(nullptr), 0u);
   EXPECT_EQ(kiln_artifact_device_rank(nullptr), 0u);
   EXPECT_STREQ(kiln_artifact_partition(nullptr), "");
-  kiln_artifact_t* out = nullptr;
+  kiln_artifact_t *out = nullptr;
   Status refused = Status::fromC(kiln_artifact_open_device(nullptr, 0, &out));
   EXPECT_EQ(refused.code(), KILN_STATUS_INVALID_ARGUMENT);
 }

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -326,8 +326,8 @@ Result<std::vector<Tensor>> runSplitSessions(std::vector<Session> &sessions,
     thread.join();
   for (size_t rank = 0; rank < sessions.size(); ++rank)
     if (!results[rank]->ok())
-      return Status(results[rank]->status().code(), "device " + std::to_string(rank) + ": " +
-                                                        results[rank]->status().message());
+      return Status(results[rank]->status().code(),
+                    "device " + std::to_string(rank) + ": " + results[rank]->status().message());
   return std::move(*results[0]);
 }
 
@@ -782,12 +782,13 @@ std::optional<nlohmann::json> splitDeviceTimes(const std::vector<Session> &sessi
       if (event.value("ph", "") != "X")
         continue;
       std::string name = event.value("name", "");
-      bool collective = name.find("'gloo.") != std::string::npos ||
-                        name.find("'nccl.") != std::string::npos;
+      bool collective =
+          name.find("'gloo.") != std::string::npos || name.find("'nccl.") != std::string::npos;
       (collective ? collectives : steps) += event.value("dur", 0.0) / 1e3;
     }
     double count = double(std::max<size_t>(runs, 1));
-    times.push_back({{"device", rank}, {"steps", steps / count}, {"collectives", collectives / count}});
+    times.push_back(
+        {{"device", rank}, {"steps", steps / count}, {"collectives", collectives / count}});
   }
   return times;
 }

@@ -292,16 +292,18 @@ int main(int argc, char **argv) {
   runApp->add_option("--devices", run.devices,
                      "Run a model split over N CPU devices in this process, a thread each (a "
                      "split artifact, or a model compiled just in time with --partition)");
-  runApp->add_option("--partition", run.partition,
-                     "How a model compiled just in time is split over --devices: tensor or pipeline")
+  runApp
+      ->add_option("--partition", run.partition,
+                   "How a model compiled just in time is split over --devices: tensor or pipeline")
       ->capture_default_str();
   runApp->add_option("--device-rank", run.deviceRank,
                      "Run only this device of a split artifact (one process per device)");
   runApp->add_option("--rendezvous", run.rendezvous,
                      "With --device-rank: the new, empty directory where the devices' processes "
                      "meet");
-  runApp->add_option("--rendezvous-timeout", run.rendezvousTimeout,
-                     "With --device-rank: how long to wait for the other devices (seconds)")
+  runApp
+      ->add_option("--rendezvous-timeout", run.rendezvousTimeout,
+                   "With --device-rank: how long to wait for the other devices (seconds)")
       ->capture_default_str();
   addPrecisionOptions(runApp, run.precision,
                       "fp32, tf32, bf16 or fp16 (models compiled just in time)");
@@ -335,9 +337,10 @@ int main(int argc, char **argv) {
   benchApp->add_option("--shape", bench.shapes, "Bind an input's shape, NAME=1x3x224x224");
   benchApp->add_option("--batch", bench.batch,
                        "Bind every dynamic leading (batch) dimension to N");
-  benchApp->add_option("--devices", bench.devices,
-                       "Split a model compiled just in time over N CPU devices (--partition "
-                       "tensor), all run in this process")
+  benchApp
+      ->add_option("--devices", bench.devices,
+                   "Split a model compiled just in time over N CPU devices (--partition "
+                   "tensor), all run in this process")
       ->capture_default_str();
   benchApp->add_option("--memory-limit", bench.memoryLimit,
                        "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");

@@ -119,9 +119,9 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::deviceArtifact(uin
       new LoadedArtifact(std::move(name), data, range->size(), shared_from_this()));
   device->root_ = fb::GetArtifact(data);
   if (device->deviceRank() != rank || device->deviceCount() != deviceCount()) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  device->name() + " names itself device " + std::to_string(device->deviceRank()) +
-                      " of " + std::to_string(device->deviceCount()));
+    return Status(KILN_STATUS_INVALID_ARGUMENT, device->name() + " names itself device " +
+                                                    std::to_string(device->deviceRank()) + " of " +
+                                                    std::to_string(device->deviceCount()));
   }
   device->buildTables();
   return std::shared_ptr<const LoadedArtifact>(std::move(device));

@@ -171,8 +171,8 @@ class SemanticVerifier {
     }
     uint32_t devices = partition->devices(), rank = partition->rank();
     if (devices < 2 || rank >= devices) {
-      return invalid("partition", "device " + std::to_string(rank) + " of " +
-                                      std::to_string(devices));
+      return invalid("partition",
+                     "device " + std::to_string(rank) + " of " + std::to_string(devices));
     }
     const auto* ranges = partition->device_artifacts();
     size_t count = ranges ? ranges->size() : 0;

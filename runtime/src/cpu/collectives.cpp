@@ -10,7 +10,6 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
-
 #include <sys/stat.h>
 
 #include <cstring>
@@ -58,8 +57,8 @@ Status Collectives::allReduceSum(float* data, size_t count, uint32_t tag) {
   try {
     gloo::AllreduceOptions options(context_);
     options.setOutput(data, count);
-    options.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(
-        &gloo::sum<float>));
+    options.setReduceFunction(
+        static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
     options.setTag(tag);
     gloo::allreduce(options);
     return Status();
@@ -89,9 +88,12 @@ namespace {
 
 class BroadcastKernel final : public LibraryCallKernel {
  public:
-  BroadcastKernel(std::shared_ptr<Collectives> collectives, bool sends, size_t bytes,
-                  uint32_t root, uint32_t tag)
-      : collectives_(std::move(collectives)), sends_(sends), bytes_(bytes), root_(root),
+  BroadcastKernel(std::shared_ptr<Collectives> collectives, bool sends, size_t bytes, uint32_t root,
+                  uint32_t tag)
+      : collectives_(std::move(collectives)),
+        sends_(sends),
+        bytes_(bytes),
+        root_(root),
         tag_(tag) {}
 
   Status run(void* const* buffers) const override {
@@ -152,7 +154,8 @@ Status createBroadcastKernel(const fb::LibraryCall& call,
   const auto& bindings = *call.bindings();
   if (bindings.size() != (sends ? 2u : 1u)) {
     return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  "'" + name + "' takes " + (sends ? "one tensor and writes one" : "no tensor and writes one") +
+                  "'" + name + "' takes " +
+                      (sends ? "one tensor and writes one" : "no tensor and writes one") +
                       ", not " + std::to_string(bindings.size()) + " bindings");
   }
   uint64_t bytes = bindingBytes(*bindings.Get(bindings.size() - 1));
@@ -198,8 +201,8 @@ Status createAllReduceKernel(const fb::LibraryCall& call,
       if (a.dims()->Get(i) != b.dims()->Get(i)) return false;
     return true;
   };
-  if (in.element_type() != KILN_ELEMENT_TYPE_F32 || result.element_type() != KILN_ELEMENT_TYPE_F32 ||
-      !sameDims(in, result)) {
+  if (in.element_type() != KILN_ELEMENT_TYPE_F32 ||
+      result.element_type() != KILN_ELEMENT_TYPE_F32 || !sameDims(in, result)) {
     return Status(KILN_STATUS_INVALID_ARGUMENT,
                   "'gloo.all_reduce' sums an f32 tensor into one of the same type");
   }
@@ -212,10 +215,10 @@ Status createAllReduceKernel(const fb::LibraryCall& call,
                       "options.rendezvous)");
   }
   if (devices != static_cast<int64_t>(collectives->devices())) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT,
-                  "'gloo.all_reduce' sums over " + std::to_string(devices) +
-                      " devices, the session's partition has " +
-                      std::to_string(collectives->devices()));
+    return Status(KILN_STATUS_INVALID_ARGUMENT, "'gloo.all_reduce' sums over " +
+                                                    std::to_string(devices) +
+                                                    " devices, the session's partition has " +
+                                                    std::to_string(collectives->devices()));
   }
   size_t count = 1;
   if (in.dims())

@@ -39,8 +39,8 @@ CpuProgram::~CpuProgram() = default;
 Result<std::unique_ptr<CpuProgram>> CpuProgram::create(
     std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
     std::shared_ptr<Collectives> collectives) {
-  std::unique_ptr<CpuProgram> program(new CpuProgram(
-      std::move(artifact), resolveThreadCount(num_threads), std::move(collectives)));
+  std::unique_ptr<CpuProgram> program(
+      new CpuProgram(std::move(artifact), resolveThreadCount(num_threads), std::move(collectives)));
   if (Status s = program->prepare(); !s.ok()) return s;
   return program;
 }
@@ -91,7 +91,9 @@ Status CpuProgram::prepare() {
     } else if (step.kind == StepKind::kLibraryCall) {
       const fb::LibraryCall& call = *step.library_call;
       std::unique_ptr<LibraryCallKernel> kernel;
-      if (Status s = createLibraryCallKernel(call, artifact_->constantsData(), collectives_, &kernel); !s.ok()) {
+      if (Status s =
+              createLibraryCallKernel(call, artifact_->constantsData(), collectives_, &kernel);
+          !s.ok()) {
         return Status(s.code(), name + ": step " + std::to_string(i) + ": " + s.message());
       }
       if (!kernel) {

@@ -38,9 +38,9 @@ class CpuProgram final : public DeviceProgram {
   /// of `num_threads` threads (0: the hardware concurrency).
   /// `collectives` joins the other devices of a partitioned program (null: one device); runs of
   /// such a program take turns.
-  static Result<std::unique_ptr<CpuProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
-                                                    size_t num_threads,
-                                                    std::shared_ptr<Collectives> collectives = nullptr);
+  static Result<std::unique_ptr<CpuProgram>> create(
+      std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
+      std::shared_ptr<Collectives> collectives = nullptr);
 
   ~CpuProgram() override;
   CpuProgram(const CpuProgram&) = delete;
