@@ -552,9 +552,10 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
       !written->mutate_constants_offset(llvm::alignTo(tableSize, kConstantAlignment)))
     return program_.emitError("the artifact's constants offset could not be recorded");
   // The other devices' artifacts follow the constants, each at a 64-byte aligned offset.
-  uint64_t end = constants_.size != 0
-                     ? llvm::alignTo(tableSize, kConstantAlignment) + constants_.size
-                     : tableSize;
+  const uint64_t constantsEnd = constants_.size != 0
+                                    ? llvm::alignTo(tableSize, kConstantAlignment) + constants_.size
+                                    : tableSize;
+  uint64_t end = constantsEnd;
   std::vector<uint64_t> offsets;
   for (const art::DeviceArtifactRange &range : ranges) {
     offsets.push_back(llvm::alignTo(end, kConstantAlignment));
@@ -567,9 +568,7 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   }
   os.write(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), tableSize);
   writeConstants(os, tableSize);
-  uint64_t position = constants_.size != 0
-                          ? llvm::alignTo(tableSize, kConstantAlignment) + constants_.size
-                          : tableSize;
+  uint64_t position = constantsEnd;
   for (size_t i = 0; i < offsets.size(); ++i) {
     writeZeros(os, offsets[i] - position);
     const std::string &bytes = (*info_.deviceArtifacts)[i];

@@ -211,20 +211,24 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return module.emitError() << "--devices " << options.devices << " with --streams "
                               << options.streams
                               << " is not supported: a device's collectives run in program order";
+  // Progress names the device each stage is for.
+  auto forDevice = [&options](CompileOptions &device, int64_t rank) {
+    device.deviceRank = rank;
+    if (options.onStage)
+      device.onStage = [&options, rank](StringRef stage) {
+        options.onStage(llvm::formatv("device {0}: {1}", rank, stage).str());
+      };
+  };
   // Every device's program from its own copy of the graph (the weights are shared until the
   // partitioner slices them); device 0's artifact is written last and carries the others.
   std::vector<std::string> others;
   for (int64_t rank = 1; rank < options.devices; ++rank) {
     OwningOpRef<ModuleOp> copy(module.clone());
     CompileOptions device = options;
-    device.deviceRank = rank;
+    forDevice(device, rank);
     device.report = nullptr;
     if (!options.dumpIrDirectory.empty())
       device.dumpIrDirectory = llvm::formatv("{0}/device{1}", options.dumpIrDirectory, rank).str();
-    if (options.onStage)
-      device.onStage = [&options, rank](StringRef stage) {
-        options.onStage(llvm::formatv("device {0}: {1}", rank, stage).str());
-      };
     std::string bytes;
     llvm::raw_string_ostream deviceOs(bytes);
     if (failed(Compilation(*copy, device).run(deviceOs)))
@@ -233,11 +237,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     others.push_back(std::move(bytes));
   }
   CompileOptions first = options;
-  first.deviceRank = 0;
-  if (options.onStage)
-    first.onStage = [&options](StringRef stage) {
-      options.onStage(llvm::formatv("device 0: {0}", stage).str());
-    };
+  forDevice(first, 0);
   return Compilation(module, first, &others).run(os);
 }
 

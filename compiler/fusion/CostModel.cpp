@@ -2,6 +2,8 @@
 
 #include "compiler/fusion/CostModel.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
@@ -65,6 +67,20 @@ double kernelSeconds(const DeviceDescription &device, const KernelWork &work) {
   double compute = work.flops / device.fp32FlopsPerSecond;
   double memory = work.bytes / device.bytesPerSecond;
   return compute + memory - 0.95 * std::min(compute, memory) + device.launchSeconds;
+}
+
+double tensorBytes(mlir::Type type) {
+  auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  mlir::Type element = tensor.getElementType();
+  unsigned bits = 64; // index, and what has no fixed width here
+  if (element.isIntOrFloat())
+    bits = element.getIntOrFloatBitWidth();
+  else if (auto complex = mlir::dyn_cast<mlir::ComplexType>(element);
+           complex && complex.getElementType().isIntOrFloat())
+    bits = 2 * complex.getElementType().getIntOrFloatBitWidth();
+  return static_cast<double>(tensor.getNumElements()) * std::max(8u, bits) / 8;
 }
 
 } // namespace kiln::fusion

@@ -12,6 +12,8 @@
 #ifndef KILN_COMPILER_FUSION_COSTMODEL_H
 #define KILN_COMPILER_FUSION_COSTMODEL_H
 
+#include "mlir/IR/Types.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -49,6 +51,10 @@ struct KernelWork {
 
 /// The modeled time of one kernel doing `work` on `device`, its launch included.
 double kernelSeconds(const DeviceDescription &device, const KernelWork &work);
+
+/// The bytes a value of `type` occupies: a statically shaped tensor's elements, each at least a
+/// byte (0 for anything else).
+double tensorBytes(mlir::Type type);
 
 } // namespace kiln::fusion
 

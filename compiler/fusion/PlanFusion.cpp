@@ -59,21 +59,7 @@ namespace {
 
 using fusion::DeviceDescription;
 using fusion::KernelWork;
-
-/// The bytes a value of `type` occupies (0 for what is not a statically shaped tensor).
-double tensorBytes(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  Type element = tensor.getElementType();
-  unsigned bits = 64; // index, and what has no fixed width here
-  if (element.isIntOrFloat())
-    bits = element.getIntOrFloatBitWidth();
-  else if (auto complex = dyn_cast<ComplexType>(element);
-           complex && complex.getElementType().isIntOrFloat())
-    bits = 2 * complex.getElementType().getIntOrFloatBitWidth();
-  return static_cast<double>(tensor.getNumElements()) * std::max(8u, bits) / 8;
-}
+using fusion::tensorBytes;
 
 /// A loop's trip count for the cost model: a dynamic one counts as 1024.
 int64_t modeledExtent(int64_t extent) { return ShapedType::isDynamic(extent) ? 1024 : extent; }

@@ -50,14 +50,6 @@ std::string describe(Operation *op) {
   return text;
 }
 
-uint64_t tensorBytes(Value value) {
-  RankedTensorType type = staticType(value);
-  if (!type)
-    return 0;
-  return static_cast<uint64_t>(type.getNumElements()) *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
-
 std::string mebibytes(uint64_t bytes) {
   return llvm::formatv("{0:F2} MiB", static_cast<double>(bytes) / (1 << 20)).str();
 }
@@ -74,9 +66,9 @@ fusion::KernelWork workOf(Operation *op) {
   if (isa<graph::ConstantOp>(op))
     return work;
   for (Value operand : op->getOperands())
-    work.bytes += double(tensorBytes(operand));
+    work.bytes += fusion::tensorBytes(operand.getType());
   for (Value result : op->getResults()) {
-    work.bytes += double(tensorBytes(result));
+    work.bytes += fusion::tensorBytes(result.getType());
     if (RankedTensorType type = staticType(result))
       work.flops += double(type.getNumElements());
   }

@@ -28,9 +28,6 @@ bool isConstant(mlir::Value value);
 /// "graph.matmul 'node name'": an op as reports name it.
 std::string describe(mlir::Operation *op);
 
-/// The bytes of a static tensor value.
-uint64_t tensorBytes(mlir::Value value);
-
 /// "12.50 MiB".
 std::string mebibytes(uint64_t bytes);
 

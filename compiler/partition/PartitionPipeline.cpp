@@ -63,7 +63,7 @@ uint64_t Pipeliner::crossingBytes(size_t cut) const {
         return it == position.end() || it->second >= cut; // the return op counts as later
       });
       if (later)
-        bytes += tensorBytes(result);
+        bytes += uint64_t(fusion::tensorBytes(result.getType()));
     }
   return bytes;
 }
@@ -144,7 +144,7 @@ LogicalResult Pipeliner::run() {
     uint64_t bytes = 0;
     for (Value value : sent)
       if (stageOf(value.getDefiningOp()) == k)
-        bytes += tensorBytes(value);
+        bytes += uint64_t(fusion::tensorBytes(value.getType()));
     report.push_back(llvm::formatv("stage {0}: ops {1}-{2} ({3} to {4}), {5:F2} ms modeled, "
                                    "sends {6}",
                                    k, cuts[k], cuts[k + 1] - 1, describe(ops[cuts[k]]),

@@ -20,6 +20,7 @@
 #include "compiler/librarycalls/Declarations.h"
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
@@ -77,6 +78,12 @@ struct Need {
 };
 
 struct Region {
+  /// The split of `value`, if it is one of the region's.
+  std::optional<Split> splitOf(Value value) const {
+    auto it = values.find(value);
+    return it == values.end() ? std::nullopt : std::optional<Split>(it->second);
+  }
+
   SmallVector<Start> starts;
   std::optional<Need> need;
   llvm::DenseMap<Value, Split> values;
@@ -84,14 +91,6 @@ struct Region {
   SmallVector<SlicedOperand> sliced;
   SmallVector<graph::MatmulOp> ends;
 };
-
-/// Elements between consecutive coordinates of dimension `dim`.
-int64_t strideOf(ArrayRef<int64_t> shape, int64_t dim) {
-  int64_t stride = 1;
-  for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
-    stride *= shape[d];
-  return stride;
-}
 
 class Partitioner {
 public:
@@ -207,12 +206,7 @@ LogicalResult Partitioner::propagateMatmul(graph::MatmulOp op, Region &region, s
     return failure();
   }
   int64_t rank = result.getRank();
-  auto lhsSplit = region.values.find(lhs) != region.values.end()
-                      ? std::optional<Split>(region.values.lookup(lhs))
-                      : std::nullopt;
-  auto rhsSplit = region.values.find(rhs) != region.values.end()
-                      ? std::optional<Split>(region.values.lookup(rhs))
-                      : std::nullopt;
+  std::optional<Split> lhsSplit = region.splitOf(lhs), rhsSplit = region.splitOf(rhs);
   int64_t lhsRank = lhsType.getRank(), rhsRank = rhsType.getRank();
   // Row-parallel: the contraction dimension is split and the weight is a constant matrix.
   if (lhsSplit && lhsSplit->dim == lhsRank - 1) {
@@ -297,10 +291,11 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
 
   // Ops that keep the element order: find the result dimension the ownership pattern lies in.
   if (isa<graph::ReshapeOp, graph::SqueezeOp, graph::UnsqueezeOp, graph::FlattenOp>(op)) {
-    int64_t unit = split.block * strideOf(inputType.getShape(), split.dim);
+    int64_t unit = split.block * computeStrides(inputType.getShape())[split.dim];
     ArrayRef<int64_t> shape = staticType(op->getResult(0)).getShape();
+    SmallVector<int64_t> strides = computeStrides(shape);
     for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-      int64_t stride = strideOf(shape, d);
+      int64_t stride = strides[d];
       if (unit % stride == 0 && (stride * shape[d]) % (unit * devices) == 0) {
         region.values[op->getResult(0)] = Split{d, unit / stride};
         return success();
@@ -346,13 +341,13 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
       return failure();
     }
     for (Value operand : concat.getInputs()) {
-      auto it = region.values.find(operand);
-      if (it == region.values.end()) {
+      std::optional<Split> joined = region.splitOf(operand);
+      if (!joined) {
         why = describe(op) + " joins a split value with a replicated one";
         region.need = Need{operand, split};
         return failure();
       }
-      if (!(it->second == split)) {
+      if (!(*joined == split)) {
         why = describe(op) + " joins values split differently";
         return failure();
       }
@@ -531,7 +526,7 @@ Value Partitioner::sliceConstant(OpBuilder &builder, Value value, Split split) {
     for (int64_t d = 0; d < split.dim; ++d)
       outer *= type.getDimSize(d);
     int64_t size = type.getDimSize(split.dim);
-    int64_t inner = strideOf(type.getShape(), split.dim) * elementBytes;
+    int64_t inner = computeStrides(type.getShape())[split.dim] * elementBytes;
     int64_t chunkBytes = split.block * inner;
     std::vector<char> bytes;
     bytes.reserve(raw->size() / devices);
@@ -547,7 +542,7 @@ Value Partitioner::sliceConstant(OpBuilder &builder, Value value, Split split) {
     SmallVector<Attribute> values(dense.getValues<Attribute>());
     SmallVector<Attribute> kept;
     int64_t size = type.getDimSize(split.dim);
-    int64_t inner = strideOf(type.getShape(), split.dim);
+    int64_t inner = computeStrides(type.getShape())[split.dim];
     for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i) {
       int64_t c = (i / inner) % size;
       if ((c / split.block) % devices == rank)
@@ -563,7 +558,7 @@ void Partitioner::rewrite(Region &region) {
   for (const SlicedOperand &s : region.sliced) {
     builder.setInsertionPoint(s.op);
     Value whole = s.op->getOperand(s.operand);
-    splitBytes += tensorBytes(whole);
+    splitBytes += uint64_t(fusion::tensorBytes(whole.getType()));
     s.op->setOperand(s.operand, sliceConstant(builder, whole, s.split));
     // The whole weight goes when nothing else reads it (the device keeps its part only).
     if (whole.use_empty())
@@ -624,7 +619,9 @@ LogicalResult Partitioner::run() {
     }
   int64_t regions = 0, allReduces = 0;
   uint64_t totalBytes = 0;
-  entry.walk([&](graph::ConstantOp constant) { totalBytes += tensorBytes(constant.getResult()); });
+  entry.walk([&](graph::ConstantOp constant) {
+    totalBytes += uint64_t(fusion::tensorBytes(constant.getType()));
+  });
   // The work of every op at the whole model's types, before any is split.
   llvm::DenseMap<Operation *, fusion::KernelWork> work;
   for (Operation &op : entry.getBody().front())
@@ -656,8 +653,7 @@ LogicalResult Partitioner::run() {
     ++regions;
     allReduces += region->ends.size();
     for (graph::MatmulOp end : region->ends) {
-      auto type = cast<RankedTensorType>(end.getType());
-      double bytes = double(type.getNumElements()) * double(type.getElementTypeBitWidth() / 8);
+      double bytes = fusion::tensorBytes(end.getType());
       allReduceBytes += bytes;
       allReduceTime += allReduceSeconds(bytes, devices);
     }

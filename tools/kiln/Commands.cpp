@@ -221,9 +221,10 @@ std::optional<uint64_t> parseMemoryLimit(const std::string &text) {
   return static_cast<uint64_t>(number * double(scale));
 }
 
-/// Sets `--memory-limit` and `--streams` in `settings`; false (with a message) for a value that
-/// is not one.
-bool setProgramOptions(const std::string &memoryLimit, int64_t streams, CompileSettings &settings) {
+/// Sets `--memory-limit`, `--streams`, `--devices` and `--partition` in `settings`; false (with a
+/// message) for a value that is not one.
+bool setProgramOptions(const std::string &memoryLimit, int64_t streams, int64_t devices,
+                       const std::string &partition, CompileSettings &settings) {
   std::optional<uint64_t> limit = parseMemoryLimit(memoryLimit);
   if (!limit)
     return false;
@@ -233,6 +234,12 @@ bool setProgramOptions(const std::string &memoryLimit, int64_t streams, CompileS
     return false;
   }
   settings.streams = streams;
+  if (devices < 1 || devices > 64) {
+    printError("--devices " + std::to_string(devices) + " is not between 1 and 64");
+    return false;
+  }
+  settings.devices = devices;
+  settings.partition = partition;
   return true;
 }
 
@@ -257,9 +264,12 @@ bool setPrecisionOptions(const PrecisionFlags &flags, bool allowAuto, CompileSet
   return true;
 }
 
+/// A session for `artifact` on `device`; `split` gives the device rank, rendezvous and timeout of
+/// one device of a split model (its defaults: a model that is not split).
 std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
-                                     const DeviceChoice &device) {
-  SessionOptions options;
+                                     const DeviceChoice &device,
+                                     const SessionOptions &split = SessionOptions()) {
+  SessionOptions options = split;
   options.numThreads = threads;
   options.deviceKind = device.kind == "cuda"       ? KILN_DEVICE_KIND_CUDA
                        : device.kind == "cuda-sim" ? KILN_DEVICE_KIND_CUDA_SIM
@@ -353,14 +363,9 @@ int runCompile(const CompileCommand &command) {
   settings.shapes = command.shapes;
   settings.dumpIrDirectory = command.dumpIrDirectory;
   settings.report = command.report;
-  if (!setProgramOptions(command.memoryLimit, command.streams, settings))
+  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
+                         settings))
     return kExitUsage;
-  if (command.devices < 1 || command.devices > 64) {
-    printError("--devices " + std::to_string(command.devices) + " is not between 1 and 64");
-    return kExitUsage;
-  }
-  settings.devices = command.devices;
-  settings.partition = command.partition;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/true, settings))
     return kExitUsage;
   settings.progress = !command.quiet;
@@ -455,20 +460,20 @@ int runRun(const RunCommand &command) {
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
-  if (!setProgramOptions(command.memoryLimit, command.streams, settings))
+  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
+                         settings))
     return kExitUsage;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;
-  if (command.devices < 0 || command.devices > 64) {
-    printError("--devices " + std::to_string(command.devices) + " is not between 1 and 64");
-    return kExitUsage;
-  }
   if ((command.deviceRank >= 0) != !command.rendezvous.empty()) {
     printError("--device-rank and --rendezvous go together (one process per device)");
     return kExitUsage;
   }
-  settings.devices = std::max<int64_t>(command.devices, 1);
-  settings.partition = command.partition;
+  if (command.rendezvousTimeout <= 0 || command.rendezvousTimeout > 86400) {
+    printError("--rendezvous-timeout " + std::to_string(command.rendezvousTimeout) +
+               " is not a number of seconds between 0 and 86400");
+    return kExitUsage;
+  }
   for (const auto &[name, tensor] : *given)
     settings.inputShapes[name] = tensor.dims();
   // An ONNX model compiled for this run is specialized for its inputs, as the conformance suite
@@ -508,27 +513,13 @@ int runRun(const RunCommand &command) {
       return kExitFailure;
     sessions = std::move(*split);
   } else {
-    SessionOptions options;
-    options.numThreads = command.threads;
-    std::optional<Session> session;
+    SessionOptions split; // one device of a split model, meeting the others' processes
     if (command.deviceRank >= 0) {
-      options.deviceRank = static_cast<uint32_t>(command.deviceRank);
-      options.rendezvous = command.rendezvous;
-      if (command.rendezvousTimeout <= 0 || command.rendezvousTimeout > 86400) {
-        printError("--rendezvous-timeout " + std::to_string(command.rendezvousTimeout) +
-                   " is not a number of seconds between 0 and 86400");
-        return kExitUsage;
-      }
-      options.rendezvousTimeoutMs = static_cast<uint32_t>(command.rendezvousTimeout * 1000);
-      Result<Session> created = Session::create(*artifact, options);
-      if (!created.ok()) {
-        printError(created.status().message());
-        return kExitFailure;
-      }
-      session = std::move(created.value());
-    } else {
-      session = createSession(*artifact, command.threads, *device);
+      split.deviceRank = static_cast<uint32_t>(command.deviceRank);
+      split.rendezvous = command.rendezvous;
+      split.rendezvousTimeoutMs = static_cast<uint32_t>(command.rendezvousTimeout * 1000);
     }
+    std::optional<Session> session = createSession(*artifact, command.threads, *device, split);
     if (!session)
       return kExitFailure;
     sessions.push_back(std::move(*session));
@@ -808,16 +799,11 @@ int runBench(const BenchCommand &command) {
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
-  if (!setProgramOptions(command.memoryLimit, command.streams, settings))
+  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, "tensor", settings))
     return kExitUsage;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;
   settings.batch = command.batch;
-  if (command.devices < 1 || command.devices > 64) {
-    printError("--devices " + std::to_string(command.devices) + " is not between 1 and 64");
-    return kExitUsage;
-  }
-  settings.devices = command.devices;
   double compileSeconds = 0;
   std::optional<Artifact> artifact = loadModel(command.model, settings, &compileSeconds);
   if (!artifact)

@@ -62,7 +62,7 @@ struct RunCommand {
   int64_t streams = 1;
   /// `--devices N`: the model split over N CPU devices (compiled just in time with --partition,
   /// or a split artifact), all run by this process, one thread per device.
-  int64_t devices = 0;
+  int64_t devices = 1;
   std::string partition = "tensor";
   /// `--device-rank R --rendezvous DIR`: run only device R of a split artifact, meeting the other
   /// devices' processes in DIR.
