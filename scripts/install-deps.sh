@@ -43,8 +43,9 @@ packages=(
   libboost-context-dev
   # Fuzzing the loaders (clang's libFuzzer runtime).
   clang-14 libclang-rt-14-dev
-  # Test-time helpers of the lit tests and the example: numpy references, ONNX model construction.
-  python3 python3-numpy python3-onnx
+  # Test-time helpers of the lit tests and the example: numpy references, ONNX model construction;
+  # pip fetches the cuDNN frontend's headers (below).
+  python3 python3-numpy python3-onnx python3-pip
 )
 if [[ $with_models == 1 ]]; then
   # The interpreter the virtual environment is made from.
@@ -72,8 +73,39 @@ else
   echo "install-deps: all ${#packages[@]} Debian packages present"
 fi
 
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+# The cuDNN frontend: NVIDIA's header-only C++ graph API over cuDNN, which the CUDA attention call
+# builds its scaled-dot-product-attention graph with (runtime/src/cuda/cudnn_attention.cpp).
+# Debian has no package of it; its PyPI wheel carries the headers. Pinned by version and hash,
+# unpacked into .deps/, where CMake looks for it.
+frontend_version=1.32.0
+frontend_sha256=c6006556017a4d1c914c52a556c71b1267f2d6a0500f742e7b4edef539878df0
+frontend_dir="$root/.deps/cudnn-frontend-$frontend_version"
+if [[ -f "$frontend_dir/include/cudnn_frontend.h" ]]; then
+  echo "install-deps: cuDNN frontend $frontend_version present"
+else
+  download="$(mktemp -d)"
+  trap 'rm -rf "$download"' EXIT
+  /usr/bin/python3 -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+    --only-binary=:all: --python-version 3.11 --implementation cp \
+    --platform manylinux_2_28_x86_64 --dest "$download" "nvidia-cudnn-frontend==$frontend_version"
+  wheel="$(ls "$download"/nvidia_cudnn_frontend-*.whl)"
+  if ! echo "$frontend_sha256  $wheel" | sha256sum --check --quiet; then
+    echo "install-deps: $(basename "$wheel") does not have the pinned sha256 $frontend_sha256" >&2
+    exit 1
+  fi
+  rm -rf "$frontend_dir.partial"
+  /usr/bin/python3 - "$wheel" "$frontend_dir.partial" <<'PYTHON'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    wheel.extractall(sys.argv[2], [n for n in wheel.namelist() if n.startswith("include/")])
+PYTHON
+  mv "$frontend_dir.partial" "$frontend_dir"
+  echo "install-deps: cuDNN frontend $frontend_version headers in $frontend_dir"
+fi
+
 if [[ $with_models == 1 ]]; then
-  root="$(cd "$(dirname "$0")/.." && pwd)"
   venv="${KILN_VENV:-$root/.venv}"
   requirements="$root/scripts/requirements.txt"
   stamp="$venv/.kiln-requirements.sha256"

@@ -119,6 +119,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.precision = options_.precision;
   pipeline.keepIoTypes = options_.keepIoTypes;
   pipeline.convLayout = options_.convLayout;
+  pipeline.attention = options_.attention;
   pipeline.keepHigh = options_.keepHigh;
   if (options_.precisionLow) {
     pipeline.explicitLow = true;

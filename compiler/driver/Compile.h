@@ -54,6 +54,9 @@ struct CompileOptions {
   /// bf16 and tf32, what tensor cores want; NCHW for f32), "nchw" (the model's), or "nhwc"
   /// (every type).
   std::string convLayout = "auto";
+  /// "fused": attention becomes one library call where the target takes it (kiln.attention on
+  /// the CPU, cuDNN's on CUDA in f16 and bf16); "unfused": two products and a softmax.
+  std::string attention = "fused";
   /// ONNX nodes kept in fp32 whatever their class.
   std::vector<std::string> keepHigh;
   /// When set, exactly these precision candidates are low (the `auto` search's answer).

@@ -72,6 +72,8 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
     oneDNN's bf16 kernels, accumulating in f32.
   }];
   let options = [
+    Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
+           "Attention becomes one kiln.attention call (false: products and a softmax)">,
     Option<"nativeBf16", "native-bf16", "bool", /*default=*/"false",
            "bf16 convolutions and products are bf16 oneDNN calls (the CPU computes bf16)">,
   ];
@@ -102,7 +104,19 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
     the batch dimensions nesting as one strided batch. Where the farthest view is not a layout a
     nearer one is tried (at batch 2 BERT's heads-first transpose stays, and Kᵀ is still read by
     strides from its output).
+
+    Half-precision attention (f16 or bf16 products, optionally with the scores widened to f32
+    for the mask and the softmax and the probabilities narrowed back, as kiln-assign-precision
+    leaves it) becomes one "cudnn.attention" call (runtime/src/cuda/cudnn_attention.cpp, cuDNN's
+    fused flash attention), with the parameters of the CPU's kiln.attention, where cuDNN takes
+    its shapes: at most two batch dims, head dims of at most 128 in multiples of 8, unit stride
+    along the head dim and 16-byte strides and offsets. An f32 mask is converted to the products'
+    type once per mask. f32 attention stays two products and a softmax.
   }];
+  let options = [
+    Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
+           "Half-precision attention becomes one cudnn.attention call (false: products and a softmax)">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }
 

@@ -67,6 +67,11 @@ struct Target {
   /// Whether a bf16 call may write an f32 result (oneDNN does; the CUDA calls take one element
   /// type for every tensor), so that a cast of the result to f32 joins the call.
   bool f32Result;
+  /// Whether the attention call computes f16 and bf16 products (cuDNN's fused attention) rather
+  /// than f32 ones (Kiln's CPU kernel); it takes one or the other.
+  bool halfAttention;
+  /// Whether the attention call zeroes the rows the mask leaves no key in (zero_masked_rows).
+  bool attentionZeroesMaskedRows;
 };
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
@@ -734,18 +739,53 @@ std::optional<StridedView> attentionOperand(Value operand, ArrayRef<int64_t> bat
   return std::nullopt;
 }
 
+/// What cuDNN's fused attention takes (runtime/src/cuda/cudnn_attention.cpp, with the limits the
+/// cuDNN frontend checks for f16 and bf16): at most two batch dims, which Q, Kᵀ and V do not
+/// broadcast; head dims of at most 128 in multiples of 8; Q, V and the result with unit stride
+/// along the head dim and Kᵀ along its rows (K's head dim); every other stride of a dim above 1,
+/// and every offset, in whole 16 bytes (8 elements). With `output`, `q` is the result's view and
+/// only it is checked.
+bool cudnnAttentionTakes(const StridedView &q, const StridedView &kt, const StridedView &v,
+                         ArrayRef<int64_t> batch, bool output = false) {
+  constexpr int64_t kElementsPer16Bytes = 8;
+  if (batch.size() > 2)
+    return false;
+  auto aligned = [&](const StridedView &view, size_t unit) {
+    if (view.offset % kElementsPer16Bytes != 0 || view.strides[unit] != 1)
+      return false;
+    for (size_t dim = 0; dim < view.dims.size(); ++dim) {
+      bool batchDim = dim + 2 < view.dims.size();
+      if (batchDim && view.dims[dim] > 1 && view.strides[dim] == 0)
+        return false;
+      if (dim != unit && view.dims[dim] > 1 && view.strides[dim] % kElementsPer16Bytes != 0)
+        return false;
+    }
+    return true;
+  };
+  size_t rank = q.dims.size();
+  auto headDim = [](int64_t d) { return d <= 128 && d % 8 == 0; };
+  if (output)
+    return aligned(q, rank - 1) && headDim(q.dims[rank - 1]);
+  return aligned(q, rank - 1) && aligned(kt, rank - 2) && aligned(v, rank - 1) &&
+         headDim(q.dims[rank - 1]) && headDim(v.dims[rank - 1]);
+}
+
 /// Plans `softmax(scale * Q Kᵀ [+ mask]) V` around `softmax` as one attention call, the form
 /// exporters write: a graph.matmul of Q and Kᵀ, multiplications and divisions by splat constants,
 /// at most one addend (the mask, after the scaling), the softmax along the last axis (optionally
 /// zeroed on the rows where the mask is -inf everywhere, as the ONNX Attention operator does),
-/// and a graph.matmul of its result and V; each intermediate read only by the next, every tensor a
-/// static f32 one. Q, Kᵀ and V are read where their data lies (through the transposes, slices
-/// and splits before them) and the result is written through the transposes and reshapes after
-/// it. Fails for anything else; the ops then stay for the library calls and kernels they were.
+/// and a graph.matmul of its result and V; each intermediate read only by the next, every tensor
+/// static. The products are f32 on the CPU, f16 or bf16 on CUDA, where the scores may be widened
+/// to f32 on the way to the softmax and its result narrowed back (kiln-assign-precision's form:
+/// one cast before the softmax, anywhere among the scaling and the mask, and one after it).
+/// Q, Kᵀ and V are read where their data lies (through the transposes, slices and splits before
+/// them) and the result is written through the transposes and reshapes after it. Fails for
+/// anything else, or what the target's call does not take (cudnnAttentionTakes); the ops then
+/// stay for the library calls and kernels they were.
 FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target) {
   auto scoresType = dyn_cast<RankedTensorType>(softmax.getType());
   if (target.attention.empty() || !scoresType || !scoresType.hasStaticShape() ||
-      !scoresType.getElementType().isF32() || scoresType.getRank() < 2 || !softmax->hasOneUse())
+      scoresType.getRank() < 2 || !softmax->hasOneUse())
     return failure();
   int64_t rank = scoresType.getRank();
   int64_t axis = static_cast<int64_t>(softmax.getAxis());
@@ -762,43 +802,71 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
     probabilities = guard.getResult();
     user = *guard->getUsers().begin();
   }
+  if (guard && !target.attentionZeroesMaskedRows)
+    return failure();
+  // The probabilities narrowed to the products' precision.
+  auto narrow = dyn_cast<graph::CastOp>(user);
+  if (narrow) {
+    if (!narrow->hasOneUse())
+      return failure();
+    probabilities = narrow.getResult();
+    user = *narrow->getUsers().begin();
+  }
   auto context = dyn_cast<graph::MatmulOp>(user);
+  Type element = context ? staticUniformElementType(context) : Type();
   if (axis != rank - 1 || !context || context.getLhs() != probabilities ||
-      context.getRhs() == probabilities || staticUniformElementType(context) == Type() ||
-      !staticUniformElementType(context).isF32())
+      context.getRhs() == probabilities || !element ||
+      !(target.halfAttention ? isHalfPrecision(element) : element.isF32()))
     return failure();
 
-  // Back from the softmax to the product of Q and Kᵀ: the mask first, then the scaling.
+  // Back from the softmax to the product of Q and Kᵀ: the mask first, then the scaling, with at
+  // most one cast among them (`chainType` is the type of the scores where the walk is).
   float scale = 1.0f;
+  bool scaled = false;
   Value mask;
+  Operation *maskAdd = nullptr;
   SmallVector<Operation *> chain;
   Value current = softmax.getInput();
+  RankedTensorType chainType = scoresType;
+  graph::CastOp widen;
   graph::MatmulOp scores;
   while (true) {
     Operation *def = current.getDefiningOp();
     if (!def || !current.hasOneUse() || def->getBlock() != softmax->getBlock() ||
-        current.getType() != scoresType)
+        current.getType() != chainType)
       return failure();
     if ((scores = dyn_cast<graph::MatmulOp>(def)))
       break;
+    if (auto cast = dyn_cast<graph::CastOp>(def)) {
+      auto from = dyn_cast<RankedTensorType>(cast.getInput().getType());
+      if (widen || !from || from.getShape() != scoresType.getShape() ||
+          !isa<FloatType>(from.getElementType()))
+        return failure();
+      widen = cast;
+      chainType = from;
+      current = cast.getInput();
+      chain.push_back(def);
+      continue;
+    }
     if (!isa<graph::AddOp, graph::MulOp, graph::DivOp>(def))
       return failure();
     Value lhs = def->getOperand(0), rhs = def->getOperand(1);
     if (isa<graph::AddOp>(def)) {
       // One mask, added after every scaling (walking back, before any is seen).
-      if (mask || scale != 1.0f || !chain.empty())
+      if (mask || scaled)
         return failure();
-      // The scores are the operand of their own type, read only here, made by the product or
-      // a scaling; the mask is the other.
+      // The scores are the operand of their own type, read only here, made by the product, a
+      // scaling or the cast; the mask is the other.
       auto onChain = [&](Value value) {
         Operation *producer = value.getDefiningOp();
-        return producer && value.hasOneUse() && value.getType() == scoresType &&
-               isa<graph::MatmulOp, graph::MulOp, graph::DivOp>(producer);
+        return producer && value.hasOneUse() && value.getType() == chainType &&
+               isa<graph::MatmulOp, graph::MulOp, graph::DivOp, graph::CastOp>(producer);
       };
       bool lhsChain = onChain(lhs);
       if (!lhsChain && !onChain(rhs))
         return failure();
       mask = lhsChain ? rhs : lhs;
+      maskAdd = def;
       current = lhsChain ? lhs : rhs;
     } else if (isa<graph::MulOp>(def)) {
       std::optional<float> factor = splatConstant(rhs);
@@ -810,18 +878,24 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
       if (!factor)
         return failure();
       scale *= *factor;
+      scaled = true;
       current = other;
     } else {
       std::optional<float> divisor = splatConstant(rhs);
       if (!divisor || *divisor == 0.0f)
         return failure();
       scale /= *divisor;
+      scaled = true;
       current = lhs;
     }
     chain.push_back(def);
   }
-  if (!staticUniformElementType(scores) || !staticUniformElementType(scores).isF32() ||
-      !std::isfinite(scale))
+  // The cast between the products and the softmax comes with the one after it, and only where
+  // the products are in a lower precision than the softmax.
+  if (staticUniformElementType(scores) != element || !std::isfinite(scale) ||
+      static_cast<bool>(widen) != static_cast<bool>(narrow) ||
+      (narrow && (getElementTypeOrSelf(widen.getInput().getType()) != element ||
+                  scoresType.getElementType() == element)))
     return failure();
   // The guard's condition: the mask's row maximum (kept as a dimension) equal to -inf.
   SmallVector<Operation *> guardOps;
@@ -850,10 +924,12 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   std::optional<StridedView> v = attentionOperand(context.getRhs(), batch);
   if (!q || !kt || !v)
     return failure();
+  if (target.halfAttention && !cudnnAttentionTakes(*q, *kt, *v, batch))
+    return failure();
   std::optional<StridedView> maskView;
   if (mask) {
     auto maskType = dyn_cast<RankedTensorType>(mask.getType());
-    if (!maskType || !maskType.hasStaticShape() || !maskType.getElementType().isF32())
+    if (!maskType || !maskType.hasStaticShape() || !isa<FloatType>(maskType.getElementType()))
       return failure();
     maskView = alignView(StridedView{mask,
                                      0,
@@ -861,8 +937,47 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
                                      rowMajorStrides(maskType.getShape()),
                                      {}},
                          batch, true, sq, skv);
-    if (!maskView)
+    // A mask that is not in the products' type is converted (below); one that is must lie with
+    // unit stride along the keys on CUDA.
+    if (!maskView ||
+        (target.halfAttention && maskType.getElementType() == element &&
+         maskView->strides.back() != 1) ||
+        (!target.halfAttention && !maskType.getElementType().isF32()))
       return failure();
+  }
+
+  // The result's view (written through the data movement after it where that is a view).
+  auto contextShape = SmallVector<int64_t>(contextType.getShape());
+  StridedView dst{context.getResult(), 0, contextShape, rowMajorStrides(contextShape), {}};
+  SmallVector<StridedView> written = traceResult(context.getResult());
+  if (!written.empty() && written.back().dims.size() == static_cast<size_t>(rank) &&
+      (!target.halfAttention ||
+       cudnnAttentionTakes(written.back(), written.back(), written.back(), batch, /*output=*/true)))
+    dst = written.back();
+
+  // Every check has passed: a mask of another type is converted to the products' (f32 masks of
+  // the f16 and bf16 calls, which take one element type).
+  if (mask && cast<RankedTensorType>(mask.getType()).getElementType() != element) {
+    // One conversion serves every attention of the mask (a model's layers share theirs).
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    auto converted = llvm::find_if(mask.getUsers(), [&](Operation *op) {
+      auto cast = dyn_cast<graph::CastOp>(op);
+      return cast && cast.getType() == maskType.clone(element) &&
+             cast->getBlock() == maskAdd->getBlock() && cast->isBeforeInBlock(maskAdd);
+    });
+    if (converted != mask.getUsers().end()) {
+      mask = (*converted)->getResult(0);
+    } else {
+      OpBuilder builder(maskAdd);
+      mask = graph::CastOp::create(builder, mask.getLoc(), maskType.clone(element), mask,
+                                   TypeAttr::get(element));
+    }
+    maskView = alignView(StridedView{mask,
+                                     0,
+                                     SmallVector<int64_t>(maskType.getShape()),
+                                     rowMajorStrides(maskType.getShape()),
+                                     {}},
+                         batch, true, sq, skv);
   }
 
   Builder b(softmax.getContext());
@@ -884,18 +999,11 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   plan.fused.assign(chain.rbegin(), chain.rend());
   plan.fused.push_back(softmax);
   llvm::append_range(plan.fused, guardOps);
+  if (narrow)
+    plan.fused.push_back(narrow);
   plan.fused.push_back(context);
   plan.result = context.getResult();
-
-  // The result: written through the data movement after it where that is a view.
-  SmallVector<StridedView> written = traceResult(plan.result);
-  StridedView dst{plan.result,
-                  0,
-                  SmallVector<int64_t>(contextType.getShape()),
-                  rowMajorStrides(contextType.getShape()),
-                  {}};
-  if (!written.empty() && written.back().dims.size() == static_cast<size_t>(rank)) {
-    dst = written.back();
+  if (dst.base != plan.result) {
     plan.written = dst.base;
     plan.writtenThrough.assign(dst.through.rbegin(), dst.through.rend());
   }
@@ -941,7 +1049,7 @@ bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
 // cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
 constexpr Target kCudaTarget{"cudnn.convolution",
                              "cublaslt.matmul",
-                             "",
+                             "cudnn.attention",
                              "",
                              /*f16=*/true,
                              /*bf16=*/true,
@@ -951,7 +1059,9 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              "gelu",
                              /*matrixLayoutsOnly=*/true,
                              /*tf32=*/true,
-                             /*f32Result=*/false};
+                             /*f32Result=*/false,
+                             /*halfAttention=*/true,
+                             /*attentionZeroesMaskedRows=*/false};
 
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
@@ -965,7 +1075,9 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             "gelu_tanh",
                             /*matrixLayoutsOnly=*/false,
                             /*tf32=*/false,
-                            /*f32Result=*/true};
+                            /*f32Result=*/true,
+                            /*halfAttention=*/false,
+                            /*attentionZeroesMaskedRows=*/true};
 
 /// For a library that does not compute in a half precision (oneDNN's f16 here, and its bf16 on a
 /// CPU without AVX512-BF16): a f16 or bf16 matmul, gemm or convolution becomes the same op in f32
@@ -1103,13 +1215,22 @@ struct SelectCpuLibraryCallsPass
   void runOnOperation() override {
     Target target = kCpuTarget;
     target.bf16 = nativeBf16;
+    if (!fuseAttention)
+      target.attention = "";
     LibraryCallSelector(target).run(getOperation());
   }
 };
 
 struct SelectCudaLibraryCallsPass
     : impl::SelectCudaLibraryCallsPassBase<SelectCudaLibraryCallsPass> {
-  void runOnOperation() override { LibraryCallSelector(kCudaTarget).run(getOperation()); }
+  using SelectCudaLibraryCallsPassBase::SelectCudaLibraryCallsPassBase;
+
+  void runOnOperation() override {
+    Target target = kCudaTarget;
+    if (!fuseAttention)
+      target.attention = "";
+    LibraryCallSelector(target).run(getOperation());
+  }
 };
 
 } // namespace

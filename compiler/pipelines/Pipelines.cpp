@@ -123,13 +123,16 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     // Convolutions and matmuls become library calls (oneDNN, or cuDNN and cuBLASLt), with their
     // epilogues fused.
     if (cuda) {
-      pm.addPass(createSelectCudaLibraryCallsPass());
+      SelectCudaLibraryCallsPassOptions select;
+      select.fuseAttention = options.attention != "unfused";
+      pm.addPass(createSelectCudaLibraryCallsPass(select));
     } else {
       // oneDNN computes bf16 where the host has AVX512-BF16 (the CPU artifact is built for the
       // host; compiler/codegen/CpuObject.cpp).
       SelectCpuLibraryCallsPassOptions select;
       llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
       select.nativeBf16 = features.lookup("avx512bf16");
+      select.fuseAttention = options.attention != "unfused";
       pm.addPass(createSelectCpuLibraryCallsPass(select));
     }
     if (cuda && options.convLayout != "nchw") {

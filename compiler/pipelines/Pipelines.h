@@ -77,6 +77,11 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
       *this, "conv-layout",
       llvm::cl::desc("CUDA convolutions: auto (NHWC in f16/bf16), nchw or nhwc"),
       llvm::cl::init("auto")};
+  Option<std::string> attention{
+      *this, "attention",
+      llvm::cl::desc("fused (attention as one library call where the target takes it) or "
+                     "unfused (two products and a softmax)"),
+      llvm::cl::init("fused")};
   ListOption<std::string> keepHigh{*this, "keep-high",
                                    llvm::cl::desc("ONNX nodes kept in fp32 whatever their class")};
   ListOption<int64_t> precisionLow{*this, "precision-low",

@@ -29,7 +29,7 @@ fusion::KernelWork stepWork(Operation *step) {
     else if (auto a = cast<MemRefType>(call.getInputs()[0].getType()); a.getRank() > 0)
       depth = a.getShape().back();
     work.flops = 2 * results * double(depth);
-  } else if (callee == "kiln.attention") {
+  } else if (callee.ends_with(".attention")) {
     // Two products: scores (Sq x D by D x Skv) and the weighted values (Sq x Skv by Skv x Dv),
     // per batch index; the softmax's work is small beside them. q_view is [offset, B.., Sq, D,
     // strides...], k_view [offset, B.., D, Skv, strides...].

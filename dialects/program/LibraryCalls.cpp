@@ -63,6 +63,8 @@ struct Entry {
   bool f32Only = false;
   /// Whether it moves tensors of any element type (the collectives that copy bytes).
   bool anyType = false;
+  /// Whether it takes f16 and bf16 tensors only (cuDNN's fused attention).
+  bool halfOnly = false;
 };
 
 constexpr Param kConvolutionParams[] = {
@@ -160,6 +162,22 @@ const Entry kEntries[] = {
      {},
      {},
      /*f32Only=*/true},
+    // The same on CUDA in half precision, through cuDNN's fused attention
+    // (runtime/src/cuda/cudnn_attention.cpp).
+    {"cudnn.attention",
+     "q, k, v",
+     3,
+     true,
+     2,
+     8,
+     true,
+     kAttentionParams,
+     {},
+     {},
+     kAttentionViews,
+     /*f32Only=*/false,
+     /*anyType=*/false,
+     /*halfOnly=*/true},
     {"nccl.all_reduce", "input", 1, false, 0, 8, true, kCollectiveParams, {}, {}, {}},
     // A value one device of a pipeline computes and the others need: the root sends its input
     // (and writes it to its result too); every other device receives it into its result.
@@ -287,6 +305,9 @@ LogicalResult verifyLibraryCall(LibraryCallOp op) {
     Type type = cast<MemRefType>(value.getType()).getElementType();
     if (entry->anyType)
       break;
+    if (entry->halfOnly && !type.isF16() && !type.isBF16())
+      return op.emitOpError() << "'" << entry->callee << "' takes f16 or bf16 tensors, not "
+                              << type;
     if (!type.isF32() && (entry->f32Only || (!type.isBF16() && !(entry->cuda && type.isF16()))))
       return op.emitOpError() << "'" << entry->callee << "' takes "
                               << (entry->f32Only ? "f32"

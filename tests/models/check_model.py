@@ -3,7 +3,7 @@
 
     .venv/bin/python tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
         [--exporter torchscript|dynamo] [--device cpu|cuda|cuda-sim] [--compile-only] [--cache DIR]
-        [--rtol R] [--atol A] [--keep DIR]
+        [--rtol R] [--atol A] [--precision fp16|bf16] [--keep DIR]
 
 Run it with the project's environment (.venv, from scripts/requirements.txt). Exports MODEL with
 benchmarks/models/export.py (cached, per exporter: TorchScript at opset 17 by default, or
@@ -204,6 +204,9 @@ def main() -> int:
                              "--device-rank R --rendezvous DIR), every one checked")
     parser.add_argument("--expect-all-reduces", type=int, default=None,
                         help="with --devices: the all-reduces the split must have")
+    parser.add_argument("--precision", choices=["fp16", "bf16"], default=None,
+                        help="compile in this precision (--keep-io-types) and compare with "
+                             "PyTorch's fp32 within rtol = atol = 1e-2 (fp16) or 3e-2 (bf16)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="write Kiln's outputs here instead of a temporary directory")
     args = parser.parse_args()
@@ -231,6 +234,10 @@ def main() -> int:
     import export
 
     rtol, atol = TOLERANCES[args.model]
+    if args.precision:
+        # What a low precision keeps of fp32 (benchmarks/precision.py holds the language models
+        # to 1e-2 in fp16); bf16 has three fewer mantissa bits.
+        rtol = atol = {"fp16": 1e-2, "bf16": 3e-2}[args.precision]
     rtol = args.rtol if args.rtol is not None else rtol
     atol = args.atol if args.atol is not None else atol
 
@@ -276,6 +283,8 @@ def main() -> int:
                 return 1
             model = artifact
         command = [str(args.kiln), "run", str(model), "--device", args.device]
+        if args.precision:
+            command += ["--precision", args.precision, "--keep-io-types"]
         for entry in meta["inputs"]:
             command += ["--input", f"{entry['name']}=@{directory / 'inputs' / (entry['name'] + '.npy')}"]
         # One process per device meets the others in a new directory; each writes its outputs
@@ -300,7 +309,8 @@ def main() -> int:
             return 1
 
         print(f"check_model: {args.model} (batch {args.batch}, {args.exporter} exporter, opset "
-              f"{meta['opset']}) against PyTorch {meta['torch']}, "
+              f"{meta['opset']}{', ' + args.precision if args.precision else ''}) against "
+              f"PyTorch {meta['torch']} fp32, "
               f"rtol {rtol:g}, atol {atol:g}")
         ok = True
         for written in outputs:

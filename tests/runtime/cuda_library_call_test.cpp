@@ -2,9 +2,10 @@
 //
 // checkCudaLibraryCall on LibraryCall tables built in memory (no GPU needed): valid calls pass,
 // bad ones fail with a code and a message that names the call and the problem, and the choices of
-// cudnn.convolution's legacy fallback. Then, on a GPU only, cublaslt.matmul and cudnn.convolution
-// (each convolution through both the fused graph and the forced legacy API) computed on seeded
-// non-zero data in f32 and f16 against straightforward host loops; without a device these skip.
+// cudnn.convolution's legacy fallback. Then, on a GPU and on the simulated device, cublaslt.matmul,
+// cudnn.convolution (each convolution through both the fused graph and the forced legacy API) and
+// cudnn.attention (f16) computed on seeded non-zero data in f32 and f16 against straightforward
+// host loops; without a device the GPU cases skip.
 //
 //===----------------------------------------------------------------------===//
 
@@ -395,6 +396,42 @@ std::vector<cudnnConvolutionFwdAlgo_t> algorithms(
   for (const LegacyConvolutionChoice& choice : choices)
     if (choice.epilogue == epilogue) algos.push_back(choice.algo);
   return algos;
+}
+
+/// A cudnn.attention over a fused projection [2 x 24 x 3*H*D] (H = 2 heads of D = 32): Q, Kᵀ and
+/// V are views of it, the mask [2 x 1 x 1 x 24] broadcasts over heads and rows, and dst is the
+/// merged heads [2 x 24 x H*D]. `type` is every binding's.
+LibraryCallBuilder validAttention(int type = kF16) {
+  constexpr int64_t b = 2, s = 24, h = 2, d = 32, row = 3 * h * d;
+  LibraryCallBuilder builder("cudnn.attention");
+  for (int i = 0; i < 3; ++i)
+    builder.binding({b, s, row}, BufferKind::Arena, 0, type);
+  builder.binding({b, 1, 1, s}, BufferKind::Arena, 0, type)
+      .binding({b, s, h * d}, BufferKind::Arena, 0, type);
+  builder.ints("q_view", {0, b, h, s, d, s * row, d, row, 1})
+      .ints("k_view", {h * d, b, h, d, s, s * row, d, 1, row})
+      .ints("v_view", {2 * h * d, b, h, s, d, s * row, d, row, 1})
+      .ints("mask_view", {0, b, h, s, s, s, 0, 0, 1})
+      .ints("dst_view", {0, b, h, s, d, s * h * d, d, h * d, 1})
+      .floats("scale", {0.125f});
+  return builder;
+}
+
+TEST(CudaLibraryCallCheckTest, HalfAttentionIsAcceptedAndOthersRefused) {
+  LibraryCallBuilder half = validAttention();
+  expectAccepted(half);
+  LibraryCallBuilder f32 = validAttention(kF32);
+  expectRefused(f32, KILN_STATUS_UNIMPLEMENTED, "takes f16 or bf16 tensors");
+  LibraryCallBuilder guarded = validAttention();
+  guarded.ints("zero_masked_rows", {1});
+  expectRefused(guarded, KILN_STATUS_UNIMPLEMENTED, "'zero_masked_rows'");
+  // Q with its head dim at stride 2: cuDNN reads the head dim with unit stride.
+  LibraryCallBuilder strided = validAttention();
+  strided.ints("q_view", {0, 2, 2, 24, 32, 24 * 192, 1, 192, 2});
+  expectRefused(strided, KILN_STATUS_UNIMPLEMENTED, "along the head dim");
+  LibraryCallBuilder mismatched = validAttention();
+  mismatched.ints("v_view", {128, 2, 2, 24, 16, 24 * 192, 32, 192, 1});
+  expectRefused(mismatched, KILN_STATUS_INVALID_ARGUMENT, "the views' dims do not agree");
 }
 
 TEST(CudnnLegacyConvolutionTest, AsymmetricPadsAreUnimplementedOnTheLegacyPath) {
@@ -911,6 +948,54 @@ TEST_P(CudaLibraryCallGpuTest, GroupedStridedDilatedConvolution) {
     if (HasFailure()) return;
     expectResult(actual, expected);
   }
+}
+
+/// softmax(scale * Q Kᵀ + mask) V in double per (batch, head), over the views validAttention
+/// encodes: `qkv` is the fused projection [2 x 24 x 192], `mask` [2 x 24], the result the merged
+/// heads [2 x 24 x 64].
+std::vector<float> referenceAttention(const std::vector<float> &qkv, const std::vector<float> &mask,
+                                      float scale) {
+  constexpr int64_t b = 2, s = 24, h = 2, d = 32, row = 3 * h * d;
+  std::vector<float> out(static_cast<size_t>(b * s * h * d));
+  for (int64_t n = 0; n < b; ++n)
+    for (int64_t head = 0; head < h; ++head)
+      for (int64_t i = 0; i < s; ++i) {
+        std::vector<double> scores(s);
+        double largest = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < s; ++j) {
+          double dot = 0;
+          for (int64_t c = 0; c < d; ++c)
+            dot += double(qkv[(n * s + i) * row + head * d + c]) *
+                   double(qkv[(n * s + j) * row + h * d + head * d + c]);
+          scores[j] = scale * dot + mask[n * s + j];
+          largest = std::max(largest, scores[j]);
+        }
+        for (double &score : scores)
+          sum += (score = std::exp(score - largest));
+        for (int64_t c = 0; c < d; ++c) {
+          double value = 0;
+          for (int64_t j = 0; j < s; ++j)
+            value += scores[j] * double(qkv[(n * s + j) * row + 2 * h * d + head * d + c]);
+          out[(n * s + i) * h * d + head * d + c] = static_cast<float>(value / sum);
+        }
+      }
+  return out;
+}
+
+TEST_P(CudaLibraryCallGpuTest, AttentionThroughViewsWithMask) {
+  int type = elementType();
+  if (type != kF16)
+    GTEST_SKIP() << "cuDNN's fused attention is f16 and bf16 only";
+  std::vector<float> qkv = roundTo(type, randomValues({2, 24, 192}, 11));
+  // The second sequence's last 5 keys are masked out, as a padding mask does.
+  std::vector<float> mask(2 * 24, 0.0f);
+  for (int j = 19; j < 24; ++j)
+    mask[24 + j] = -10000.0f;
+  std::vector<float> actual =
+      run(validAttention(type).build(), type, {qkv, qkv, qkv, mask}, 2 * 24 * 64);
+  if (HasFailure())
+    return;
+  expectResult(actual, referenceAttention(qkv, mask, 0.125f));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -258,7 +258,12 @@ bool setPrecisionOptions(const PrecisionFlags &flags, bool allowAuto, CompileSet
     return false;
   }
   settings.precision = precision;
+  if (flags.attention != "fused" && flags.attention != "unfused") {
+    printError("--attention '" + flags.attention + "' is not one of fused, unfused");
+    return false;
+  }
   settings.convLayout = flags.convLayout;
+  settings.attention = flags.attention;
   settings.keepIoTypes = flags.keepIoTypes;
   settings.keepHigh = flags.keepHigh;
   return true;

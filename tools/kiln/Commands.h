@@ -22,6 +22,8 @@ struct PrecisionFlags {
   std::vector<std::string> keepHigh;
   /// `--conv-layout auto|nchw|nhwc`: the tensor layout of CUDA convolutions.
   std::string convLayout = "auto";
+  /// `--attention fused|unfused`: attention as one library call, or products and a softmax.
+  std::string attention = "fused";
 };
 
 /// `kiln compile MODEL -o OUT.kiln --target cpu`.

@@ -276,6 +276,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.partition = settings.partition;
   options.precision = settings.precision;
   options.convLayout = settings.convLayout;
+  options.attention = settings.attention;
   options.keepIoTypes = settings.keepIoTypes;
   options.keepHigh = settings.keepHigh;
   options.precisionLow = settings.precisionLow;

@@ -70,6 +70,8 @@ struct CompileSettings {
   std::string precision = "fp32";
   /// The layout of CUDA convolutions (CompileOptions::convLayout).
   std::string convLayout = "auto";
+  /// Whether attention is one library call (CompileOptions::attention).
+  std::string attention = "fused";
   bool keepIoTypes = false;
   std::vector<std::string> keepHigh;
   /// The `auto` search's answer (CompileOptions::precisionLow).

@@ -47,6 +47,10 @@ void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const 
          "CUDA convolutions: auto (NHWC for fp16, bf16 and tf32, what tensor cores want), nchw "
          "(the model's layout) or nhwc (every type)")
       ->capture_default_str();
+  app->add_option("--attention", flags.attention,
+                  "fused (attention as one library call: Kiln's on the CPU, cuDNN's on CUDA in "
+                  "fp16 and bf16) or unfused (two products and a softmax)")
+      ->capture_default_str();
 }
 
 using kiln::cli::kExitUsage;

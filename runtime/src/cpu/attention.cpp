@@ -260,64 +260,14 @@ Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
   Status status = LibraryCallView::create(call, {KILN_ELEMENT_TYPE_F32},
                                           "kiln.attention takes f32 tensors only", &view);
   if (!status.ok()) return status;
-  if (!(status = view.checkKeys(
-            {"q_view", "k_view", "v_view", "mask_view", "dst_view", "scale", "zero_masked_rows"}))
-           .ok())
-    return status;
-  const size_t count = view.bindings().size();
-  if (count != 4 && count != 5)
-    return view.invalid("has " + std::to_string(count) +
-                        " bindings; expected q, k, v, an optional mask and dst");
-  const bool has_mask = count == 5;
-  std::vector<float> scale = view.floats("scale");
-  if (scale.size() != 1 || !std::isfinite(scale[0]))
-    return view.invalid("needs one finite 'scale'");
-  int64_t zero_masked_rows = 0;
-  if (!(status = view.intScalar("zero_masked_rows", 0, &zero_masked_rows)).ok()) return status;
-  if (zero_masked_rows != 0 && zero_masked_rows != 1)
-    return view.invalid("'zero_masked_rows' must be 0 or 1");
-
-  // Every view is required: the call reads its operands where the data lies.
-  auto required = [&](const std::string& key, size_t binding, bool written, StridedView* out) {
-    Status s = view.view(key, binding, written, out);
-    if (s.ok() && !out->given) return view.invalid("needs the parameter '" + key + "'");
-    return s;
-  };
-  StridedView q, k, v, mask, dst;
-  if (!(status = required("q_view", 0, false, &q)).ok() ||
-      !(status = required("k_view", 1, false, &k)).ok() ||
-      !(status = required("v_view", 2, false, &v)).ok() ||
-      (has_mask && !(status = required("mask_view", 3, false, &mask)).ok()) ||
-      !(status = required("dst_view", count - 1, true, &dst)).ok())
-    return status;
-  std::vector<int64_t> unused;
-  if (!has_mask && view.ints("mask_view", -1, nullptr, &unused).ok())
-    return view.invalid("has a 'mask_view' but no mask binding");
-
+  AttentionCall attention;
+  if (!(status = readAttentionCall(view, &attention)).ok()) return status;
+  const StridedView &q = attention.q, &k = attention.k, &v = attention.v, &mask = attention.mask,
+                    &dst = attention.dst;
+  const bool has_mask = attention.has_mask;
   const size_t rank = dst.dims.size();
-  std::vector<int64_t> batch_dims(dst.dims.begin(), dst.dims.end() - 2);
-  auto sameBatch = [&](const StridedView& operand, const char* name) -> Status {
-    if (operand.dims.size() != rank ||
-        !std::equal(batch_dims.begin(), batch_dims.end(), operand.dims.begin()))
-      return view.invalid(std::string(name) + "'s view has dims " + formatTypeDims(operand.dims) +
-                          "; it must have dst's batch dims " + formatTypeDims(batch_dims) +
-                          " and two more");
-    return Status();
-  };
-  if (!(status = sameBatch(q, "q")).ok() || !(status = sameBatch(k, "k")).ok() ||
-      !(status = sameBatch(v, "v")).ok() || (has_mask && !(status = sameBatch(mask, "mask")).ok()))
-    return status;
-  const int64_t sq = q.dims[rank - 2], d = q.dims[rank - 1];
-  const int64_t skv = k.dims[rank - 1], dv = v.dims[rank - 1];
-  if (k.dims[rank - 2] != d || v.dims[rank - 2] != skv || dst.dims[rank - 2] != sq ||
-      dst.dims[rank - 1] != dv ||
-      (has_mask && (mask.dims[rank - 2] != sq || mask.dims[rank - 1] != skv)))
-    return view.invalid("the views' dims do not agree: Q " + formatTypeDims(q.dims) + ", Kᵀ " +
-                        formatTypeDims(k.dims) + ", V " + formatTypeDims(v.dims) +
-                        (has_mask ? ", mask " + formatTypeDims(mask.dims) : std::string()) +
-                        ", dst " + formatTypeDims(dst.dims) +
-                        " (Q is Sq x D, Kᵀ D x Skv, V Skv x Dv, mask Sq x Skv, dst Sq x Dv)");
-
+  const std::vector<int64_t>& batch_dims = attention.batch_dims;
+  const int64_t sq = attention.sq, d = attention.d, skv = attention.skv, dv = attention.dv;
   auto kernel = std::make_unique<AttentionKernel>();
   auto operand = [&](const StridedView& from) {
     Operand op;
@@ -342,10 +292,10 @@ Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
                                 std::to_string(op->row_stride) + ", " +
                                 std::to_string(op->col_stride) + "); a GEMM cannot read it");
   kernel->label = view.label();
-  kernel->dst_binding = count - 1;
+  kernel->dst_binding = view.bindings().size() - 1;
   kernel->has_mask = has_mask;
-  kernel->zero_masked_rows = zero_masked_rows != 0;
-  kernel->scale = scale[0];
+  kernel->zero_masked_rows = attention.zero_masked_rows;
+  kernel->scale = attention.scale;
   kernel->batch_dims = batch_dims;
   for (int64_t b : batch_dims) kernel->batches *= b;
   kernel->sq = sq;

@@ -22,6 +22,7 @@ namespace {
 
 constexpr const char* kMatmulName = "cublaslt.matmul";
 constexpr const char* kConvolutionName = "cudnn.convolution";
+constexpr const char* kAttentionName = "cudnn.attention";
 
 Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out) {
   return LibraryCallView::create(
@@ -30,9 +31,9 @@ Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out)
 }
 
 Status unknownCall(const LibraryCallView& view) {
-  return Status(KILN_STATUS_UNIMPLEMENTED, view.label() +
-                                               " is not available on the cuda device (it runs '" +
-                                               kMatmulName + "' and '" + kConvolutionName + "')");
+  return Status(KILN_STATUS_UNIMPLEMENTED,
+                view.label() + " is not available on the cuda device (it runs '" + kMatmulName +
+                    "', '" + kConvolutionName + "' and '" + kAttentionName + "')");
 }
 
 }  // namespace
@@ -179,6 +180,10 @@ Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call) {
     ConvolutionProblem problem;
     return readConvolutionProblem(view, &problem);
   }
+  if (view.name() == kAttentionName) {
+    AttentionProblem problem;
+    return readAttentionProblem(view, &problem);
+  }
   return unknownCall(view);
 }
 
@@ -198,6 +203,11 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
     if (!(status = readConvolutionProblem(view, &problem)).ok()) return status;
     return factory.convolution(view, problem, out);
   }
+  if (view.name() == kAttentionName) {
+    AttentionProblem problem;
+    if (!(status = readAttentionProblem(view, &problem)).ok()) return status;
+    return factory.attention(view, problem, out);
+  }
   return unknownCall(view);
 }
 
@@ -212,6 +222,10 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
   factory.convolution = [&](const LibraryCallView&, const ConvolutionProblem& problem,
                             std::unique_ptr<CudaLibraryCall>* result) {
     return createCudnnConvolution(problem, context, result);
+  };
+  factory.attention = [&](const LibraryCallView&, const AttentionProblem& problem,
+                          std::unique_ptr<CudaLibraryCall>* result) {
+    return createCudnnAttention(problem, context, result);
   };
   return createCudaLibraryCall(call, factory, out);
 }

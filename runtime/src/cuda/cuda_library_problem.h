@@ -161,9 +161,24 @@ std::vector<LegacyConvolutionChoice> rankLegacyChoices(
     const ConvolutionProblem& problem, const std::vector<LegacyAlgorithmCandidate>& candidates,
     size_t max_workspace);
 
-/// Read and check each call (cublaslt_matmul.cpp, cudnn_convolution.cpp).
+/// A cudnn.attention: scaled dot-product attention over f16 or bf16 tensors (every binding of
+/// one type), the encoding of the CPU's kiln.attention (AttentionCall, runtime/src/cpu/
+/// attention.h), run by cuDNN's fused flash-attention engines through the cuDNN frontend's SDPA
+/// graph. cuDNN takes 4-D tensors [B, H, rows, cols] with unit stride along the last dim, so the
+/// call's batch dims become (B, H) (none: (1, 1); one: (1, B1); two: (B1, B2)), K is read as
+/// [B, H, Skv, D] (Kᵀ's view with its last two dims swapped) and the mask as [B|1, H|1, Sq|1, Skv]
+/// (a dim of 1 where its view broadcasts).
+struct AttentionProblem {
+  CudaCallCommon common;
+  AttentionCall call;
+  /// The 4-D views cuDNN is given (offsets in elements from each binding's start).
+  StridedView q, k, v, mask, o;
+};
+
+/// Read and check each call (cublaslt_matmul.cpp, cudnn_convolution.cpp, cudnn_attention.cpp).
 Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out);
 Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* out);
+Status readAttentionProblem(const LibraryCallView& view, AttentionProblem* out);
 
 /// How a device prepares the problems it is given: cuBLASLt and cuDNN on a GPU, the CPU
 /// references on the simulated device. `view` is the call the problem was read from.
@@ -174,6 +189,9 @@ struct CudaLibraryFactory {
   std::function<Status(const LibraryCallView& view, const ConvolutionProblem& problem,
                        std::unique_ptr<CudaLibraryCall>* out)>
       convolution;
+  std::function<Status(const LibraryCallView& view, const AttentionProblem& problem,
+                       std::unique_ptr<CudaLibraryCall>* out)>
+      attention;
 };
 
 /// Reads and checks `call` (as checkCudaLibraryCall) and prepares it with `factory`.
@@ -193,6 +211,8 @@ Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryConte
                             std::unique_ptr<CudaLibraryCall>* out);
 Status createCudnnConvolution(const ConvolutionProblem& problem, const CudaLibraryContext& context,
                               std::unique_ptr<CudaLibraryCall>* out);
+Status createCudnnAttention(const AttentionProblem& problem, const CudaLibraryContext& context,
+                            std::unique_ptr<CudaLibraryCall>* out);
 
 /// A process-wide cache of what a library chose for each problem, keyed by a text that names
 /// the problem (shapes, types, epilogue, architecture): cuBLASLt's heuristic result, cuDNN's

@@ -208,3 +208,74 @@ func.func @transposed_result(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) -> tensor
   %t = graph.transpose %m, [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
   return %t : tensor<6x4xf32>
 }
+
+// -----
+
+// Tests that half-precision attention in the form kiln-assign-precision leaves it (f16 products,
+// the scores widened to f32 for the mask and the softmax, the probabilities narrowed back) becomes
+// one cudnn.attention call that reads Q, Kᵀ and V through the fused projection's reshape,
+// transpose and split as strides and writes the merged heads; the f32 mask is converted to f16
+// once, for both attentions that share it.
+// CHECK-LABEL: func.func @half_attention_views
+// CHECK-SAME: (%[[QKV:.+]]: tensor<2x8x96xf16>, %[[QKV2:.+]]: tensor<2x8x96xf16>, %[[MASK:.+]]: tensor<2x1x1x8xf32>)
+// CHECK: %[[P:.+]] = graph.reshape %[[QKV]] to [2, 8, 3, 2, 16]
+// CHECK: %[[M:.+]] = graph.cast %[[MASK]] : tensor<2x1x1x8xf32> to f16
+// CHECK-NEXT: %[[O:.+]] = call @cudnn.attention_0(%[[P]], %[[P]], %[[P]], %[[M]]) {dst_view = array<i64: 0, 2, 2, 8, 16, 256, 16, 32, 1>, k_view = array<i64: 32, 2, 2, 16, 8, 768, 16, 1, 96>, mask_view = array<i64: 0, 2, 2, 8, 8, 8, 0, 0, 1>, q_view = array<i64: 0, 2, 2, 8, 16, 768, 16, 96, 1>, scale = array<f32: 2.500000e-01>, v_view = array<i64: 64, 2, 2, 8, 16, 768, 16, 96, 1>} : (tensor<2x8x3x2x16xf16>, tensor<2x8x3x2x16xf16>, tensor<2x8x3x2x16xf16>, tensor<2x1x1x8xf16>) -> tensor<2x8x32xf16>
+// CHECK-NOT: graph.cast
+// CHECK: %[[O2:.+]] = call @cudnn.attention_0(%{{.+}}, %{{.+}}, %{{.+}}, %[[M]])
+// CHECK-NOT: graph.softmax
+// CHECK-NOT: graph.transpose
+// CHECK: return %[[O]], %[[O2]]
+func.func @half_attention_views(%qkv: tensor<2x8x96xf16>, %qkv2: tensor<2x8x96xf16>, %mask: tensor<2x1x1x8xf32>) -> (tensor<2x8x32xf16>, tensor<2x8x32xf16>) {
+  %scale = graph.constant dense<0.25> : tensor<f16>
+  %a0 = graph.reshape %qkv to [2, 8, 3, 2, 16] : tensor<2x8x96xf16> -> tensor<2x8x3x2x16xf16>
+  %a1 = graph.transpose %a0, [2, 0, 3, 1, 4] : tensor<2x8x3x2x16xf16> -> tensor<3x2x2x8x16xf16>
+  %a2:3 = graph.split %a1 {axis = 0 : i64, sizes = array<i64: 1, 1, 1>} : (tensor<3x2x2x8x16xf16>) -> (tensor<1x2x2x8x16xf16>, tensor<1x2x2x8x16xf16>, tensor<1x2x2x8x16xf16>)
+  %aq = graph.reshape %a2#0 to [2, 2, 8, 16] : tensor<1x2x2x8x16xf16> -> tensor<2x2x8x16xf16>
+  %ak = graph.reshape %a2#1 to [2, 2, 8, 16] : tensor<1x2x2x8x16xf16> -> tensor<2x2x8x16xf16>
+  %av = graph.reshape %a2#2 to [2, 2, 8, 16] : tensor<1x2x2x8x16xf16> -> tensor<2x2x8x16xf16>
+  %akt = graph.transpose %ak, [0, 1, 3, 2] : tensor<2x2x8x16xf16> -> tensor<2x2x16x8xf16>
+  %as = graph.matmul %aq, %akt : (tensor<2x2x8x16xf16>, tensor<2x2x16x8xf16>) -> tensor<2x2x8x8xf16>
+  %as1 = graph.mul %as, %scale : (tensor<2x2x8x8xf16>, tensor<f16>) -> tensor<2x2x8x8xf16>
+  %as2 = graph.cast %as1 : tensor<2x2x8x8xf16> to f32
+  %as3 = graph.add %as2, %mask : (tensor<2x2x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x2x8x8xf32>
+  %ap = graph.softmax %as3 {axis = 3 : i64} : tensor<2x2x8x8xf32>
+  %ap16 = graph.cast %ap : tensor<2x2x8x8xf32> to f16
+  %ao = graph.matmul %ap16, %av : (tensor<2x2x8x8xf16>, tensor<2x2x8x16xf16>) -> tensor<2x2x8x16xf16>
+  %aot = graph.transpose %ao, [0, 2, 1, 3] : tensor<2x2x8x16xf16> -> tensor<2x8x2x16xf16>
+  %ar = graph.reshape %aot to [2, 8, 32] : tensor<2x8x2x16xf16> -> tensor<2x8x32xf16>
+  %b0 = graph.reshape %qkv2 to [2, 8, 3, 2, 16] : tensor<2x8x96xf16> -> tensor<2x8x3x2x16xf16>
+  %b1 = graph.transpose %b0, [2, 0, 3, 1, 4] : tensor<2x8x3x2x16xf16> -> tensor<3x2x2x8x16xf16>
+  %b2:3 = graph.split %b1 {axis = 0 : i64, sizes = array<i64: 1, 1, 1>} : (tensor<3x2x2x8x16xf16>) -> (tensor<1x2x2x8x16xf16>, tensor<1x2x2x8x16xf16>, tensor<1x2x2x8x16xf16>)
+  %bq = graph.reshape %b2#0 to [2, 2, 8, 16] : tensor<1x2x2x8x16xf16> -> tensor<2x2x8x16xf16>
+  %bk = graph.reshape %b2#1 to [2, 2, 8, 16] : tensor<1x2x2x8x16xf16> -> tensor<2x2x8x16xf16>
+  %bv = graph.reshape %b2#2 to [2, 2, 8, 16] : tensor<1x2x2x8x16xf16> -> tensor<2x2x8x16xf16>
+  %bkt = graph.transpose %bk, [0, 1, 3, 2] : tensor<2x2x8x16xf16> -> tensor<2x2x16x8xf16>
+  %bs = graph.matmul %bq, %bkt : (tensor<2x2x8x16xf16>, tensor<2x2x16x8xf16>) -> tensor<2x2x8x8xf16>
+  %bs1 = graph.mul %bs, %scale : (tensor<2x2x8x8xf16>, tensor<f16>) -> tensor<2x2x8x8xf16>
+  %bs2 = graph.cast %bs1 : tensor<2x2x8x8xf16> to f32
+  %bs3 = graph.add %bs2, %mask : (tensor<2x2x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x2x8x8xf32>
+  %bp = graph.softmax %bs3 {axis = 3 : i64} : tensor<2x2x8x8xf32>
+  %bp16 = graph.cast %bp : tensor<2x2x8x8xf32> to f16
+  %bo = graph.matmul %bp16, %bv : (tensor<2x2x8x8xf16>, tensor<2x2x8x16xf16>) -> tensor<2x2x8x16xf16>
+  %bot = graph.transpose %bo, [0, 2, 1, 3] : tensor<2x2x8x16xf16> -> tensor<2x8x2x16xf16>
+  %br = graph.reshape %bot to [2, 8, 32] : tensor<2x8x2x16xf16> -> tensor<2x8x32xf16>
+  return %ar, %br : tensor<2x8x32xf16>, tensor<2x8x32xf16>
+}
+
+// -----
+
+// Tests what stays products and a softmax on CUDA: f32 attention (cuDNN's fused attention is f16
+// and bf16 only; @attention_batch1 above), and f16 attention whose head dim (12) is not a
+// multiple of 8.
+// CHECK-LABEL: func.func @half_attention_odd_head
+// CHECK-NOT: cudnn.attention
+// CHECK: graph.softmax
+func.func @half_attention_odd_head(%q: tensor<2x8x12xf16>, %kt: tensor<2x12x8xf16>, %v: tensor<2x8x12xf16>) -> tensor<2x8x12xf16> {
+  %s = graph.matmul %q, %kt : (tensor<2x8x12xf16>, tensor<2x12x8xf16>) -> tensor<2x8x8xf16>
+  %s2 = graph.cast %s : tensor<2x8x8xf16> to f32
+  %p = graph.softmax %s2 {axis = 2 : i64} : tensor<2x8x8xf32>
+  %p16 = graph.cast %p : tensor<2x8x8xf32> to f16
+  %o = graph.matmul %p16, %v : (tensor<2x8x8xf16>, tensor<2x8x12xf16>) -> tensor<2x8x12xf16>
+  return %o : tensor<2x8x12xf16>
+}

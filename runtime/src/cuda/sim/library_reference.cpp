@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <string>
@@ -699,6 +700,70 @@ Status runConvolutionReference(const ConvolutionProblem& problem, void* const* b
       finishRow(common, buffers, (image * features + f0 + i) * pixels + p0, count, sums, workspace);
     }
   });
+  return Status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// cudnn.attention
+// ---------------------------------------------------------------------------------------------
+
+Status runAttentionReference(const AttentionProblem& problem, void* const* buffers) {
+  const CudaCallCommon& common = problem.common;
+  Status status = checkCommon(common, buffers);
+  if (!status.ok()) return status;
+  const kiln_element_type_t type = common.element_type;
+  const AttentionCall& call = problem.call;
+  const int64_t heads = problem.q.dims[1], batches = problem.q.dims[0] * heads;
+  const int64_t sq = call.sq, skv = call.skv, d = call.d, dv = call.dv;
+  const bool has_mask = call.has_mask;
+  // The element at (b, h, row, col) of a 4-D view; the mask's dims of 1 broadcast.
+  auto index = [](const StridedView& view, int64_t b, int64_t h, int64_t row, int64_t col) {
+    auto at = [&](size_t dim, int64_t i) {
+      return view.dims[dim] == 1 ? 0 : i * view.strides[dim];
+    };
+    return view.offset + at(0, b) + at(1, h) + at(2, row) + at(3, col);
+  };
+  auto load = [&](int binding, int64_t element) {
+    float value = 0.0f;
+    loadFloats(type, elementAt(type, buffers[binding], element), 1, false, &value);
+    return value;
+  };
+  const int result = common.result_binding;
+  // One unit per (batch, head): scores, softmax and the weighted sum of values in f32, with one
+  // rounding of each result element, as the library's fused kernel keeps them on chip.
+  forEachUnit(batches, static_cast<double>(batches) * sq * skv * (d + dv),
+              [&](int64_t unit, Workspace&) {
+                const int64_t b = unit / heads, h = unit % heads;
+                std::vector<float> q(static_cast<size_t>(d)), scores(static_cast<size_t>(skv)),
+                    out(static_cast<size_t>(dv));
+                for (int64_t row = 0; row < sq; ++row) {
+                  for (int64_t c = 0; c < d; ++c) q[c] = load(0, index(problem.q, b, h, row, c));
+                  float largest = -std::numeric_limits<float>::infinity();
+                  for (int64_t key = 0; key < skv; ++key) {
+                    float dot = 0.0f;
+                    for (int64_t c = 0; c < d; ++c)
+                      dot += q[c] * load(1, index(problem.k, b, h, key, c));
+                    float score = call.scale * dot;
+                    if (has_mask) score += load(3, index(problem.mask, b, h, row, key));
+                    scores[key] = score;
+                    largest = std::max(largest, score);
+                  }
+                  float sum = 0.0f;
+                  for (int64_t key = 0; key < skv; ++key) {
+                    scores[key] = std::exp(scores[key] - largest);
+                    sum += scores[key];
+                  }
+                  std::fill(out.begin(), out.end(), 0.0f);
+                  for (int64_t key = 0; key < skv; ++key)
+                    for (int64_t c = 0; c < dv; ++c)
+                      out[c] += scores[key] * load(2, index(problem.v, b, h, key, c));
+                  for (int64_t c = 0; c < dv; ++c) {
+                    float value = out[c] / sum;
+                    storeFloats(type, &value, 1,
+                                elementAt(type, buffers[result], index(problem.o, b, h, row, c)));
+                  }
+                }
+              });
   return Status();
 }
 

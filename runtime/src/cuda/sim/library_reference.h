@@ -1,6 +1,7 @@
 //===- library_reference.h - CPU references of the CUDA library calls -*- C++ -*-===//
 //
-// What the simulated CUDA device runs for a library call: cublaslt.matmul and cudnn.convolution
+// What the simulated CUDA device runs for a library call: cublaslt.matmul, cudnn.convolution and
+// cudnn.attention
 // computed on the CPU from the very problem structs the CUDA device builds for cuBLASLt and cuDNN
 // (cuda_library_problem.h), implementing the libraries' documented semantics: row-major
 // operands with optional transposes, batches with strides (0 broadcasts one matrix), alpha, the
@@ -27,6 +28,10 @@ namespace kiln::runtime::cuda::sim {
 /// stays NaN); a convolution reads its addend only when it has one (see the .cpp about cuDNN's z).
 Status runMatmulReference(const MatmulProblem& problem, void* const* buffers);
 Status runConvolutionReference(const ConvolutionProblem& problem, void* const* buffers);
+/// cudnn.attention: scores, softmax and the weighted values in f32 per (batch, head) and row,
+/// each result element rounded once; a row whose scores are all -inf gives NaN, as the softmax
+/// of such a row does.
+Status runAttentionReference(const AttentionProblem& problem, void* const* buffers);
 
 }  // namespace kiln::runtime::cuda::sim
 

@@ -638,6 +638,13 @@ class SimCudaApi final : public CudaApi {
           [problem](void* const* buffers) { return runConvolutionReference(problem, buffers); });
       return Status();
     };
+    factory.attention = [&](const LibraryCallView& view, const AttentionProblem& problem,
+                            std::unique_ptr<CudaLibraryCall>* result) {
+      *result = std::make_unique<SimLibraryCall>(
+          *this, view.label(), bytesOf(view), problem.common,
+          [problem](void* const* buffers) { return runAttentionReference(problem, buffers); });
+      return Status();
+    };
     return createCudaLibraryCall(call, factory, out);
   }
 

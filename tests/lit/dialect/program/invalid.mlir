@@ -283,7 +283,7 @@ program.program @p device(cpu) {
   %a = program.input 0 "a" : memref<2x8xf32>
   %b = program.input 1 "b" : memref<8x4xf32>
   %t = program.alloc : memref<2x4xf32>
-  // expected-error @+1 {{calls 'mkl.gemm', which is not a library entry point Kiln knows (onednn.convolution, onednn.matmul, cudnn.convolution, cublaslt.matmul, onednn.pooling, kiln.attention, gloo.all_reduce, nccl.all_reduce, gloo.broadcast, gloo.receive)}}
+  // expected-error @+1 {{calls 'mkl.gemm', which is not a library entry point Kiln knows (onednn.convolution, onednn.matmul, cudnn.convolution, cublaslt.matmul, onednn.pooling, kiln.attention, gloo.all_reduce, cudnn.attention, nccl.all_reduce, gloo.broadcast, gloo.receive)}}
   program.library_call "mkl.gemm" ins(%a, %b : memref<2x8xf32>, memref<8x4xf32>) outs(%t : memref<2x4xf32>) params({})
 }
 
@@ -305,6 +305,16 @@ program.program @p device(cpu) {
   %t = program.alloc : memref<2x8x16xbf16>
   // expected-error @+1 {{'kiln.attention' takes f32 tensors, not 'bf16'}}
   program.library_call "kiln.attention" ins(%q, %q, %q : memref<2x8x16xbf16>, memref<2x8x16xbf16>, memref<2x8x16xbf16>) outs(%t : memref<2x8x16xbf16>) params({q_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, k_view = array<i64: 0, 2, 16, 8, 128, 1, 16>, v_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, dst_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, scale = array<f32: 0.25>})
+}
+
+// -----
+
+// Tests that cuDNN's fused attention takes f16 and bf16 tensors only.
+program.program @p device(cuda) {
+  %q = program.input 0 "q" : memref<2x8x16xf32>
+  %t = program.alloc : memref<2x8x16xf32>
+  // expected-error @+1 {{'cudnn.attention' takes f16 or bf16 tensors, not 'f32'}}
+  program.library_call "cudnn.attention" ins(%q, %q, %q : memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>) outs(%t : memref<2x8x16xf32>) params({q_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, k_view = array<i64: 0, 2, 16, 8, 128, 1, 16>, v_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, dst_view = array<i64: 0, 2, 8, 16, 128, 16, 1>, scale = array<f32: 0.25>})
 }
 
 // -----
