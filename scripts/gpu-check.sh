@@ -23,12 +23,13 @@
 # The checks, in the order of what a GPU proves first: the runtime's CUDA tests; the ONNX 1.12
 # node tests; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
 # and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
-# PyTorch, then beside it at batch 1 (fp32 and fp16); the current ONNX release's node tests
-# (the machine's onnx package). With --budget,
+# PyTorch, then beside it at batch 1 (fp32 and fp16); BERT and GPT-2 in fp16 with cuDNN's fused
+# attention against PyTorch's fp32 and timed against --attention unfused; the current ONNX
+# release's node tests (the machine's onnx package). With --budget,
 # each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
 # are skipped and named; a conformance run cut short is counted from its per-test lines.
-# --steps picks some of them: tests,conformance,models,bench,transformers,bench-transformers,
-# current (all).
+# --steps picks some of them: tests,conformance,models,bench,transformers,attention,
+# bench-transformers,current (all).
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
@@ -111,7 +112,7 @@ EOF
 
 run() {
   local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
-  local steps="tests,conformance,models,bench,transformers,bench-transformers,current"
+  local steps="tests,conformance,models,bench,transformers,attention,bench-transformers,current"
   while (($#)); do
     case "$1" in
       --out) out="$2"; shift 2 ;;
@@ -127,8 +128,8 @@ run() {
   [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, not '$budget'"
   local step
   for step in ${steps//,/ }; do
-    [[ ",tests,conformance,models,bench,transformers,bench-transformers,current," == *",$step,"* ]] ||
-      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,bench-transformers,current)"
+    [[ ",tests,conformance,models,bench,transformers,attention,bench-transformers,current," == *",$step,"* ]] ||
+      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,attention,bench-transformers,current)"
   done
   want() { [[ ",$steps," == *",$1,"* ]]; }
   mkdir -p "$out"
@@ -269,6 +270,31 @@ run() {
   # eager and torch.compile in both), then the current release's node tests (the onnx package's
   # own).
   ((quick)) || ! want transformers || check_models bert gpt2
+  # Attention in fp16 as cuDNN's fused attention (cudnn.attention) against PyTorch's fp32, then
+  # timed against the same model with attention as two products and a softmax (--attention
+  # unfused), both with the steps alone on the device.
+  if ((quick)) || ! want attention || [[ "$device" != cuda ]]; then
+    :
+  else
+    local model attention
+    for model in bert gpt2; do
+      say "attention: $model fp16 on $device against PyTorch fp32"
+      limited 90 "$python" "$root/benchmarks/models/export.py" "$model" --cache "$cache" \
+        > "$out/export-$model.log" 2>&1 || { say "export of $model failed"; continue; }
+      limited 120 "$python" "$root/tests/models/check_model.py" "$model" --kiln "$kiln" \
+        --device "$device" --precision fp16 --cache "$cache" \
+        > "$out/model-$model-fp16-$device.log" 2>&1 || true
+      tail -1 "$out/model-$model-fp16-$device.log" >&2
+      for attention in fused unfused; do
+        limited 60 "$kiln" bench "$cache/$model-b1-torchscript/model.onnx" --device cuda \
+          --precision fp16 --keep-io-types --attention "$attention" --warmup 20 \
+          --iterations 200 --max-seconds 20 --json "$out/kiln-$model-fp16-$attention.json" \
+          --force > "$out/kiln-bench-$model-fp16-$attention.log" 2>&1 ||
+          say "kiln bench --attention $attention failed (see kiln-bench-$model-fp16-$attention.log)"
+        grep -iE "p50|device" "$out/kiln-bench-$model-fp16-$attention.log" | head -3 >&2 || true
+      done
+    done
+  fi
   if ((quick)) || ! want bench-transformers || [[ "$device" != cuda ]]; then
     :
   else

@@ -401,6 +401,11 @@ std::string describeTensor(const Tensor &tensor) {
          joinDims(tensor.dims()) + "]";
 }
 
+/// The integers random inputs draw from [0, kIndexRange): integer inputs are usually indices (token
+/// and segment ids, positions), and every table a model indexes has at least two rows (BERT's
+/// segment embedding has exactly two), so larger values would read outside it.
+constexpr uint64_t kIndexRange = 2;
+
 Tensor randomTensor(const TensorSignature &signature, uint64_t seed) {
   Tensor tensor = Tensor::create(signature.elementType, signature.dims).value();
   std::mt19937_64 engine(seed);
@@ -447,26 +452,26 @@ Tensor randomTensor(const TensorSignature &signature, uint64_t seed) {
     });
     break;
   case KILN_ELEMENT_TYPE_I64:
-    fill(reinterpret_cast<int64_t *>(bytes), [&] { return int64_t(engine() % 4); });
+    fill(reinterpret_cast<int64_t *>(bytes), [&] { return int64_t(engine() % kIndexRange); });
     break;
   case KILN_ELEMENT_TYPE_I32:
-    fill(reinterpret_cast<int32_t *>(bytes), [&] { return int32_t(engine() % 4); });
+    fill(reinterpret_cast<int32_t *>(bytes), [&] { return int32_t(engine() % kIndexRange); });
     break;
   case KILN_ELEMENT_TYPE_I16:
-    fill(reinterpret_cast<int16_t *>(bytes), [&] { return int16_t(engine() % 4); });
+    fill(reinterpret_cast<int16_t *>(bytes), [&] { return int16_t(engine() % kIndexRange); });
     break;
   case KILN_ELEMENT_TYPE_U64:
-    fill(reinterpret_cast<uint64_t *>(bytes), [&] { return uint64_t(engine() % 4); });
+    fill(reinterpret_cast<uint64_t *>(bytes), [&] { return uint64_t(engine() % kIndexRange); });
     break;
   case KILN_ELEMENT_TYPE_U32:
-    fill(reinterpret_cast<uint32_t *>(bytes), [&] { return uint32_t(engine() % 4); });
+    fill(reinterpret_cast<uint32_t *>(bytes), [&] { return uint32_t(engine() % kIndexRange); });
     break;
   case KILN_ELEMENT_TYPE_U16:
-    fill(reinterpret_cast<uint16_t *>(bytes), [&] { return uint16_t(engine() % 4); });
+    fill(reinterpret_cast<uint16_t *>(bytes), [&] { return uint16_t(engine() % kIndexRange); });
     break;
   case KILN_ELEMENT_TYPE_I8:
   case KILN_ELEMENT_TYPE_U8:
-    fill(bytes, [&] { return uint8_t(engine() % 4); });
+    fill(bytes, [&] { return uint8_t(engine() % kIndexRange); });
     break;
   case KILN_ELEMENT_TYPE_BOOL:
     fill(bytes, [&] { return uint8_t(engine() & 1); });
