@@ -24,12 +24,13 @@
 # node tests; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
 # and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
 # PyTorch, then beside it at batch 1 (fp32 and fp16); BERT and GPT-2 in fp16 with cuDNN's fused
-# attention against PyTorch's fp32 and timed against --attention unfused; the current ONNX
-# release's node tests (the machine's onnx package). With --budget,
+# attention against PyTorch's fp32 and timed against --attention unfused, and one attention layer
+# over sequence lengths 512 to 4096 the same way (benchmarks/attention.py, beside PyTorch's fused
+# attention); the current ONNX release's node tests (the machine's onnx package). With --budget,
 # each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
 # are skipped and named; a conformance run cut short is counted from its per-test lines.
 # --steps picks some of them: tests,conformance,models,bench,transformers,attention,
-# bench-transformers,current (all).
+# attention-sequences,bench-transformers,current (all).
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
@@ -112,7 +113,7 @@ EOF
 
 run() {
   local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
-  local steps="tests,conformance,models,bench,transformers,attention,bench-transformers,current"
+  local steps="tests,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current"
   while (($#)); do
     case "$1" in
       --out) out="$2"; shift 2 ;;
@@ -128,8 +129,8 @@ run() {
   [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, not '$budget'"
   local step
   for step in ${steps//,/ }; do
-    [[ ",tests,conformance,models,bench,transformers,attention,bench-transformers,current," == *",$step,"* ]] ||
-      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,attention,bench-transformers,current)"
+    [[ ",tests,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current," == *",$step,"* ]] ||
+      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current)"
   done
   want() { [[ ",$steps," == *",$1,"* ]]; }
   mkdir -p "$out"
@@ -294,6 +295,13 @@ run() {
         grep -iE "p50|device" "$out/kiln-bench-$model-fp16-$attention.log" | head -3 >&2 || true
       done
     done
+  fi
+  if ! ((quick)) && want attention-sequences && [[ "$device" == cuda ]]; then
+    say "attention over sequence lengths: fused against unfused, beside PyTorch"
+    limited 240 "$python" "$root/benchmarks/attention.py" --kiln "$kiln" --device cuda \
+      --rounds 1 --json "$out/attention-sequences.json" --plot "$out/attention-sequences.png" \
+      > "$out/attention-sequences.log" 2>&1 || say "attention.py failed (see attention-sequences.log)"
+    grep -E "^\|" "$out/attention-sequences.log" >&2 || true
   fi
   if ((quick)) || ! want bench-transformers || [[ "$device" != cuda ]]; then
     :
