@@ -4,6 +4,8 @@
 // layouts are created for every problem shape the runtime builds, and cuDNN's backend tensor,
 // convolution and pointwise operation descriptors of the fused graph finalize, cuDNN validating
 // each; a problem cuDNN must refuse (an output shape the convolution does not produce) fails.
+// The cuDNN frontend's attention graph is validated for sm_80 and sm_90 against the installed
+// cuDNN's support checks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,8 @@ namespace kiln::testing {
 namespace {
 
 using ::kiln::runtime::cuda::Activation;
+using ::kiln::runtime::cuda::AttentionProblem;
+using ::kiln::runtime::cuda::checkCudnnAttentionGraph;
 using ::kiln::runtime::cuda::checkCublasLtDescriptors;
 using ::kiln::runtime::cuda::checkCudnnConvolutionDescriptors;
 using ::kiln::runtime::cuda::ConvolutionProblem;
@@ -146,6 +150,47 @@ TEST(CudaLibraryDescriptorTest, CudnnRefusesAnOutputTheConvolutionDoesNotProduce
   Status status = checkCudnnConvolutionDescriptors(wrong);
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), ::testing::HasSubstr("cudnnBackendFinalize"));
+}
+
+/// BERT's attention as the compiler emits it: Q, K and V read from the fused projection [1, S,
+/// 3 x H x D] (K as [B, H, S, D] with its head dim contiguous), the padding mask [1, 1, 1, S]
+/// broadcast, the result written into the merged heads [1, S, H x D].
+AttentionProblem bertAttention(kiln_element_type_t type, int64_t heads, int64_t head_dim) {
+  const int64_t s = 128, row = 3 * heads * head_dim;
+  AttentionProblem problem;
+  problem.common = common("bert attention", type, 5);
+  problem.call.has_mask = true;
+  problem.call.scale = 0.125f;
+  problem.call.sq = problem.call.skv = s;
+  problem.call.d = problem.call.dv = head_dim;
+  auto view = [](int64_t offset, std::vector<int64_t> dims, std::vector<int64_t> strides) {
+    kiln::runtime::StridedView result;
+    result.offset = offset;
+    result.dims = std::move(dims);
+    result.strides = std::move(strides);
+    result.given = true;
+    return result;
+  };
+  problem.q = view(0, {1, heads, s, head_dim}, {s * row, head_dim, row, 1});
+  problem.k = view(heads * head_dim, {1, heads, s, head_dim}, {s * row, head_dim, row, 1});
+  problem.v = view(2 * heads * head_dim, {1, heads, s, head_dim}, {s * row, head_dim, row, 1});
+  problem.mask = view(0, {1, 1, 1, s}, {s, s, s, 1});
+  problem.o = view(0, {1, heads, s, head_dim}, {s * heads * head_dim, head_dim, heads * head_dim, 1});
+  return problem;
+}
+
+TEST(CudaLibraryDescriptorTest, CudnnFrontendValidatesAttentionGraphs) {
+  for (int sm : {80, 90}) {
+    for (kiln_element_type_t type : {KILN_ELEMENT_TYPE_F16, KILN_ELEMENT_TYPE_BF16}) {
+      Status status = checkCudnnAttentionGraph(bertAttention(type, 12, 64), sm);
+      EXPECT_TRUE(status.ok()) << "sm_" << sm << ": " << status.toString();
+    }
+  }
+  // A head dim that is not a multiple of 8: the frontend's support check refuses it.
+  Status status = checkCudnnAttentionGraph(bertAttention(KILN_ELEMENT_TYPE_F16, 2, 12), 90);
+  EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED) << status.toString();
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("bert attention"));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("hidden_dim"));
 }
 
 }  // namespace

@@ -181,8 +181,13 @@ Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call) {
     return readConvolutionProblem(view, &problem);
   }
   if (view.name() == kAttentionName) {
+    // Also what the cuDNN frontend can check without a GPU: its graph for the architectures
+    // Kiln compiles for by default (Ampere and Hopper), against the installed cuDNN.
     AttentionProblem problem;
-    return readAttentionProblem(view, &problem);
+    if (!(status = readAttentionProblem(view, &problem)).ok()) return status;
+    for (int sm_version : {80, 90})
+      if (!(status = checkCudnnAttentionGraph(problem, sm_version)).ok()) return status;
+    return Status();
   }
   return unknownCall(view);
 }

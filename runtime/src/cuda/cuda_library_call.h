@@ -1,7 +1,9 @@
 //===- cuda_library_call.h - Library calls of the CUDA device ---*- C++ -*-===//
 //
 // A LibraryCall step of a CUDA .kiln program names a vendor-library operation,
-// "cublaslt.matmul" or "cudnn.convolution", with its bindings (operands first,
+// "cublaslt.matmul", "cudnn.convolution" or "cudnn.attention" (the CPU's
+// kiln.attention encoding, runtime/src/cpu/attention.h; cuda_library_problem.h
+// says what cuDNN takes of it), with its bindings (operands first,
 // then the result) and parameters. The parameters are those of the CPU's
 // oneDNN calls (compiler/librarycalls, kiln-select-library-calls):
 //
@@ -80,7 +82,8 @@ class CudaLibraryCall {
 
 /// Checks `call`'s name, bindings and parameters without touching a GPU:
 /// INVALID_ARGUMENT or UNIMPLEMENTED naming the call and what is wrong, OK
-/// when createCudaLibraryCall would accept it.
+/// when createCudaLibraryCall would accept it. A cudnn.attention is also
+/// validated by the cuDNN frontend for sm_80 and sm_90.
 Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call);
 
 /// Prepares `call` on `context`'s device (descriptors, algorithm choice).

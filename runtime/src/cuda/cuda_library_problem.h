@@ -205,6 +205,10 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
 /// finalized). The status of the call the library refuses.
 Status checkCublasLtDescriptors(const MatmulProblem& problem);
 Status checkCudnnConvolutionDescriptors(const ConvolutionProblem& problem);
+/// The cuDNN frontend's SDPA graph of `problem` validated for a GPU of `sm_version` (80, 90, ...)
+/// without one: the frontend's support checks for the installed cuDNN (head dims, strides and
+/// their alignment, the bias's shape). Engines are found only on a GPU.
+Status checkCudnnAttentionGraph(const AttentionProblem& problem, int sm_version);
 
 /// Prepare each call on `context`'s device.
 Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryContext& context,

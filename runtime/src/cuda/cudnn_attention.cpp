@@ -96,16 +96,15 @@ fe::graph::Tensor_attributes tensorOf(const char* name, int64_t uid, const Strid
       .set_data_type(type);
 }
 
-/// The frontend graph of `problem`, validated (which needs the device's compute capability, so a
-/// GPU), then built on `handle` with its first plan. The frontend throws where it cannot load a
-/// library (std::runtime_error), and callers take a status.
-Status buildGraphOrThrow(const AttentionProblem& problem, cudnnHandle_t handle,
-                         std::shared_ptr<fe::graph::Graph>* out) {
-  const std::string& label = problem.common.label;
+/// The frontend graph of `problem`: its tensors and the SDPA node, not yet validated; for a GPU
+/// of `sm_version` (the nodes copy it when they are made), or the current device's when 0.
+std::shared_ptr<fe::graph::Graph> describeGraph(const AttentionProblem& problem,
+                                                int sm_version = 0) {
   fe::DataType_t type = problem.common.element_type == KILN_ELEMENT_TYPE_BF16
                             ? fe::DataType_t::BFLOAT16
                             : fe::DataType_t::HALF;
   auto graph = std::make_shared<fe::graph::Graph>();
+  if (sm_version > 0) graph->set_sm_version(sm_version);
   graph->set_io_data_type(type)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -120,6 +119,16 @@ Status buildGraphOrThrow(const AttentionProblem& problem, cudnnHandle_t handle,
     options.set_bias(graph->tensor(tensorOf("mask", kMask, problem.mask, type)));
   auto outputs = graph->sdpa(q, k, v, options);
   outputs[0]->set_output(true).set_uid(kO).set_dim(problem.o.dims).set_stride(problem.o.strides);
+  return graph;
+}
+
+/// The frontend graph of `problem`, validated (which needs the device's compute capability, so a
+/// GPU), then built on `handle` with its first plan. The frontend throws where it cannot load a
+/// library (std::runtime_error), and callers take a status.
+Status buildGraphOrThrow(const AttentionProblem& problem, cudnnHandle_t handle,
+                         std::shared_ptr<fe::graph::Graph>* out) {
+  const std::string& label = problem.common.label;
+  std::shared_ptr<fe::graph::Graph> graph = describeGraph(problem);
   Status status;
   if (!(status = frontendStatus(graph->validate(), label, "validate the graph")).ok() ||
       !(status = frontendStatus(graph->build_operation_graph(handle), label,
@@ -287,6 +296,17 @@ Status readAttentionProblem(const LibraryCallView& view, AttentionProblem* out) 
   }
   *out = std::move(problem);
   return Status();
+}
+
+Status checkCudnnAttentionGraph(const AttentionProblem& problem, int sm_version) {
+  try {
+    std::shared_ptr<fe::graph::Graph> graph = describeGraph(problem, sm_version);
+    return frontendStatus(graph->validate(), problem.common.label,
+                          ("validate the graph for sm_" + std::to_string(sm_version)).c_str());
+  } catch (const std::exception& error) {
+    return Status(KILN_STATUS_INTERNAL,
+                  problem.common.label + ": the cuDNN frontend failed: " + error.what());
+  }
 }
 
 Status createCudnnAttention(const AttentionProblem& problem, const CudaLibraryContext& context,
