@@ -22,8 +22,8 @@ namespace {
 
 using ::kiln::runtime::cuda::Activation;
 using ::kiln::runtime::cuda::AttentionProblem;
-using ::kiln::runtime::cuda::checkCudnnAttentionGraph;
 using ::kiln::runtime::cuda::checkCublasLtDescriptors;
+using ::kiln::runtime::cuda::checkCudnnAttentionGraph;
 using ::kiln::runtime::cuda::checkCudnnConvolutionDescriptors;
 using ::kiln::runtime::cuda::ConvolutionProblem;
 using ::kiln::runtime::cuda::CudaCallCommon;
@@ -175,7 +175,8 @@ AttentionProblem bertAttention(kiln_element_type_t type, int64_t heads, int64_t 
   problem.k = view(heads * head_dim, {1, heads, s, head_dim}, {s * row, head_dim, row, 1});
   problem.v = view(2 * heads * head_dim, {1, heads, s, head_dim}, {s * row, head_dim, row, 1});
   problem.mask = view(0, {1, 1, 1, s}, {s, s, s, 1});
-  problem.o = view(0, {1, heads, s, head_dim}, {s * heads * head_dim, head_dim, heads * head_dim, 1});
+  problem.o =
+      view(0, {1, heads, s, head_dim}, {s * heads * head_dim, head_dim, heads * head_dim, 1});
   return problem;
 }
 

@@ -62,12 +62,10 @@ Status checkAlignments(const CudaCallCommon& common, void* const* buffers) {
   return Status();
 }
 
-Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shape,
-                          CudaCallCommon* out) {
+Status readCudaCallBindings(const LibraryCallView& view, CudaCallCommon* out) {
   const std::vector<LibraryCallBinding>& bindings = view.bindings();
   CudaCallCommon common;
   common.label = view.label();
-
   // The libraries take one data type for the operands and the result here (cuBLASLt's mixed
   // A/B/C/D types and cuDNN's mixed graphs are not worth their restrictions for inference).
   if (bindings.empty()) return view.invalid("has no bindings");
@@ -78,9 +76,22 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
                           describeElementType(bindings[i].element_type) + " but binding 0 is " +
                           describeElementType(common.element_type) +
                           "; every binding of a CUDA library call has the same element type");
+  common.result_binding = static_cast<int>(bindings.size()) - 1;
+  for (const LibraryCallBinding& binding : bindings)
+    common.alignments.push_back(assumedAlignment(binding));
+  *out = std::move(common);
+  return Status();
+}
+
+Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shape,
+                          CudaCallCommon* out) {
+  const std::vector<LibraryCallBinding>& bindings = view.bindings();
+  CudaCallCommon common;
+  Status status = readCudaCallBindings(view, &common);
+  if (!status.ok()) return status;
 
   int64_t allow_tf32 = 0;
-  Status status = view.intScalar("allow_tf32", 0, &allow_tf32);
+  status = view.intScalar("allow_tf32", 0, &allow_tf32);
   if (!status.ok()) return status;
   if (allow_tf32 != 0 && allow_tf32 != 1) return view.invalid("allow_tf32 must be 0 or 1");
   common.allow_tf32 = allow_tf32 == 1;
@@ -93,7 +104,6 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
     return view.invalid("has " + std::to_string(bindings.size()) + " bindings; expected " +
                         shape.operands + ", an optional bias, " + std::to_string(adds) +
                         " 'add' post-op operand(s) and the result");
-  common.result_binding = static_cast<int>(bindings.size()) - 1;
   CudaEpilogue& epilogue = common.epilogue;
   if (bias_count == 1) epilogue.bias_binding = 2;
   if (adds > 0) epilogue.addend_binding = 2 + bias_count;
@@ -151,8 +161,6 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
         "the 'add' operand (" + formatTypeDims(bindings[epilogue.addend_binding].dims) +
         ") must have the result's dims (" + formatTypeDims(bindings.back().dims) + ")");
 
-  for (const LibraryCallBinding& binding : bindings)
-    common.alignments.push_back(assumedAlignment(binding));
   *out = std::move(common);
   return Status();
 }

@@ -60,7 +60,11 @@ struct CudaCallShape {
   bool matmul;
 };
 
-/// Reads what both calls share: the element types (one for every binding), allow_tf32, the
+/// Reads what every CUDA call has: its label, one element type for every binding, the result
+/// binding (the last) and the alignments.
+Status readCudaCallBindings(const LibraryCallView& view, CudaCallCommon* out);
+
+/// Reads what the matmul and the convolution share: readCudaCallBindings, allow_tf32, the
 /// binding count and the post-op epilogue. The call's own keys are checked by the caller.
 Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shape,
                           CudaCallCommon* out);

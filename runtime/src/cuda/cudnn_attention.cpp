@@ -245,22 +245,11 @@ Status readAttentionProblem(const LibraryCallView& view, AttentionProblem* out) 
   AttentionProblem problem;
   Status status = readAttentionCall(view, &problem.call);
   if (!status.ok()) return status;
-  const std::vector<LibraryCallBinding>& bindings = view.bindings();
-  CudaCallCommon& common = problem.common;
-  common.label = view.label();
-  common.element_type = bindings[0].element_type;
-  for (size_t i = 1; i < bindings.size(); ++i)
-    if (bindings[i].element_type != common.element_type)
-      return view.invalid("binding " + std::to_string(i) + " is " +
-                          describeElementType(bindings[i].element_type) + " but binding 0 is " +
-                          describeElementType(common.element_type) +
-                          "; every binding of cudnn.attention has the same element type");
+  if (!(status = readCudaCallBindings(view, &problem.common)).ok()) return status;
+  const CudaCallCommon& common = problem.common;
   if (common.element_type != KILN_ELEMENT_TYPE_F16 && common.element_type != KILN_ELEMENT_TYPE_BF16)
     return view.unimplemented("takes f16 or bf16 tensors (cuDNN's fused attention), not " +
                               describeElementType(common.element_type));
-  common.result_binding = static_cast<int>(bindings.size()) - 1;
-  for (const LibraryCallBinding& binding : bindings)
-    common.alignments.push_back(assumedAlignment(binding));
   const AttentionCall& call = problem.call;
   if (call.zero_masked_rows)
     return view.unimplemented("'zero_masked_rows' is not a cuDNN attention option");
