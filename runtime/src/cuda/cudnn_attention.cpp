@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <ios>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -161,8 +162,9 @@ Status buildGraph(const AttentionProblem& problem, cudnnHandle_t handle,
 /// their graph.
 std::string problemKey(const AttentionProblem& problem, cudnnHandle_t handle) {
   std::ostringstream key;
-  key << handle << ' ' << problem.common.element_type << ' ' << problem.call.scale << ' '
-      << problem.call.has_mask;
+  // The scale in full (hexadecimal floating point): calls whose scales differ share no graph.
+  key << handle << ' ' << problem.common.element_type << ' ' << std::hexfloat << problem.call.scale
+      << std::defaultfloat << ' ' << problem.call.has_mask;
   for (const StridedView* view : {&problem.q, &problem.k, &problem.v, &problem.mask, &problem.o}) {
     key << " |";
     for (int64_t d : view->dims) key << ' ' << d;
