@@ -937,11 +937,9 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
                                      rowMajorStrides(maskType.getShape()),
                                      {}},
                          batch, true, sq, skv);
-    // A mask that is not in the products' type is converted (below); one that is must lie with
-    // unit stride along the keys on CUDA.
-    if (!maskView ||
-        (target.halfAttention && maskType.getElementType() == element &&
-         maskView->strides.back() != 1) ||
+    // A mask that is not in the products' type is converted (below); on CUDA it must not
+    // broadcast along the keys (cuDNN reads them with unit stride).
+    if (!maskView || (target.halfAttention && maskType.getShape().back() != skv) ||
         (!target.halfAttention && !maskType.getElementType().isF32()))
       return failure();
   }
