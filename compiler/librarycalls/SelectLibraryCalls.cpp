@@ -739,35 +739,24 @@ std::optional<StridedView> attentionOperand(Value operand, ArrayRef<int64_t> bat
   return std::nullopt;
 }
 
-/// What cuDNN's fused attention takes (runtime/src/cuda/cudnn_attention.cpp, with the limits the
-/// cuDNN frontend checks for f16 and bf16): at most two batch dims, which Q, Kᵀ and V do not
-/// broadcast; head dims of at most 128 in multiples of 8; Q, V and the result with unit stride
-/// along the head dim and Kᵀ along its rows (K's head dim); every other stride of a dim above 1,
-/// and every offset, in whole 16 bytes (8 elements). With `output`, `q` is the result's view and
-/// only it is checked.
-bool cudnnAttentionTakes(const StridedView &q, const StridedView &kt, const StridedView &v,
-                         ArrayRef<int64_t> batch, bool output = false) {
+/// Whether cuDNN's fused attention (runtime/src/cuda/cudnn_attention.cpp, with the limits the
+/// cuDNN frontend checks for f16 and bf16) reads or writes `view` of Q, Kᵀ, V or the result:
+/// its batch dims (all but the last two) not broadcast, unit stride along `unit` (the head dim:
+/// the last for Q, V and the result, the row for Kᵀ), every other stride of a dim above 1 and
+/// the offset in whole 16 bytes (8 elements), and a head dim of at most 128 in multiples of 8.
+bool cudnnAttentionTakes(const StridedView &view, size_t unit) {
   constexpr int64_t kElementsPer16Bytes = 8;
-  if (batch.size() > 2)
+  if (view.dims.size() > 4 || view.offset % kElementsPer16Bytes != 0 || view.strides[unit] != 1 ||
+      view.dims[unit] > 128 || view.dims[unit] % 8 != 0)
     return false;
-  auto aligned = [&](const StridedView &view, size_t unit) {
-    if (view.offset % kElementsPer16Bytes != 0 || view.strides[unit] != 1)
+  for (size_t dim = 0; dim < view.dims.size(); ++dim) {
+    bool batchDim = dim + 2 < view.dims.size();
+    if (batchDim && view.dims[dim] > 1 && view.strides[dim] == 0)
       return false;
-    for (size_t dim = 0; dim < view.dims.size(); ++dim) {
-      bool batchDim = dim + 2 < view.dims.size();
-      if (batchDim && view.dims[dim] > 1 && view.strides[dim] == 0)
-        return false;
-      if (dim != unit && view.dims[dim] > 1 && view.strides[dim] % kElementsPer16Bytes != 0)
-        return false;
-    }
-    return true;
-  };
-  size_t rank = q.dims.size();
-  auto headDim = [](int64_t d) { return d <= 128 && d % 8 == 0; };
-  if (output)
-    return aligned(q, rank - 1) && headDim(q.dims[rank - 1]);
-  return aligned(q, rank - 1) && aligned(kt, rank - 2) && aligned(v, rank - 1) &&
-         headDim(q.dims[rank - 1]) && headDim(v.dims[rank - 1]);
+    if (dim != unit && view.dims[dim] > 1 && view.strides[dim] % kElementsPer16Bytes != 0)
+      return false;
+  }
+  return true;
 }
 
 /// Plans `softmax(scale * Q Kᵀ [+ mask]) V` around `softmax` as one attention call, the form
@@ -924,7 +913,10 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   std::optional<StridedView> v = attentionOperand(context.getRhs(), batch);
   if (!q || !kt || !v)
     return failure();
-  if (target.halfAttention && !cudnnAttentionTakes(*q, *kt, *v, batch))
+  size_t last = static_cast<size_t>(rank) - 1;
+  if (target.halfAttention &&
+      !(cudnnAttentionTakes(*q, last) && cudnnAttentionTakes(*kt, last - 1) &&
+        cudnnAttentionTakes(*v, last)))
     return failure();
   std::optional<StridedView> maskView;
   if (mask) {
@@ -949,8 +941,7 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   StridedView dst{context.getResult(), 0, contextShape, rowMajorStrides(contextShape), {}};
   SmallVector<StridedView> written = traceResult(context.getResult());
   if (!written.empty() && written.back().dims.size() == static_cast<size_t>(rank) &&
-      (!target.halfAttention ||
-       cudnnAttentionTakes(written.back(), written.back(), written.back(), batch, /*output=*/true)))
+      (!target.halfAttention || cudnnAttentionTakes(written.back(), last)))
     dst = written.back();
 
   // Every check has passed: a mask of another type is converted to the products' (f32 masks of

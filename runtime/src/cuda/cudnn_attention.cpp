@@ -53,16 +53,13 @@ namespace fe = cudnn_frontend;
 /// The unique ids of the variant pack.
 enum AttentionUid : int64_t { kQ = 1, kK, kV, kMask, kO };
 
-/// `view` (rank 2 to 4, its batch dims leading) as [B, H, rows, cols]; false for more than two
-/// batch dims.
-bool fourDims(const StridedView& view, StridedView* out) {
-  size_t rank = view.dims.size();
-  if (rank < 2 || rank > 4) return false;
-  StridedView four = view;
-  four.dims.insert(four.dims.begin(), 4 - rank, 1);
-  four.strides.insert(four.strides.begin(), 4 - rank, 0);
-  *out = std::move(four);
-  return true;
+/// `view` (rank 2 to 4: at most two batch dims, leading) as [B, H, rows, cols], missing batch
+/// dims of 1.
+StridedView fourDims(StridedView view) {
+  size_t missing = 4 - view.dims.size();
+  view.dims.insert(view.dims.begin(), missing, 1);
+  view.strides.insert(view.strides.begin(), missing, 0);
+  return view;
 }
 
 /// Every dim but the last that broadcasts (stride 0) or has size 1 as a dim of 1 with the stride
@@ -258,12 +255,13 @@ Status readAttentionProblem(const LibraryCallView& view, AttentionProblem* out) 
   if (call.batch_dims.size() > 2)
     return view.unimplemented("has " + std::to_string(call.batch_dims.size()) +
                               " batch dims; cuDNN's attention takes two (batch and heads)");
-  StridedView kt;
-  if (!fourDims(call.q, &problem.q) || !fourDims(call.k, &kt) || !fourDims(call.v, &problem.v) ||
-      !fourDims(call.dst, &problem.o) || (call.has_mask && !fourDims(call.mask, &problem.mask)))
-    return view.invalid("has views of rank outside 2..4");
+  // readAttentionCall gave every view the batch dims and two more: ranks 2 to 4 here.
+  problem.q = fourDims(call.q);
+  problem.v = fourDims(call.v);
+  problem.o = fourDims(call.dst);
+  if (call.has_mask) problem.mask = fourDims(call.mask);
   // K as cuDNN takes it: Kᵀ's last two dims swapped.
-  problem.k = kt;
+  problem.k = fourDims(call.k);
   std::swap(problem.k.dims[2], problem.k.dims[3]);
   std::swap(problem.k.strides[2], problem.k.strides[3]);
   for (auto [tensor, name] :

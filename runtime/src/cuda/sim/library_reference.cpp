@@ -729,11 +729,20 @@ Status runAttentionReference(const AttentionProblem& problem, void* const* buffe
     return value;
   };
   const int result = common.result_binding;
-  // One unit per (batch, head): scores, softmax and the weighted sum of values in f32, with one
-  // rounding of each result element, as the library's fused kernel keeps them on chip.
+  // One unit per (batch, head): its K and V read as floats once, then per row the scores,
+  // softmax and weighted sum of values in f32, with one rounding of each result element, as the
+  // library's fused kernel keeps them on chip.
   forEachUnit(batches, static_cast<double>(batches) * sq * skv * (d + dv),
               [&](int64_t unit, Workspace&) {
                 const int64_t b = unit / heads, h = unit % heads;
+                std::vector<float> keys(static_cast<size_t>(skv * d)),
+                    values(static_cast<size_t>(skv * dv));
+                for (int64_t key = 0; key < skv; ++key) {
+                  for (int64_t c = 0; c < d; ++c)
+                    keys[key * d + c] = load(1, index(problem.k, b, h, key, c));
+                  for (int64_t c = 0; c < dv; ++c)
+                    values[key * dv + c] = load(2, index(problem.v, b, h, key, c));
+                }
                 std::vector<float> q(static_cast<size_t>(d)), scores(static_cast<size_t>(skv)),
                     out(static_cast<size_t>(dv));
                 for (int64_t row = 0; row < sq; ++row) {
@@ -741,8 +750,7 @@ Status runAttentionReference(const AttentionProblem& problem, void* const* buffe
                   float largest = -std::numeric_limits<float>::infinity();
                   for (int64_t key = 0; key < skv; ++key) {
                     float dot = 0.0f;
-                    for (int64_t c = 0; c < d; ++c)
-                      dot += q[c] * load(1, index(problem.k, b, h, key, c));
+                    for (int64_t c = 0; c < d; ++c) dot += q[c] * keys[key * d + c];
                     float score = call.scale * dot;
                     if (has_mask) score += load(3, index(problem.mask, b, h, row, key));
                     scores[key] = score;
@@ -755,8 +763,7 @@ Status runAttentionReference(const AttentionProblem& problem, void* const* buffe
                   }
                   std::fill(out.begin(), out.end(), 0.0f);
                   for (int64_t key = 0; key < skv; ++key)
-                    for (int64_t c = 0; c < dv; ++c)
-                      out[c] += scores[key] * load(2, index(problem.v, b, h, key, c));
+                    for (int64_t c = 0; c < dv; ++c) out[c] += scores[key] * values[key * dv + c];
                   for (int64_t c = 0; c < dv; ++c) {
                     float value = out[c] / sum;
                     storeFloats(type, &value, 1,
