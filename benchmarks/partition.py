@@ -9,7 +9,11 @@ split model runs in this process, a thread each, sharing the machine's cores. Pr
 writes JSON with --json and a plot with --plot.
 
     .venv/bin/python benchmarks/partition.py --kiln build/bin/kiln [--models bert:tensor
-        resnet50:pipeline] [--devices 1 2 4] [--rounds 3] [--iterations 10] [--json F] [--plot F]
+        resnet50:pipeline resnet50:batch:4] [--devices 1 2 4] [--rounds 3] [--iterations 10]
+        [--json F] [--plot F]
+
+A model is MODEL:MODE or MODEL:MODE:BATCH (the batch it is exported with; 1 by default), MODE
+one of tensor, pipeline, batch or auto.
 """
 
 import argparse
@@ -24,12 +28,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from streams import run  # noqa: E402  (runs a command, its output or an error with its stderr)
 P50 = re.compile(r"p50 ([0-9.]+) ms")
-# The report's predictions: tensor parallel (one device, own hosts, sharing one host) and pipeline
-# (a run through the stages in turn).
+# The report's predictions: tensor and batch parallel (one device, own hosts, sharing one host)
+# and pipeline (a run through the stages in turn).
 TENSOR = re.compile(r"one device ([0-9.]+) ms; \d+ devices, each on a host of its own, ([0-9.]+) ms"
                     r".*sharing one host ([0-9.]+) ms")
 PIPELINE = re.compile(r"one run ([0-9.]+) ms through the stages in turn, each device on a host "
-                      r"of its own \(([0-9.]+) ms with the \d+ devices sharing one host\)")
+                      r"of its own \(.*?; ([0-9.]+) ms with the \d+ devices sharing one host\)")
 STAGE = re.compile(r"stage \d+: .*?, ([0-9.]+) ms modeled")
 
 
@@ -37,7 +41,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", type=Path, default=REPO / "build" / "bin" / "kiln")
     parser.add_argument("--models", nargs="+", default=["bert:tensor", "resnet50:pipeline"],
-                        help="MODEL:MODE pairs (MODE: tensor or pipeline)")
+                        help="MODEL:MODE[:BATCH] (MODE: tensor, pipeline, batch or auto)")
     parser.add_argument("--devices", nargs="+", type=int, default=[1, 2, 4])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=10)
@@ -58,8 +62,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kiln-partition-") as scratch:
         scratch = Path(scratch)
         for entry in args.models:
-            model, mode = entry.split(":")
-            onnx = export.ensure_exported(model, 1, cache=args.cache) / "model.onnx"
+            model, mode, *rest = entry.split(":")
+            batch = int(rest[0]) if rest else 1
+            onnx = export.ensure_exported(model, batch, cache=args.cache) / "model.onnx"
             rows = []
             for devices in args.devices:
                 artifact = scratch / f"{model}-{devices}.kiln"
@@ -78,7 +83,7 @@ def main() -> int:
                 outputs = scratch / f"{model}-{devices}-out"
                 run([str(args.kiln), "run", str(artifact), "--seed", "7", "--output-dir",
                      str(outputs), "--force"])
-                rows.append({"model": model, "mode": mode, "devices": devices,
+                rows.append({"model": model, "mode": mode, "batch": batch, "devices": devices,
                              "artifact": artifact, "outputs": outputs, "predicted": predicted,
                              "p50_ms": [], "device_times_ms": None})
             # The unsplit model's prediction is the one the split models' reports make for it.

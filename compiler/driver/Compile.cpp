@@ -19,12 +19,16 @@
 
 #include "compiler/Registration.h"
 #include "compiler/artifact/ArtifactWriter.h"
+#include "compiler/fusion/CostModel.h"
 #include "compiler/fusion/Passes.h"
 #include "compiler/partition/Passes.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "compiler/precision/Passes.h"
 #include "compiler/program/Liveness.h"
 
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -40,12 +44,16 @@ using namespace mlir;
 
 namespace {
 
+/// The values of --partition.
+constexpr StringLiteral kPartitionModes[] = {"auto", "tensor", "pipeline", "batch"};
+
 class Compilation {
 public:
   Compilation(ModuleOp module, const CompileOptions &options,
-              const std::vector<std::string> *deviceArtifacts = nullptr)
+              const std::vector<std::string> *deviceArtifacts = nullptr,
+              ArrayRef<std::string> partitionChoice = {})
       : module_(module), options_(options), context_(module.getContext()),
-        deviceArtifacts_(deviceArtifacts) {}
+        deviceArtifacts_(deviceArtifacts), partitionChoice_(partitionChoice) {}
 
   LogicalResult run(llvm::raw_ostream &os);
 
@@ -58,6 +66,8 @@ private:
   const CompileOptions &options_;
   MLIRContext *context_;
   const std::vector<std::string> *deviceArtifacts_;
+  /// `--partition auto`: each mode's prediction and the choice, for the report.
+  ArrayRef<std::string> partitionChoice_;
   int dumpIndex_ = 0;
 };
 
@@ -147,6 +157,8 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   if (options_.onStage)
     options_.onStage("artifact");
   if (options_.report) {
+    for (const std::string &line : partitionChoice_)
+      *options_.report << line << "\n";
     if (auto partition = module_->getAttrOfType<ArrayAttr>(kPartitionReportAttr))
       for (auto [i, line] : llvm::enumerate(partition.getAsRange<StringAttr>()))
         *options_.report << (i == 0 ? "partition: " : "  ") << line.getValue() << "\n";
@@ -173,6 +185,84 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
     info.deviceArtifacts = deviceArtifacts_;
   }
   return writeArtifact(module_, info, os);
+}
+
+/// `--partition auto`: the graph stage's shape and partitioning passes run on a copy of the
+/// module for each mode the target takes (device 0's part), and the mode the cost model predicts
+/// the shortest run for is chosen (each device on a host of its own; within 2% of the shortest,
+/// the one whose device 0 holds the fewest weight bytes). `lines` gets each mode's prediction, or
+/// why it cannot split this model, and the choice.
+FailureOr<std::string> choosePartition(ModuleOp module, const CompileOptions &options,
+                                       std::vector<std::string> &lines) {
+  struct Candidate {
+    StringRef mode;
+    bool splits = false;
+    double milliseconds = 0;
+    uint64_t weights = 0;
+    std::string why;
+  };
+  SmallVector<Candidate> candidates;
+  for (StringRef mode : kPartitionModes) {
+    if (mode == "auto" || (mode != "tensor" && options.device != "cpu"))
+      continue;
+    Candidate candidate{mode};
+    OwningOpRef<ModuleOp> copy(module.clone());
+    CompilePipelineOptions pipeline;
+    pipeline.target = options.device;
+    pipeline.devices = options.devices;
+    pipeline.deviceRank = 0;
+    pipeline.partition = mode.str();
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    addShapeAndPartitionPasses(pm, pipeline, options.shapeBindings);
+    {
+      // A mode that cannot split the model is one answer among others, not an error.
+      ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &diagnostic) {
+        if (candidate.why.empty() && diagnostic.getSeverity() == DiagnosticSeverity::Error)
+          candidate.why = diagnostic.str();
+        return success();
+      });
+      candidate.splits = succeeded(pm.run(*copy));
+    }
+    if (auto predicted = (*copy)->getAttrOfType<FloatAttr>(kPartitionPredictedAttr);
+        candidate.splits && predicted) {
+      candidate.milliseconds = predicted.getValueAsDouble();
+      copy->walk([&](graph::ConstantOp constant) {
+        candidate.weights += uint64_t(fusion::tensorBytes(constant.getType()));
+      });
+    } else {
+      candidate.splits = false;
+    }
+    candidates.push_back(std::move(candidate));
+  }
+  const Candidate *best = nullptr;
+  for (const Candidate &candidate : candidates)
+    if (candidate.splits && (!best || candidate.milliseconds < best->milliseconds))
+      best = &candidate;
+  if (!best)
+    return module.emitError() << "--partition auto: no mode splits this model over "
+                              << options.devices << " devices ("
+                              << (candidates.empty() ? std::string() : candidates.front().why)
+                              << ")";
+  double shortest = best->milliseconds;
+  for (const Candidate &candidate : candidates)
+    if (candidate.splits && candidate.milliseconds <= shortest * 1.02 &&
+        candidate.weights < best->weights)
+      best = &candidate;
+  lines.push_back(llvm::formatv("partition auto over {0} devices (cost model 'cpu', one run, "
+                                "each device on a host of its own):",
+                                options.devices)
+                      .str());
+  for (const Candidate &candidate : candidates)
+    lines.push_back(
+        candidate.splits
+            ? llvm::formatv("  {0}: {1:F2} ms, device 0 holds {2:F2} MiB of weights{3}",
+                            candidate.mode, candidate.milliseconds,
+                            double(candidate.weights) / (1 << 20),
+                            &candidate == best ? " (chosen)" : "")
+                  .str()
+            : llvm::formatv("  {0}: cannot split this model ({1})", candidate.mode, candidate.why)
+                  .str());
+  return best->mode.str();
 }
 
 } // namespace
@@ -203,15 +293,24 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     return module.emitError() << "--devices " << options.devices << " is not a device count";
   if (options.devices == 1)
     return Compilation(module, options).run(os);
-  if (options.partition != "tensor" && options.partition != "pipeline")
+  if (!llvm::is_contained(kPartitionModes, options.partition))
     return module.emitError() << "--partition " << options.partition
-                              << " is not supported; use tensor or pipeline";
-  if (options.partition == "pipeline" && options.device != "cpu")
-    return module.emitError() << "--partition pipeline runs on CPU devices (--target cpu)";
+                              << " is not supported; use auto, tensor, pipeline or batch";
+  if ((options.partition == "pipeline" || options.partition == "batch") && options.device != "cpu")
+    return module.emitError() << "--partition " << options.partition
+                              << " runs on CPU devices (--target cpu)";
   if (options.streams > 1)
     return module.emitError() << "--devices " << options.devices << " with --streams "
                               << options.streams
                               << " is not supported: a device's collectives run in program order";
+  CompileOptions chosen = options;
+  std::vector<std::string> choice;
+  if (options.partition == "auto") {
+    FailureOr<std::string> mode = choosePartition(module, options, choice);
+    if (failed(mode))
+      return failure();
+    chosen.partition = *mode;
+  }
   // Progress names the device each stage is for.
   auto forDevice = [&options](CompileOptions &device, int64_t rank) {
     device.deviceRank = rank;
@@ -225,7 +324,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   std::vector<std::string> others;
   for (int64_t rank = 1; rank < options.devices; ++rank) {
     OwningOpRef<ModuleOp> copy(module.clone());
-    CompileOptions device = options;
+    CompileOptions device = chosen;
     forDevice(device, rank);
     device.report = nullptr;
     if (!options.dumpIrDirectory.empty())
@@ -237,9 +336,9 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
     deviceOs.flush();
     others.push_back(std::move(bytes));
   }
-  CompileOptions first = options;
+  CompileOptions first = chosen;
   forDevice(first, 0);
-  return Compilation(module, first, &others).run(os);
+  return Compilation(module, first, &others, choice).run(os);
 }
 
 FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options) {

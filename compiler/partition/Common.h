@@ -6,12 +6,41 @@
 #include "compiler/fusion/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace kiln::partition {
+
+/// How a value is divided between the devices: coordinate c of dimension `dim` belongs to device
+/// (c / block) % devices, and a device holds size / devices of that dimension. In flat (row-major)
+/// element terms the owner of element f is (f / U) % devices with U = block times the stride of
+/// `dim`, which is what lets a reshape carry a split to whichever dimension of its result holds
+/// that pattern.
+struct Split {
+  int64_t dim;
+  int64_t block;
+  bool operator==(const Split &other) const { return dim == other.dim && block == other.block; }
+};
+
+/// `type` with its split dimension divided between `devices`.
+mlir::RankedTensorType localType(mlir::RankedTensorType type, Split split, int64_t devices);
+
+/// Whether `type`'s split dimension holds whole blocks for every one of `devices`.
+bool divides(mlir::RankedTensorType type, Split split, int64_t devices);
+
+/// A new constant holding device `rank`'s part of the constant `value` (a graph.constant).
+mlir::Value sliceConstant(mlir::OpBuilder &builder, mlir::Value value, Split split,
+                          int64_t devices, int64_t rank);
+
+/// Where a reshape-like op (reshape, squeeze, unsqueeze, flatten: the element order kept) carries
+/// the split `split` of its operand of type `from` to, in its result of shape `to`: the result
+/// dimension that holds the same ownership pattern, or nothing when the reshape pulls it apart.
+std::optional<Split> reshapedSplit(mlir::RankedTensorType from, llvm::ArrayRef<int64_t> to,
+                                   Split split, int64_t devices);
 
 /// Runs `partition` on the function a partitioning pass rewrites: `@main`, or the module's one
 /// public function (none: nothing to do). Fails, with an error naming `pass`, when that function
@@ -33,6 +62,18 @@ std::string mebibytes(uint64_t bytes);
 
 /// Sets the module's kiln.partition_report to `lines`.
 void setPartitionReport(mlir::ModuleOp module, llvm::ArrayRef<std::string> lines);
+
+/// Gloo's collectives over loopback TCP on one host, by an alpha-beta model (25 us and 4 GB/s
+/// a step): the ring all-reduce (2 (N - 1) steps, each moving 1/N of the tensor), the ring
+/// all-gather (N - 1 steps of one device's part, `bytes` being the whole), and the broadcast from
+/// one device (N - 1 sends of the whole).
+double allReduceSeconds(double bytes, int64_t devices);
+double allGatherSeconds(double bytes, int64_t devices);
+double broadcastSeconds(double bytes, int64_t devices);
+
+/// Records the cost model's time of one run of the partitioned model, each device on a host of
+/// its own (ms), as the module's kiln.partition_predicted_ms (what `--partition auto` compares).
+void setPredictedRun(mlir::ModuleOp module, double milliseconds);
 
 /// The arithmetic and memory traffic of one graph op at its types: 2 M N K for a matmul, an
 /// operation per result element otherwise; every operand and result read or written once.

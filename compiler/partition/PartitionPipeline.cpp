@@ -137,7 +137,9 @@ LogicalResult Pipeliner::run() {
                                  "stages, {3} values broadcast",
                                  devices, rank, devices, sent.size())
                        .str());
-  double slowest = 0;
+  double slowest = 0, sendSeconds = 0;
+  for (Value value : sent)
+    sendSeconds += broadcastSeconds(fusion::tensorBytes(value.getType()), devices);
   for (int64_t k = 0; k < devices; ++k) {
     double seconds = before[cuts[k + 1]] - before[cuts[k]];
     slowest = std::max(slowest, seconds);
@@ -156,11 +158,14 @@ LogicalResult Pipeliner::run() {
   double sharing = total * double(std::min<int64_t>(devices, cpu->parallelUnits));
   report.insert(report.begin() + 1,
                 llvm::formatv("predicted (cost model 'cpu'): one run {0:F2} ms through the "
-                              "stages in turn, each device on a host of its own ({1:F2} ms with "
-                              "the {2} devices sharing one host); with a run in every stage at "
-                              "once, one every {3:F2} ms (the slowest stage)",
-                              total * 1e3, sharing * 1e3, devices, slowest * 1e3)
+                              "stages in turn, each device on a host of its own (compute {1:F2} "
+                              "ms, broadcasts {2:F2} ms; {3:F2} ms with the {4} devices sharing "
+                              "one host); with a run in every stage at once, one every {5:F2} ms "
+                              "(the slowest stage)",
+                              (total + sendSeconds) * 1e3, total * 1e3, sendSeconds * 1e3,
+                              (sharing + sendSeconds) * 1e3, devices, slowest * 1e3)
                     .str());
+  setPredictedRun(module, (total + sendSeconds) * 1e3);
 
   // This device's program: the broadcasts where the sent values are defined, then only its
   // stage's ops.

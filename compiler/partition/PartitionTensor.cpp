@@ -4,11 +4,7 @@
 // constant weights, ended by row-parallel matmuls and one all-reduce each; the entry function
 // rewritten into one device's part.
 //
-// A split value is described by (dim, block): coordinate c of `dim` is held by device
-// (c / block) % devices, and the device holds size / devices of that dimension. In flat
-// (row-major) element terms the owner of element f is (f / U) % devices with U = block times the
-// stride of `dim`, which is what lets a reshape carry a split to whichever dimension of its result
-// contains that pattern.
+// A split value is described by partition::Split (compiler/partition/Common.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +16,6 @@
 #include "compiler/librarycalls/Declarations.h"
 #include "dialects/graph/GraphOps.h"
 
-#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
@@ -46,12 +41,6 @@ namespace kiln {
 namespace {
 
 using namespace partition;
-
-struct Split {
-  int64_t dim;
-  int64_t block;
-  bool operator==(const Split &other) const { return dim == other.dim && block == other.block; }
-};
 
 /// A constant operand the device keeps a slice of.
 struct SlicedOperand {
@@ -120,15 +109,11 @@ private:
   LogicalResult propagateMatmul(graph::MatmulOp op, Region &region, std::string &why);
 
   void rewrite(Region &region);
-  Value sliceConstant(OpBuilder &builder, Value value, Split split);
   RankedTensorType localType(RankedTensorType type, Split split) const {
-    SmallVector<int64_t> shape(type.getShape());
-    shape[split.dim] /= devices;
-    return RankedTensorType::get(shape, type.getElementType());
+    return partition::localType(type, split, devices);
   }
   bool divides(RankedTensorType type, Split split) const {
-    return split.dim >= 0 && split.dim < type.getRank() &&
-           type.getDimSize(split.dim) % (split.block * devices) == 0;
+    return partition::divides(type, split, devices);
   }
 
   ModuleOp module;
@@ -141,16 +126,6 @@ private:
   /// Bytes of the weights the regions split (whole, before slicing).
   uint64_t splitBytes = 0;
 };
-
-/// The all-reduce of the model: Gloo's ring over loopback TCP, 2 (N - 1) steps each moving
-/// 1/N of the tensor. Latency and bandwidth of one step on one host (alpha-beta).
-constexpr double kAllReduceStepSeconds = 25e-6;
-constexpr double kAllReduceBytesPerSecond = 4e9;
-
-double allReduceSeconds(double bytes, int64_t devices) {
-  double steps = 2.0 * double(devices - 1);
-  return steps * (kAllReduceStepSeconds + bytes / double(devices) / kAllReduceBytesPerSecond);
-}
 
 LogicalResult Partitioner::propagateElementwise(Operation *op, Region &region, std::string &why) {
   RankedTensorType result = staticType(op->getResult(0));
@@ -291,15 +266,10 @@ LogicalResult Partitioner::propagate(Operation *op, Region &region, std::string 
 
   // Ops that keep the element order: find the result dimension the ownership pattern lies in.
   if (isa<graph::ReshapeOp, graph::SqueezeOp, graph::UnsqueezeOp, graph::FlattenOp>(op)) {
-    int64_t unit = split.block * computeStrides(inputType.getShape())[split.dim];
-    ArrayRef<int64_t> shape = staticType(op->getResult(0)).getShape();
-    SmallVector<int64_t> strides = computeStrides(shape);
-    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-      int64_t stride = strides[d];
-      if (unit % stride == 0 && (stride * shape[d]) % (unit * devices) == 0) {
-        region.values[op->getResult(0)] = Split{d, unit / stride};
-        return success();
-      }
+    if (std::optional<Split> carried = reshapedSplit(
+            inputType, staticType(op->getResult(0)).getShape(), split, devices)) {
+      region.values[op->getResult(0)] = *carried;
+      return success();
     }
     why = describe(op) + " reshapes the split dimension apart";
     return failure();
@@ -512,54 +482,13 @@ std::optional<Region> Partitioner::growPulling(SmallVector<Start> starts, std::s
   return std::nullopt;
 }
 
-Value Partitioner::sliceConstant(OpBuilder &builder, Value value, Split split) {
-  auto constant = value.getDefiningOp<graph::ConstantOp>();
-  auto type = cast<RankedTensorType>(value.getType());
-  RankedTensorType local = localType(type, split);
-  Attribute attr = constant.getValue();
-  ElementsAttr sliced;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr); dense && dense.isSplat()) {
-    sliced = dense.resizeSplat(local);
-  } else if (std::optional<ArrayRef<char>> raw = graph::rawConstantData(attr)) {
-    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-    int64_t outer = 1;
-    for (int64_t d = 0; d < split.dim; ++d)
-      outer *= type.getDimSize(d);
-    int64_t size = type.getDimSize(split.dim);
-    int64_t inner = computeStrides(type.getShape())[split.dim] * elementBytes;
-    int64_t chunkBytes = split.block * inner;
-    std::vector<char> bytes;
-    bytes.reserve(raw->size() / devices);
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t c = rank * split.block; c < size; c += split.block * devices) {
-        const char *from = raw->data() + (o * size + c) * inner;
-        bytes.insert(bytes.end(), from, from + chunkBytes);
-      }
-    sliced = graph::rawConstantLike(attr, local, bytes, llvm::formatv(".device{0}", rank).str());
-  } else {
-    // i1 and other non-byte elements: through the attribute's values.
-    auto dense = cast<DenseElementsAttr>(attr);
-    SmallVector<Attribute> values(dense.getValues<Attribute>());
-    SmallVector<Attribute> kept;
-    int64_t size = type.getDimSize(split.dim);
-    int64_t inner = computeStrides(type.getShape())[split.dim];
-    for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i) {
-      int64_t c = (i / inner) % size;
-      if ((c / split.block) % devices == rank)
-        kept.push_back(values[i]);
-    }
-    sliced = DenseElementsAttr::get(local, kept);
-  }
-  return graph::ConstantOp::create(builder, constant.getLoc(), sliced).getResult();
-}
-
 void Partitioner::rewrite(Region &region) {
   OpBuilder builder(module.getContext());
   for (const SlicedOperand &s : region.sliced) {
     builder.setInsertionPoint(s.op);
     Value whole = s.op->getOperand(s.operand);
     splitBytes += uint64_t(fusion::tensorBytes(whole.getType()));
-    s.op->setOperand(s.operand, sliceConstant(builder, whole, s.split));
+    s.op->setOperand(s.operand, sliceConstant(builder, whole, s.split, devices, rank));
     // The whole weight goes when nothing else reads it (the device keeps its part only).
     if (whole.use_empty())
       whole.getDefiningOp()->erase();
@@ -701,6 +630,7 @@ LogicalResult Partitioner::run() {
                                 device * 1e3, allReduces, mebibytes(uint64_t(allReduceBytes)),
                                 allReduceTime * 1e3, (shared + allReduceTime) * 1e3)
                       .str());
+    setPredictedRun(module, (device + allReduceTime) * 1e3);
   }
   setPartitionReport(module, report);
   return success();

@@ -17,9 +17,13 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "compiler/partition/Passes.h.inc"
 
-/// The module attribute kiln-partition-tensor leaves: an array of strings, one per region made
-/// or candidate rejected.
+/// The module attribute the partitioning passes leave: an array of strings, the report's lines
+/// (regions made and candidates rejected, stages, the batch split).
 inline constexpr llvm::StringLiteral kPartitionReportAttr = "kiln.partition_report";
+
+/// The module attribute every partitioning pass leaves: the cost model's time of one run (ms,
+/// f64), each device on a host of its own; `--partition auto` takes the mode with the least.
+inline constexpr llvm::StringLiteral kPartitionPredictedAttr = "kiln.partition_predicted_ms";
 
 } // namespace kiln
 

@@ -63,4 +63,37 @@ def PartitionPipelinePass : Pass<"kiln-partition-pipeline", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }
 
+def PartitionBatchPass : Pass<"kiln-partition-batch", "mlir::ModuleOp"> {
+  let summary = "Splits the batch over devices; keeps one device's part";
+  let description = [{
+    Batch (data) parallelism over `devices` devices, rewriting the entry function into the program
+    of device `rank`: every device holds all the weights and computes its share of the samples.
+
+    The batch is dimension 0 of the inputs (the size of the first input's; inputs of another size
+    there are read whole). It must divide into the devices. Device `rank` takes samples
+    `[rank B/N, (rank+1) B/N)` of each input, and the split is propagated forward through every op
+    that keeps the samples apart: elementwise ops (a replicated operand that is not broadcast along
+    the batch is read in part: a constant sliced, anything else sliced at run time), products
+    (the batch in the rows, the columns or a batch dimension, never in the sum), reshapes and
+    transposes (the split may become block-cyclic, as in kiln-partition-tensor), slices, splits,
+    concatenations, expands, pads and resizes away from the batch, softmax, layer norm, scans,
+    top-k and reductions over other dimensions, gathers (the batch in the indices or in the
+    table), convolutions, pooling and batch normalization (the batch in dimension 0). An op that
+    would mix samples (a reduction over the batch, a product summing over it) fails the pass,
+    naming the op.
+
+    Each output the batch reaches is gathered from every device with the library call `gather`
+    (all-gather, device-major) and put back in order; every device returns the whole outputs.
+
+    The module gets `kiln.partition_report` and `kiln.partition_predicted_ms`.
+  }];
+  let options = [
+    Option<"devices", "devices", "int64_t", /*default=*/"2", "How many devices share the batch">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0", "The device whose program is kept">,
+    Option<"gather", "gather", "std::string", /*default=*/"\"gloo.all_gather\"",
+           "The library entry point of the all-gather (gloo.all_gather, nccl.all_gather)">
+  ];
+  let dependentDialects = ["::kiln::graph::GraphDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // KILN_COMPILER_PARTITION_PASSES_TD

@@ -77,36 +77,50 @@ llvm::ArrayRef<llvm::StringRef> compileStages(llvm::StringRef target) {
   return cpu;
 }
 
+void addShapeAndPartitionPasses(mlir::OpPassManager &pm, const CompilePipelineOptions &options,
+                                llvm::ArrayRef<ShapeBinding> shapes) {
+  bool cuda = options.target == "cuda";
+  if (!shapes.empty()) {
+    pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(shapes));
+  } else {
+    RefineShapesPassOptions refine;
+    refine.bindings.assign(options.shapes.begin(), options.shapes.end());
+    pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
+  }
+  pm.addPass(mlir::createCanonicalizerPass());
+  if (options.devices <= 1)
+    return;
+  if (options.partition == "pipeline") {
+    // Pipeline parallelism: this device's stage, with broadcasts of what crosses stages.
+    PartitionPipelinePassOptions partition;
+    partition.devices = options.devices;
+    partition.rank = options.deviceRank;
+    pm.addPass(createPartitionPipelinePass(partition));
+  } else if (options.partition == "batch") {
+    // Batch parallelism: this device's samples, the outputs gathered from every device.
+    PartitionBatchPassOptions partition;
+    partition.devices = options.devices;
+    partition.rank = options.deviceRank;
+    partition.gather = cuda ? "nccl.all_gather" : "gloo.all_gather";
+    pm.addPass(createPartitionBatchPass(partition));
+  } else {
+    // Tensor parallelism: this device's part of every column- and row-parallel region, with an
+    // all-reduce after each row-parallel matmul (NCCL on CUDA, Gloo on the CPU).
+    PartitionTensorPassOptions partition;
+    partition.devices = options.devices;
+    partition.rank = options.deviceRank;
+    partition.collective = cuda ? "nccl.all_reduce" : "gloo.all_reduce";
+    pm.addPass(createPartitionTensorPass(partition));
+  }
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
 void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
                        const CompilePipelineOptions &options,
                        llvm::ArrayRef<ShapeBinding> shapes) {
   bool cuda = options.target == "cuda";
   if (stage == "graph") {
-    if (!shapes.empty()) {
-      pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(shapes));
-    } else {
-      RefineShapesPassOptions refine;
-      refine.bindings.assign(options.shapes.begin(), options.shapes.end());
-      pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
-    }
-    pm.addPass(mlir::createCanonicalizerPass());
-    if (options.devices > 1 && options.partition == "pipeline") {
-      // Pipeline parallelism: this device's stage, with broadcasts of what crosses stages.
-      PartitionPipelinePassOptions partition;
-      partition.devices = options.devices;
-      partition.rank = options.deviceRank;
-      pm.addPass(createPartitionPipelinePass(partition));
-      pm.addPass(mlir::createCanonicalizerPass());
-    } else if (options.devices > 1) {
-      // Tensor parallelism: this device's part of every column- and row-parallel region, with an
-      // all-reduce after each row-parallel matmul (NCCL on CUDA, Gloo on the CPU).
-      PartitionTensorPassOptions partition;
-      partition.devices = options.devices;
-      partition.rank = options.deviceRank;
-      partition.collective = cuda ? "nccl.all_reduce" : "gloo.all_reduce";
-      pm.addPass(createPartitionTensorPass(partition));
-      pm.addPass(mlir::createCanonicalizerPass());
-    }
+    addShapeAndPartitionPasses(pm, options, shapes);
     if (options.precision != "fp32") {
       AssignPrecisionPassOptions assign;
       assign.precision = options.precision;

@@ -99,7 +99,7 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
                           llvm::cl::desc("Devices the model is split over (kiln-partition-tensor)"),
                           llvm::cl::init(1)};
   Option<std::string> partition{*this, "partition",
-                                llvm::cl::desc("How the devices share it: tensor or pipeline"),
+                                llvm::cl::desc("How the devices share it: tensor, pipeline or batch"),
                                 llvm::cl::init("tensor")};
   Option<int64_t> deviceRank{*this, "device-rank",
                              llvm::cl::desc("The device whose program is compiled"),
@@ -112,6 +112,12 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
 /// The stages of the compile pipeline for `target` ("cpu" or "cuda"), in order: graph, linalg,
 /// kernels, program, the target's code generation stages, memory.
 llvm::ArrayRef<llvm::StringRef> compileStages(llvm::StringRef target);
+
+/// The first passes of the graph stage: the inputs' shapes bound (`shapes`, else
+/// options.shapes) and propagated, then, for several devices, the partitioning pass of
+/// options.partition (tensor, pipeline or batch) keeping options.deviceRank's part.
+void addShapeAndPartitionPasses(mlir::OpPassManager &pm, const CompilePipelineOptions &options,
+                                llvm::ArrayRef<ShapeBinding> shapes);
 
 /// Adds the passes of one stage of the compile pipeline to `pm` (on builtin.module). The code
 /// generation stages run nested on the kernel module `@kernels`.

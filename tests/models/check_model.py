@@ -197,8 +197,10 @@ def main() -> int:
     parser.add_argument("--devices", type=int, default=1,
                         help="split the model over N CPU devices (kiln compile --devices N) and "
                              "run every device in one process")
-    parser.add_argument("--partition", choices=["tensor", "pipeline"], default="tensor",
-                        help="with --devices: how the devices share the model")
+    parser.add_argument("--partition", choices=["tensor", "pipeline", "batch", "auto"],
+                        default="tensor", help="with --devices: how the devices share the model")
+    parser.add_argument("--expect-mode", choices=["tensor", "pipeline", "batch"], default=None,
+                        help="with --partition auto: the mode the compiler must choose")
     parser.add_argument("--processes", action="store_true",
                         help="with --devices: run each device as a process of its own (kiln run "
                              "--device-rank R --rendezvous DIR), every one checked")
@@ -269,6 +271,14 @@ def main() -> int:
                 print(compiled.stderr, file=sys.stderr)
                 return 1
             lines = compiled.stdout.splitlines()
+            # --partition auto: each mode's prediction, before the chosen mode's report.
+            for i, line in enumerate(lines):
+                if line.startswith("partition auto "):
+                    print("check_model: " + line)
+                    for more in lines[i + 1:]:
+                        if not more.startswith("  "):
+                            break
+                        print("check_model: " + more.strip())
             first = next((i for i, line in enumerate(lines) if line.startswith("partition: ")), None)
             partition = lines[first] if first is not None else ""
             # The partition's lines: the first, then its indented ones (regions or stages).
@@ -276,6 +286,11 @@ def main() -> int:
                 if line != partition and not line.startswith("  "):
                     break
                 print("check_model: " + line.strip())
+            modes = {"tensor": "tensor parallel", "pipeline": "pipeline", "batch": "batch parallel"}
+            if args.expect_mode and not partition.startswith(
+                    f"partition: {modes[args.expect_mode]} "):
+                print(f"check_model: expected the {args.expect_mode} mode, got: {partition}")
+                return 1
             match = re.search(r"(\d+) all-reduces", partition)
             if args.expect_all_reduces is not None and (
                     not match or int(match.group(1)) != args.expect_all_reduces):

@@ -610,7 +610,8 @@ DeviceShare shareOf(const Artifact &artifact) {
 /// The devices of a split model side by side.
 bool printPartition(const Artifact &artifact, llvm::raw_ostream &os) {
   uint32_t devices = artifact.deviceCount();
-  os << "partition: " << (artifact.partition() == "pipeline" ? "pipeline" : "tensor parallel")
+  std::string mode = artifact.partition();
+  os << "partition: " << (mode == "pipeline" ? "pipeline" : mode == "batch" ? "batch parallel" : "tensor parallel")
      << " over " << devices << " devices; this file is device " << artifact.deviceRank() << "'s"
      << (artifact.deviceRank() == 0 ? " and carries every device's" : "") << "\n";
   os << "  device  steps  kernels  library calls  collectives (bytes each run)  weights      "
@@ -804,7 +805,8 @@ int runBench(const BenchCommand &command) {
   CompileSettings settings;
   compileFor(*device, settings);
   settings.shapes = command.shapes;
-  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, "tensor", settings))
+  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
+                         settings))
     return kExitUsage;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;

@@ -39,7 +39,7 @@ struct CompileCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
-  /// `--devices N --partition tensor`: the model split over N devices.
+  /// `--devices N --partition auto|tensor|pipeline|batch`: the model split over N devices.
   int64_t devices = 1;
   std::string partition = "tensor";
   PrecisionFlags precision;
@@ -99,9 +99,10 @@ struct BenchCommand {
   std::string memoryLimit;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
-  /// `--devices N`: a model compiled just in time is split over N CPU devices, run in this
-  /// process (a split artifact runs on its devices anyway).
+  /// `--devices N`: a model compiled just in time is split over N CPU devices (`--partition`),
+  /// run in this process (a split artifact runs on its devices anyway).
   int64_t devices = 1;
+  std::string partition = "tensor";
   PrecisionFlags precision;
   int warmup = 3;
   int iterations = 20;

@@ -53,6 +53,9 @@ void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const 
       ->capture_default_str();
 }
 
+/// The values of --partition.
+const std::vector<std::string> kPartitionModes = {"auto", "tensor", "pipeline", "batch"};
+
 using kiln::cli::kExitUsage;
 constexpr int kExitInvalidModel = kiln::cli::kExitFailure;
 
@@ -246,8 +249,10 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   compileApp
       ->add_option("--partition", compile.partition,
-                   "How to split over --devices: tensor (transformer blocks the Megatron way) or "
-                   "pipeline (a stage per device)")
+                   "How to split over --devices: tensor (transformer blocks the Megatron way), "
+                   "pipeline (a stage per device), batch (a share of the batch per device) or "
+                   "auto (the one the cost model predicts fastest)")
+      ->check(CLI::IsMember(kPartitionModes))
       ->capture_default_str();
   addPrecisionOptions(compileApp, compile.precision,
                       "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within "
@@ -298,7 +303,9 @@ int main(int argc, char **argv) {
                      "split artifact, or a model compiled just in time with --partition)");
   runApp
       ->add_option("--partition", run.partition,
-                   "How a model compiled just in time is split over --devices: tensor or pipeline")
+                   "How a model compiled just in time is split over --devices: tensor, pipeline, "
+                   "batch or auto")
+      ->check(CLI::IsMember(kPartitionModes))
       ->capture_default_str();
   runApp->add_option("--device-rank", run.deviceRank,
                      "Run only this device of a split artifact (one process per device)");
@@ -343,8 +350,14 @@ int main(int argc, char **argv) {
                        "Bind every dynamic leading (batch) dimension to N");
   benchApp
       ->add_option("--devices", bench.devices,
-                   "Split a model compiled just in time over N CPU devices (--partition "
-                   "tensor), all run in this process")
+                   "Split a model compiled just in time over N CPU devices (--partition), all run "
+                   "in this process")
+      ->capture_default_str();
+  benchApp
+      ->add_option("--partition", bench.partition,
+                   "How a model compiled just in time is split over --devices: tensor, pipeline, "
+                   "batch or auto")
+      ->check(CLI::IsMember(kPartitionModes))
       ->capture_default_str();
   benchApp->add_option("--memory-limit", bench.memoryLimit,
                        "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");

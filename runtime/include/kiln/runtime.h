@@ -412,7 +412,8 @@ KILN_API uint32_t kiln_artifact_device_count(const kiln_artifact_t* artifact);
 KILN_API uint32_t kiln_artifact_device_rank(const kiln_artifact_t* artifact);
 
 /// How a split model shares its devices: "tensor" (each device holds a part
-/// of every split block) or "pipeline" (each device runs a stage); "" when
+/// of every split block), "pipeline" (each device runs a stage) or "batch"
+/// (each device runs the whole model on its share of the batch); "" when
 /// the model is not split, or for NULL. The string lives as long as the
 /// artifact. Added in API version 10.
 KILN_API const char* kiln_artifact_partition(const kiln_artifact_t* artifact);

@@ -163,11 +163,11 @@ class SemanticVerifier {
   Status verifyPartition() {
     const fb::Partition* partition = artifact_.partition();
     if (partition == nullptr) return Status();
-    if (partition->mode()->string_view() != "tensor" &&
-        partition->mode()->string_view() != "pipeline") {
+    std::string_view mode = partition->mode()->string_view();
+    if (mode != "tensor" && mode != "pipeline" && mode != "batch") {
       return Status(KILN_STATUS_UNIMPLEMENTED,
                     name_ + ": partition mode '" + partition->mode()->str() +
-                        "' is not supported (this runtime runs 'tensor' and 'pipeline')");
+                        "' is not supported (this runtime runs 'tensor', 'pipeline' and 'batch')");
     }
     uint32_t devices = partition->devices(), rank = partition->rank();
     if (devices < 2 || rank >= devices) {

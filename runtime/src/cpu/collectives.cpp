@@ -2,6 +2,7 @@
 
 #include "runtime/src/cpu/collectives.h"
 
+#include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
@@ -69,6 +70,22 @@ Status Collectives::allReduceSum(float* data, size_t count, uint32_t tag) {
   }
 }
 
+Status Collectives::allGather(const void* input, void* output, size_t bytes, uint32_t tag) {
+  try {
+    gloo::AllgatherOptions options(context_);
+    // Gloo's input is not written; its API takes a mutable pointer.
+    options.setInput(static_cast<uint8_t*>(const_cast<void*>(input)), bytes);
+    options.setOutput(static_cast<uint8_t*>(output), bytes * devices_);
+    options.setTag(tag);
+    gloo::allgather(options);
+    return Status();
+  } catch (const std::exception& error) {
+    return Status(KILN_STATUS_UNAVAILABLE, "all-gather on device " + std::to_string(rank_) +
+                                               " of " + std::to_string(devices_) +
+                                               " failed: " + error.what());
+  }
+}
+
 Status Collectives::broadcast(void* data, size_t bytes, uint32_t root, uint32_t tag) {
   try {
     gloo::BroadcastOptions options(context_);
@@ -126,6 +143,22 @@ class AllReduceKernel final : public LibraryCallKernel {
  private:
   std::shared_ptr<Collectives> collectives_;
   size_t count_;
+  uint32_t tag_;
+};
+
+class AllGatherKernel final : public LibraryCallKernel {
+ public:
+  AllGatherKernel(std::shared_ptr<Collectives> collectives, size_t bytes, uint32_t tag)
+      : collectives_(std::move(collectives)), bytes_(bytes), tag_(tag) {}
+
+  Status run(void* const* buffers) const override {
+    return collectives_->allGather(buffers[0], buffers[1], bytes_, tag_);
+  }
+  bool writes(size_t binding) const override { return binding == 1; }
+
+ private:
+  std::shared_ptr<Collectives> collectives_;
+  size_t bytes_;
   uint32_t tag_;
 };
 
@@ -224,6 +257,43 @@ Status createAllReduceKernel(const fb::LibraryCall& call,
   if (in.dims())
     for (int64_t dim : *in.dims()) count *= static_cast<size_t>(dim);
   *out = std::make_unique<AllReduceKernel>(collectives, count, collectives->nextTag());
+  return Status();
+}
+
+Status createAllGatherKernel(const fb::LibraryCall& call,
+                             const std::shared_ptr<Collectives>& collectives,
+                             std::unique_ptr<LibraryCallKernel>* out) {
+  const auto& bindings = *call.bindings();
+  if (bindings.size() != 2) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "'gloo.all_gather' takes one tensor and writes one, not " +
+                      std::to_string(bindings.size()) + " bindings");
+  }
+  int64_t devices = intParam(call, "devices", 0);
+  if (!collectives) {
+    return Status(KILN_STATUS_FAILED_PRECONDITION,
+                  "'gloo.all_gather' gathers from " + std::to_string(devices) +
+                      " devices, but the session is a single device's (a partitioned artifact "
+                      "runs one session per device, each with options.device_rank and "
+                      "options.rendezvous)");
+  }
+  if (devices != static_cast<int64_t>(collectives->devices())) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, "'gloo.all_gather' gathers from " +
+                                                    std::to_string(devices) +
+                                                    " devices, the session's partition has " +
+                                                    std::to_string(collectives->devices()));
+  }
+  uint64_t bytes = bindingBytes(*bindings.Get(0));
+  const fb::TensorType& in = *bindings.Get(0)->type();
+  const fb::TensorType& result = *bindings.Get(1)->type();
+  if (in.element_type() != result.element_type() ||
+      bindingBytes(*bindings.Get(1)) != bytes * static_cast<uint64_t>(devices)) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "'gloo.all_gather' writes " + std::to_string(devices) + " times its operand's " +
+                      std::to_string(bytes) + " bytes of one element type, not " +
+                      std::to_string(bindingBytes(*bindings.Get(1))));
+  }
+  *out = std::make_unique<AllGatherKernel>(collectives, bytes, collectives->nextTag());
   return Status();
 }
 

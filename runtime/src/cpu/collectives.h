@@ -3,7 +3,7 @@
 // A partitioned artifact (kiln compile --devices N) runs as N sessions, one per device, in one
 // process or in several. Each session joins a Gloo context of N ranks through a rendezvous
 // directory (a Gloo FileStore: every rank writes its TCP address there and reads the others'),
-// connects a full mesh over loopback TCP, and runs its "gloo.all_reduce" library calls on it.
+// connects a full mesh over loopback TCP, and runs its "gloo.*" library calls on it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +45,10 @@ class Collectives {
   /// apart (each call site has its own).
   Status allReduceSum(float* data, size_t count, uint32_t tag);
 
+  /// Writes the `bytes` bytes at `input` of every device to `output`, device after device
+  /// (`output` holds devices() times `bytes`).
+  Status allGather(const void* input, void* output, size_t bytes, uint32_t tag);
+
   /// Copies `bytes` bytes at `data` on device `root` to `data` on every other device.
   Status broadcast(void* data, size_t bytes, uint32_t root, uint32_t tag);
 
@@ -76,6 +80,12 @@ Status createBroadcastKernel(const kiln::artifact::LibraryCall& call,
 /// session's). INVALID_ARGUMENT naming what is wrong; FAILED_PRECONDITION when the session was
 /// created without collectives (a single device).
 Status createAllReduceKernel(const kiln::artifact::LibraryCall& call,
+                             const std::shared_ptr<Collectives>& collectives,
+                             std::unique_ptr<LibraryCallKernel>* out);
+
+/// Prepares a "gloo.all_gather" call (any element type; the result holds `devices` times the
+/// operand's bytes; `devices` must be the session's).
+Status createAllGatherKernel(const kiln::artifact::LibraryCall& call,
                              const std::shared_ptr<Collectives>& collectives,
                              std::unique_ptr<LibraryCallKernel>* out);
 

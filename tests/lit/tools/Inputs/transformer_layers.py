@@ -1,12 +1,13 @@
 """Writes a two-layer transformer encoder (hidden 16, four heads of 4, eight tokens, a fused QKV
 projection, an MLP of 32, post layer norms) as a graph program with seeded weights, its input and
-NumPy's output into DIR: the model of kiln_devices.test."""
+NumPy's output into DIR: the model of kiln_devices.test. A second argument sets the batch (1)."""
 import sys
 
 import numpy as np
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
+batch = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 hidden, heads, tokens, mlp, layers = 16, 4, 8, 32, 2
 head = hidden // heads
 
@@ -61,11 +62,11 @@ def layer_norm(x):
     return (x - mean) / np.sqrt(var + 1e-5)
 
 
-x = rng.standard_normal((1, tokens, hidden)).astype(np.float32)
+x = rng.standard_normal((batch, tokens, hidden)).astype(np.float32)
 np.save(f"{out}/x.npy", x)
 ref = x.astype(np.float64)
 value = "%x"
-S = (1, tokens, hidden)
+S = (batch, tokens, hidden)
 for _ in range(layers):
     wqkv = (rng.standard_normal((hidden, 3 * hidden)) / 4).astype(np.float32)
     bqkv = (rng.standard_normal(3 * hidden) / 4).astype(np.float32)
@@ -78,7 +79,7 @@ for _ in range(layers):
 
     # NumPy's layer, in float64.
     qkv = ref @ wqkv + bqkv
-    q, k, v = qkv.reshape(1, tokens, 3, heads, head).transpose(2, 0, 3, 1, 4)
+    q, k, v = qkv.reshape(batch, tokens, 3, heads, head).transpose(2, 0, 3, 1, 4)
     scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head)
     scores = np.exp(scores - scores.max(-1, keepdims=True))
     probs = scores / scores.sum(-1, keepdims=True)
@@ -89,22 +90,22 @@ for _ in range(layers):
 
     # The same layer in the graph dialect.
     qkv_b, _ = linear(value, S, wqkv, bqkv)
-    r = op(f"graph.reshape {qkv_b} to [1, {tokens}, 3, {heads}, {head}] : {ttype((1, tokens, 3 * hidden))} -> {ttype((1, tokens, 3, heads, head))}")
-    t = op(f"graph.transpose {r}, [2, 0, 3, 1, 4] : {ttype((1, tokens, 3, heads, head))} -> {ttype((3, 1, heads, tokens, head))}")
-    part = ttype((1, 1, heads, tokens, head))
+    r = op(f"graph.reshape {qkv_b} to [{batch}, {tokens}, 3, {heads}, {head}] : {ttype((batch, tokens, 3 * hidden))} -> {ttype((batch, tokens, 3, heads, head))}")
+    t = op(f"graph.transpose {r}, [2, 0, 3, 1, 4] : {ttype((batch, tokens, 3, heads, head))} -> {ttype((3, batch, heads, tokens, head))}")
+    part = ttype((1, batch, heads, tokens, head))
     split = fresh()
-    lines.append(f"  {split}:3 = graph.split {t} {{axis = 0 : i64, sizes = array<i64: 1, 1, 1>}} : ({ttype((3, 1, heads, tokens, head))}) -> ({part}, {part}, {part})")
-    hd = ttype((1, heads, tokens, head))
+    lines.append(f"  {split}:3 = graph.split {t} {{axis = 0 : i64, sizes = array<i64: 1, 1, 1>}} : ({ttype((3, batch, heads, tokens, head))}) -> ({part}, {part}, {part})")
+    hd = ttype((batch, heads, tokens, head))
     qv, kv, vv = (op(f"graph.squeeze {split}#{i} {{axes = array<i64: 0>}} : ({part}) -> {hd}") for i in range(3))
-    kt = op(f"graph.transpose {kv}, [0, 1, 3, 2] : {hd} -> {ttype((1, heads, head, tokens))}")
-    sc_t = ttype((1, heads, tokens, tokens))
-    sc = op(f"graph.matmul {qv}, {kt} : ({hd}, {ttype((1, heads, head, tokens))}) -> {sc_t}")
+    kt = op(f"graph.transpose {kv}, [0, 1, 3, 2] : {hd} -> {ttype((batch, heads, head, tokens))}")
+    sc_t = ttype((batch, heads, tokens, tokens))
+    sc = op(f"graph.matmul {qv}, {kt} : ({hd}, {ttype((batch, heads, head, tokens))}) -> {sc_t}")
     scale = const(np.array(np.sqrt(head), np.float32))
     scd = op(f"graph.div {sc}, {scale} : ({sc_t}, tensor<f32>) -> {sc_t}")
     p = op(f"graph.softmax {scd} {{axis = 3 : i64}} : {sc_t}")
     ctx = op(f"graph.matmul {p}, {vv} : ({sc_t}, {hd}) -> {hd}")
-    ctxt = op(f"graph.transpose {ctx}, [0, 2, 1, 3] : {hd} -> {ttype((1, tokens, heads, head))}")
-    merged = op(f"graph.reshape {ctxt} to [1, {tokens}, {hidden}] : {ttype((1, tokens, heads, head))} -> {ttype(S)}")
+    ctxt = op(f"graph.transpose {ctx}, [0, 2, 1, 3] : {hd} -> {ttype((batch, tokens, heads, head))}")
+    merged = op(f"graph.reshape {ctxt} to [{batch}, {tokens}, {hidden}] : {ttype((batch, tokens, heads, head))} -> {ttype(S)}")
     attended, _ = linear(merged, S, wo, bo)
     hn = add_and_norm(value, attended, S)
     ub, U = linear(hn, S, wup, bup)
