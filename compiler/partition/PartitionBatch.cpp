@@ -371,11 +371,7 @@ LogicalResult Batcher::propagate(Operation *op, std::string &why) {
     auto axes = cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
     bool keep = cast<BoolAttr>(op->getAttr("keepdims")).getValue();
     int64_t dim = split.dim;
-    // No axes: every dimension is reduced.
-    if (axes.empty()) {
-      why = "it reduces over the dimension that holds the batch";
-      return failure();
-    }
+    // No axes: the operand as it is.
     for (int64_t axis : axes) {
       axis = axisOf(axis, inputType.getRank());
       if (axis == split.dim) {
