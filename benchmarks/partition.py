@@ -121,10 +121,12 @@ def main() -> int:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        models = list(dict.fromkeys(f"{r['model']} ({r['mode']})" for r in results))
+        def label(r):
+            return f"{r['model']} ({r['mode']}, batch {r.get('batch', 1)})"
+        models = list(dict.fromkeys(label(r) for r in results))
         figure, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), squeeze=False)
         for axis, name in zip(axes[0], models):
-            rows = [r for r in results if f"{r['model']} ({r['mode']})" == name]
+            rows = [r for r in results if label(r) == name]
             x = np.arange(len(rows))
             measured = [r["p50_median_ms"] for r in rows]
             predicted = [r["predicted"].get("sharing_host_ms") or r["predicted"].get("run_ms")
