@@ -203,7 +203,7 @@ FailureOr<std::string> choosePartition(ModuleOp module, const CompileOptions &op
   };
   SmallVector<Candidate> candidates;
   for (StringRef mode : kPartitionModes) {
-    if (mode == "auto" || (mode != "tensor" && options.device != "cpu"))
+    if (mode == "auto" || (mode == "pipeline" && options.device != "cpu"))
       continue;
     Candidate candidate{mode};
     OwningOpRef<ModuleOp> copy(module.clone());
@@ -296,7 +296,7 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   if (!llvm::is_contained(kPartitionModes, options.partition))
     return module.emitError() << "--partition " << options.partition
                               << " is not supported; use auto, tensor, pipeline or batch";
-  if ((options.partition == "pipeline" || options.partition == "batch") && options.device != "cpu")
+  if (options.partition == "pipeline" && options.device != "cpu")
     return module.emitError() << "--partition " << options.partition
                               << " runs on CPU devices (--target cpu)";
   if (options.streams > 1)

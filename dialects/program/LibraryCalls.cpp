@@ -179,6 +179,8 @@ const Entry kEntries[] = {
      /*anyType=*/false,
      /*halfOnly=*/true},
     {"nccl.all_reduce", "input", 1, false, 0, 8, true, kCollectiveParams, {}, {}, {}},
+    // Batch parallelism's outputs between GPUs (the result holds `devices` times the input).
+    {"nccl.all_gather", "input", 1, false, 0, 8, true, kCollectiveParams, {}, {}, {}},
     // A value one device of a pipeline computes and the others need: the root sends its input
     // (and writes it to its result too); every other device receives it into its result.
     {"gloo.broadcast",

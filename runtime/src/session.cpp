@@ -23,6 +23,7 @@
 #include "runtime/src/status.h"
 #include "runtime/src/trace.h"
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+#include "runtime/src/cuda/cuda_api.h"
 #include "runtime/src/cuda/cuda_program.h"
 #include "runtime/src/cuda/sim/sim_cuda_api.h"
 #endif
@@ -51,16 +52,26 @@ constexpr size_t kSessionOptionsMinSize = offsetof(kiln_session_options_t, devic
 kiln::Result<std::unique_ptr<kiln::runtime::DeviceProgram>> createProgram(
     const std::shared_ptr<const kiln::runtime::LoadedArtifact>& artifact,
     const kiln_session_options_t& options) {
+#if !(defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA)
+  if (options.device_kind != KILN_DEVICE_KIND_CPU)
+    return kiln::Status(
+        KILN_STATUS_UNIMPLEMENTED,
+        artifact->name() + ": cannot run on device '" +
+            (options.device_kind == KILN_DEVICE_KIND_CUDA_SIM ? "cuda-sim" : "cuda") +
+            "': this runtime was built without CUDA");
+#endif
+  // A split model's devices meet on the host (Gloo), whatever they are: CPU devices run their
+  // collectives over it; GPUs set up NCCL through it; simulated GPUs carry NCCL's calls out on it.
+  std::shared_ptr<kiln::runtime::cpu::Collectives> collectives;
+  if (artifact->deviceCount() > 1) {
+    auto joined = kiln::runtime::cpu::Collectives::connect(
+        artifact->deviceRank(), artifact->deviceCount(), options.rendezvous,
+        std::chrono::milliseconds(options.rendezvous_timeout_ms ? options.rendezvous_timeout_ms
+                                                                : 60000));
+    if (!joined.ok()) return joined.status();
+    collectives = std::move(*joined);
+  }
   if (options.device_kind == KILN_DEVICE_KIND_CPU) {
-    std::shared_ptr<kiln::runtime::cpu::Collectives> collectives;
-    if (artifact->deviceCount() > 1) {
-      auto joined = kiln::runtime::cpu::Collectives::connect(
-          artifact->deviceRank(), artifact->deviceCount(), options.rendezvous,
-          std::chrono::milliseconds(options.rendezvous_timeout_ms ? options.rendezvous_timeout_ms
-                                                                  : 60000));
-      if (!joined.ok()) return joined.status();
-      collectives = std::move(*joined);
-    }
     auto program = kiln::runtime::cpu::CpuProgram::create(artifact, options.num_threads,
                                                           std::move(collectives));
     if (!program.ok()) return program.status();
@@ -68,17 +79,15 @@ kiln::Result<std::unique_ptr<kiln::runtime::DeviceProgram>> createProgram(
   }
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
   auto program =
-      options.device_kind == KILN_DEVICE_KIND_CUDA_SIM
-          ? kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal,
-                                                     kiln::runtime::cuda::sim::createSimCudaApi())
-          : kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal);
+      kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal,
+                                               options.device_kind == KILN_DEVICE_KIND_CUDA_SIM
+                                                   ? kiln::runtime::cuda::sim::createSimCudaApi()
+                                                   : kiln::runtime::cuda::createRealCudaApi(),
+                                               std::move(collectives));
   if (!program.ok()) return program.status();
   return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
 #else
-  return kiln::Status(KILN_STATUS_UNIMPLEMENTED,
-                      artifact->name() + ": cannot run on device '" +
-                          (options.device_kind == KILN_DEVICE_KIND_CUDA_SIM ? "cuda-sim" : "cuda") +
-                          "': this runtime was built without CUDA");
+  return kiln::Status(KILN_STATUS_INTERNAL, "unreachable: CUDA sessions are refused above");
 #endif
 }
 
@@ -156,12 +165,6 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
             loaded->name() + ": the model is split over " + std::to_string(loaded->deviceCount()) +
                 " devices; each device's session needs options.rendezvous (a directory they "
                 "share) and options.device_rank");
-      }
-      if (resolved.device_kind != KILN_DEVICE_KIND_CPU) {
-        return kiln::Status(KILN_STATUS_UNIMPLEMENTED,
-                            loaded->name() +
-                                ": split models run on CPU devices (Gloo) in this "
-                                "runtime; NCCL between GPUs is not implemented yet");
       }
       loaded = std::move(*device_artifact);
     } else if (resolved.device_rank != 0) {

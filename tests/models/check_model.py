@@ -262,6 +262,10 @@ def main() -> int:
             compile_command = [str(args.kiln), "compile", str(model), "-o", str(artifact),
                                "--devices", str(args.devices), "--partition", args.partition,
                                "--report", "--quiet", "--force"]
+            if args.device != "cpu":
+                # Simulated GPUs each, NCCL's collectives carried out on the host.
+                compile_command += ["--target", "cuda", "--gpu-arch",
+                                    "sm_80,cuda-sim" if args.device == "cuda-sim" else "sm_80,sm_90"]
             print("check_model: " + " ".join(compile_command), flush=True)
             start = time.monotonic()
             compiled = subprocess.run(compile_command, capture_output=True, text=True)

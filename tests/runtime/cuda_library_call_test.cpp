@@ -434,6 +434,30 @@ TEST(CudaLibraryCallCheckTest, HalfAttentionIsAcceptedAndOthersRefused) {
   expectRefused(mismatched, KILN_STATUS_INVALID_ARGUMENT, "the views' dims do not agree");
 }
 
+TEST(CudaLibraryCallCheckTest, CollectivesCheckTheirDevicesAndSizes) {
+  LibraryCallBuilder reduce("nccl.all_reduce");
+  reduce.binding({2, 8}, BufferKind::Arena, 0, kF16).binding({2, 8}, BufferKind::Arena, 64, kF16);
+  reduce.ints("devices", {2});
+  expectAccepted(reduce);
+  LibraryCallBuilder gather("nccl.all_gather");
+  gather.binding({2, 8}).binding({4, 2, 8}, BufferKind::Arena, 128);
+  gather.ints("devices", {4});
+  expectAccepted(gather);
+  // A gather's result holds every device's part; a sum's, one.
+  LibraryCallBuilder short_gather("nccl.all_gather");
+  short_gather.binding({2, 8}).binding({2, 2, 8}, BufferKind::Arena, 128);
+  short_gather.ints("devices", {4});
+  expectRefused(short_gather, KILN_STATUS_INVALID_ARGUMENT,
+                "gathers 16 elements from 4 devices into 32; the result must hold 64");
+  LibraryCallBuilder wide_sum("nccl.all_reduce");
+  wide_sum.binding({2, 8}).binding({4, 8}, BufferKind::Arena, 128);
+  wide_sum.ints("devices", {2});
+  expectRefused(wide_sum, KILN_STATUS_INVALID_ARGUMENT, "the result must hold 16");
+  LibraryCallBuilder alone("nccl.all_reduce");
+  alone.binding({2, 8}).binding({2, 8}, BufferKind::Arena, 128);
+  expectRefused(alone, KILN_STATUS_INVALID_ARGUMENT, "needs 'devices' of 2 or more");
+}
+
 TEST(CudnnLegacyConvolutionTest, AsymmetricPadsAreUnimplementedOnTheLegacyPath) {
   ConvolutionProblem symmetric = legacyProblem();
   kiln::Status status = kiln::runtime::cuda::checkLegacyConvolution(symmetric);

@@ -294,8 +294,10 @@ std::optional<Session> createSession(const Artifact &artifact, uint32_t threads,
 /// The sessions of every device of a split model, in this process: each device's session is
 /// created on a thread of its own (creation waits until all have joined), meeting in a new
 /// temporary directory. `threads` is the host threads shared out between them (0: every core).
-std::optional<std::vector<Session>> createSplitSessions(const Artifact &artifact,
-                                                        uint32_t threads) {
+/// On `--device cuda[:N]` device r runs on GPU N + r; on cuda-sim each is a simulated GPU of its
+/// own.
+std::optional<std::vector<Session>> createSplitSessions(const Artifact &artifact, uint32_t threads,
+                                                        const DeviceChoice &device) {
   uint32_t devices = artifact.deviceCount();
   llvm::SmallString<128> rendezvous;
   if (std::error_code error = llvm::sys::fs::createUniqueDirectory("kiln-rendezvous", rendezvous)) {
@@ -310,6 +312,11 @@ std::optional<std::vector<Session>> createSplitSessions(const Artifact &artifact
     joining.emplace_back([&, rank] {
       SessionOptions options;
       options.numThreads = std::max(1u, cores / devices);
+      options.deviceKind = device.kind == "cuda"       ? KILN_DEVICE_KIND_CUDA
+                           : device.kind == "cuda-sim" ? KILN_DEVICE_KIND_CUDA_SIM
+                                                       : KILN_DEVICE_KIND_CPU;
+      options.deviceOrdinal =
+          device.kind == "cuda" ? static_cast<int32_t>(device.ordinal + rank) : 0;
       options.deviceRank = rank;
       options.rendezvous = std::string(rendezvous);
       Result<Session> session = Session::create(artifact, options);
@@ -504,16 +511,12 @@ int runRun(const RunCommand &command) {
                (devices == 1 ? " (compile it with --devices N)" : ""));
     return kExitUsage;
   }
-  if (devices > 1 && device->kind != "cpu") {
-    printError(command.model + " is split over " + std::to_string(devices) +
-               " devices; split models run on CPU devices (--device cpu)");
-    return kExitUsage;
-  }
   // One session per device of a split model (this process runs them all, or one of them with
   // --device-rank); the first one is traced.
   std::vector<Session> sessions;
   if (devices > 1 && command.deviceRank < 0) {
-    std::optional<std::vector<Session>> split = createSplitSessions(*artifact, command.threads);
+    std::optional<std::vector<Session>> split =
+        createSplitSessions(*artifact, command.threads, *device);
     if (!split)
       return kExitFailure;
     sessions = std::move(*split);
@@ -826,7 +829,8 @@ int runBench(const BenchCommand &command) {
       printError(command.model + " is split over devices; split models run on CPU devices");
       return kExitUsage;
     }
-    std::optional<std::vector<Session>> split = createSplitSessions(*artifact, command.threads);
+    std::optional<std::vector<Session>> split =
+        createSplitSessions(*artifact, command.threads, *device);
     if (!split)
       return kExitFailure;
     sessions = std::move(*split);

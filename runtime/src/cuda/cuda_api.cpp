@@ -6,7 +6,9 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <string_view>
 
+#include "runtime/src/cpu/collectives.h"
 #include "runtime/src/cuda/cuda_program.h"
 #include "runtime/src/cuda/cuda_status.h"
 #include "runtime/src/status.h"
@@ -24,8 +26,10 @@ class RealCudaApi final : public CudaApi {
     // Teardown has no caller to report a failure to.
     if (cudnn_ != nullptr) (void)cudnnDestroy(cudnn_);
     if (cublaslt_ != nullptr) (void)cublasLtDestroy(cublaslt_);
+    if (nccl_ != nullptr) (void)ncclCommDestroy(nccl_);
     cudnn_ = nullptr;
     cublaslt_ = nullptr;
+    nccl_ = nullptr;
   }
 
   const char* name() const override { return "CUDA"; }
@@ -213,7 +217,19 @@ class RealCudaApi final : public CudaApi {
       // The calls run on the program's stream only; cuDNN takes it from its handle.
       KILN_CUDA_RETURN_IF_ERROR(cudnnSetStream(cudnn_, stream));
     }
+    std::string_view name = call.name()->string_view();
+    if (nccl_ == nullptr && collectives_ != nullptr && name.substr(0, 5) == "nccl.") {
+      // The split model's communicator, with its first collective: device 0 makes NCCL's id
+      // and sends it to the others over the host's Gloo group; every device then joins.
+      ncclUniqueId id{};
+      if (collectives_->rank() == 0) KILN_CUDA_RETURN_IF_ERROR(ncclGetUniqueId(&id));
+      if (Status s = collectives_->broadcast(&id, sizeof(id), 0, collectives_->nextTag()); !s.ok())
+        return s;
+      KILN_CUDA_RETURN_IF_ERROR(ncclCommInitRank(&nccl_, static_cast<int>(collectives_->devices()),
+                                                 id, static_cast<int>(collectives_->rank())));
+    }
     CudaLibraryContext context;
+    context.nccl = nccl_;
     context.device = device.ordinal;
     context.compute_capability_major = device.compute_capability_major;
     context.compute_capability_minor = device.compute_capability_minor;
@@ -225,6 +241,7 @@ class RealCudaApi final : public CudaApi {
  private:
   cublasLtHandle_t cublaslt_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
+  ncclComm_t nccl_ = nullptr;
 };
 
 }  // namespace

@@ -27,11 +27,23 @@
 #include "runtime/src/cuda/cuda_device.h"
 #include "runtime/src/cuda/cuda_library_call.h"
 
+namespace kiln::runtime::cpu {
+class Collectives;
+}
+
 namespace kiln::runtime::cuda {
 
 class CudaApi {
  public:
   virtual ~CudaApi() = default;
+
+  /// The devices of a split model this device belongs to (the host-side Gloo group its session
+  /// joined), before the program is prepared; null for a model that is not split. The
+  /// collectives (nccl.*) run over it: NCCL's communicator is set up through it on GPUs, and the
+  /// simulated device carries the collectives out on the host with it.
+  void setCollectives(std::shared_ptr<cpu::Collectives> collectives) {
+    collectives_ = std::move(collectives);
+  }
 
   /// "CUDA" or "cuda-sim", for messages.
   virtual const char* name() const = 0;
@@ -106,6 +118,9 @@ class CudaApi {
   /// Destroys the library handles createLibraryCall made, once every call is gone, while the
   /// device is current (the handles belong to it).
   virtual void releaseLibraries() = 0;
+
+ protected:
+  std::shared_ptr<cpu::Collectives> collectives_;
 };
 
 /// The CUDA runtime, cuBLASLt and cuDNN.

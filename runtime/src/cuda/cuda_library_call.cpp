@@ -33,7 +33,12 @@ Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out)
 Status unknownCall(const LibraryCallView& view) {
   return Status(KILN_STATUS_UNIMPLEMENTED,
                 view.label() + " is not available on the cuda device (it runs '" + kMatmulName +
-                    "', '" + kConvolutionName + "' and '" + kAttentionName + "')");
+                    "', '" + kConvolutionName + "', '" + kAttentionName +
+                    "', 'nccl.all_reduce' and 'nccl.all_gather')");
+}
+
+bool isCollective(const LibraryCallView& view) {
+  return view.name() == "nccl.all_reduce" || view.name() == "nccl.all_gather";
 }
 
 }  // namespace
@@ -166,20 +171,13 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
 }
 
 Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call) {
-  if (call.name()->string_view() == "nccl.all_reduce") {
-    // A split model's all-reduce between GPUs: one tensor summed into one of the same type. The
-    // artifact loads (for inspection); sessions of split models run on CPU devices only so far.
-    const auto& bindings = *call.bindings();
-    if (bindings.size() != 2 ||
-        bindings.Get(0)->type()->element_type() != bindings.Get(1)->type()->element_type()) {
-      return Status(KILN_STATUS_INVALID_ARGUMENT,
-                    "'nccl.all_reduce' sums one tensor into one of the same type");
-    }
-    return Status();
-  }
   LibraryCallView view;
   Status status = createView(call, &view);
   if (!status.ok()) return status;
+  if (isCollective(view)) {
+    CollectiveProblem problem;
+    return readCollectiveProblem(view, &problem);
+  }
   if (view.name() == kMatmulName) {
     MatmulProblem problem;
     return readMatmulProblem(view, &problem);
@@ -221,6 +219,11 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
     if (!(status = readAttentionProblem(view, &problem)).ok()) return status;
     return factory.attention(view, problem, out);
   }
+  if (isCollective(view)) {
+    CollectiveProblem problem;
+    if (!(status = readCollectiveProblem(view, &problem)).ok()) return status;
+    return factory.collective(view, problem, out);
+  }
   return unknownCall(view);
 }
 
@@ -239,6 +242,10 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
   factory.attention = [&](const LibraryCallView&, const AttentionProblem& problem,
                           std::unique_ptr<CudaLibraryCall>* result) {
     return createCudnnAttention(problem, context, result);
+  };
+  factory.collective = [&](const LibraryCallView&, const CollectiveProblem& problem,
+                           std::unique_ptr<CudaLibraryCall>* result) {
+    return createNcclCollective(problem, context, result);
   };
   return createCudaLibraryCall(call, factory, out);
 }

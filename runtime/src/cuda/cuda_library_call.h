@@ -45,6 +45,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+#include <nccl.h>
 
 #include <cstddef>
 #include <memory>
@@ -62,6 +63,8 @@ struct CudaLibraryContext {
   int compute_capability_minor = 0;
   cublasLtHandle_t cublaslt = nullptr;
   cudnnHandle_t cudnn = nullptr;
+  /// The communicator of a split model's GPUs (created with the first collective), or null.
+  ncclComm_t nccl = nullptr;
 };
 
 /// A prepared library call.

@@ -179,7 +179,23 @@ struct AttentionProblem {
   StridedView q, k, v, mask, o;
 };
 
-/// Read and check each call (cublaslt_matmul.cpp, cudnn_convolution.cpp, cudnn_attention.cpp).
+/// A collective between the GPUs of a split model: "nccl.all_reduce" (the sum over every device
+/// of an f32, f16 or bf16 tensor, written to a result of the same type) or "nccl.all_gather"
+/// (every device's operand, device after device, in a result `devices` times its size, of any
+/// element type).
+struct CollectiveProblem {
+  CudaCallCommon common;
+  bool gather = false;
+  /// The devices of the split model (the call's `devices`).
+  int64_t devices = 0;
+  /// Elements and bytes of the operand.
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+};
+
+/// Read and check each call (cublaslt_matmul.cpp, cudnn_convolution.cpp, cudnn_attention.cpp,
+/// nccl_collective.cpp).
+Status readCollectiveProblem(const LibraryCallView& view, CollectiveProblem* out);
 Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out);
 Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* out);
 Status readAttentionProblem(const LibraryCallView& view, AttentionProblem* out);
@@ -196,6 +212,9 @@ struct CudaLibraryFactory {
   std::function<Status(const LibraryCallView& view, const AttentionProblem& problem,
                        std::unique_ptr<CudaLibraryCall>* out)>
       attention;
+  std::function<Status(const LibraryCallView& view, const CollectiveProblem& problem,
+                       std::unique_ptr<CudaLibraryCall>* out)>
+      collective;
 };
 
 /// Reads and checks `call` (as checkCudaLibraryCall) and prepares it with `factory`.
@@ -220,6 +239,10 @@ Status createCublasLtMatmul(const MatmulProblem& problem, const CudaLibraryConte
 Status createCudnnConvolution(const ConvolutionProblem& problem, const CudaLibraryContext& context,
                               std::unique_ptr<CudaLibraryCall>* out);
 Status createCudnnAttention(const AttentionProblem& problem, const CudaLibraryContext& context,
+                            std::unique_ptr<CudaLibraryCall>* out);
+/// NCCL on context.nccl (FAILED_PRECONDITION when the session has no communicator: a single
+/// device's).
+Status createNcclCollective(const CollectiveProblem& problem, const CudaLibraryContext& context,
                             std::unique_ptr<CudaLibraryCall>* out);
 
 /// A process-wide cache of what a library chose for each problem, keyed by a text that names

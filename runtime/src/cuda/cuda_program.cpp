@@ -217,8 +217,9 @@ Result<std::unique_ptr<CudaProgram>> CudaProgram::create(
 
 Result<std::unique_ptr<CudaProgram>> CudaProgram::create(
     std::shared_ptr<const LoadedArtifact> artifact, int device_ordinal,
-    std::unique_ptr<CudaApi> api) {
+    std::unique_ptr<CudaApi> api, std::shared_ptr<cpu::Collectives> collectives) {
   const std::string& name = artifact->name();
+  api->setCollectives(std::move(collectives));
   if (artifact->root().device()->string_view() != "cuda") {
     return Status(KILN_STATUS_INVALID_ARGUMENT, name + ": the artifact was compiled for device '" +
                                                     artifact->root().device()->str() +

@@ -36,6 +36,10 @@
 #include "runtime/src/cuda/cuda_library_call.h"
 #include "runtime/src/device_program.h"
 
+namespace kiln::runtime::cpu {
+class Collectives;
+}
+
 namespace kiln::runtime::cuda {
 
 class CudaApi;
@@ -106,10 +110,12 @@ class CudaProgram final : public DeviceProgram {
   /// object fits the GPU; the status of any failing CUDA, cuBLASLt or cuDNN call.
   static Result<std::unique_ptr<CudaProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
                                                      int device_ordinal);
-  /// The same on the CUDA that `api` is: the real one, or the simulated device.
-  static Result<std::unique_ptr<CudaProgram>> create(std::shared_ptr<const LoadedArtifact> artifact,
-                                                     int device_ordinal,
-                                                     std::unique_ptr<CudaApi> api);
+  /// The same on the CUDA that `api` is: the real one, or the simulated device. `collectives`
+  /// joins the devices of a split model (null when it is not split): its nccl.* calls run
+  /// between them (CudaApi::setCollectives).
+  static Result<std::unique_ptr<CudaProgram>> create(
+      std::shared_ptr<const LoadedArtifact> artifact, int device_ordinal,
+      std::unique_ptr<CudaApi> api, std::shared_ptr<cpu::Collectives> collectives = nullptr);
 
   ~CudaProgram() override;
   CudaProgram(const CudaProgram&) = delete;

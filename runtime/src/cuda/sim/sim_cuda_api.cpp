@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/src/cpu/collectives.h"
 #include "runtime/src/cpu/elf_code_object.h"
 #include "runtime/src/cuda/cuda_library_problem.h"
 #include "runtime/src/cuda/sim/library_reference.h"
@@ -643,6 +644,36 @@ class SimCudaApi final : public CudaApi {
       *result = std::make_unique<SimLibraryCall>(
           *this, view.label(), bytesOf(view), problem.common,
           [problem](void* const* buffers) { return runAttentionReference(problem, buffers); });
+      return Status();
+    };
+    factory.collective = [&](const LibraryCallView& view, const CollectiveProblem& problem,
+                             std::unique_ptr<CudaLibraryCall>* result) {
+      // NCCL's collectives carried out on the host, over the split model's Gloo group: the
+      // simulated devices' memory is the host's.
+      std::shared_ptr<cpu::Collectives> collectives = collectives_;
+      if (collectives == nullptr)
+        return Status(KILN_STATUS_FAILED_PRECONDITION,
+                      view.label() + " runs between " + std::to_string(problem.devices) +
+                          " devices, but the session is a single device's (a split artifact "
+                          "runs one session per device, each with options.device_rank and "
+                          "options.rendezvous)");
+      if (problem.devices != static_cast<int64_t>(collectives->devices()))
+        return Status(KILN_STATUS_INVALID_ARGUMENT, view.label() + " runs between " +
+                                                        std::to_string(problem.devices) +
+                                                        " devices, the session's partition has " +
+                                                        std::to_string(collectives->devices()));
+      if (!problem.gather && problem.common.element_type != KILN_ELEMENT_TYPE_F32)
+        return Status(KILN_STATUS_UNIMPLEMENTED,
+                      view.label() + ": the simulated CUDA device sums f32 tensors only");
+      uint32_t tag = collectives->nextTag();
+      *result = std::make_unique<SimLibraryCall>(
+          *this, view.label(), bytesOf(view), problem.common,
+          [collectives, problem, tag](void* const* buffers) {
+            if (problem.gather)
+              return collectives->allGather(buffers[0], buffers[1], problem.bytes, tag);
+            if (buffers[0] != buffers[1]) std::memcpy(buffers[1], buffers[0], problem.bytes);
+            return collectives->allReduceSum(static_cast<float*>(buffers[1]), problem.count, tag);
+          });
       return Status();
     };
     return createCudaLibraryCall(call, factory, out);
