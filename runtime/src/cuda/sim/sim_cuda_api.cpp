@@ -22,6 +22,7 @@
 #include "runtime/src/cuda/cuda_library_problem.h"
 #include "runtime/src/cuda/sim/library_reference.h"
 #include "runtime/src/cuda/sim/sim_executor.h"
+#include "runtime/src/half_conversions.h"
 #include "runtime/src/status.h"
 #include "runtime/src/tensor.h"
 
@@ -662,17 +663,30 @@ class SimCudaApi final : public CudaApi {
                                                         std::to_string(problem.devices) +
                                                         " devices, the session's partition has " +
                                                         std::to_string(collectives->devices()));
-      if (!problem.gather && problem.common.element_type != KILN_ELEMENT_TYPE_F32)
-        return Status(KILN_STATUS_UNIMPLEMENTED,
-                      view.label() + ": the simulated CUDA device sums f32 tensors only");
       uint32_t tag = collectives->nextTag();
       *result = std::make_unique<SimLibraryCall>(
           *this, view.label(), bytesOf(view), problem.common,
           [collectives, problem, tag](void* const* buffers) {
             if (problem.gather)
               return collectives->allGather(buffers[0], buffers[1], problem.bytes, tag);
-            if (buffers[0] != buffers[1]) std::memcpy(buffers[1], buffers[0], problem.bytes);
-            return collectives->allReduceSum(static_cast<float*>(buffers[1]), problem.count, tag);
+            kiln_element_type_t type = problem.common.element_type;
+            if (type == KILN_ELEMENT_TYPE_F32) {
+              if (buffers[0] != buffers[1]) std::memcpy(buffers[1], buffers[0], problem.bytes);
+              return collectives->allReduceSum(static_cast<float*>(buffers[1]), problem.count,
+                                               tag);
+            }
+            // f16 and bf16 summed in f32 and rounded once (NCCL's sum of two devices).
+            const auto* in = static_cast<const uint16_t*>(buffers[0]);
+            std::vector<float> sums(problem.count);
+            bool half = type == KILN_ELEMENT_TYPE_F16;
+            for (uint64_t i = 0; i < problem.count; ++i)
+              sums[i] = half ? halfToFloat(in[i]) : bf16ToFloat(in[i]);
+            if (Status s = collectives->allReduceSum(sums.data(), problem.count, tag); !s.ok())
+              return s;
+            auto* out = static_cast<uint16_t*>(buffers[1]);
+            for (uint64_t i = 0; i < problem.count; ++i)
+              out[i] = half ? floatToHalf(sums[i]) : floatToBf16(sums[i]);
+            return Status();
           });
       return Status();
     };
