@@ -71,6 +71,19 @@ double allReduceSeconds(double bytes, int64_t devices);
 double allGatherSeconds(double bytes, int64_t devices);
 double broadcastSeconds(double bytes, int64_t devices);
 
+/// Rewrites `function` (static shapes) into part `part` of `parts` of its batch, as
+/// kiln-partition-batch rewrites a device's program, except that its results stay the part's
+/// (the function's result types change): each input whose dimension 0 is the batch is sliced,
+/// every op the batch reaches is typed at the part's size. `resultSplits` gets each result's
+/// split (none: the batch does not reach it). Errors name `pass` and the op that mixes samples.
+mlir::LogicalResult splitIntoBatchPart(mlir::ModuleOp module, mlir::func::FuncOp function,
+                                       int64_t parts, int64_t part, llvm::StringRef pass,
+                                       llvm::SmallVectorImpl<std::optional<Split>> &resultSplits);
+
+/// The whole value of type `whole` from its `parts` (each split like `split`), in part order.
+mlir::Value joinParts(mlir::OpBuilder &builder, mlir::Location loc, mlir::ValueRange parts,
+                      Split split, mlir::RankedTensorType whole);
+
 /// Records the cost model's time of one run of the partitioned model, each device on a host of
 /// its own (ms), as the module's kiln.partition_predicted_ms (what `--partition auto` compares).
 void setPredictedRun(mlir::ModuleOp module, double milliseconds);

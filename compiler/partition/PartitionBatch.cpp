@@ -51,12 +51,57 @@ struct LocalOperand {
   Split split; // in the operand's own dimensions
 };
 
+/// `stacked` is [parts, local...]: part p's share of a value split like `split` (in each part's
+/// own dimensions), part after part. Puts them back in the order of `whole`: the parts' blocks
+/// interleaved as [outer..., k, parts, block, inner...], then reshaped.
+Value joinStacked(OpBuilder &builder, Location loc, Value stacked, Split split,
+                  RankedTensorType whole) {
+  auto all = cast<RankedTensorType>(stacked.getType());
+  int64_t parts = all.getDimSize(0);
+  ArrayRef<int64_t> shape = all.getShape().drop_front();
+  int64_t k = shape[split.dim] / split.block;
+  SmallVector<int64_t> blocked{parts};
+  llvm::append_range(blocked, shape.take_front(split.dim));
+  llvm::append_range(blocked, ArrayRef<int64_t>{k, split.block});
+  llvm::append_range(blocked, shape.drop_front(split.dim + 1));
+  SmallVector<int64_t> permutation;
+  for (int64_t d = 1; d <= split.dim + 1; ++d)
+    permutation.push_back(d);
+  permutation.push_back(0);
+  for (int64_t d = split.dim + 2; d < static_cast<int64_t>(blocked.size()); ++d)
+    permutation.push_back(d);
+  Value result = stacked;
+  // The transpose moves the part index past dimensions of size 1 only: a reshape does it.
+  bool moves = llvm::any_of(ArrayRef<int64_t>(blocked).slice(1, split.dim + 1),
+                            [](int64_t size) { return size != 1; });
+  if (moves) {
+    result = graph::ReshapeOp::create(builder, loc, all.clone(blocked), result,
+                                      builder.getDenseI64ArrayAttr(blocked));
+    SmallVector<int64_t> permuted;
+    for (int64_t from : permutation)
+      permuted.push_back(blocked[from]);
+    result = graph::TransposeOp::create(builder, loc, all.clone(permuted), result,
+                                        builder.getDenseI64ArrayAttr(permutation));
+  }
+  return graph::ReshapeOp::create(builder, loc, whole, result,
+                                  builder.getDenseI64ArrayAttr(whole.getShape()));
+}
+
 class Batcher {
 public:
-  Batcher(ModuleOp module, func::FuncOp entry, int64_t devices, int64_t rank, StringRef gather)
-      : module(module), entry(entry), devices(devices), rank(rank), gather(gather) {}
+  /// `gather` empty: the results stay this device's (part's) parts (splitIntoBatchPart).
+  Batcher(ModuleOp module, func::FuncOp entry, int64_t devices, int64_t rank, StringRef gather,
+          StringRef pass = "kiln-partition-batch")
+      : module(module), entry(entry), devices(devices), rank(rank), gather(gather), pass(pass) {}
 
   LogicalResult run();
+  /// The batch found, the splits propagated and the cost of a run modeled; nothing rewritten.
+  LogicalResult analyze();
+  void rewrite();
+  std::optional<Split> splitOf(Value value) const {
+    auto it = splits.find(value);
+    return it == splits.end() ? std::nullopt : std::optional<Split>(it->second);
+  }
 
 private:
   /// Splits the results of `op` given its operands' splits; on failure `why` says how the op
@@ -68,23 +113,21 @@ private:
   /// Reads `operand` of `op` (replicated) as the device's part along `split`, when it is not
   /// broadcast along that dimension.
   void readLocally(Operation *op, unsigned operand, Split split);
-  std::optional<Split> splitOf(Value value) const {
-    auto it = splits.find(value);
-    return it == splits.end() ? std::nullopt : std::optional<Split>(it->second);
-  }
 
   /// Device `rank`'s part of `value` (replicated) along `split`, computed where `builder` is.
   Value localPart(OpBuilder &builder, Location loc, Value value, Split split);
   /// The whole of `value` (split like `split`) from every device's part, in the original order.
   Value gathered(OpBuilder &builder, Location loc, Value value, Split split,
                  RankedTensorType whole);
-  void rewrite();
 
   ModuleOp module;
   func::FuncOp entry;
   int64_t devices, rank;
   StringRef gather;
+  StringRef pass;
   llvm::DenseMap<Value, Split> splits;
+  std::vector<std::string> report;
+  double predictedMilliseconds = 0;
   SmallVector<LocalOperand> locals;
   /// The ops with split results, in program order.
   SmallVector<Operation *> splitOps;
@@ -435,35 +478,7 @@ Value Batcher::gathered(OpBuilder &builder, Location loc, Value value, Split spl
       libraryCallDeclaration(symbols, module, gather, builder.getFunctionType({local}, {allType}));
   auto call = func::CallOp::create(builder, loc, callee, ValueRange{value});
   call->setAttr("devices", builder.getI64IntegerAttr(devices));
-  Value result = call.getResult(0);
-  // Device-major parts, [devices, outer..., k, block, inner...], into the original order
-  // [outer..., k, devices, block, inner...].
-  ArrayRef<int64_t> shape = local.getShape();
-  int64_t k = shape[split.dim] / split.block;
-  SmallVector<int64_t> parts{devices};
-  llvm::append_range(parts, shape.take_front(split.dim));
-  llvm::append_range(parts, ArrayRef<int64_t>{k, split.block});
-  llvm::append_range(parts, shape.drop_front(split.dim + 1));
-  SmallVector<int64_t> permutation;
-  for (int64_t d = 1; d <= split.dim + 1; ++d)
-    permutation.push_back(d);
-  permutation.push_back(0);
-  for (int64_t d = split.dim + 2; d < static_cast<int64_t>(parts.size()); ++d)
-    permutation.push_back(d);
-  // The transpose moves the device index past dimensions of size 1 only: a reshape does it.
-  bool moves = llvm::any_of(ArrayRef<int64_t>(parts).slice(1, split.dim + 1),
-                            [](int64_t size) { return size != 1; });
-  if (moves) {
-    result = graph::ReshapeOp::create(builder, loc, local.clone(parts), result,
-                                      builder.getDenseI64ArrayAttr(parts));
-    SmallVector<int64_t> permuted;
-    for (int64_t from : permutation)
-      permuted.push_back(parts[from]);
-    result = graph::TransposeOp::create(builder, loc, local.clone(permuted), result,
-                                        builder.getDenseI64ArrayAttr(permutation));
-  }
-  return graph::ReshapeOp::create(builder, loc, whole, result,
-                                  builder.getDenseI64ArrayAttr(whole.getShape()));
+  return joinStacked(builder, loc, call.getResult(0), split, whole);
 }
 
 void Batcher::rewrite() {
@@ -511,8 +526,13 @@ void Batcher::rewrite() {
       slice.setLimits(limits);
     }
   }
-  // The outputs: every device's part, gathered.
+  // The outputs: every device's part, gathered; or, for one part of a batch, the part.
   Operation *terminator = body.getTerminator();
+  if (gather.empty()) {
+    entry.setType(FunctionType::get(module.getContext(), entry.getArgumentTypes(),
+                                    terminator->getOperandTypes()));
+    return;
+  }
   builder.setInsertionPoint(terminator);
   for (OpOperand &operand : terminator->getOpOperands()) {
     auto whole = cast<RankedTensorType>(entry.getResultTypes()[operand.getOperandNumber()]);
@@ -525,8 +545,17 @@ void Batcher::rewrite() {
 
 LogicalResult Batcher::run() {
   if (devices < 2 || rank < 0 || rank >= devices)
-    return module.emitError() << "kiln-partition-batch: rank " << rank << " is not one of "
-                              << devices << " devices";
+    return module.emitError() << pass << ": rank " << rank << " is not one of " << devices
+                              << " devices";
+  if (failed(analyze()))
+    return failure();
+  setPredictedRun(module, predictedMilliseconds);
+  rewrite();
+  setPartitionReport(module, report);
+  return success();
+}
+
+LogicalResult Batcher::analyze() {
   // The batch: dimension 0 of the inputs. Inputs of another size there (or scalars) are read
   // whole by every device.
   int64_t batch = -1;
@@ -538,18 +567,19 @@ LogicalResult Batcher::run() {
   for (BlockArgument argument : entry.getArguments()) {
     RankedTensorType type = staticType(argument);
     if (!type)
-      return entry.emitError() << "kiln-partition-batch: input '" << nameOf(argument.getArgNumber())
+      return entry.emitError() << pass << ": input '" << nameOf(argument.getArgNumber())
                                << "' has a dynamic shape";
     if (batch < 0 && type.getRank() > 0)
       batch = type.getDimSize(0);
   }
   if (batch < 0)
-    return entry.emitError() << "kiln-partition-batch: no input has a batch dimension";
+    return entry.emitError() << pass << ": no input has a batch dimension";
   if (batch % devices != 0)
-    return entry.emitError() << "kiln-partition-batch: the batch of " << batch
+    return entry.emitError() << pass << ": the batch of " << batch
                              << " (dimension 0 of input '" << nameOf(0)
                              << "') does not divide into " << devices
-                             << " devices; compile a batch that is a multiple of " << devices;
+                             << (gather.empty() ? " parts" : " devices")
+                             << "; compile a batch that is a multiple of " << devices;
   for (BlockArgument argument : entry.getArguments()) {
     auto type = cast<RankedTensorType>(argument.getType());
     if (type.getRank() > 0 && type.getDimSize(0) == batch) {
@@ -571,11 +601,11 @@ LogicalResult Batcher::run() {
       continue;
     std::string why;
     if (failed(propagate(&op, why)))
-      return op.emitError() << "kiln-partition-batch: " << describe(&op)
+      return op.emitError() << pass << ": " << describe(&op)
                             << " does not keep the samples of the batch apart: " << why;
     for (Value result : op.getResults())
       if (!divides(cast<RankedTensorType>(result.getType()), splits.lookup(result), devices))
-        return op.emitError() << "kiln-partition-batch: " << describe(&op)
+        return op.emitError() << pass << ": " << describe(&op)
                               << " has a result whose batch does not divide into the devices";
     splitOps.push_back(&op);
     splitSeconds += seconds - cpu->launchSeconds;
@@ -590,7 +620,6 @@ LogicalResult Batcher::run() {
       ++gathers;
     }
 
-  std::vector<std::string> report;
   report.push_back(
       llvm::formatv("batch parallel over {0} devices (this program: device {1}): a batch of {2} "
                     "in parts of {3}; inputs split: {4}{5}; {6} ops split, {7} computed whole on "
@@ -613,10 +642,7 @@ LogicalResult Batcher::run() {
                                  device * 1e3, gathers, mebibytes(uint64_t(gatherBytes)),
                                  gatherTime * 1e3, (shared + gatherTime) * 1e3)
                        .str());
-  setPredictedRun(module, (device + gatherTime) * 1e3);
-
-  rewrite();
-  setPartitionReport(module, report);
+  predictedMilliseconds = (device + gatherTime) * 1e3;
   return success();
 }
 
@@ -634,4 +660,37 @@ public:
 };
 
 } // namespace
+
+namespace partition {
+
+LogicalResult splitIntoBatchPart(ModuleOp module, func::FuncOp function, int64_t parts,
+                                 int64_t part, StringRef pass,
+                                 SmallVectorImpl<std::optional<Split>> &resultSplits) {
+  Batcher batcher(module, function, parts, part, /*gather=*/"", pass);
+  if (failed(batcher.analyze()))
+    return failure();
+  Operation *terminator = function.getBody().front().getTerminator();
+  for (Value result : terminator->getOperands())
+    resultSplits.push_back(batcher.splitOf(result));
+  batcher.rewrite();
+  return success();
+}
+
+Value joinParts(OpBuilder &builder, Location loc, ValueRange parts, Split split,
+                RankedTensorType whole) {
+  SmallVector<Value> stacked;
+  auto local = cast<RankedTensorType>(parts.front().getType());
+  SmallVector<int64_t> one{1};
+  llvm::append_range(one, local.getShape());
+  for (Value part : parts)
+    stacked.push_back(graph::ReshapeOp::create(builder, loc, local.clone(one), part,
+                                               builder.getDenseI64ArrayAttr(one)));
+  SmallVector<int64_t> all{static_cast<int64_t>(parts.size())};
+  llvm::append_range(all, local.getShape());
+  Value joined = graph::ConcatOp::create(builder, loc, local.clone(all), stacked,
+                                         builder.getI64IntegerAttr(0));
+  return joinStacked(builder, loc, joined, split, whole);
+}
+
+} // namespace partition
 } // namespace kiln
