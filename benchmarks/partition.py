@@ -12,8 +12,8 @@ writes JSON with --json and a plot with --plot.
         resnet50:pipeline resnet50:batch:4] [--devices 1 2 4] [--rounds 3] [--iterations 10]
         [--json F] [--plot F]
 
-A model is MODEL:MODE or MODEL:MODE:BATCH (the batch it is exported with; 1 by default), MODE
-one of tensor, pipeline, batch or auto.
+A model is MODEL:MODE[:BATCH[:MICRO]]: BATCH the batch it is exported with (1 by default), MODE
+one of tensor, pipeline, batch or auto, MICRO the micro-batches a pipeline has in flight (1).
 """
 
 import argparse
@@ -34,6 +34,8 @@ TENSOR = re.compile(r"one device ([0-9.]+) ms; \d+ devices, each on a host of it
                     r".*sharing one host ([0-9.]+) ms")
 PIPELINE = re.compile(r"one run ([0-9.]+) ms through the stages in turn, each device on a host "
                       r"of its own \(.*?; ([0-9.]+) ms with the \d+ devices sharing one host\)")
+MICRO = re.compile(r"one run ([0-9.]+) ms through the stages with \d+ micro-batches, each device "
+                   r"on a host of its own .*?; ([0-9.]+) ms with the \d+ devices sharing one host")
 STAGE = re.compile(r"stage \d+: .*?, ([0-9.]+) ms modeled")
 
 
@@ -64,6 +66,7 @@ def main() -> int:
         for entry in args.models:
             model, mode, *rest = entry.split(":")
             batch = int(rest[0]) if rest else 1
+            micro = int(rest[1]) if len(rest) > 1 else 1
             onnx = export.ensure_exported(model, batch, cache=args.cache) / "model.onnx"
             rows = []
             for devices in args.devices:
@@ -72,18 +75,24 @@ def main() -> int:
                            "--quiet", "--report"]
                 if devices > 1:
                     command += ["--devices", str(devices), "--partition", mode]
+                    if micro > 1:
+                        command += ["--micro-batches", str(micro)]
                 report = run(command)
                 predicted = {}
                 if match := TENSOR.search(report):
                     predicted = {"one_device_ms": float(match[1]), "own_hosts_ms": float(match[2]),
                                  "sharing_host_ms": float(match[3])}
+                elif match := MICRO.search(report):
+                    predicted = {"run_ms": float(match[1]), "sharing_host_ms": float(match[2]),
+                                 "stages_ms": [float(s) for s in STAGE.findall(report)]}
                 elif match := PIPELINE.search(report):
                     predicted = {"run_ms": float(match[1]), "sharing_host_ms": float(match[2]),
                                  "stages_ms": [float(s) for s in STAGE.findall(report)]}
                 outputs = scratch / f"{model}-{devices}-out"
                 run([str(args.kiln), "run", str(artifact), "--seed", "7", "--output-dir",
                      str(outputs), "--force"])
-                rows.append({"model": model, "mode": mode, "batch": batch, "devices": devices,
+                rows.append({"model": model, "mode": mode, "batch": batch,
+                             "micro_batches": micro, "devices": devices,
                              "artifact": artifact, "outputs": outputs, "predicted": predicted,
                              "p50_ms": [], "device_times_ms": None})
             # The unsplit model's prediction is the one the split models' reports make for it.
@@ -122,7 +131,9 @@ def main() -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         def label(r):
-            return f"{r['model']} ({r['mode']}, batch {r.get('batch', 1)})"
+            micro = r.get("micro_batches", 1)
+            return (f"{r['model']} ({r['mode']}, batch {r.get('batch', 1)}"
+                    + (f", {micro} micro-batches)" if micro > 1 else ")"))
         models = list(dict.fromkeys(label(r) for r in results))
         figure, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), squeeze=False)
         for axis, name in zip(axes[0], models):

@@ -139,6 +139,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.devices = options_.devices;
   pipeline.deviceRank = options_.deviceRank;
   pipeline.partition = options_.partition;
+  pipeline.microBatches = options_.microBatches;
   pipeline.precisionEvidence = options_.precisionEvidence;
   if (!options_.libdevice.empty())
     pipeline.libdevice = options_.libdevice;
@@ -212,6 +213,7 @@ FailureOr<std::string> choosePartition(ModuleOp module, const CompileOptions &op
     pipeline.devices = options.devices;
     pipeline.deviceRank = 0;
     pipeline.partition = mode.str();
+    pipeline.microBatches = options.microBatches;
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     addShapeAndPartitionPasses(pm, pipeline, options.shapeBindings);
     {
@@ -296,6 +298,12 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   if (!llvm::is_contained(kPartitionModes, options.partition))
     return module.emitError() << "--partition " << options.partition
                               << " is not supported; use auto, tensor, pipeline or batch";
+  if (options.microBatches < 1)
+    return module.emitError() << "--micro-batches " << options.microBatches
+                              << " is not a count of micro-batches";
+  if (options.microBatches > 1 && options.partition != "pipeline" && options.partition != "auto")
+    return module.emitError() << "--micro-batches takes --partition pipeline (or auto), not "
+                              << options.partition;
   if (options.partition == "pipeline" && options.device != "cpu")
     return module.emitError() << "--partition " << options.partition
                               << " runs on CPU devices (--target cpu)";

@@ -44,6 +44,9 @@ struct CompileOptions {
   /// is device 0's, carrying the others' (runtime/schema/artifact.fbs, Partition).
   int64_t devices = 1;
   std::string partition = "tensor";
+  /// With --partition pipeline: how many micro-batches are in flight (1: a run passes through
+  /// the stages in turn).
+  int64_t microBatches = 1;
   /// The device compiled (set by the driver for each device in turn).
   int64_t deviceRank = 0;
   /// The precision (kiln-assign-precision): "fp32" (no change), "tf32", "bf16" or "fp16".

@@ -53,12 +53,23 @@ def PartitionPipelinePass : Pass<"kiln-partition-pipeline", "mlir::ModuleOp"> {
     defined, so that every device makes the same collective calls in the same order. Every device
     returns the model's outputs and takes its inputs.
 
+    With `micro-batches` M > 1 the batch (dimension 0 of the inputs, as kiln-partition-batch
+    finds it) is cut into M micro-batches that flow through the stages one after another, so
+    that stage k works on micro-batch m while stage k + 1 works on micro-batch m - 1: the function
+    is unrolled into M copies, each typed at B / M, every op of a copy on its original op's
+    stage. A value one stage computes and another reads goes there point to point (`gloo.send`
+    after its definition, `gloo.recv` before its first reader, both naming the transfer by its
+    number in program order); the outputs are joined on the stage that computes them and
+    broadcast from there.
+
     The module gets `kiln.partition_report`: the stages with their ops, modeled time and the bytes
-    they send.
+    they send, and `kiln.partition_predicted_ms`.
   }];
   let options = [
     Option<"devices", "devices", "int64_t", /*default=*/"2", "How many devices share the model">,
-    Option<"rank", "rank", "int64_t", /*default=*/"0", "The device whose program is kept">
+    Option<"rank", "rank", "int64_t", /*default=*/"0", "The device whose program is kept">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Micro-batches in flight (1: a run passes through the stages in turn)">
   ];
   let dependentDialects = ["::kiln::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }

@@ -95,6 +95,7 @@ void addShapeAndPartitionPasses(mlir::OpPassManager &pm, const CompilePipelineOp
     PartitionPipelinePassOptions partition;
     partition.devices = options.devices;
     partition.rank = options.deviceRank;
+    partition.microBatches = options.microBatches;
     pm.addPass(createPartitionPipelinePass(partition));
   } else if (options.partition == "batch") {
     // Batch parallelism: this device's samples, the outputs gathered from every device.

@@ -101,6 +101,9 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
   Option<std::string> partition{*this, "partition",
                                 llvm::cl::desc("How the devices share it: tensor, pipeline or batch"),
                                 llvm::cl::init("tensor")};
+  Option<int64_t> microBatches{*this, "micro-batches",
+                               llvm::cl::desc("Pipeline: micro-batches in flight (1: none)"),
+                               llvm::cl::init(1)};
   Option<int64_t> deviceRank{*this, "device-rank",
                              llvm::cl::desc("The device whose program is compiled"),
                              llvm::cl::init(0)};

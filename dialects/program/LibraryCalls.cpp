@@ -99,6 +99,11 @@ constexpr Param kCollectiveParams[] = {{"devices", Kind::Int, Count::Any, true}}
 /// The broadcasts of pipeline parallelism: the devices, and the one that sends.
 constexpr Param kBroadcastParams[] = {{"devices", Kind::Int, Count::Any, true},
                                       {"root", Kind::Int, Count::Any, true}};
+/// Point-to-point transfers of a pipeline with micro-batches: the devices, the other end, and the
+/// slot both ends name.
+constexpr Param kPointToPointParams[] = {{"devices", Kind::Int, Count::Any, true},
+                                         {"peer", Kind::Int, Count::Any, true},
+                                         {"tag", Kind::Int, Count::Any, true}};
 constexpr Param kCublasLtParams[] = {{"allow_tf32", Kind::Bool}};
 constexpr Param kCudnnParams[] = {{"allow_tf32", Kind::Bool}, {"channels_last", Kind::Bool}};
 
@@ -206,6 +211,34 @@ const Entry kEntries[] = {
      8,
      false,
      kCollectiveParams,
+     {},
+     {},
+     {},
+     /*f32Only=*/false,
+     /*anyType=*/true},
+    // A value one stage of a pipeline with micro-batches sends to another stage (its result is a
+    // placeholder nothing reads), and the receiving end.
+    {"gloo.send",
+     "input",
+     1,
+     false,
+     0,
+     8,
+     false,
+     kPointToPointParams,
+     {},
+     {},
+     {},
+     /*f32Only=*/false,
+     /*anyType=*/true},
+    {"gloo.recv",
+     "",
+     0,
+     false,
+     0,
+     8,
+     false,
+     kPointToPointParams,
      {},
      {},
      {},

@@ -199,6 +199,8 @@ def main() -> int:
                              "run every device in one process")
     parser.add_argument("--partition", choices=["tensor", "pipeline", "batch", "auto"],
                         default="tensor", help="with --devices: how the devices share the model")
+    parser.add_argument("--micro-batches", type=int, default=1,
+                        help="with --partition pipeline: micro-batches in flight")
     parser.add_argument("--expect-mode", choices=["tensor", "pipeline", "batch"], default=None,
                         help="with --partition auto: the mode the compiler must choose")
     parser.add_argument("--processes", action="store_true",
@@ -262,6 +264,8 @@ def main() -> int:
             compile_command = [str(args.kiln), "compile", str(model), "-o", str(artifact),
                                "--devices", str(args.devices), "--partition", args.partition,
                                "--report", "--quiet", "--force"]
+            if args.micro_batches > 1:
+                compile_command += ["--micro-batches", str(args.micro_batches)]
             if args.device != "cpu":
                 # Simulated GPUs each, NCCL's collectives carried out on the host.
                 compile_command += ["--target", "cuda", "--gpu-arch",

@@ -221,10 +221,11 @@ std::optional<uint64_t> parseMemoryLimit(const std::string &text) {
   return static_cast<uint64_t>(number * double(scale));
 }
 
-/// Sets `--memory-limit`, `--streams`, `--devices` and `--partition` in `settings`; false (with a
-/// message) for a value that is not one.
+/// Sets `--memory-limit`, `--streams`, `--devices`, `--partition` and `--micro-batches` in
+/// `settings`; false (with a message) for a value that is not one.
 bool setProgramOptions(const std::string &memoryLimit, int64_t streams, int64_t devices,
-                       const std::string &partition, CompileSettings &settings) {
+                       const std::string &partition, int64_t microBatches,
+                       CompileSettings &settings) {
   std::optional<uint64_t> limit = parseMemoryLimit(memoryLimit);
   if (!limit)
     return false;
@@ -240,6 +241,11 @@ bool setProgramOptions(const std::string &memoryLimit, int64_t streams, int64_t 
   }
   settings.devices = devices;
   settings.partition = partition;
+  if (microBatches < 1 || microBatches > 4096) {
+    printError("--micro-batches " + std::to_string(microBatches) + " is not between 1 and 4096");
+    return false;
+  }
+  settings.microBatches = microBatches;
   return true;
 }
 
@@ -376,7 +382,7 @@ int runCompile(const CompileCommand &command) {
   settings.dumpIrDirectory = command.dumpIrDirectory;
   settings.report = command.report;
   if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
-                         settings))
+                         command.microBatches, settings))
     return kExitUsage;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/true, settings))
     return kExitUsage;
@@ -473,7 +479,7 @@ int runRun(const RunCommand &command) {
   compileFor(*device, settings);
   settings.shapes = command.shapes;
   if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
-                         settings))
+                         command.microBatches, settings))
     return kExitUsage;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;
@@ -809,7 +815,7 @@ int runBench(const BenchCommand &command) {
   compileFor(*device, settings);
   settings.shapes = command.shapes;
   if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
-                         settings))
+                         command.microBatches, settings))
     return kExitUsage;
   if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
     return kExitUsage;

@@ -42,6 +42,8 @@ struct CompileCommand {
   /// `--devices N --partition auto|tensor|pipeline|batch`: the model split over N devices.
   int64_t devices = 1;
   std::string partition = "tensor";
+  /// `--micro-batches M`: with --partition pipeline, M micro-batches in flight.
+  int64_t microBatches = 1;
   PrecisionFlags precision;
   /// `--precision auto`: the low precision tried, the budget and the calibration inputs.
   std::string autoPrecision = "fp16";
@@ -66,6 +68,7 @@ struct RunCommand {
   /// or a split artifact), all run by this process, one thread per device.
   int64_t devices = 1;
   std::string partition = "tensor";
+  int64_t microBatches = 1;
   /// `--device-rank R --rendezvous DIR`: run only device R of a split artifact, meeting the other
   /// devices' processes in DIR.
   int64_t deviceRank = -1;
@@ -103,6 +106,7 @@ struct BenchCommand {
   /// run in this process (a split artifact runs on its devices anyway).
   int64_t devices = 1;
   std::string partition = "tensor";
+  int64_t microBatches = 1;
   PrecisionFlags precision;
   int warmup = 3;
   int iterations = 20;

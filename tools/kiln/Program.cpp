@@ -274,6 +274,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.streams = settings.streams;
   options.devices = settings.devices;
   options.partition = settings.partition;
+  options.microBatches = settings.microBatches;
   options.precision = settings.precision;
   options.convLayout = settings.convLayout;
   options.attention = settings.attention;

@@ -66,6 +66,7 @@ struct CompileSettings {
   /// The devices the model is split over, and how (CompileOptions::devices, ::partition).
   int64_t devices = 1;
   std::string partition = "tensor";
+  int64_t microBatches = 1;
   /// The precision (CompileOptions::precision): fp32, tf32, bf16 or fp16.
   std::string precision = "fp32";
   /// The layout of CUDA convolutions (CompileOptions::convLayout).

@@ -254,6 +254,11 @@ int main(int argc, char **argv) {
                    "auto (the one the cost model predicts fastest)")
       ->check(CLI::IsMember(kPartitionModes))
       ->capture_default_str();
+  compileApp
+      ->add_option("--micro-batches", compile.microBatches,
+                   "With --partition pipeline: cut the batch into M micro-batches that flow "
+                   "through the stages one after another (several in flight at once)")
+      ->capture_default_str();
   addPrecisionOptions(compileApp, compile.precision,
                       "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within "
                       "--accuracy-budget)");
@@ -307,6 +312,11 @@ int main(int argc, char **argv) {
                    "batch or auto")
       ->check(CLI::IsMember(kPartitionModes))
       ->capture_default_str();
+  runApp
+      ->add_option("--micro-batches", run.microBatches,
+                   "With --partition pipeline: cut the batch into M micro-batches that flow "
+                   "through the stages one after another (several in flight at once)")
+      ->capture_default_str();
   runApp->add_option("--device-rank", run.deviceRank,
                      "Run only this device of a split artifact (one process per device)");
   runApp->add_option("--rendezvous", run.rendezvous,
@@ -358,6 +368,11 @@ int main(int argc, char **argv) {
                    "How a model compiled just in time is split over --devices: tensor, pipeline, "
                    "batch or auto")
       ->check(CLI::IsMember(kPartitionModes))
+      ->capture_default_str();
+  benchApp
+      ->add_option("--micro-batches", bench.microBatches,
+                   "With --partition pipeline: cut the batch into M micro-batches that flow "
+                   "through the stages one after another (several in flight at once)")
       ->capture_default_str();
   benchApp->add_option("--memory-limit", bench.memoryLimit,
                        "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");

@@ -11,9 +11,11 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
 #include <sys/stat.h>
 
 #include <cstring>
+#include <vector>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -69,6 +71,13 @@ Status Collectives::allReduceSum(float* data, size_t count, uint32_t tag) {
                                                " failed: " + error.what());
   }
 }
+
+std::unique_ptr<gloo::transport::UnboundBuffer> Collectives::createBuffer(void* data,
+                                                                          size_t bytes) {
+  return context_->createUnboundBuffer(data, bytes);
+}
+
+std::chrono::milliseconds Collectives::timeout() const { return context_->getTimeout(); }
 
 Status Collectives::allGather(const void* input, void* output, size_t bytes, uint32_t tag) {
   try {
@@ -144,6 +153,92 @@ class AllReduceKernel final : public LibraryCallKernel {
   std::shared_ptr<Collectives> collectives_;
   size_t count_;
   uint32_t tag_;
+};
+
+/// Point-to-point transfers use slots above every collective's tag.
+constexpr uint64_t kPointToPointSlots = uint64_t{1} << 40;
+
+class SendKernel final : public LibraryCallKernel {
+ public:
+  SendKernel(std::shared_ptr<Collectives> collectives, size_t bytes, int peer, uint64_t slot)
+      : collectives_(std::move(collectives)), staging_(bytes), peer_(peer), slot_(slot) {
+    buffer_ = collectives_->createBuffer(staging_.data(), staging_.size());
+  }
+  ~SendKernel() override {
+    // The other device took the last transfer in its own run; nothing is left to report to.
+    if (pending_) {
+      try {
+        buffer_->waitSend(collectives_->timeout());
+      } catch (const std::exception&) {
+      }
+    }
+  }
+
+  Status run(void* const* buffers) const override {
+    try {
+      // The previous run's transfer must be done before its bytes are overwritten.
+      if (pending_ && !buffer_->waitSend(collectives_->timeout())) return timedOut();
+      pending_ = false;
+      std::memcpy(staging_.data(), buffers[0], staging_.size());
+      buffer_->send(peer_, slot_);
+      pending_ = true;
+      return Status();
+    } catch (const std::exception& error) {
+      return Status(KILN_STATUS_UNAVAILABLE, "sending to device " + std::to_string(peer_) +
+                                                 " failed: " + error.what());
+    }
+  }
+  // The result is a placeholder nothing reads.
+  bool writes(size_t binding) const override { return false; }
+
+ private:
+  Status timedOut() const {
+    return Status(KILN_STATUS_UNAVAILABLE,
+                  "device " + std::to_string(collectives_->rank()) + " waited " +
+                      std::to_string(collectives_->timeout().count()) + " ms for device " +
+                      std::to_string(peer_) + " to take a transfer");
+  }
+
+  std::shared_ptr<Collectives> collectives_;
+  mutable std::vector<uint8_t> staging_;
+  std::unique_ptr<gloo::transport::UnboundBuffer> buffer_;
+  int peer_;
+  uint64_t slot_;
+  // The runs of a split session take turns (Collectives::runMutex).
+  mutable bool pending_ = false;
+};
+
+class ReceiveKernel final : public LibraryCallKernel {
+ public:
+  ReceiveKernel(std::shared_ptr<Collectives> collectives, size_t bytes, int peer, uint64_t slot)
+      : collectives_(std::move(collectives)), staging_(bytes), peer_(peer), slot_(slot) {
+    buffer_ = collectives_->createBuffer(staging_.data(), staging_.size());
+  }
+
+  Status run(void* const* buffers) const override {
+    try {
+      buffer_->recv(peer_, slot_);
+      if (!buffer_->waitRecv(collectives_->timeout())) {
+        return Status(KILN_STATUS_UNAVAILABLE,
+                      "device " + std::to_string(collectives_->rank()) + " waited " +
+                          std::to_string(collectives_->timeout().count()) +
+                          " ms for a transfer from device " + std::to_string(peer_));
+      }
+      std::memcpy(buffers[0], staging_.data(), staging_.size());
+      return Status();
+    } catch (const std::exception& error) {
+      return Status(KILN_STATUS_UNAVAILABLE, "receiving from device " + std::to_string(peer_) +
+                                                 " failed: " + error.what());
+    }
+  }
+  bool writes(size_t binding) const override { return binding == 0; }
+
+ private:
+  std::shared_ptr<Collectives> collectives_;
+  mutable std::vector<uint8_t> staging_;
+  std::unique_ptr<gloo::transport::UnboundBuffer> buffer_;
+  int peer_;
+  uint64_t slot_;
 };
 
 class AllGatherKernel final : public LibraryCallKernel {
@@ -257,6 +352,41 @@ Status createAllReduceKernel(const fb::LibraryCall& call,
   if (in.dims())
     for (int64_t dim : *in.dims()) count *= static_cast<size_t>(dim);
   *out = std::make_unique<AllReduceKernel>(collectives, count, collectives->nextTag());
+  return Status();
+}
+
+Status createPointToPointKernel(const fb::LibraryCall& call,
+                                const std::shared_ptr<Collectives>& collectives,
+                                std::unique_ptr<LibraryCallKernel>* out) {
+  std::string name = call.name()->str();
+  bool sends = name == "gloo.send";
+  const auto& bindings = *call.bindings();
+  if (bindings.size() != (sends ? 2u : 1u)) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "'" + name + "' takes " + (sends ? "one tensor" : "no tensor") +
+                      " and writes one, not " + std::to_string(bindings.size()) + " bindings");
+  }
+  int64_t devices = intParam(call, "devices", 0), peer = intParam(call, "peer", -1),
+          tag = intParam(call, "tag", -1);
+  if (!collectives) {
+    return Status(KILN_STATUS_FAILED_PRECONDITION,
+                  "'" + name + "' moves a value between " + std::to_string(devices) +
+                      " devices, but the session is a single device's");
+  }
+  if (devices != static_cast<int64_t>(collectives->devices()) || peer < 0 || peer >= devices ||
+      peer == static_cast<int64_t>(collectives->rank()) || tag < 0) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "'" + name + "' with device " + std::to_string(peer) + " of " +
+                      std::to_string(devices) + " (tag " + std::to_string(tag) +
+                      ") does not fit device " + std::to_string(collectives->rank()) + " of " +
+                      std::to_string(collectives->devices()));
+  }
+  size_t bytes = bindingBytes(*bindings.Get(0));
+  uint64_t slot = kPointToPointSlots + static_cast<uint64_t>(tag);
+  if (sends)
+    *out = std::make_unique<SendKernel>(collectives, bytes, static_cast<int>(peer), slot);
+  else
+    *out = std::make_unique<ReceiveKernel>(collectives, bytes, static_cast<int>(peer), slot);
   return Status();
 }
 

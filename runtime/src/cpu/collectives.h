@@ -22,7 +22,10 @@
 
 namespace gloo {
 class Context;
+namespace transport {
+class UnboundBuffer;
 }
+}  // namespace gloo
 
 namespace kiln::runtime::cpu {
 
@@ -51,6 +54,12 @@ class Collectives {
 
   /// Copies `bytes` bytes at `data` on device `root` to `data` on every other device.
   Status broadcast(void* data, size_t bytes, uint32_t root, uint32_t tag);
+
+  /// A buffer over `bytes` bytes at `data` that sends them to, or receives them from, one other
+  /// device (Gloo's unbound buffer; point-to-point transfers name a slot both ends agree on).
+  std::unique_ptr<gloo::transport::UnboundBuffer> createBuffer(void* data, size_t bytes);
+  /// How long a transfer may wait for the other device.
+  std::chrono::milliseconds timeout() const;
 
   /// A new tag for a call site.
   uint32_t nextTag() { return next_tag_++; }
@@ -82,6 +91,13 @@ Status createBroadcastKernel(const kiln::artifact::LibraryCall& call,
 Status createAllReduceKernel(const kiln::artifact::LibraryCall& call,
                              const std::shared_ptr<Collectives>& collectives,
                              std::unique_ptr<LibraryCallKernel>* out);
+
+/// Prepares a "gloo.send" call (its operand sent to device `peer` under slot `tag`, without
+/// waiting: the bytes are staged, and the call's next run waits for the previous transfer) or a
+/// "gloo.recv" call (the tensor device `peer` sends under `tag`, written to its result).
+Status createPointToPointKernel(const kiln::artifact::LibraryCall& call,
+                                const std::shared_ptr<Collectives>& collectives,
+                                std::unique_ptr<LibraryCallKernel>* out);
 
 /// Prepares a "gloo.all_gather" call (any element type; the result holds `devices` times the
 /// operand's bytes; `devices` must be the session's).

@@ -26,6 +26,8 @@ Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const ui
   if (name == "kiln.attention") return createAttentionKernel(call, out);
   if (name == "gloo.all_reduce") return createAllReduceKernel(call, collectives, out);
   if (name == "gloo.all_gather") return createAllGatherKernel(call, collectives, out);
+  if (name == "gloo.send" || name == "gloo.recv")
+    return createPointToPointKernel(call, collectives, out);
   if (name == "gloo.broadcast" || name == "gloo.receive")
     return createBroadcastKernel(call, collectives, out);
   return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
