@@ -35,7 +35,8 @@ TENSOR = re.compile(r"one device ([0-9.]+) ms; \d+ devices, each on a host of it
 PIPELINE = re.compile(r"one run ([0-9.]+) ms through the stages in turn, each device on a host "
                       r"of its own \(.*?; ([0-9.]+) ms with the \d+ devices sharing one host\)")
 MICRO = re.compile(r"one run ([0-9.]+) ms through the stages with \d+ micro-batches, each device "
-                   r"on a host of its own .*?; ([0-9.]+) ms with the \d+ devices sharing one host")
+                   r"on a host of its own .*?; ([0-9.]+) ms with the \d+ devices sharing one host; "
+                   r"without micro-batches ([0-9.]+) ms")
 STAGE = re.compile(r"stage \d+: .*?, ([0-9.]+) ms modeled")
 
 
@@ -84,6 +85,7 @@ def main() -> int:
                                  "sharing_host_ms": float(match[3])}
                 elif match := MICRO.search(report):
                     predicted = {"run_ms": float(match[1]), "sharing_host_ms": float(match[2]),
+                                 "one_device_ms": float(match[3]),
                                  "stages_ms": [float(s) for s in STAGE.findall(report)]}
                 elif match := PIPELINE.search(report):
                     predicted = {"run_ms": float(match[1]), "sharing_host_ms": float(match[2]),

@@ -165,6 +165,13 @@ fusion::KernelWork workOf(Operation *op) {
   if (auto matmul = dyn_cast<graph::MatmulOp>(op))
     if (RankedTensorType lhs = staticType(matmul.getLhs()))
       work.flops *= 2.0 * double(lhs.getShape().back());
+  if (auto gemm = dyn_cast<graph::GemmOp>(op))
+    if (RankedTensorType a = staticType(gemm.getA()))
+      work.flops *= 2.0 * double(a.getDimSize(gemm.getTransA() ? 0 : 1));
+  // A convolution's output element sums over its filter's input channels and window.
+  if (auto conv = dyn_cast<graph::ConvOp>(op))
+    if (RankedTensorType filter = staticType(conv.getFilter()))
+      work.flops *= 2.0 * double(filter.getNumElements() / filter.getDimSize(0));
   return work;
 }
 

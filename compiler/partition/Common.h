@@ -88,8 +88,9 @@ mlir::Value joinParts(mlir::OpBuilder &builder, mlir::Location loc, mlir::ValueR
 /// its own (ms), as the module's kiln.partition_predicted_ms (what `--partition auto` compares).
 void setPredictedRun(mlir::ModuleOp module, double milliseconds);
 
-/// The arithmetic and memory traffic of one graph op at its types: 2 M N K for a matmul, an
-/// operation per result element otherwise; every operand and result read or written once.
+/// The arithmetic and memory traffic of one graph op at its types: 2 M N K for a matmul or gemm,
+/// 2 (C / groups) kh kw per output element for a convolution, an operation per result element
+/// otherwise; every operand and result read or written once.
 /// Constants cost nothing.
 fusion::KernelWork workOf(mlir::Operation *op);
 

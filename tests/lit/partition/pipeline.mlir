@@ -29,6 +29,45 @@
 // SECOND-NEXT: call @gloo.broadcast_{{[0-9]+}}(%[[T4]]) {devices = 2 : i64, root = 1 : i64}
 // SECOND-NEXT: return %[[T4]]
 // RANK: error: kiln-partition-pipeline: rank 5 is not one of 2 devices
+
+// RUN: kiln-opt %s --kiln-partition-pipeline="devices=2 rank=0 micro-batches=2" | FileCheck %s --check-prefix=MICRO0
+// RUN: kiln-opt %s --kiln-partition-pipeline="devices=2 rank=1 micro-batches=2" | FileCheck %s --check-prefix=MICRO1
+// RUN: not kiln-opt %s --kiln-partition-pipeline="devices=2 rank=0 micro-batches=3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// With two micro-batches of 2 rows: device 0 runs the first two layers on rows 0-1, sends the
+// result to device 1 (transfer 0), then on rows 2-3 (transfer 1), never waiting for device 1;
+// device 1 receives each before using it, runs the last two layers on it, joins the two results
+// in order and broadcasts them, which device 0 receives.
+// MICRO0: "pipeline over 2 devices (this program: device 0): 2 stages, 2 micro-batches in flight; 2 transfers between stages (0.00 MiB per run), outputs broadcast (0.00 MiB)"
+// MICRO0-LABEL: func.func @main
+// MICRO0: %[[ROWS0:.+]] = graph.slice %arg0 {limits = array<i64: 2, 8>, starts = array<i64: 0, 0>
+// MICRO0: graph.matmul %[[ROWS0]], {{.*}} -> tensor<2x8xf32>
+// MICRO0: graph.tanh
+// MICRO0: %[[SENT0:.+]] = graph.tanh
+// MICRO0-NEXT: call @gloo.send_{{[0-9]+}}(%[[SENT0]]) {devices = 2 : i64, peer = 1 : i64, tag = 0 : i64}
+// MICRO0: %[[ROWS1:.+]] = graph.slice %arg0 {limits = array<i64: 4, 8>, starts = array<i64: 2, 0>
+// MICRO0: graph.matmul %[[ROWS1]]
+// MICRO0: graph.tanh
+// MICRO0: %[[SENT1:.+]] = graph.tanh
+// MICRO0-NEXT: call @gloo.send_{{[0-9]+}}(%[[SENT1]]) {devices = 2 : i64, peer = 1 : i64, tag = 1 : i64}
+// MICRO0-NEXT: %[[Y:.+]] = call @gloo.receive_{{[0-9]+}}() {devices = 2 : i64, root = 1 : i64} : () -> tensor<4x8xf32>
+// MICRO0-NEXT: return %[[Y]]
+// MICRO1-LABEL: func.func @main
+// MICRO1-NOT: graph.constant dense<1.0
+// MICRO1: %[[IN0:.+]] = call @gloo.recv_{{[0-9]+}}() {devices = 2 : i64, peer = 0 : i64, tag = 0 : i64} : () -> tensor<2x8xf32>
+// MICRO1-NEXT: graph.matmul %[[IN0]]
+// MICRO1: graph.tanh
+// MICRO1: %[[OUT0:.+]] = graph.tanh
+// MICRO1: %[[IN1:.+]] = call @gloo.recv_{{[0-9]+}}() {devices = 2 : i64, peer = 0 : i64, tag = 1 : i64}
+// MICRO1-NEXT: graph.matmul %[[IN1]]
+// MICRO1: graph.tanh
+// MICRO1: %[[OUT1:.+]] = graph.tanh
+// MICRO1: %[[P0:.+]] = graph.reshape %[[OUT0]] to [1, 2, 8]
+// MICRO1: %[[P1:.+]] = graph.reshape %[[OUT1]] to [1, 2, 8]
+// MICRO1: %[[J:.+]] = graph.concat %[[P0]], %[[P1]] {axis = 0 : i64}
+// MICRO1: %[[Y1:.+]] = graph.reshape %[[J]] to [4, 8]
+// MICRO1-NEXT: call @gloo.broadcast_{{[0-9]+}}(%[[Y1]]) {devices = 2 : i64, root = 1 : i64}
+// MICRO1-NEXT: return %[[Y1]]
+// UNEVEN: error: kiln-partition-pipeline: the batch of 4 (dimension 0 of input '#0') does not divide into 3 parts
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %w1 = graph.constant dense<1.0> : tensor<8x8xf32>
   %w2 = graph.constant dense<2.0> : tensor<8x8xf32>
