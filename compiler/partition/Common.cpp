@@ -78,8 +78,12 @@ double allGatherSeconds(double bytes, int64_t devices) {
          (kCollectiveStepSeconds + bytes / double(devices) / kCollectiveBytesPerSecond);
 }
 
+double transferSeconds(double bytes) {
+  return kCollectiveStepSeconds + bytes / kCollectiveBytesPerSecond;
+}
+
 double broadcastSeconds(double bytes, int64_t devices) {
-  return double(devices - 1) * (kCollectiveStepSeconds + bytes / kCollectiveBytesPerSecond);
+  return double(devices - 1) * transferSeconds(bytes);
 }
 
 void setPredictedRun(ModuleOp module, double milliseconds) {

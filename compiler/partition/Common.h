@@ -70,6 +70,8 @@ void setPartitionReport(mlir::ModuleOp module, llvm::ArrayRef<std::string> lines
 double allReduceSeconds(double bytes, int64_t devices);
 double allGatherSeconds(double bytes, int64_t devices);
 double broadcastSeconds(double bytes, int64_t devices);
+/// One point-to-point transfer of `bytes` between two devices (one step).
+double transferSeconds(double bytes);
 
 /// Rewrites `function` (static shapes) into part `part` of `parts` of its batch, as
 /// kiln-partition-batch rewrites a device's program, except that its results stay the part's

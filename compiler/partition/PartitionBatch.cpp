@@ -521,8 +521,10 @@ void Batcher::rewrite() {
     if (auto resize = dyn_cast<graph::ResizeOp>(op); resize && !resize.getSizes().empty())
       resize.setSizes(localShape());
     if (auto slice = dyn_cast<graph::SliceOp>(op)) {
+      // The sliced dims are others: along the batch the slice takes the device's part whole.
+      int64_t dim = splits.lookup(slice.getResult()).dim;
       SmallVector<int64_t> limits(slice.getLimits());
-      limits[splits.lookup(op->getResult(0)).dim] = localShape()[splits.lookup(op->getResult(0)).dim];
+      limits[dim] = localShape()[dim];
       slice.setLimits(limits);
     }
   }

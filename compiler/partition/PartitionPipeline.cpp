@@ -320,6 +320,7 @@ LogicalResult Pipeliner::runMicroBatched(function_ref<int64_t(Operation *)> stag
   };
   std::vector<Transfer> transfers;
   uint64_t transferBytes = 0;
+  double sendSeconds = 0;
   for (Operation &op : body.without_terminator()) {
     int64_t from = stageAttr(&op);
     if (from < 0 || isa<graph::ConstantOp>(op))
@@ -335,6 +336,7 @@ LogicalResult Pipeliner::runMicroBatched(function_ref<int64_t(Operation *)> stag
                                 << " is read by an op that runs on every device";
         transfers.push_back({value, from, k, static_cast<int64_t>(transfers.size())});
         transferBytes += uint64_t(fusion::tensorBytes(value.getType()));
+        sendSeconds += transferSeconds(fusion::tensorBytes(value.getType()));
       }
     }
   }
@@ -357,7 +359,6 @@ LogicalResult Pipeliner::runMicroBatched(function_ref<int64_t(Operation *)> stag
   }
   // The first micro-batch through every stage, then one more every slowest stage.
   double compute = fill + double(microBatches - 1) * slowest;
-  double sendSeconds = double(transfers.size()) * 25e-6 + double(transferBytes) / 4e9;
   uint64_t outputBytes = 0;
   for (Value output : outputs)
     if (stageAttr(output.getDefiningOp()) >= 0)

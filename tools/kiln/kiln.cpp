@@ -53,8 +53,21 @@ void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const 
       ->capture_default_str();
 }
 
-/// The values of --partition.
-const std::vector<std::string> kPartitionModes = {"auto", "tensor", "pipeline", "batch"};
+/// --partition and --micro-batches, as compile, run and bench take them; `what` starts the
+/// help of --partition.
+void addPartitionOptions(CLI::App *app, std::string &partition, int64_t &microBatches,
+                         const std::string &what) {
+  app->add_option("--partition", partition,
+                  what + "tensor (transformer blocks the Megatron way), pipeline (a stage per "
+                         "device), batch (a share of the batch per device) or auto (the one the "
+                         "cost model predicts fastest)")
+      ->check(CLI::IsMember({"auto", "tensor", "pipeline", "batch"}))
+      ->capture_default_str();
+  app->add_option("--micro-batches", microBatches,
+                  "With --partition pipeline: cut the batch into M micro-batches that flow "
+                  "through the stages one after another (several in flight at once)")
+      ->capture_default_str();
+}
 
 using kiln::cli::kExitUsage;
 constexpr int kExitInvalidModel = kiln::cli::kExitFailure;
@@ -247,18 +260,8 @@ int main(int argc, char **argv) {
       ->add_option("--devices", compile.devices,
                    "Split the model over N devices (one artifact holding every device's program)")
       ->capture_default_str();
-  compileApp
-      ->add_option("--partition", compile.partition,
-                   "How to split over --devices: tensor (transformer blocks the Megatron way), "
-                   "pipeline (a stage per device), batch (a share of the batch per device) or "
-                   "auto (the one the cost model predicts fastest)")
-      ->check(CLI::IsMember(kPartitionModes))
-      ->capture_default_str();
-  compileApp
-      ->add_option("--micro-batches", compile.microBatches,
-                   "With --partition pipeline: cut the batch into M micro-batches that flow "
-                   "through the stages one after another (several in flight at once)")
-      ->capture_default_str();
+  addPartitionOptions(compileApp, compile.partition, compile.microBatches,
+                      "How to split over --devices: ");
   addPrecisionOptions(compileApp, compile.precision,
                       "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within "
                       "--accuracy-budget)");
@@ -306,17 +309,8 @@ int main(int argc, char **argv) {
   runApp->add_option("--devices", run.devices,
                      "Run a model split over N CPU devices in this process, a thread each (a "
                      "split artifact, or a model compiled just in time with --partition)");
-  runApp
-      ->add_option("--partition", run.partition,
-                   "How a model compiled just in time is split over --devices: tensor, pipeline, "
-                   "batch or auto")
-      ->check(CLI::IsMember(kPartitionModes))
-      ->capture_default_str();
-  runApp
-      ->add_option("--micro-batches", run.microBatches,
-                   "With --partition pipeline: cut the batch into M micro-batches that flow "
-                   "through the stages one after another (several in flight at once)")
-      ->capture_default_str();
+  addPartitionOptions(runApp, run.partition, run.microBatches,
+                      "How a model compiled just in time is split over --devices: ");
   runApp->add_option("--device-rank", run.deviceRank,
                      "Run only this device of a split artifact (one process per device)");
   runApp->add_option("--rendezvous", run.rendezvous,
@@ -363,17 +357,8 @@ int main(int argc, char **argv) {
                    "Split a model compiled just in time over N CPU devices (--partition), all run "
                    "in this process")
       ->capture_default_str();
-  benchApp
-      ->add_option("--partition", bench.partition,
-                   "How a model compiled just in time is split over --devices: tensor, pipeline, "
-                   "batch or auto")
-      ->check(CLI::IsMember(kPartitionModes))
-      ->capture_default_str();
-  benchApp
-      ->add_option("--micro-batches", bench.microBatches,
-                   "With --partition pipeline: cut the batch into M micro-batches that flow "
-                   "through the stages one after another (several in flight at once)")
-      ->capture_default_str();
+  addPartitionOptions(benchApp, bench.partition, bench.microBatches,
+                      "How a model compiled just in time is split over --devices: ");
   benchApp->add_option("--memory-limit", bench.memoryLimit,
                        "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
   benchApp

@@ -311,6 +311,23 @@ Status createBroadcastKernel(const fb::LibraryCall& call,
   return Status();
 }
 
+Status checkSessionDevices(const std::string& call, const std::string& verb, int64_t devices,
+                           const Collectives* collectives) {
+  if (collectives == nullptr) {
+    return Status(KILN_STATUS_FAILED_PRECONDITION,
+                  call + " " + verb + " " + std::to_string(devices) +
+                      " devices, but the session is a single device's (a partitioned artifact "
+                      "runs one session per device, each with options.device_rank and "
+                      "options.rendezvous)");
+  }
+  if (devices != static_cast<int64_t>(collectives->devices())) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, call + " " + verb + " " + std::to_string(devices) +
+                                                    " devices, the session's partition has " +
+                                                    std::to_string(collectives->devices()));
+  }
+  return Status();
+}
+
 Status createAllReduceKernel(const fb::LibraryCall& call,
                              const std::shared_ptr<Collectives>& collectives,
                              std::unique_ptr<LibraryCallKernel>* out) {
@@ -334,20 +351,10 @@ Status createAllReduceKernel(const fb::LibraryCall& call,
     return Status(KILN_STATUS_INVALID_ARGUMENT,
                   "'gloo.all_reduce' sums an f32 tensor into one of the same type");
   }
-  int64_t devices = intParam(call, "devices", 0);
-  if (!collectives) {
-    return Status(KILN_STATUS_FAILED_PRECONDITION,
-                  "'gloo.all_reduce' sums over " + std::to_string(devices) +
-                      " devices, but the session is a single device's (a partitioned artifact "
-                      "runs one session per device, each with options.device_rank and "
-                      "options.rendezvous)");
-  }
-  if (devices != static_cast<int64_t>(collectives->devices())) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT, "'gloo.all_reduce' sums over " +
-                                                    std::to_string(devices) +
-                                                    " devices, the session's partition has " +
-                                                    std::to_string(collectives->devices()));
-  }
+  if (Status s = checkSessionDevices("'gloo.all_reduce'", "sums over", intParam(call, "devices", 0),
+                                     collectives.get());
+      !s.ok())
+    return s;
   size_t count = 1;
   if (in.dims())
     for (int64_t dim : *in.dims()) count *= static_cast<size_t>(dim);
@@ -400,19 +407,10 @@ Status createAllGatherKernel(const fb::LibraryCall& call,
                       std::to_string(bindings.size()) + " bindings");
   }
   int64_t devices = intParam(call, "devices", 0);
-  if (!collectives) {
-    return Status(KILN_STATUS_FAILED_PRECONDITION,
-                  "'gloo.all_gather' gathers from " + std::to_string(devices) +
-                      " devices, but the session is a single device's (a partitioned artifact "
-                      "runs one session per device, each with options.device_rank and "
-                      "options.rendezvous)");
-  }
-  if (devices != static_cast<int64_t>(collectives->devices())) {
-    return Status(KILN_STATUS_INVALID_ARGUMENT, "'gloo.all_gather' gathers from " +
-                                                    std::to_string(devices) +
-                                                    " devices, the session's partition has " +
-                                                    std::to_string(collectives->devices()));
-  }
+  if (Status s =
+          checkSessionDevices("'gloo.all_gather'", "gathers from", devices, collectives.get());
+      !s.ok())
+    return s;
   uint64_t bytes = bindingBytes(*bindings.Get(0));
   const fb::TensorType& in = *bindings.Get(0)->type();
   const fb::TensorType& result = *bindings.Get(1)->type();

@@ -79,6 +79,12 @@ class Collectives {
   std::mutex run_mutex_;
 };
 
+/// The session's side of a collective `call` (its label, e.g. "'gloo.all_reduce'") that `verb`
+/// ("sums over") `devices` devices: FAILED_PRECONDITION when the session has no collectives (a
+/// single device's), INVALID_ARGUMENT when its partition has another number of devices.
+Status checkSessionDevices(const std::string& call, const std::string& verb, int64_t devices,
+                           const Collectives* collectives);
+
 /// Prepares a "gloo.broadcast" call (the root's: its input sent, and written to its result) or a
 /// "gloo.receive" call (another device's: the root's tensor written to its result).
 Status createBroadcastKernel(const kiln::artifact::LibraryCall& call,

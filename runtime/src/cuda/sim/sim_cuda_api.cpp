@@ -652,17 +652,10 @@ class SimCudaApi final : public CudaApi {
       // NCCL's collectives carried out on the host, over the split model's Gloo group: the
       // simulated devices' memory is the host's.
       std::shared_ptr<cpu::Collectives> collectives = collectives_;
-      if (collectives == nullptr)
-        return Status(KILN_STATUS_FAILED_PRECONDITION,
-                      view.label() + " runs between " + std::to_string(problem.devices) +
-                          " devices, but the session is a single device's (a split artifact "
-                          "runs one session per device, each with options.device_rank and "
-                          "options.rendezvous)");
-      if (problem.devices != static_cast<int64_t>(collectives->devices()))
-        return Status(KILN_STATUS_INVALID_ARGUMENT, view.label() + " runs between " +
-                                                        std::to_string(problem.devices) +
-                                                        " devices, the session's partition has " +
-                                                        std::to_string(collectives->devices()));
+      if (Status s = cpu::checkSessionDevices(view.label(), "runs between", problem.devices,
+                                              collectives.get());
+          !s.ok())
+        return s;
       uint32_t tag = collectives->nextTag();
       *result = std::make_unique<SimLibraryCall>(
           *this, view.label(), bytesOf(view), problem.common,
