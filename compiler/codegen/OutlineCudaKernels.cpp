@@ -173,8 +173,10 @@ bool isVectorizable(scf::ParallelOp loop, const IterationSpace &space, int64_t w
 
 class KernelBuilder {
 public:
-  KernelBuilder(gpu::GPUModuleOp module, ModuleOp parent, int64_t blockSize, int64_t vectorBytes)
-      : module_(module), parent_(parent), blockSize_(blockSize), vectorBytes_(vectorBytes) {}
+  KernelBuilder(gpu::GPUModuleOp module, ModuleOp parent, int64_t blockSize, int64_t vectorBytes,
+                int64_t blockRowLength)
+      : module_(module), parent_(parent), blockSize_(blockSize), vectorBytes_(vectorBytes),
+        blockRowLength_(blockRowLength) {}
 
   /// Outlines every phase of `function` and records its launches; fails with a diagnostic.
   LogicalResult outline(func::FuncOp function);
@@ -186,14 +188,23 @@ private:
   void copyGlobal(memref::GetGlobalOp getGlobal);
   /// Copies into the kernel module the functions `op` calls (math helpers), transitively.
   void copyCallees(Operation *op);
-  /// A fused group split into rows (kiln-tile-dispatches' row tiles): each warp computes whole
-  /// rows, its lanes sharing each loop over the row; a reduction to one value per row is
-  /// combined across the lanes with shuffles, so every lane holds it. Returns the threads the
-  /// kernel needs.
+  /// A fused group split into rows (kiln-tile-dispatches' row tiles): a warp, or for rows longer
+  /// than `blockRowLength_` a whole block, computes each row, its lanes sharing each loop over
+  /// the row; a reduction to one value per row is combined across a warp's lanes with shuffles
+  /// and across a block's warps through shared memory, so every lane holds it. Returns the
+  /// threads the kernel needs and the lanes per row.
   LogicalResult emitRowKernel(scf::ForallOp rows, OpBuilder &builder, IRMapping &mapping,
-                              Value first, Value stride, Value thread, int64_t &workItems);
-  /// Emits one op of a row's body for the lane `lane` of a warp.
-  void emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRMapping &mapping);
+                              Value first, Value stride, Value thread, int64_t &workItems,
+                              int64_t &lanes);
+  /// Emits one op of a row's body for the lane `lane` of the `lanes` that share the row.
+  void emitRowOp(Operation *op, Value lane, int64_t lanes, OpBuilder &builder,
+                 IRMapping &mapping);
+  /// Combines the partial value (and whether it has one) of every lane of a block into the
+  /// block's, which every lane gets: each warp's first lane leaves its warp's in shared memory,
+  /// and after a barrier every lane folds them in warp order.
+  std::pair<Value, Value> combineAcrossWarps(Value partial, Value has, Value lane, int64_t lanes,
+                                             function_ref<Value(OpBuilder &, Value, Value)> combine,
+                                             OpBuilder &builder, Location loc);
   /// The vector form of the body of `loop` for `width` neighbouring points at `indices`.
   void emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width, OpBuilder &builder,
                       IRMapping &mapping);
@@ -202,6 +213,9 @@ private:
   ModuleOp parent_;
   int64_t blockSize_;
   int64_t vectorBytes_;
+  int64_t blockRowLength_;
+  /// The kernel being emitted (for its shared-memory buffers).
+  gpu::GPUFuncOp kernel_;
 };
 
 void KernelBuilder::copyCallees(Operation *op) {
@@ -580,15 +594,15 @@ bool writesOnlyPrivate(Operation *op) {
   return privateOnly;
 }
 
-/// Emits, at `builder`, the loop nest `parallel` for the points lane, lane + 32, ... of its
+/// Emits, at `builder`, the loop nest `parallel` for the points lane, lane + lanes, ... of its
 /// flattened iteration space.
 void emitLaneStridedLoop(scf::ParallelOp parallel, const IterationSpace &space, Value lane,
-                         OpBuilder &builder, IRMapping &mapping) {
+                         int64_t lanes, OpBuilder &builder, IRMapping &mapping) {
   Location loc = parallel.getLoc();
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(builder, loc, value);
   };
-  auto loop = scf::ForOp::create(builder, loc, lane, constant(space.points), constant(32));
+  auto loop = scf::ForOp::create(builder, loc, lane, constant(space.points), constant(lanes));
   OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
   SmallVector<Value> indices =
       delinearize(inside, loc, loop.getInductionVar(), space.counts, space.lower, space.steps);
@@ -599,7 +613,51 @@ void emitLaneStridedLoop(scf::ParallelOp parallel, const IterationSpace &space, 
     inside.clone(op, mapping);
 }
 
-void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRMapping &mapping) {
+std::pair<Value, Value>
+KernelBuilder::combineAcrossWarps(Value partial, Value has, Value lane, int64_t lanes,
+                                  function_ref<Value(OpBuilder &, Value, Value)> combine,
+                                  OpBuilder &builder, Location loc) {
+  MLIRContext *context = builder.getContext();
+  int64_t warps = lanes / 32;
+  auto shared = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  Value partials = kernel_.addWorkgroupAttribution(
+      MemRefType::get({warps}, partial.getType(), MemRefLayoutAttrInterface(), shared), loc);
+  Value flags = kernel_.addWorkgroupAttribution(
+      MemRefType::get({warps}, builder.getI8Type(), MemRefLayoutAttrInterface(), shared), loc);
+  Value warpSize = arith::ConstantIndexOp::create(builder, loc, 32);
+  Value warp = arith::DivUIOp::create(builder, loc, lane, warpSize);
+  Value laneInWarp = arith::RemUIOp::create(builder, loc, lane, warpSize);
+  OpBuilder leader = onlyWhereZero(builder, loc, laneInWarp);
+  memref::StoreOp::create(leader, loc, partial, partials, ValueRange{warp});
+  memref::StoreOp::create(leader, loc,
+                          arith::ExtUIOp::create(leader, loc, leader.getI8Type(), has), flags,
+                          ValueRange{warp});
+  gpu::BarrierOp::create(builder, loc);
+  // Every lane folds the warps' values in the same order, so all hold the same value.
+  Value folded, any;
+  for (int64_t w = 0; w < warps; ++w) {
+    Value at = arith::ConstantIndexOp::create(builder, loc, w);
+    Value value = memref::LoadOp::create(builder, loc, partials, ValueRange{at});
+    Value flag = memref::LoadOp::create(builder, loc, flags, ValueRange{at});
+    Value valueHas = arith::TruncIOp::create(builder, loc, builder.getI1Type(), flag);
+    if (w == 0) {
+      folded = value;
+      any = valueHas;
+      continue;
+    }
+    Value both = arith::AndIOp::create(builder, loc, any, valueHas);
+    Value combined = combine(builder, folded, value);
+    Value either = arith::SelectOp::create(builder, loc, any, folded, value);
+    folded = arith::SelectOp::create(builder, loc, both, combined, either);
+    any = arith::OrIOp::create(builder, loc, any, valueHas);
+  }
+  // The buffers are written again by the next row only after every lane has read them.
+  gpu::BarrierOp::create(builder, loc);
+  return {folded, any};
+}
+
+void KernelBuilder::emitRowOp(Operation *op, Value lane, int64_t lanes, OpBuilder &builder,
+                              IRMapping &mapping) {
   Location loc = op->getLoc();
   auto parallel = dyn_cast<scf::ParallelOp>(op);
   std::optional<IterationSpace> space;
@@ -631,7 +689,7 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRM
     Value zero = arith::ConstantOp::create(builder, loc, builder.getZeroAttr(element));
     Value none = arith::ConstantIntOp::create(builder, loc, 0, 1);
     Value end = mapping.lookupOrDefault(match.loop.getUpperBound());
-    Value step = arith::ConstantIndexOp::create(builder, loc, 32);
+    Value step = arith::ConstantIndexOp::create(builder, loc, lanes);
     auto combine = [&](OpBuilder &b, Value lhs, Value rhs) {
       OperationState state(loc, match.combine->getName());
       state.addOperands({lhs, rhs});
@@ -671,6 +729,9 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRM
       partial = arith::SelectOp::create(builder, loc, both, combined, either);
       has = arith::OrIOp::create(builder, loc, has, otherHas);
     }
+    if (lanes > 32)
+      std::tie(partial, has) =
+          combineAcrossWarps(partial, has, lane, lanes, combine, builder, loc);
     auto fold = [&](OpBuilder &b) {
       Value accumulator = b.clone(*match.accumulator, mapping)->getResult(0);
       Value folded = combine(b, accumulator, partial);
@@ -696,7 +757,7 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRM
   if (space) {
     // The row's share of the output: the lanes take its points in turn. A point's own loops
     // (a reduction the lanes do not share) run whole in its lane.
-    emitLaneStridedLoop(parallel, *space, lane, builder, mapping);
+    emitLaneStridedLoop(parallel, *space, lane, lanes, builder, mapping);
     return;
   }
   // Anything else that writes a shared buffer (a store of one value, a loop that is not a
@@ -705,9 +766,51 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, OpBuilder &builder, IRM
   inside.clone(*op, mapping);
 }
 
+/// The longest loop over one row of `rows`: the most points of a sequential or parallel loop
+/// inside it with static bounds.
+int64_t rowLength(scf::ForallOp rows) {
+  int64_t length = 1;
+  rows.getBody()->walk([&](Operation *op) {
+    std::optional<IterationSpace> space;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      space = staticSpace({getAsOpFoldResult(loop.getLowerBound())},
+                          {getAsOpFoldResult(loop.getUpperBound())},
+                          {getAsOpFoldResult(loop.getStep())});
+    else if (auto loop = dyn_cast<scf::ParallelOp>(op))
+      space = staticSpace(loop);
+    if (space)
+      length = std::max(length, space->points);
+  });
+  return length;
+}
+
+/// The roots of the buffers `op` stores into.
+llvm::SmallPtrSet<Value, 4> storedRoots(Operation *op) {
+  llvm::SmallPtrSet<Value, 4> roots;
+  op->walk([&](memref::StoreOp store) {
+    Value buffer = store.getMemRef();
+    while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
+      buffer = view.getViewSource();
+    roots.insert(buffer);
+  });
+  return roots;
+}
+
+/// Whether `op` loads from one of `roots`.
+bool loadsFrom(Operation *op, const llvm::SmallPtrSet<Value, 4> &roots) {
+  bool found = false;
+  op->walk([&](memref::LoadOp load) {
+    Value buffer = load.getMemRef();
+    while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
+      buffer = view.getViewSource();
+    found |= roots.contains(buffer);
+  });
+  return found;
+}
+
 LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builder,
                                            IRMapping &mapping, Value first, Value stride,
-                                           Value thread, int64_t &workItems) {
+                                           Value thread, int64_t &workItems, int64_t &lanes) {
   Location loc = rows.getLoc();
   std::optional<IterationSpace> space =
       staticSpace(rows.getMixedLowerBound(), rows.getMixedUpperBound(), rows.getMixedStep());
@@ -716,21 +819,37 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(builder, loc, value);
   };
-  Value warpSize = constant(32);
-  Value lane = arith::RemUIOp::create(builder, loc, thread, warpSize);
-  Value warp = arith::DivUIOp::create(builder, loc, first, warpSize);
-  Value warps = arith::DivUIOp::create(builder, loc, stride, warpSize);
-  // Every lane of a warp runs the same rows, so the shuffles see the whole warp.
-  auto loop = scf::ForOp::create(builder, loc, warp, constant(space->points), warps);
+  // A warp per row, or a block for long rows (more lanes to spread the row over, at the cost of
+  // two barriers per reduction).
+  lanes = 32;
+  if (blockRowLength_ > 0 && blockSize_ > 32 && blockSize_ % 32 == 0 &&
+      rowLength(rows) > blockRowLength_)
+    lanes = blockSize_;
+  Value laneCount = constant(lanes);
+  Value lane = arith::RemUIOp::create(builder, loc, thread, laneCount);
+  Value group = arith::DivUIOp::create(builder, loc, first, laneCount);
+  Value groups = arith::DivUIOp::create(builder, loc, stride, laneCount);
+  // Every lane of a warp (block) runs the same rows, so shuffles and barriers see all of them.
+  auto loop = scf::ForOp::create(builder, loc, group, constant(space->points), groups);
   OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
   SmallVector<Value> indices = delinearize(inside, loc, loop.getInductionVar(), space->counts,
                                            space->lower, space->steps);
   for (auto [var, value] : llvm::zip(rows.getInductionVars(), indices))
     mapping.map(var, value);
   inside.setInsertionPoint(loop.getBody()->getTerminator());
-  for (Operation &op : rows.getBody()->without_terminator())
-    emitRowOp(&op, lane, inside, mapping);
-  workItems = space->points * 32;
+  SmallVector<Operation *> ops = bodyOps(rows.getBody());
+  for (auto [k, op] : llvm::enumerate(ops)) {
+    emitRowOp(op, lane, lanes, inside, mapping);
+    // A block's lanes are several warps: what some write to a shared buffer, others read only
+    // after a barrier.
+    if (lanes > 32 && !writesOnlyPrivate(op)) {
+      llvm::SmallPtrSet<Value, 4> roots = storedRoots(op);
+      if (llvm::any_of(ArrayRef<Operation *>(ops).drop_front(k + 1),
+                       [&](Operation *later) { return loadsFrom(later, roots); }))
+        gpu::BarrierOp::create(inside, loc);
+    }
+  }
+  workItems = space->points * lanes;
   return success();
 }
 
@@ -753,6 +872,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
     auto kernel = gpu::GPUFuncOp::create(
         moduleBuilder, phase->getLoc(), name,
         FunctionType::get(context, function.getArgumentTypes(), {}));
+    kernel_ = kernel;
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(context));
     kernels.insert(kernel);
     Block &entry = kernel.getBody().front();
@@ -783,9 +903,13 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
     int64_t workItems = 1;
     int64_t blockSize = blockSize_;
     if (auto rows = dyn_cast<scf::ForallOp>(phase)) {
-      if (failed(emitRowKernel(rows, builder, mapping, first, stride, thread, workItems)))
+      int64_t lanes = 32;
+      if (failed(emitRowKernel(rows, builder, mapping, first, stride, thread, workItems, lanes)))
         return failure();
-      if (workItems < blockSize)
+      // A block per row needs every block to hold whole rows.
+      if (lanes > 32)
+        blockSize = lanes;
+      else if (workItems < blockSize)
         blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));
     } else if (space) {
       // The widest element the body stores sets how many points one vector access holds.
@@ -852,7 +976,7 @@ struct OutlineCudaKernelsPass : impl::OutlineCudaKernelsPassBase<OutlineCudaKern
       OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
       gpuModule = gpu::GPUModuleOp::create(builder, module.getLoc(), kCudaKernelModule);
     }
-    KernelBuilder kernels(gpuModule, module, blockSize, vectorBytes);
+    KernelBuilder kernels(gpuModule, module, blockSize, vectorBytes, blockRowLength);
     for (auto function : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (!function->hasAttr(kDispatchAttr) || function.isExternal())
         continue;

@@ -93,7 +93,11 @@ def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp">
     `vector-bytes` bytes (4 f32 or 8 f16 per access). A reduction along contiguous rows (a
     sequential loop that loads along the row and folds into one accumulator with an associative
     op) reads its row the same way into a vector of partial results, folded by
-    `vector.reduction` at the end. A phase without parallel loops runs on a single thread. Views, constants and index arithmetic the phases read are cloned
+    `vector.reduction` at the end. A row phase (an `scf.forall` over rows, from
+    `kiln-tile-dispatches`) gives each row a warp, or a whole block when its longest loop over
+    the row has more than `block-row-length` points: the lanes take the row's points in turn, and
+    a reduction's partial values are combined with warp shuffles, then across the block's warps
+    through shared memory between two barriers. A phase without parallel loops runs on a single thread. Views, constants and index arithmetic the phases read are cloned
     into every kernel that needs them.
 
     A temporary buffer the dispatch allocates becomes a trailing argument (a scratch binding,
@@ -108,6 +112,8 @@ def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp">
            "Threads per block of the generated kernels">,
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
            "Bytes each vector access of a vectorizable kernel moves (0: never vectorize)">,
+    Option<"blockRowLength", "block-row-length", "int64_t", /*default=*/"1024",
+           "Rows of a row kernel longer than this take a block each instead of a warp (0: a warp always)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",

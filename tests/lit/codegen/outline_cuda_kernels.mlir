@@ -377,3 +377,63 @@ func.func private @row_group(%x: memref<8x128xf32>, %out: memref<8x128xf32>) att
   }
   return
 }
+
+// -----
+
+// Tests that rows longer than block-row-length (1024) take a block each (8 rows x 256 lanes):
+// the lanes stride the row by 256, a reduction's partial values go through five warp shuffles,
+// then each warp's first lane leaves its warp's value in shared memory and, after a barrier, every
+// lane folds the eight warps' values in order (a second barrier before the next row writes them
+// again). The row's sum is an output (a buffer the warps share): its first lane writes it, and
+// the other lanes read it only after a barrier.
+// CHECK-LABEL: func.func private @long_rows
+// CHECK-SAME: kiln.cuda_launches = {{\[}}["long_rows_0", 256, 2048]]
+// CHECK: gpu.func @long_rows_0(%{{.+}}: memref<8x2048xf32>, %[[SUMS:.+]]: memref<8xf32>, %[[OUT:.+]]: memref<8x2048xf32>)
+// CHECK-SAME: workgroup(%[[PARTIALS:.+]] : memref<8xf32, #gpu.address_space<workgroup>>, %[[FLAGS:.+]] : memref<8xi8, #gpu.address_space<workgroup>>)
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[LANE:.+]] = arith.remui %[[TID]], %[[C256:.+]] : index
+// CHECK: %[[BLOCK:.+]] = arith.divui %{{.+}}, %[[C256]] : index
+// CHECK: %[[BLOCKS:.+]] = arith.divui %{{.+}}, %[[C256]] : index
+// CHECK: scf.for %[[ROW:.+]] = %[[BLOCK]] to %{{.+}} step %[[BLOCKS]]
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[SUMS]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %{{.+}} iter_args
+// CHECK-COUNT-10: gpu.shuffle xor
+// CHECK: memref.store %{{.+}}, %[[PARTIALS]]
+// CHECK: memref.store %{{.+}}, %[[FLAGS]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[PARTIALS]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[SUMS]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %{{.+}} {
+// CHECK: memref.load %[[SUMS]]
+// CHECK: arith.divf
+// CHECK: memref.store %{{.+}}, %[[OUT]]
+func.func private @long_rows(%x: memref<8x2048xf32>, %sums: memref<8xf32>, %out: memref<8x2048xf32>) attributes {kiln.dispatch} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2048 = arith.constant 2048 : index
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%row) in (8) {
+    memref.store %zero, %sums[%row] : memref<8xf32>
+    scf.for %k = %c0 to %c2048 step %c1 {
+      %v = memref.load %x[%row, %k] : memref<8x2048xf32>
+      %e = math.exp %v : f32
+      %acc = memref.load %sums[%row] : memref<8xf32>
+      %s = arith.addf %e, %acc : f32
+      memref.store %s, %sums[%row] : memref<8xf32>
+    }
+    scf.parallel (%j) = (%c0) to (%c2048) step (%c1) {
+      %v = memref.load %x[%row, %j] : memref<8x2048xf32>
+      %e = math.exp %v : f32
+      %t = memref.load %sums[%row] : memref<8xf32>
+      %q = arith.divf %e, %t : f32
+      memref.store %q, %out[%row, %j] : memref<8x2048xf32>
+      scf.reduce
+    }
+  }
+  return
+}

@@ -395,6 +395,16 @@ def neural_network_cases():
     out.append(Case("layer_norm", ln,
                     "%r = graph.layer_norm %a0, %a1, %a2 {axis = 2 : i64} : (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>",
                     "tensor<2x3x8xf32>", layer_norm))
+    # Rows longer than 1024: on CUDA a block takes each row, its warps' partial values combined
+    # through shared memory.
+    out.append(Case("softmax_long_rows", [normal((64, 2048), 6)],
+                    "%r = graph.softmax %a0 {axis = 1 : i64} : tensor<64x2048xf32>",
+                    "tensor<64x2048xf32>",
+                    lambda x: np.exp(x - x.max(1, keepdims=True))
+                    / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)))
+    out.append(Case("layer_norm_long_rows", [normal((64, 4096), 3), normal((4096,)), normal((4096,))],
+                    "%r = graph.layer_norm %a0, %a1, %a2 {axis = 1 : i64} : (tensor<64x4096xf32>, tensor<4096xf32>, tensor<4096xf32>) -> tensor<64x4096xf32>",
+                    "tensor<64x4096xf32>", layer_norm))
     return out
 
 
