@@ -11,6 +11,7 @@
 #include "compiler/codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
@@ -620,10 +621,19 @@ KernelBuilder::combineAcrossWarps(Value partial, Value has, Value lane, int64_t 
   MLIRContext *context = builder.getContext();
   int64_t warps = lanes / 32;
   auto shared = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
-  Value partials = kernel_.addWorkgroupAttribution(
-      MemRefType::get({warps}, partial.getType(), MemRefLayoutAttrInterface(), shared), loc);
-  Value flags = kernel_.addWorkgroupAttribution(
-      MemRefType::get({warps}, builder.getI8Type(), MemRefLayoutAttrInterface(), shared), loc);
+  // Aligned for 16-byte accesses: the NVPTX backend merges the lanes' reads of neighbouring
+  // warps' values into vector loads (ld.shared.v4), which fault on a 4-byte aligned array
+  // (cudaErrorMisalignedAddress on an H200) unless the array's alignment says 16.
+  auto sharedBuffer = [&](Type element) -> Value {
+    Value buffer = kernel_.addWorkgroupAttribution(
+        MemRefType::get({warps}, element, MemRefLayoutAttrInterface(), shared), loc);
+    kernel_.setWorkgroupAttributionAttr(kernel_.getNumWorkgroupAttributions() - 1,
+                                        LLVM::LLVMDialect::getAlignAttrName(),
+                                        builder.getI64IntegerAttr(16));
+    return buffer;
+  };
+  Value partials = sharedBuffer(partial.getType());
+  Value flags = sharedBuffer(builder.getI8Type());
   Value warpSize = arith::ConstantIndexOp::create(builder, loc, 32);
   Value warp = arith::DivUIOp::create(builder, loc, lane, warpSize);
   Value laneInWarp = arith::RemUIOp::create(builder, loc, lane, warpSize);

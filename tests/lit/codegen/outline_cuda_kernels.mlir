@@ -384,12 +384,12 @@ func.func private @row_group(%x: memref<8x128xf32>, %out: memref<8x128xf32>) att
 // the lanes stride the row by 256, a reduction's partial values go through five warp shuffles,
 // then each warp's first lane leaves its warp's value in shared memory and, after a barrier, every
 // lane folds the eight warps' values in order (a second barrier before the next row writes them
-// again). The row's sum is an output (a buffer the warps share): its first lane writes it, and
+// again); the shared arrays are 16-byte aligned, as the vector loads NVPTX makes of them need. The row's sum is an output (a buffer the warps share): its first lane writes it, and
 // the other lanes read it only after a barrier.
 // CHECK-LABEL: func.func private @long_rows
 // CHECK-SAME: kiln.cuda_launches = {{\[}}["long_rows_0", 256, 2048]]
 // CHECK: gpu.func @long_rows_0(%{{.+}}: memref<8x2048xf32>, %[[SUMS:.+]]: memref<8xf32>, %[[OUT:.+]]: memref<8x2048xf32>)
-// CHECK-SAME: workgroup(%[[PARTIALS:.+]] : memref<8xf32, #gpu.address_space<workgroup>>, %[[FLAGS:.+]] : memref<8xi8, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[PARTIALS:.+]] : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[FLAGS:.+]] : memref<8xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: %[[TID:.+]] = gpu.thread_id x
 // CHECK: %[[LANE:.+]] = arith.remui %[[TID]], %[[C256:.+]] : index
 // CHECK: %[[BLOCK:.+]] = arith.divui %{{.+}}, %[[C256]] : index
