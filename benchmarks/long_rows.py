@@ -217,7 +217,11 @@ def main() -> int:
                                          "command": " ".join(sys.argv), "results": results},
                                         indent=1))
     if args.plot:
-        import matplotlib
+        try:
+            import matplotlib
+        except ImportError:
+            print("long_rows.py: no plot without matplotlib", file=sys.stderr)
+            return 0
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         figure, axes = plt.subplots(1, len(OPS), figsize=(11, 4), sharey=True)
