@@ -7,7 +7,13 @@ plan's line
 
     memory plan: arena A bytes (lower bound L, R x; without reuse N), constants C bytes
 
-where L is the most bytes of intermediates live at one step (no arena can be smaller). Prints a
+where L is the most bytes of intermediates live at one step (no arena can be smaller), and its
+floor line
+
+    memory floor: F bytes bound by step S (...) alone
+
+where F is what the largest step binds at once (no order of the steps and no recomputation of
+whole values plans less than F). Prints a
 table, writes it as JSON with --json, and fails when a plan is above --max-ratio times its bound
 (1.10 by default). Each compile's wall time and peak resident memory (from /usr/bin/time) are
 recorded beside the plan, with that peak as a multiple of the model's weights (the artifact's
@@ -34,6 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 ZOO = ["resnet50", "mobilenetv2", "bert", "gpt2", "regnet_y_400mf", "whisper_enc", "distilbert",
        "llama", "vit", "efficientnet_b0", "convnext_tiny"]
+FLOOR = re.compile(r"memory floor: (\d+) bytes bound by step \d+ \((.*)\) alone")
 SMALLEST = re.compile(r"the smallest arena reached is [^(]*\((\d+) bytes")
 PLAN = re.compile(r"memory plan: arena (\d+) bytes \(lower bound (\d+)(?:, [0-9.]+x)?; "
                   r"without reuse (\d+)\), constants (\d+) bytes")
@@ -57,7 +64,10 @@ def compile_plan(kiln: Path, onnx: Path, target: str, scratch: Path) -> dict:
     if not match:
         raise RuntimeError(f"no memory plan in the report of {' '.join(command)}")
     arena, bound, naive, constants = (int(group) for group in match.groups())
+    floor = FLOOR.search(output)
     return {"arena": arena, "lower_bound": bound, "naive": naive, "constants": constants,
+            "floor": int(floor.group(1)) if floor else None,
+            "floor_step": floor.group(2) if floor else None,
             "ratio": arena / bound if bound else 1.0, "compile_s": round(seconds, 2),
             "peak_rss_bytes": int(rss.group(1)) * 1024 if rss else None}
 
@@ -105,6 +115,7 @@ def main() -> int:
         print(f"kiln --version: peak RSS {mib(startup_rss).strip()} MiB", flush=True)
     print(f"{'model':16} {'target':6} {'arena MiB':>10} {'bound MiB':>10} {'naive MiB':>10} "
           f"{'ratio':>6} {'compile s':>9} {'peak RSS MiB':>12} {'x weights':>9}"
+          + f" {'floor MiB':>10}"
           + (f" {'recomputed MiB':>14} {'of arena':>8}" if args.rematerialize else ""),
           flush=True)
     with tempfile.TemporaryDirectory(prefix="kiln-plan-") as scratch:
@@ -136,7 +147,8 @@ def main() -> int:
                       f"{mib(plan['lower_bound']):>10} {mib(plan['naive']):>10} "
                       f"{plan['ratio']:6.3f} {plan['compile_s']:9.2f} "
                       f"{(mib(rss) if rss else '?'):>12} "
-                      f"{(f'{weights:9.2f}' if weights else '?'):>9}{smallest}", flush=True)
+                      f"{(f'{weights:9.2f}' if weights else '?'):>9} "
+                      f"{(mib(plan['floor']) if plan['floor'] else '?'):>10}{smallest}", flush=True)
                 if plan["ratio"] > args.max_ratio:
                     failures.append(f"{model} ({target}): arena {plan['ratio']:.3f}x its bound")
     if args.json:

@@ -154,20 +154,63 @@ int64_t ProgramLiveness::peakStep(uint64_t alignment) const {
 
 SmallVector<ProgramLiveness::LiveBuffer> ProgramLiveness::buffersLiveAt(int64_t step) {
   SmallVector<LiveBuffer> live;
+  DenseMap<unsigned, unsigned> entry;
   for (auto [i, alloc] : llvm::enumerate(allocs)) {
     const BufferLifetime &slot = slots[slotOf[i]];
     if (slot.firstStep > step || step > slot.lastStep)
       continue;
+    auto [it, inserted] = entry.try_emplace(slotOf[i], live.size());
+    if (inserted)
+      live.push_back({slotOf[i], slot.size, {}});
     Operation *writer = nullptr;
     for (Operation *candidate : steps)
       for (Value output : cast<program::StepOpInterface>(candidate).getStepOutputs())
         if (!writer && program::rootBuffer(output).getDefiningOp() == alloc.getOperation())
           writer = candidate;
-    live.push_back({static_cast<unsigned>(i), program::bufferBytes(alloc.getType()), writer});
+    if (writer)
+      live[it->second].writers.push_back(writer);
   }
   llvm::stable_sort(live,
                     [](const LiveBuffer &a, const LiveBuffer &b) { return a.bytes > b.bytes; });
   return live;
+}
+
+std::pair<int64_t, uint64_t> ProgramLiveness::largestStep(uint64_t alignment) const {
+  std::pair<int64_t, uint64_t> largest{0, 0};
+  for (auto [at, op] : llvm::enumerate(steps)) {
+    // An output the step may write over an input (whatever the order makes of it) shares its
+    // bytes; every other allocation it binds is live while it runs.
+    llvm::SmallPtrSet<Operation *, 8> shared;
+    auto step = cast<program::StepOpInterface>(op);
+    ArrayRef<int64_t> pairs = step.getInPlacePairs();
+    for (size_t p = 0; p + 1 < pairs.size(); p += 2) {
+      Value input = step.getStepInputs()[pairs[p]], output = step.getStepOutputs()[pairs[p + 1]];
+      if (wholeBuffer(input) && wholeBuffer(output) &&
+          program::bufferBytes(cast<MemRefType>(input.getType())) ==
+              program::bufferBytes(cast<MemRefType>(output.getType())))
+        shared.insert(program::rootBuffer(output).getDefiningOp());
+    }
+    llvm::SmallPtrSet<Operation *, 8> bound;
+    uint64_t bytes = 0;
+    for (Value operand : op->getOperands()) {
+      auto alloc = program::rootBuffer(operand).getDefiningOp<program::AllocOp>();
+      if (!alloc || shared.contains(alloc) || !bound.insert(alloc).second)
+        continue;
+      bytes += alignedBufferSize(program::bufferBytes(alloc.getType()), alignment);
+    }
+    if (bytes > largest.second)
+      largest = {static_cast<int64_t>(at), bytes};
+  }
+  return largest;
+}
+
+std::string describeWriters(ArrayRef<Operation *> writers) {
+  if (writers.empty())
+    return "no step";
+  std::string text = describeStep(writers.front());
+  for (auto [k, writer] : llvm::enumerate(writers.drop_front()))
+    text += (k == 0 ? ", then in place by " : ", ") + describeStep(writer);
+  return text;
 }
 
 void printMemoryPeak(program::ProgramOp program, llvm::raw_ostream &os, uint64_t alignment) {
@@ -178,10 +221,14 @@ void printMemoryPeak(program::ProgramOp program, llvm::raw_ostream &os, uint64_t
   os << "memory peak: " << liveness.liveBytesPerStep(alignment)[peak] << " bytes live at step "
      << peak << " (" << describeStep(liveness.steps[peak]) << ")\n";
   for (const ProgramLiveness::LiveBuffer &buffer : liveness.buffersLiveAt(peak)) {
-    const BufferLifetime &slot = liveness.slots[liveness.slotOf[buffer.alloc]];
+    const BufferLifetime &slot = liveness.slots[buffer.slot];
     os << "  " << buffer.bytes << " bytes, steps " << slot.firstStep << "-" << slot.lastStep
-       << ", written by " << (buffer.writer ? describeStep(buffer.writer) : "no step") << "\n";
+       << ", written by " << describeWriters(buffer.writers) << "\n";
   }
+  auto [largest, bytes] = liveness.largestStep(alignment);
+  os << "memory floor: " << bytes << " bytes bound by step " << largest << " ("
+     << describeStep(liveness.steps[largest])
+     << ") alone: no order or recomputation of whole values plans less\n";
 }
 
 } // namespace kiln

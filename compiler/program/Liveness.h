@@ -42,14 +42,19 @@ struct ProgramLiveness {
   /// The first step where the most bytes are live.
   int64_t peakStep(uint64_t alignment) const;
 
-  /// An allocation live at a step, and the step that writes it first (null when none does).
+  /// A slot live at a step, and the steps that write its allocations (the first writer of each,
+  /// in program order: a value, then what is written over it in place).
   struct LiveBuffer {
-    unsigned alloc;
+    unsigned slot;
     uint64_t bytes;
-    mlir::Operation *writer;
+    llvm::SmallVector<mlir::Operation *> writers;
   };
-  /// The allocations live at `step`, largest first.
+  /// The slots live at `step`, largest first.
   llvm::SmallVector<LiveBuffer> buffersLiveAt(int64_t step);
+  /// The step whose own bindings take the most bytes (the slots of its inputs and outputs, an
+  /// output written in place over its input counted once), and those bytes: no order of the
+  /// steps and no recomputation of whole values plans an arena below them.
+  std::pair<int64_t, uint64_t> largestStep(uint64_t alignment) const;
 };
 
 /// The live ranges of `program`'s allocations; with `inPlace`, in-place dispatch outputs share
@@ -58,6 +63,8 @@ ProgramLiveness computeLiveness(program::ProgramOp program, bool inPlace);
 
 /// A step's name for messages and reports: its description, or what it runs.
 std::string describeStep(mlir::Operation *step);
+/// Who wrote a live buffer, for messages: "no step", "A", or "A, then in place by B, C".
+std::string describeWriters(llvm::ArrayRef<mlir::Operation *> writers);
 
 /// Prints the step where the most bytes are live and the allocations live there, largest first,
 /// each with the step that writes it (the memory plan's peak, for --report).

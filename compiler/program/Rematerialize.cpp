@@ -256,7 +256,12 @@ LogicalResult Rematerializer::fail(ProgramLiveness &liveness, uint64_t best, uin
              << " are live, and recomputing none of these lowers it:";
   for (const ProgramLiveness::LiveBuffer &buffer : liveness.buffersLiveAt(peak))
     diagnostic << " " << formatBytes(buffer.bytes) << " written by "
-               << (buffer.writer ? describeStep(buffer.writer) : "no step") << ";";
+               << describeWriters(buffer.writers) << ";";
+  auto [largest, floor] = liveness.largestStep(alignment_);
+  if (floor > limit_)
+    diagnostic << " No plan fits: step " << largest << " (" << describeStep(liveness.steps[largest])
+               << ") alone binds " << formatBytes(floor) << " (" << floor
+               << " bytes) of inputs and outputs at once.";
   return failure();
 }
 
