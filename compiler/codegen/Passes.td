@@ -78,6 +78,30 @@ def DistributeWorkgroupsPass : Pass<"kiln-distribute-workgroups", "mlir::ModuleO
   let dependentDialects = ["::mlir::affine::AffineDialect", "::mlir::scf::SCFDialect"];
 }
 
+def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::ModuleOp"> {
+  let summary = "Splits reductions to few values over long rows into chunks (CUDA)";
+  let description = [{
+    Runs on the dispatch functions on tensors, before their row tiles, for CUDA, whose kernels
+    spread the points of a reduction's result over the threads. A reduction with fewer than
+    `max-results` result points and at least `min-length` elements reduced into each (a sum of a
+    whole tensor, the norms of a few long rows) is split by upstream `linalg::splitReduction`:
+    a first reduction computes a partial value per chunk of each result's elements (up to 4096
+    chunks of at least 256 elements, their number dividing the length; chunk c takes the elements
+    c, c + chunks, ..., so neighbouring threads read neighbouring elements), a second
+    folds each result's partial values. Several reduced dimensions are first collapsed into one
+    where they are contiguous in every operand. The sum's rounding differs from the sequential
+    one by what reordering a float sum costs; maxima and minima are unchanged.
+  }];
+  let options = [
+    Option<"maxResults", "max-results", "int64_t", /*default=*/"64",
+           "Split only reductions with fewer result points than this">,
+    Option<"minLength", "min-length", "int64_t", /*default=*/"8192",
+           "Split only reductions of at least this many elements into each result point">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp"> {
   let summary = "Turns each bufferized dispatch function into grid-stride CUDA kernels";
   let description = [{

@@ -203,6 +203,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     addTextual(kernels, "canonicalize,cse");
   } else if (stage == "destinations") {
     mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
+    kernels.addPass(createSplitReductionsPass());
     TileDispatchesPassOptions tile;
     tile.tile = false;
     tile.rowTiles = true;

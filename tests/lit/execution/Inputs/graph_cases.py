@@ -405,6 +405,22 @@ def neural_network_cases():
     out.append(Case("layer_norm_long_rows", [normal((64, 4096), 3), normal((4096,)), normal((4096,))],
                     "%r = graph.layer_norm %a0, %a1, %a2 {axis = 1 : i64} : (tensor<64x4096xf32>, tensor<4096xf32>, tensor<4096xf32>) -> tensor<64x4096xf32>",
                     "tensor<64x4096xf32>", layer_norm))
+    # Reductions to few values over many elements: on CUDA each is split into chunks reduced by
+    # many threads, then the chunks' partial values folded (kiln-split-reductions).
+    out.append(Case("reduce_sum_whole", [normal((64, 4096))],
+                    "%r = graph.reduce_sum %a0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<64x4096xf32>) -> tensor<f32>",
+                    "tensor<f32>", lambda x: np.sum(x.astype(np.float64))))
+    out.append(Case("reduce_max_long_rows", [normal((8, 65536), 5)],
+                    "%r = graph.reduce_max %a0 {axes = array<i64: 1>, keepdims = true} : (tensor<8x65536xf32>) -> tensor<8x1xf32>",
+                    "tensor<8x1xf32>", lambda x: x.max(axis=1, keepdims=True)))
+    out.append(Case("reduce_mean_inner_dims", [normal((2, 3, 8192))],
+                    "%r = graph.reduce_mean %a0 {axes = array<i64: 1, 2>, keepdims = false} : (tensor<2x3x8192xf32>) -> tensor<2xf32>",
+                    "tensor<2xf32>", lambda x: x.astype(np.float64).mean(axis=(1, 2))))
+    out.append(Case("softmax_few_long_rows", [normal((4, 16384), 4)],
+                    "%r = graph.softmax %a0 {axis = 1 : i64} : tensor<4x16384xf32>",
+                    "tensor<4x16384xf32>",
+                    lambda x: np.exp(x - x.max(1, keepdims=True))
+                    / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)))
     return out
 
 

@@ -1,0 +1,126 @@
+//===- SplitReductions.cpp - Long reductions to few values over many threads ---===//
+//
+// On CUDA the threads of a kernel take the points of its result: a reduction that computes few
+// values (the sum of a whole tensor, the norms of a few long rows) ran on as many threads as it
+// has results, one thread summing a million elements. This pass splits such a reduction in two
+// (upstream linalg::splitReduction): the first computes one partial value per chunk of each
+// result's elements (many rows, which the CUDA kernels spread over the grid), the second folds
+// each result's partial values. Reductions over several dimensions are first collapsed into one
+// (linalg::collapseOpIterationDims) where the dimensions are contiguous in every operand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_SPLITREDUCTIONSPASS
+#include "compiler/codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// The most chunks a reduction is split into (threads reading it at once), and the fewest
+/// elements a chunk keeps.
+constexpr int64_t kMaxChunks = 4096;
+constexpr int64_t kMinChunk = 256;
+
+/// The number of chunks for a reduction of `length` elements: the largest divisor of `length`
+/// up to kMaxChunks that leaves chunks of kMinChunk elements or more; 1 when there is none.
+int64_t chunksFor(int64_t length) {
+  for (int64_t chunks = std::min(kMaxChunks, length / kMinChunk); chunks > 1; --chunks)
+    if (length % chunks == 0)
+      return chunks;
+  return 1;
+}
+
+struct SplitReductionsPass : impl::SplitReductionsPassBase<SplitReductionsPass> {
+  using Base::Base;
+
+  /// The reduction loops of `op` when it is one to split: tensors, one result, static loops,
+  /// fewer than `maxResults` result points and at least `minLength` elements reduced into each,
+  /// the reduction loops consecutive and contiguous in every operand.
+  std::optional<ReassociationIndices> splittable(linalg::GenericOp op) {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+      return std::nullopt;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return std::nullopt;
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    int64_t results = 1, length = 1;
+    for (auto [d, range] : llvm::enumerate(ranges))
+      (llvm::is_contained(reductions, d) ? length : results) *= range;
+    if (results >= maxResults || length < minLength)
+      return std::nullopt;
+    ReassociationIndices dims(reductions.begin(), reductions.end());
+    for (size_t k = 1; k < dims.size(); ++k)
+      if (dims[k] != dims[k - 1] + 1)
+        return std::nullopt;
+    if (dims.size() > 1 && !linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {dims}))
+      return std::nullopt;
+    return dims;
+  }
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, ReassociationIndices>> candidates;
+    getOperation().walk([&](func::FuncOp function) {
+      if (!function->hasAttr(kDispatchAttr) || function.isExternal())
+        return;
+      function.walk([&](linalg::GenericOp op) {
+        if (std::optional<ReassociationIndices> dims = splittable(op))
+          candidates.push_back({op, *dims});
+      });
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto [op, dims] : candidates) {
+      linalg::LinalgOp reduction = op;
+      rewriter.setInsertionPoint(op);
+      if (dims.size() > 1) {
+        FailureOr<linalg::CollapseResult> collapsed =
+            linalg::collapseOpIterationDims(op, {dims}, rewriter);
+        if (failed(collapsed))
+          continue;
+        rewriter.replaceOp(op, collapsed->results);
+        reduction = collapsed->collapsedOp;
+      }
+      SmallVector<unsigned> reductions;
+      reduction.getReductionDims(reductions);
+      int64_t chunks = chunksFor(reduction.getStaticLoopRanges()[reductions.front()]);
+      if (chunks <= 1)
+        continue;
+      // The chunk index is the last dimension of the partial values (each result's chunks side
+      // by side) and the inner part of the split loop: chunk c takes the elements c, c + chunks,
+      // ..., so neighbouring threads read neighbouring elements (coalesced on a GPU).
+      unsigned index = reduction.getRank(reduction.getDpsInitOperand(0));
+      auto control = [&](linalg::LinalgOp) {
+        return linalg::SplitReductionOptions{chunks, index, /*innerParallel=*/true};
+      };
+      FailureOr<linalg::SplitReductionResult> split =
+          linalg::splitReduction(rewriter, reduction, control);
+      // Not splittable (no neutral element of the combining op, say): it stays as it is.
+      if (failed(split))
+        continue;
+      // The chunks' loop outermost, so that they become the kernel's parallel points and each
+      // runs its share of the reduction.
+      auto partial = dyn_cast<linalg::GenericOp>(split->splitLinalgOp.getOperation());
+      if (!partial)
+        continue;
+      SmallVector<unsigned> order, reduced;
+      for (auto [d, type] : llvm::enumerate(partial.getIteratorTypesArray()))
+        (type == utils::IteratorType::parallel ? order : reduced).push_back(d);
+      order.append(reduced.begin(), reduced.end());
+      rewriter.setInsertionPoint(partial);
+      (void)linalg::interchangeGenericOp(rewriter, partial, order);
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln
