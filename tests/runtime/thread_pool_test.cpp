@@ -2,6 +2,8 @@
 
 #include "runtime/src/cpu/thread_pool.h"
 
+#include "runtime/src/cpu/denormals.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -53,6 +55,38 @@ TEST(ThreadPoolTest, SingleThreadRunsOnTheCaller) {
   bool elsewhere = false;
   pool.parallelFor(50, [&](size_t) { elsewhere |= std::this_thread::get_id() != caller; });
   EXPECT_FALSE(elsewhere);
+}
+
+/// A product whose exact result, 1e-40, is denormal in f32; volatile keeps it at run time.
+float denormalProduct() {
+  volatile float a = 1e-20f, b = 1e-20f;
+  return a * b;
+}
+
+// Tests that the pool's workers compute with denormals flushed to zero, and that a caller's
+// thread flushes them only inside a ScopedFlushDenormals, its own mode restored after.
+TEST(ThreadPoolTest, WorkersFlushDenormalsAndCallersGetTheirModeBack) {
+#if defined(__SSE__) || defined(__x86_64__)
+  ThreadPool pool(2);
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> workerProducts{0}, flushed{0};
+  pool.parallelFor(200, [&](size_t) {
+    if (std::this_thread::get_id() == caller)
+      return;
+    workerProducts.fetch_add(1);
+    if (denormalProduct() == 0.0f)
+      flushed.fetch_add(1);
+  });
+  EXPECT_EQ(flushed.load(), workerProducts.load());
+  EXPECT_GT(denormalProduct(), 0.0f) << "the caller's thread flushes outside a run";
+  {
+    ScopedFlushDenormals flush;
+    EXPECT_EQ(denormalProduct(), 0.0f);
+  }
+  EXPECT_GT(denormalProduct(), 0.0f) << "the caller's mode was not restored";
+#else
+  GTEST_SKIP() << "no MXCSR on this processor";
+#endif
 }
 
 }  // namespace

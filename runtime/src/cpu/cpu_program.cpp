@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "runtime/src/cpu/denormals.h"
 #include "runtime/src/tensor.h"
 
 namespace kiln::runtime::cpu {
@@ -198,6 +199,7 @@ void CpuProgram::releaseContext(std::unique_ptr<RunContext> context) {
 }
 
 Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inputs) {
+  ScopedFlushDenormals flush;
   for (size_t i = 0; i < context.inputs.size(); ++i) {
     // Kernels never write inputs; the ABI passes every binding as a mutable pointer.
     context.inputs[i] = const_cast<void*>(inputs[i]->host.data());

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "runtime/src/cpu/denormals.h"
+
 namespace kiln::runtime::cpu {
 
 StreamThreads::~StreamThreads() {
@@ -32,6 +34,7 @@ void StreamThreads::start(std::function<void()> task) {
 }
 
 void StreamThreads::loop(Worker* worker) {
+  flushDenormalsOnThisThread();
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     worker->wake.wait(lock, [&] { return worker->task || stopping_; });

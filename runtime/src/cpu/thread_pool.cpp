@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "runtime/src/cpu/denormals.h"
+
 namespace kiln::runtime::cpu {
 
 ThreadPool::ThreadPool(size_t num_threads) {
@@ -67,6 +69,7 @@ void ThreadPool::run(size_t count, Iteration iteration, void* context) {
 }
 
 void ThreadPool::workerLoop() {
+  flushDenormalsOnThisThread();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     work_available_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
