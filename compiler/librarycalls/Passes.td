@@ -32,7 +32,8 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
     - GELU, however the exporter wrote it (the elementwise ops reading the result, with splat
       constants, recognized by evaluating them): the exact form becomes oneDNN's `gelu_erf`
       (cuBLASLt has none: it stays a generated kernel), the tanh approximation oneDNN's
-      `gelu_tanh` and cuBLASLt's `gelu` epilogue.
+      `gelu_tanh` and cuBLASLt's `gelu` epilogue; SiLU (`x * sigmoid(x)`, recognized the same
+      way) becomes oneDNN's `swish` (on CUDA it stays a generated kernel).
 
     A `graph.matmul` reads its operands through the `graph.transpose`, `graph.slice` (positive
     steps), `graph.split` and reshapes before them, and writes its result through the

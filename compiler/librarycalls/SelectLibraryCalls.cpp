@@ -59,6 +59,8 @@ struct Target {
   bool (*supports)(const CallPlan &plan);
   /// The post-op names of GELU's erf form and its tanh approximation ("" where not fused).
   llvm::StringLiteral geluErf, geluTanh;
+  /// The post-op name of SiLU (swish), x * sigmoid(x) ("" where not fused).
+  llvm::StringLiteral swish;
   /// Whether strided operands must be matrix layouts (cuBLASLt) rather than any strides (oneDNN).
   bool matrixLayoutsOnly;
   /// Whether the library takes `allow_tf32` (set where kiln-assign-precision marked the op
@@ -241,7 +243,7 @@ bool eltwiseParametersAgree(const CallPlan &plan) {
     if (kind == "add")
       continue;
     std::pair<float, float> args{0.0f, 0.0f};
-    if (kind != "relu" && kind != "gelu_erf" && kind != "gelu_tanh") {
+    if (kind != "relu" && kind != "gelu_erf" && kind != "gelu_tanh" && kind != "swish") {
       args = {plan.postOpArgs[next], plan.postOpArgs[next + 1]};
       next += 2;
     }
@@ -291,7 +293,8 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   return success();
 }
 
-/// The elementwise ops a GELU may be written with, evaluated on one value; nothing for others.
+/// The elementwise ops a GELU or SiLU may be written with, evaluated on one value; nothing for
+/// others.
 std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operands) {
   StringRef name = op->getName().getStringRef();
   if (operands.size() == 2) {
@@ -320,20 +323,23 @@ std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operan
       return std::sqrt(a);
     if (name == "graph.exp")
       return std::exp(a);
+    if (name == "graph.sigmoid")
+      return 1.0 / (1.0 + std::exp(-a));
   }
   return std::nullopt;
 }
 
-/// The GELU that elementwise ops reading `x` compute, whatever order and association the
-/// exporter wrote it in, with those ops in block order (the last one's result is GELU(x)):
-/// "gelu_erf" for x (1 + erf(x / sqrt 2)) / 2, "gelu_tanh" for the tanh approximation. The
+/// The activation that elementwise ops reading `x` compute, whatever order and association the
+/// exporter wrote it in, with those ops in block order (the last one's result is the
+/// activation of x): "gelu_erf" for x (1 + erf(x / sqrt 2)) / 2, "gelu_tanh" for GELU's tanh
+/// approximation, "swish" for SiLU, x sigmoid(x) (`x * Sigmoid(x)` as exporters write it). The
 /// candidates are the elementwise ops after `x` computing from `x`, each other and splat
 /// constants only; each candidate result is tried with the ops it depends on, which must be
 /// every reader of `x` and read only by each other. They are recognized by evaluating them where
 /// the two forms (and anything else) differ, within what the constants' precision allows: in
 /// bf16, 1 / sqrt 2 and tanh's constants are off by up to 2e-3 (relative), more than the two forms
 /// differ, so there the form is the one whose function (erf or tanh) the ops hold.
-std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
+std::pair<StringRef, SmallVector<Operation *>> matchActivation(Value x) {
   constexpr size_t kMaxOps = 16;
   Operation *definer = x.getDefiningOp();
   if (!definer || x.use_empty())
@@ -378,6 +384,7 @@ std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
   auto geluTanh = [](double v) {
     return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
   };
+  auto swish = [](double v) { return v / (1.0 + std::exp(-v)); };
   for (Operation *last : cone) {
     // The ops `last` depends on, in block order.
     llvm::SmallPtrSet<Operation *, 16> slice{last};
@@ -408,10 +415,11 @@ std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
     bool tanhForm = !byFunction || llvm::any_of(ops, [](Operation *op) {
       return isa<graph::TanhOp, graph::SigmoidOp>(op);
     });
+    bool swishForm = true;
     for (double at : {-6.0, -3.0, -1.5, -0.7, -0.2, 0.0, 0.3, 0.9, 1.7, 2.5, 5.0}) {
       std::optional<double> value = evaluate(ops, at);
       if (!value) {
-        erfForm = tanhForm = false;
+        erfForm = tanhForm = swishForm = false;
         break;
       }
       auto near = [&](double expected) {
@@ -419,7 +427,11 @@ std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
       };
       erfForm &= near(geluErf(at));
       tanhForm &= near(geluTanh(at));
+      swishForm &= near(swish(at));
     }
+    // SiLU differs from both GELUs by 0.1 and more at these points.
+    if (swishForm)
+      return {"swish", ops};
     // The two forms differ by up to 5e-4 at these points: at most one matches.
     if (erfForm != tanhForm)
       return {erfForm ? "gelu_erf" : "gelu_tanh", ops};
@@ -431,8 +443,10 @@ std::pair<StringRef, SmallVector<Operation *>> matchGelu(Value x) {
 void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
   while (true) {
     CallPlan before = plan;
-    if (auto [form, gelu] = matchGelu(plan.result); !gelu.empty()) {
-      StringRef kind = form == "gelu_erf" ? plan.target->geluErf : plan.target->geluTanh;
+    if (auto [form, gelu] = matchActivation(plan.result); !gelu.empty()) {
+      StringRef kind = form == "gelu_erf"    ? plan.target->geluErf
+                       : form == "gelu_tanh" ? plan.target->geluTanh
+                                             : plan.target->swish;
       if (kind.empty())
         break;
       plan.postOps.push_back(kind);
@@ -1046,6 +1060,7 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              cudaSupports,
                              "",
                              "gelu",
+                             /*swish=*/"",
                              /*matrixLayoutsOnly=*/true,
                              /*tf32=*/true,
                              /*f32Result=*/false,
@@ -1062,6 +1077,7 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             cpuSupports,
                             "gelu_erf",
                             "gelu_tanh",
+                            /*swish=*/"swish",
                             /*matrixLayoutsOnly=*/false,
                             /*tf32=*/false,
                             /*f32Result=*/true,

@@ -107,8 +107,8 @@ constexpr Param kPointToPointParams[] = {{"devices", Kind::Int, Count::Any, true
 constexpr Param kCublasLtParams[] = {{"allow_tf32", Kind::Bool}};
 constexpr Param kCudnnParams[] = {{"allow_tf32", Kind::Bool}, {"channels_last", Kind::Bool}};
 
-constexpr PostOp kOneDnnPostOps[] = {{"relu", 0}, {"clip", 2}, {"linear", 2}, {"add", 0},
-                                     {"gelu_erf", 0}, {"gelu_tanh", 0}};
+constexpr PostOp kOneDnnPostOps[] = {{"relu", 0},     {"clip", 2},      {"linear", 2}, {"add", 0},
+                                     {"gelu_erf", 0}, {"gelu_tanh", 0}, {"swish", 0}};
 constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
 constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
 

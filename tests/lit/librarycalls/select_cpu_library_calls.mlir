@@ -453,3 +453,28 @@ func.func @pools(%x: tensor<1x8x16x16xf32>, %y: tensor<1x2x9x9xf32>, %h: tensor<
   %6 = graph.max_pool %y {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 3, 3>} : (tensor<1x2x9x9xf32>) -> tensor<1x2x3x3xf32>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<1x8x8x8xf32>, tensor<1x2x5x5xf32>, tensor<1x8x16x16xf32>, tensor<1x2x5x5xf32>, tensor<1x2x5x5xf16>, tensor<1x4x8x16xf32>, tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// Tests that SiLU as exporters write it (x * Sigmoid(x), either operand order) after a
+// convolution with a bias (a tensor operand: the post-op add), and after a matrix product (Llama's gate), becomes oneDNN's swish
+// post-op, with none of its math left; a sigmoid alone (a gate read by another product) stays.
+// CHECK-LABEL: func.func @conv_silu
+// CHECK: call @onednn.convolution_{{[0-9]+}}(%{{.+}}, %{{.+}}, %{{.+}}) {{.*}}post_ops = ["add", "swish"]
+// CHECK: call @onednn.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}) {post_ops = ["swish"]}
+// CHECK: call @onednn.matmul_{{[0-9]+}}
+// CHECK-NOT: post_ops
+// CHECK: graph.sigmoid
+// CHECK-NOT: graph.sigmoid
+func.func @conv_silu(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<1x8x1x1xf32>, %a: tensor<4x16xf32>, %m: tensor<16x8xf32>) -> (tensor<1x8x16x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = graph.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %1 = graph.add %0, %b : (tensor<1x8x16x16xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x16x16xf32>
+  %2 = graph.sigmoid %1 : tensor<1x8x16x16xf32>
+  %3 = graph.mul %1, %2 : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %4 = graph.matmul %a, %m : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %5 = graph.sigmoid %4 : tensor<4x8xf32>
+  %6 = graph.mul %5, %4 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %7 = graph.matmul %a, %m : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %8 = graph.sigmoid %7 : tensor<4x8xf32>
+  return %3, %6, %8 : tensor<1x8x16x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -11,7 +11,9 @@ namespace {
 
 /// The argument count of each post-op kind; -1 for an unknown kind.
 int postOpArgCount(const std::string& kind) {
-  if (kind == "relu" || kind == "add" || kind == "gelu_erf" || kind == "gelu_tanh") return 0;
+  if (kind == "relu" || kind == "add" || kind == "gelu_erf" || kind == "gelu_tanh" ||
+      kind == "swish")
+    return 0;
   if (kind == "clip" || kind == "linear") return 2;
   return -1;
 }
@@ -50,7 +52,7 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
     int arg_count = postOpArgCount(kind);
     if (arg_count < 0)
       return call.invalid("post-op " + std::to_string(i) + " is '" + kind +
-                          "'; expected relu, clip, linear or add");
+                          "'; expected relu, gelu_erf, gelu_tanh, swish, clip, linear or add");
     if (next_arg + arg_count > args.size())
       return call.invalid("post-op " + std::to_string(i) + " ('" + kind + "') needs " +
                           std::to_string(arg_count) + " values of 'post_op_args', which has " +
@@ -63,6 +65,9 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
     } else if (kind == "gelu_tanh") {
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+    } else if (kind == "swish") {
+      // oneDNN's swish is x * sigmoid(alpha x); SiLU is alpha = 1.
+      epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
     } else if (kind == "clip") {
       if (!(a[0] <= a[1]))
         return call.invalid("clip post-op " + std::to_string(i) + " has low bound " +

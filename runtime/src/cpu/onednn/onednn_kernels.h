@@ -44,6 +44,7 @@
 //                "relu"       max(x, 0)                               no arguments
 //                "gelu_erf"   x * (1 + erf(x / sqrt 2)) / 2           no arguments
 //                "gelu_tanh"  its tanh approximation                  no arguments
+//                "swish"      x * sigmoid(x) (SiLU)                   no arguments
 //                "clip"       min(max(x, low), high)                  arguments low, high
 //                "linear"     scale * x + shift                       arguments scale, shift
 //                "add"        x + operand, the operand is the next extra binding; its dims

@@ -405,6 +405,22 @@ def neural_network_cases():
     out.append(Case("layer_norm_long_rows", [normal((64, 4096), 3), normal((4096,)), normal((4096,))],
                     "%r = graph.layer_norm %a0, %a1, %a2 {axis = 1 : i64} : (tensor<64x4096xf32>, tensor<4096xf32>, tensor<4096xf32>) -> tensor<64x4096xf32>",
                     "tensor<64x4096xf32>", layer_norm))
+    # SiLU after a convolution and after a matrix product: oneDNN's swish post-op on the CPU, a
+    # generated kernel after the call on CUDA.
+    def silu(v):
+        return v / (1.0 + np.exp(-v))
+
+    out.append(Case("conv_silu", [normal((1, 3, 8, 8)), normal((4, 3, 3, 3), 0.5), normal((4,))],
+                    "%c = graph.conv %a0, %a1, %a2 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>\n"
+                    "  %s = graph.sigmoid %c : tensor<1x4x8x8xf32>\n"
+                    "  %r = graph.mul %c, %s : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>",
+                    "tensor<1x4x8x8xf32>",
+                    lambda x, w, b: silu(reference_conv(x, w, b, (1, 1), (1, 1), (1, 1), (1, 1), 1))))
+    out.append(Case("matmul_silu", [normal((4, 16)), normal((16, 8), 0.5)],
+                    "%m = graph.matmul %a0, %a1 : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>\n"
+                    "  %s = graph.sigmoid %m : tensor<4x8xf32>\n"
+                    "  %r = graph.mul %s, %m : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>",
+                    "tensor<4x8xf32>", lambda p, q: silu(p @ q)))
     # Reductions to few values over many elements: on CUDA each is split into chunks reduced by
     # many threads, then the chunks' partial values folded (kiln-split-reductions).
     out.append(Case("reduce_sum_whole", [normal((64, 4096))],
