@@ -57,6 +57,42 @@ TEST(ThreadPoolTest, SingleThreadRunsOnTheCaller) {
   EXPECT_FALSE(elsewhere);
 }
 
+// Tests that a pool on OpenMP's threads runs every iteration once, serves several callers at
+// once, uses the threads it was made with, and runs a pool of one on the caller.
+TEST(ThreadPoolTest, OpenMpPoolRunsEveryIterationOnceForEveryCaller) {
+  ThreadPool pool(3, /*openmp=*/true);
+  EXPECT_EQ(pool.threadCount(), 3u);
+  for (size_t count : {0u, 1u, 2u, 7u, 1000u}) {
+    std::vector<std::atomic<int>> hits(count);
+    pool.parallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(hits[i].load(), 1) << "count " << count << " i " << i;
+  }
+  constexpr int kCallers = 4;
+  constexpr size_t kCount = 300;
+  std::vector<uint64_t> sums(kCallers, 0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 20; ++round) {
+        std::atomic<uint64_t> sum{0};
+        pool.parallelFor(kCount, [&](size_t i) { sum.fetch_add(i * (c + 1)); });
+        sums[c] += sum.load();
+      }
+    });
+  }
+  for (std::thread &caller : callers)
+    caller.join();
+  for (int c = 0; c < kCallers; ++c)
+    EXPECT_EQ(sums[c], 20u * (c + 1) * (kCount * (kCount - 1) / 2)) << "caller " << c;
+
+  ThreadPool single(1, /*openmp=*/true);
+  std::thread::id caller = std::this_thread::get_id();
+  bool elsewhere = false;
+  single.parallelFor(50, [&](size_t) { elsewhere |= std::this_thread::get_id() != caller; });
+  EXPECT_FALSE(elsewhere);
+}
+
 /// A product whose exact result, 1e-40, is denormal in f32; volatile keeps it at run time.
 float denormalProduct() {
   volatile float a = 1e-20f, b = 1e-20f;
@@ -84,6 +120,16 @@ TEST(ThreadPoolTest, WorkersFlushDenormalsAndCallersGetTheirModeBack) {
     EXPECT_EQ(denormalProduct(), 0.0f);
   }
   EXPECT_GT(denormalProduct(), 0.0f) << "the caller's mode was not restored";
+  // OpenMP's threads flush inside the pool's regions, and get their mode back after.
+  ThreadPool openmp(2, /*openmp=*/true);
+  std::atomic<int> products{0}, zeros{0};
+  openmp.parallelFor(64, [&](size_t) {
+    products.fetch_add(1);
+    if (denormalProduct() == 0.0f)
+      zeros.fetch_add(1);
+  });
+  EXPECT_EQ(zeros.load(), products.load());
+  EXPECT_GT(denormalProduct(), 0.0f);
 #else
   GTEST_SKIP() << "no MXCSR on this processor";
 #endif

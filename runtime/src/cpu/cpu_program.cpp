@@ -33,7 +33,9 @@ void CpuProgram::RunContext::FreeArena::operator()(void* arena) const { std::fre
 
 CpuProgram::CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
                        std::shared_ptr<Collectives> collectives)
-    : artifact_(std::move(artifact)), collectives_(std::move(collectives)), pool_(num_threads) {}
+    : artifact_(std::move(artifact)),
+      collectives_(std::move(collectives)),
+      pool_(num_threads, /*openmp=*/true) {}
 
 CpuProgram::~CpuProgram() = default;
 

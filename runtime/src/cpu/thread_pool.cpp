@@ -8,8 +8,10 @@
 
 namespace kiln::runtime::cpu {
 
-ThreadPool::ThreadPool(size_t num_threads) {
-  size_t workers = num_threads > 1 ? num_threads - 1 : 0;
+ThreadPool::ThreadPool(size_t num_threads, bool openmp)
+    : threads_(std::max<size_t>(num_threads, 1)), openmp_(openmp) {
+  if (openmp_) return;
+  size_t workers = threads_ - 1;
   workers_.reserve(workers);
   for (size_t i = 0; i < workers; ++i) workers_.emplace_back([this] { workerLoop(); });
 }
@@ -40,6 +42,20 @@ void ThreadPool::removeFromQueue(Job* job) {
 
 void ThreadPool::run(size_t count, Iteration iteration, void* context) {
   if (count == 0) return;
+  if (openmp_ && count > 1 && threads_ > 1) {
+    // Inside another parallel region (a caller's own), OpenMP runs this one on the caller alone.
+    std::atomic<size_t> next{0};
+    const int threads = static_cast<int>(std::min(threads_, count));
+#pragma omp parallel num_threads(threads)
+    {
+      // OpenMP's threads are oneDNN's too: the mode is theirs again after the region.
+      ScopedFlushDenormals flush;
+      for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < count;
+           i = next.fetch_add(1, std::memory_order_relaxed))
+        iteration(context, i);
+    }
+    return;
+  }
   if (count == 1 || workers_.empty()) {
     for (size_t i = 0; i < count; ++i) iteration(context, i);
     return;

@@ -5,6 +5,11 @@
 // shared queue, the workers take iterations from the oldest job first, and the calling thread
 // works on its own job too, so a call always makes progress even when every worker is busy.
 //
+// Or, made with `openmp`, no threads of its own: each call is an OpenMP parallel region of the
+// pool's thread count (the calling thread and OpenMP's), the threads oneDNN's calls run on. A
+// program's kernels and its library calls then share one set of threads instead of two sets
+// taking turns on the same cores (OpenMP's threads spin for a while after each oneDNN call).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_RUNTIME_SRC_CPU_THREAD_POOL_H_
@@ -25,13 +30,13 @@ class ThreadPool {
  public:
   /// Makes a pool in which `num_threads` threads run each `parallelFor`: the caller and
   /// `num_threads - 1` workers (0 is read as 1).
-  explicit ThreadPool(size_t num_threads);
+  explicit ThreadPool(size_t num_threads, bool openmp = false);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   /// The threads that run a `parallelFor`, counting the caller.
-  size_t threadCount() const { return workers_.size() + 1; }
+  size_t threadCount() const { return threads_; }
 
   /// Calls `fn(i)` once for every i in [0, count), on the caller's thread and the workers, in
   /// any order, and returns when all calls have returned. Thread-safe. `fn` must not throw.
@@ -71,6 +76,8 @@ class ThreadPool {
   std::deque<Job*> queue_;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
+  size_t threads_ = 1;
+  bool openmp_ = false;
 };
 
 }  // namespace kiln::runtime::cpu
