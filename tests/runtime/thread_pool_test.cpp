@@ -13,10 +13,9 @@
 namespace kiln::runtime::cpu {
 namespace {
 
-// Tests that every index runs exactly once; a lost or repeated workgroup would change a count.
-TEST(ThreadPoolTest, RunsEveryIterationOnce) {
-  ThreadPool pool(4);
-  EXPECT_EQ(pool.threadCount(), 4u);
+/// Expects every index of a parallelFor to run exactly once; a lost or repeated workgroup would
+/// change a count.
+void expectEveryIterationOnce(ThreadPool &pool) {
   for (size_t count : {0u, 1u, 2u, 7u, 1000u}) {
     std::vector<std::atomic<int>> hits(count);
     pool.parallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
@@ -25,36 +24,53 @@ TEST(ThreadPoolTest, RunsEveryIterationOnce) {
   }
 }
 
-// Tests that several threads may call parallelFor at once, each getting all of its own
-// iterations and none of another caller's.
-TEST(ThreadPoolTest, ServesSeveralCallersAtOnce) {
-  ThreadPool pool(3);
-  constexpr int kCallers = 6;
+/// Expects `callers` threads calling parallelFor at once, `rounds` times each, to get all of
+/// their own iterations and none of another caller's.
+void expectEveryCallerServed(ThreadPool &pool, int callers, int rounds) {
   constexpr size_t kCount = 500;
-  std::vector<uint64_t> sums(kCallers, 0);
-  std::vector<std::thread> callers;
-  for (int c = 0; c < kCallers; ++c) {
-    callers.emplace_back([&, c] {
-      for (int round = 0; round < 40; ++round) {
+  std::vector<uint64_t> sums(callers, 0);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&, c] {
+      for (int round = 0; round < rounds; ++round) {
         std::atomic<uint64_t> sum{0};
         pool.parallelFor(kCount, [&](size_t i) { sum.fetch_add(i * (c + 1)); });
         sums[c] += sum.load();
       }
     });
   }
-  for (std::thread& caller : callers) caller.join();
-  for (int c = 0; c < kCallers; ++c) {
-    EXPECT_EQ(sums[c], 40u * (c + 1) * (kCount * (kCount - 1) / 2)) << "caller " << c;
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int c = 0; c < callers; ++c) {
+    EXPECT_EQ(sums[c], uint64_t(rounds) * (c + 1) * (kCount * (kCount - 1) / 2)) << "caller " << c;
   }
+}
+
+// Tests that every index runs exactly once.
+TEST(ThreadPoolTest, RunsEveryIterationOnce) {
+  ThreadPool pool(4);
+  EXPECT_EQ(pool.threadCount(), 4u);
+  expectEveryIterationOnce(pool);
+}
+
+// Tests that several threads may call parallelFor at once.
+TEST(ThreadPoolTest, ServesSeveralCallersAtOnce) {
+  ThreadPool pool(3);
+  expectEveryCallerServed(pool, 6, 40);
+}
+
+/// Expects every iteration of a parallelFor to run on the calling thread.
+void expectRunsOnCaller(ThreadPool &pool) {
+  std::thread::id caller = std::this_thread::get_id();
+  bool elsewhere = false;
+  pool.parallelFor(50, [&](size_t) { elsewhere |= std::this_thread::get_id() != caller; });
+  EXPECT_FALSE(elsewhere);
 }
 
 // Tests that a pool of one thread runs everything on the caller.
 TEST(ThreadPoolTest, SingleThreadRunsOnTheCaller) {
   ThreadPool pool(1);
-  std::thread::id caller = std::this_thread::get_id();
-  bool elsewhere = false;
-  pool.parallelFor(50, [&](size_t) { elsewhere |= std::this_thread::get_id() != caller; });
-  EXPECT_FALSE(elsewhere);
+  expectRunsOnCaller(pool);
 }
 
 // Tests that a pool on OpenMP's threads runs every iteration once, serves several callers at
@@ -62,35 +78,11 @@ TEST(ThreadPoolTest, SingleThreadRunsOnTheCaller) {
 TEST(ThreadPoolTest, OpenMpPoolRunsEveryIterationOnceForEveryCaller) {
   ThreadPool pool(3, /*openmp=*/true);
   EXPECT_EQ(pool.threadCount(), 3u);
-  for (size_t count : {0u, 1u, 2u, 7u, 1000u}) {
-    std::vector<std::atomic<int>> hits(count);
-    pool.parallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
-    for (size_t i = 0; i < count; ++i)
-      ASSERT_EQ(hits[i].load(), 1) << "count " << count << " i " << i;
-  }
-  constexpr int kCallers = 4;
-  constexpr size_t kCount = 300;
-  std::vector<uint64_t> sums(kCallers, 0);
-  std::vector<std::thread> callers;
-  for (int c = 0; c < kCallers; ++c) {
-    callers.emplace_back([&, c] {
-      for (int round = 0; round < 20; ++round) {
-        std::atomic<uint64_t> sum{0};
-        pool.parallelFor(kCount, [&](size_t i) { sum.fetch_add(i * (c + 1)); });
-        sums[c] += sum.load();
-      }
-    });
-  }
-  for (std::thread &caller : callers)
-    caller.join();
-  for (int c = 0; c < kCallers; ++c)
-    EXPECT_EQ(sums[c], 20u * (c + 1) * (kCount * (kCount - 1) / 2)) << "caller " << c;
+  expectEveryIterationOnce(pool);
+  expectEveryCallerServed(pool, 4, 20);
 
   ThreadPool single(1, /*openmp=*/true);
-  std::thread::id caller = std::this_thread::get_id();
-  bool elsewhere = false;
-  single.parallelFor(50, [&](size_t) { elsewhere |= std::this_thread::get_id() != caller; });
-  EXPECT_FALSE(elsewhere);
+  expectRunsOnCaller(single);
 }
 
 /// A product whose exact result, 1e-40, is denormal in f32; volatile keeps it at run time.
