@@ -439,7 +439,7 @@ std::pair<StringRef, SmallVector<Operation *>> matchActivation(Value x) {
   return {};
 }
 
-/// Absorbs the chain of single-use max / min / add ops that follow the anchor, and GELU.
+/// Absorbs the chain of single-use max / min / add ops that follow the anchor, and GELU or SiLU.
 void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
   while (true) {
     CallPlan before = plan;
