@@ -672,10 +672,18 @@ void absorbDataMovement(CallPlan &plan) {
   if (!isa<graph::MatmulOp>(plan.anchor))
     return;
   Builder b(plan.anchor->getContext());
-  // The farthest view the library takes.
+  // The farthest view the library takes. oneDNN takes any strides, but writes a result whose
+  // rows are not contiguous (ConvNeXt's linear layers written back through the permute to
+  // channels-first) only with its reference matmul, seconds where its own kernels take
+  // milliseconds: such a result keeps its layout and the transpose stays a kernel.
+  auto takes = [&](const StridedView &view, bool isResult) {
+    if (plan.target->matrixLayoutsOnly)
+      return isMatrixLayout(view, isResult);
+    return !isResult || view.dims.empty() || view.dims.back() == 1 || view.strides.back() == 1;
+  };
   auto choose = [&](ArrayRef<StridedView> candidates, bool isResult) -> const StridedView * {
     for (const StridedView &view : llvm::reverse(candidates))
-      if (!plan.target->matrixLayoutsOnly || isMatrixLayout(view, isResult))
+      if (takes(view, isResult))
         return &view;
     return nullptr;
   };

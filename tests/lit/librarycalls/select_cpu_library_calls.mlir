@@ -478,3 +478,23 @@ func.func @conv_silu(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %b: ten
   %8 = graph.sigmoid %7 : tensor<4x8xf32>
   return %3, %6, %8 : tensor<1x8x16x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that a matrix product whose result is permuted so that its rows are no longer contiguous
+// (ConvNeXt's linear layer written back to channels-first) keeps its layout: oneDNN would write
+// such a dst_view only with its reference matmul, seconds where its own kernels take
+// milliseconds, so the transpose stays a kernel; a permutation that keeps the rows' elements
+// contiguous (the heads merged back in attention) is still written through.
+// CHECK-LABEL: func.func @channels_first_result
+// CHECK: %[[Y:.+]] = call @onednn.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}) : (tensor<1x8x8x32xf32>, tensor<32x16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK-NEXT: graph.transpose %[[Y]], [0, 3, 1, 2]
+// CHECK: call @onednn.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}) {dst_view = array<i64: 0, 1, 8, 8, 16, 1024, 16, 128, 1>}
+// CHECK-NOT: graph.transpose
+func.func @channels_first_result(%x: tensor<1x8x8x32xf32>, %w: tensor<32x16xf32>) -> (tensor<1x16x8x8xf32>, tensor<1x8x8x16xf32>) {
+  %0 = graph.matmul %x, %w : (tensor<1x8x8x32xf32>, tensor<32x16xf32>) -> tensor<1x8x8x16xf32>
+  %1 = graph.transpose %0, [0, 3, 1, 2] : tensor<1x8x8x16xf32> -> tensor<1x16x8x8xf32>
+  %2 = graph.matmul %x, %w : (tensor<1x8x8x32xf32>, tensor<32x16xf32>) -> tensor<1x8x8x16xf32>
+  %3 = graph.transpose %2, [0, 2, 1, 3] : tensor<1x8x8x16xf32> -> tensor<1x8x8x16xf32>
+  return %1, %3 : tensor<1x16x8x8xf32>, tensor<1x8x8x16xf32>
+}
