@@ -29,6 +29,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "runners"))
+from torch_cuda import cuda_event_samples  # noqa: E402
+
 try:
     import onnx
     from onnx import TensorProto, helper
@@ -106,17 +109,8 @@ def torch_sdpa_ms(seq: int, heads: int, head_dim: int, iterations: int):
     mask = torch.zeros(1, 1, 1, seq, device="cuda", dtype=torch.float16)
     mask[..., seq * 7 // 8:] = -10000.0
     attend = torch.nn.functional.scaled_dot_product_attention
-    for _ in range(10):
-        attend(q, k, v, attn_mask=mask)
-    samples = []
-    for _ in range(iterations):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        attend(q, k, v, attn_mask=mask)
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
+    return statistics.median(
+        cuda_event_samples(lambda: attend(q, k, v, attn_mask=mask), 10, iterations))
 
 
 def main() -> int:

@@ -28,6 +28,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "runners"))
+from torch_cuda import cuda_event_samples  # noqa: E402
+
 try:
     import numpy as np
     import onnx
@@ -145,17 +148,7 @@ def torch_ms(op: str, rows: int, length: int, iterations: int):
     else:
         def run():
             return torch.nn.functional.layer_norm(x, (length,), scale, bias, EPSILON)
-    for _ in range(10):
-        run()
-    samples = []
-    for _ in range(iterations):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
+    return statistics.median(cuda_event_samples(run, 10, iterations))
 
 
 def main() -> int:

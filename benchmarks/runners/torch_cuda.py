@@ -23,6 +23,26 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "models"))
 
 
+def cuda_event_samples(call, warmup: int, iterations: int) -> list:
+    """The device time of each of `iterations` calls of `call` in ms, between two CUDA events
+    around it, after `warmup` untimed calls and a synchronize (the GPU peers' timing, and the
+    benchmarks' own PyTorch references)."""
+    import torch
+
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(iterations):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        call()
+        end.record()
+        end.synchronize()
+        samples.append(begin.elapsed_time(end))
+    return samples
+
+
 def time_case(model, inputs, mode: str, warmup: int, iterations: int) -> dict:
     import numpy as np
     import torch
@@ -42,17 +62,7 @@ def time_case(model, inputs, mode: str, warmup: int, iterations: int) -> dict:
         runner(*inputs)
         torch.cuda.synchronize()
         first_call_s = time.perf_counter() - start
-        for _ in range(warmup):
-            runner(*inputs)
-        torch.cuda.synchronize()
-        samples = []
-        for _ in range(iterations):
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            begin.record()
-            runner(*inputs)
-            end.record()
-            end.synchronize()
-            samples.append(begin.elapsed_time(end))
+        samples = cuda_event_samples(lambda: runner(*inputs), warmup, iterations)
     ordered = np.array(samples)
     p50 = float(np.percentile(ordered, 50))
     return {

@@ -582,17 +582,24 @@ void privatizeRowBuffers(func::FuncOp function) {
   }
 }
 
+/// The buffer `value` views, through every view op.
+Value viewRoot(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The roots of the buffers `op` stores into.
+llvm::SmallPtrSet<Value, 4> storedRoots(Operation *op) {
+  llvm::SmallPtrSet<Value, 4> roots;
+  op->walk([&](memref::StoreOp store) { roots.insert(viewRoot(store.getMemRef())); });
+  return roots;
+}
+
 /// Whether every store inside `op` writes a buffer private to the thread (an alloca).
 bool writesOnlyPrivate(Operation *op) {
-  bool privateOnly = true;
-  op->walk([&](memref::StoreOp store) {
-    Value buffer = store.getMemRef();
-    while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
-      buffer = view.getViewSource();
-    if (!buffer.getDefiningOp<memref::AllocaOp>())
-      privateOnly = false;
-  });
-  return privateOnly;
+  return llvm::all_of(storedRoots(op),
+                      [](Value root) { return root.getDefiningOp<memref::AllocaOp>(); });
 }
 
 /// Emits, at `builder`, the loop nest `parallel` for the points lane, lane + lanes, ... of its
@@ -794,27 +801,10 @@ int64_t rowLength(scf::ForallOp rows) {
   return length;
 }
 
-/// The roots of the buffers `op` stores into.
-llvm::SmallPtrSet<Value, 4> storedRoots(Operation *op) {
-  llvm::SmallPtrSet<Value, 4> roots;
-  op->walk([&](memref::StoreOp store) {
-    Value buffer = store.getMemRef();
-    while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
-      buffer = view.getViewSource();
-    roots.insert(buffer);
-  });
-  return roots;
-}
-
 /// Whether `op` loads from one of `roots`.
 bool loadsFrom(Operation *op, const llvm::SmallPtrSet<Value, 4> &roots) {
   bool found = false;
-  op->walk([&](memref::LoadOp load) {
-    Value buffer = load.getMemRef();
-    while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
-      buffer = view.getViewSource();
-    found |= roots.contains(buffer);
-  });
+  op->walk([&](memref::LoadOp load) { found |= roots.contains(viewRoot(load.getMemRef())); });
   return found;
 }
 
