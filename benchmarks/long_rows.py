@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Row kernels over short and long rows on CUDA: softmax and layer norm, beside PyTorch.
+"""Row kernels over short and long rows on CUDA: softmax, layer norm and sums, beside PyTorch.
 
-For each row length L, writes two ONNX models (onnx.helper, f32): Softmax over the last axis of
-an input [R, L], and LayerNormalization over it with seeded scale and bias, where R * L is
---elements (the same bytes at every length). Each is compiled for CUDA (`kiln compile --target
+For each row length L, writes three ONNX models (onnx.helper, f32): Softmax over the last axis of
+an input [R, L], LayerNormalization over it with seeded scale and bias, and ReduceSum of each row
+(keepdims), where R * L is --elements (the same bytes at every length). Lengths where R is under
+64 take the reductions split over the grid (kiln-split-reductions); rows over 1024 a block each. Each is compiled for CUDA (`kiln compile --target
 cuda`), run once on a seeded input and compared with NumPy, then timed with `kiln bench` (the
 steps alone on the device, CUDA events around a graph replay: `device_latency_ms`). Beside it,
 where PyTorch has CUDA, torch.softmax and torch.nn.functional.layer_norm on the same shapes
@@ -40,17 +41,21 @@ except ImportError:
           file=sys.stderr)
     sys.exit(77)
 
-OPS = ("softmax", "layernorm")
+OPS = ("softmax", "layernorm", "reducesum")
 EPSILON = 1e-5
 
 
 def row_model(op: str, rows: int, length: int) -> onnx.ModelProto:
     """Softmax or LayerNormalization (scale and bias seeded) over the rows of X [rows, length]."""
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [rows, length])
-    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [rows, length])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT,
+                                      [rows, 1 if op == "reducesum" else length])
     initializers = []
     if op == "softmax":
         nodes = [helper.make_node("Softmax", ["X"], ["Y"], axis=-1)]
+    elif op == "reducesum":
+        initializers = [helper.make_tensor("axes", TensorProto.INT64, [1], [1])]
+        nodes = [helper.make_node("ReduceSum", ["X", "axes"], ["Y"], keepdims=1)]
     else:
         scale, bias = layer_norm_parameters(length)
         initializers = [helper.make_tensor("scale", TensorProto.FLOAT, [length], scale.tolist()),
@@ -74,6 +79,8 @@ def reference(op: str, x: np.ndarray) -> np.ndarray:
     if op == "softmax":
         e = np.exp(x64 - x64.max(axis=-1, keepdims=True))
         return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    if op == "reducesum":
+        return x64.sum(axis=-1, keepdims=True).astype(np.float32)
     scale, bias = layer_norm_parameters(x.shape[-1])
     mean = x64.mean(axis=-1, keepdims=True)
     var = ((x64 - mean) ** 2).mean(axis=-1, keepdims=True)
@@ -113,7 +120,9 @@ def check(kiln: str, artifact: Path, op: str, rows: int, length: int, device: st
     got = np.load(out / "Y.npy")
     want = reference(op, x)
     error = float(np.max(np.abs(got - want) / (np.abs(want) + 1e-3)))
-    if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+    # A sum's f32 rounding grows with what it adds up, not with the (cancelling) result.
+    atol = 1e-6 * float(np.abs(x).sum(axis=-1).max()) if op == "reducesum" else 1e-5
+    if not np.allclose(got, want, rtol=1e-4, atol=atol):
         raise RuntimeError(f"{artifact}: output differs from NumPy (largest relative error "
                            f"{error:.3g})")
     return error
@@ -145,6 +154,9 @@ def torch_ms(op: str, rows: int, length: int, iterations: int):
     if op == "softmax":
         def run():
             return torch.softmax(x, dim=-1)
+    elif op == "reducesum":
+        def run():
+            return x.sum(dim=-1, keepdim=True)
     else:
         def run():
             return torch.nn.functional.layer_norm(x, (length,), scale, bias, EPSILON)
@@ -156,7 +168,7 @@ def main() -> int:
     parser.add_argument("--kiln", default="build/bin/kiln")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cuda-sim"])
     parser.add_argument("--lengths", type=int, nargs="+",
-                        default=[128, 512, 1024, 2048, 4096, 16384, 65536])
+                        default=[128, 512, 1024, 2048, 4096, 16384, 65536, 1 << 20, 1 << 24])
     parser.add_argument("--elements", type=int, default=1 << 24,
                         help="R * L of every input (default 16 Mi: 64 MiB of f32)")
     parser.add_argument("--iterations", type=int, default=100)
@@ -184,8 +196,10 @@ def main() -> int:
             rows = args.elements // length
             for op in OPS:
                 row = {"op": op, "rows": rows, "length": length}
-                # Read X, write Y (layer norm's scale and bias are noise beside them).
-                row["floor_ms"] = 2 * args.elements * 4 / (args.bandwidth_gbs * 1e9) * 1e3
+                # Read X, write Y (layer norm's scale and bias are noise beside them; a sum
+                # writes a value per row).
+                moved = args.elements + (rows if op == "reducesum" else args.elements)
+                row["floor_ms"] = moved * 4 / (args.bandwidth_gbs * 1e9) * 1e3
                 for label, directory in (("kiln", scratch / "kiln"), ("baseline", args.baseline)):
                     if directory is None:
                         continue

@@ -20,8 +20,9 @@
 #                                             figure, the device, date, commit and commands) and
 #                                             the logs, and with --archive all of DIR in one file
 #
-# The checks, in the order of what a GPU proves first: the runtime's CUDA tests; the ONNX 1.12
-# node tests; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
+# The checks, in the order of what a GPU proves first: the runtime's CUDA tests; row kernels
+# (softmax, layer norm, sums) over row lengths against NumPy, beside PyTorch
+# (benchmarks/long_rows.py); the ONNX 1.12 node tests; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
 # and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
 # PyTorch, then beside it at batch 1 (fp32 and fp16); BERT and GPT-2 in fp16 with cuDNN's fused
 # attention against PyTorch's fp32 and timed against --attention unfused, and one attention layer
@@ -29,7 +30,7 @@
 # attention); the current ONNX release's node tests (the machine's onnx package). With --budget,
 # each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
 # are skipped and named; a conformance run cut short is counted from its per-test lines.
-# --steps picks some of them: tests,conformance,models,bench,transformers,attention,
+# --steps picks some of them: tests,long-rows,conformance,models,bench,transformers,attention,
 # attention-sequences,bench-transformers,current (all).
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
@@ -113,7 +114,8 @@ EOF
 
 run() {
   local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
-  local steps="tests,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current"
+  local all_steps="tests,long-rows,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current"
+  local steps="$all_steps"
   while (($#)); do
     case "$1" in
       --out) out="$2"; shift 2 ;;
@@ -129,8 +131,8 @@ run() {
   [[ "$budget" =~ ^[0-9]+$ ]] || die "--budget takes whole seconds, not '$budget'"
   local step
   for step in ${steps//,/ }; do
-    [[ ",tests,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current," == *",$step,"* ]] ||
-      die "unknown step '$step' (--steps takes tests,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current)"
+    [[ ",$all_steps," == *",$step,"* ]] ||
+      die "unknown step '$step' (--steps takes $all_steps)"
   done
   want() { [[ ",$steps," == *",$1,"* ]]; }
   mkdir -p "$out"
@@ -192,6 +194,17 @@ run() {
       > "$out/$(basename "$test").log" 2>&1 || true
     say "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$(basename "$test").log" | tr '\n' ' ')"
   done
+  # 0b. Row kernels (softmax, layer norm, sums) over row lengths 128 .. 16 Mi against NumPy,
+  # timed beside PyTorch: warp per row, block per row and reductions split over the grid.
+  if want long-rows && [[ "$device" == cuda ]]; then
+    local bandwidth=3350
+    [[ "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" == *H200* ]] && bandwidth=4800
+    say "row kernels over row lengths on $device, beside PyTorch"
+    limited 150 "$python" "$root/benchmarks/long_rows.py" --kiln "$kiln" --device cuda \
+      --bandwidth-gbs "$bandwidth" --json "$out/long-rows.json" --plot "$out/long-rows.png" \
+      > "$out/long-rows.log" 2>&1 || say "long_rows.py failed (see long-rows.log)"
+    grep -E "^\|" "$out/long-rows.log" >&2 || true
+  fi
   # conformance SET DATA SECONDS: the ONNX node tests of DATA, compiled for the device and
   # compared with their reference outputs (one line per test in the log, so that a run the
   # budget cuts short still says which passed).
