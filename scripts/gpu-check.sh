@@ -200,7 +200,7 @@ run() {
     local bandwidth=3350
     [[ "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" == *H200* ]] && bandwidth=4800
     say "row kernels over row lengths on $device, beside PyTorch"
-    limited 150 "$python" "$root/benchmarks/long_rows.py" --kiln "$kiln" --device cuda \
+    limited 300 "$python" "$root/benchmarks/long_rows.py" --kiln "$kiln" --device cuda \
       --bandwidth-gbs "$bandwidth" --json "$out/long-rows.json" --plot "$out/long-rows.png" \
       > "$out/long-rows.log" 2>&1 || say "long_rows.py failed (see long-rows.log)"
     grep -E "^\|" "$out/long-rows.log" >&2 || true

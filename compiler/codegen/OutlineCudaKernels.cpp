@@ -783,6 +783,11 @@ void KernelBuilder::emitRowOp(Operation *op, Value lane, int64_t lanes, OpBuilde
   inside.clone(*op, mapping);
 }
 
+/// The most threads a CUDA block holds.
+constexpr int64_t kMaxBlockThreads = 1024;
+/// About the threads a large GPU keeps resident at once (an H100: 132 SMs of 2048 threads).
+constexpr int64_t kResidentThreads = 1 << 18;
+
 /// The longest loop over one row of `rows`: the most points of a sequential or parallel loop
 /// inside it with static bounds.
 int64_t rowLength(scf::ForallOp rows) {
@@ -822,9 +827,17 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
   // A warp per row, or a block for long rows (more lanes to spread the row over, at the cost of
   // two barriers per reduction).
   lanes = 32;
+  int64_t length = rowLength(rows);
   if (blockRowLength_ > 0 && blockSize_ > 32 && blockSize_ % 32 == 0 &&
-      rowLength(rows) > blockRowLength_)
+      length > blockRowLength_) {
     lanes = blockSize_;
+    // Few long rows: wider blocks (up to CUDA's 1024 threads, each keeping at least 16 points
+    // of its row) until the rows' threads would fill the GPU, or a few hundred blocks of 256
+    // leave most of its SMs' thread slots empty and the loads' latency shows.
+    while (lanes < kMaxBlockThreads && space->points * lanes < kResidentThreads &&
+           length >= lanes * 2 * 16)
+      lanes *= 2;
+  }
   Value laneCount = constant(lanes);
   Value lane = arith::RemUIOp::create(builder, loc, thread, laneCount);
   Value group = arith::DivUIOp::create(builder, loc, first, laneCount);

@@ -144,16 +144,57 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
   }
 
   /// Tile sizes for a CUDA row kernel: one tile per point of a fused group's shared loops
-  /// (kiln.tile_dims), the rest of the loops whole; empty for a kernel that is not a group.
+  /// (kiln.tile_dims), or of a lone reduction's parallel loops where it reduces long contiguous
+  /// rows (longReductionRows), the rest of the loops whole; empty otherwise.
   SmallVector<int64_t> chooseRowTiles(TilingInterface op) {
-    auto dims = op->getAttrOfType<DenseI64ArrayAttr>(kTileDimsAttr);
-    if (!dims || dims.empty())
-      return {};
     SmallVector<int64_t> sizes(op.getLoopIteratorTypes().size(), 0);
+    auto dims = op->getAttrOfType<DenseI64ArrayAttr>(kTileDimsAttr);
+    if (!dims) {
+      if (!longReductionRows(op))
+        return {};
+      for (auto [dim, iterator] : llvm::enumerate(op.getLoopIteratorTypes()))
+        if (iterator == utils::IteratorType::parallel)
+          sizes[dim] = 1;
+      return sizes;
+    }
+    if (dims.empty())
+      return {};
     for (int64_t dim : dims.asArrayRef())
       sizes[dim] = 1;
     return sizes;
   }
+
+  /// Whether `op` is a reduction of at least kMinRowReduction points per result that reads each
+  /// input along its rows (every input's innermost dimension is a reduced loop): a warp or a
+  /// block then shares each row, neighbouring lanes reading neighbouring elements, where a
+  /// thread per result walks a whole row alone. A reduction along columns keeps a thread per
+  /// result (neighbouring threads already read neighbouring elements), and a reduction split
+  /// over the grid (kiln-split-reductions) reads its chunks that way too.
+  static bool longReductionRows(TilingInterface op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op.getOperation());
+    if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
+        linalgOp.getNumParallelLoops() == 0 || linalgOp.hasDynamicShape())
+      return false;
+    SmallVector<int64_t> extents = linalgOp.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+    int64_t points = 1;
+    for (auto [extent, iterator] : llvm::zip(extents, iterators))
+      if (iterator == utils::IteratorType::reduction)
+        points *= extent;
+    if (points < kMinRowReduction)
+      return false;
+    for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+      AffineMap map = linalgOp.getMatchingIndexingMap(input);
+      if (map.getNumResults() == 0)
+        continue;
+      auto inner = dyn_cast<AffineDimExpr>(map.getResults().back());
+      if (!inner || iterators[inner.getPosition()] != utils::IteratorType::reduction)
+        return false;
+    }
+    return true;
+  }
+  /// Rows shorter than this stay a thread's each: its vector loads cover them in a few steps.
+  static constexpr int64_t kMinRowReduction = 512;
 
   LogicalResult tileRoot(func::FuncOp function) {
     auto returnOp = cast<func::ReturnOp>(function.getBody().front().getTerminator());
