@@ -56,10 +56,14 @@ def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
     Option<"tile", "tile", "bool", /*default=*/"true",
            "Tile into workgroups (the CPU); CUDA kernels are distributed over threads instead">,
     Option<"rowTiles", "row-tiles", "bool", /*default=*/"false",
-           "Without `tile`: split each fused group (a root with kiln.tile_dims) into one tile "
-           "per row, its producers fused in, for kiln-outline-cuda-kernels' row kernels">,
+           "Without `tile`: split each fused group (a root with kiln.tile_dims), and each lone "
+           "reduction of 512 or more contiguous elements per result, into one tile per row "
+           "(producers fused in, but for a split reduction's partial values; the loop mapped to "
+           "linear block dimensions so a single row stays a loop), for "
+           "kiln-outline-cuda-kernels' row kernels">,
   ];
   let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
@@ -85,10 +89,11 @@ def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::ModuleOp"> {
     spread the points of a reduction's result over the threads. A reduction with fewer than
     `max-results` result points and at least `min-length` elements reduced into each (a sum of a
     whole tensor, the norms of a few long rows) is split by upstream `linalg::splitReduction`:
-    a first reduction computes a partial value per chunk of each result's elements (up to 4096
-    chunks of at least 256 elements, their number dividing the length; chunk c takes the elements
-    c, c + chunks, ..., so neighbouring threads read neighbouring elements), a second
-    folds each result's partial values. Several reduced dimensions are first collapsed into one
+    a first reduction computes a partial value per chunk of each result's elements (up to 65536
+    partial values over all results, 4096 for a scalar result, chunks of at least 256 elements,
+    their number dividing the length; chunk c takes the elements c, c + chunks, ..., so
+    neighbouring threads read neighbouring elements), a second folds each result's partial
+    values (a block per result after kiln-tile-dispatches' row tiles; one thread for a scalar). Several reduced dimensions are first collapsed into one
     where they are contiguous in every operand. The sum's rounding differs from the sequential
     one by what reordering a float sum costs; maxima and minima are unchanged.
   }];

@@ -26,15 +26,24 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// The most chunks a reduction is split into (threads reading it at once), and the fewest
+/// The most partial values of all results together (threads reading the input at once: a
+/// quarter of what a large GPU keeps resident, enough to keep its memory busy), and the fewest
 /// elements a chunk keeps.
-constexpr int64_t kMaxChunks = 4096;
+constexpr int64_t kMaxPartials = 65536;
 constexpr int64_t kMinChunk = 256;
 
-/// The number of chunks for a reduction of `length` elements: the largest divisor of `length`
-/// up to kMaxChunks that leaves chunks of kMinChunk elements or more; 1 when there is none.
-int64_t chunksFor(int64_t length) {
-  for (int64_t chunks = std::min(kMaxChunks, length / kMinChunk); chunks > 1; --chunks)
+/// The most partial values of a result without a dimension (a scalar), which one thread folds
+/// (a row kernel needs a row to share).
+constexpr int64_t kMaxScalarPartials = 4096;
+
+/// The number of chunks for each of `results` reductions of `length` elements: the largest
+/// divisor of `length` up to kMaxPartials / `results` (kMaxScalarPartials for a scalar) that
+/// leaves chunks of kMinChunk elements or more; 1 when there is none. The partial values of
+/// each result are folded by a block (kiln-tile-dispatches' row tiles).
+int64_t chunksFor(int64_t results, int64_t length, bool scalar) {
+  int64_t most = std::min(scalar ? kMaxScalarPartials : kMaxPartials / std::max<int64_t>(results, 1),
+                          length / kMinChunk);
+  for (int64_t chunks = most; chunks > 1; --chunks)
     if (length % chunks == 0)
       return chunks;
   return 1;
@@ -92,7 +101,13 @@ struct SplitReductionsPass : impl::SplitReductionsPassBase<SplitReductionsPass> 
       }
       SmallVector<unsigned> reductions;
       reduction.getReductionDims(reductions);
-      int64_t chunks = chunksFor(reduction.getStaticLoopRanges()[reductions.front()]);
+      int64_t results = 1;
+      SmallVector<int64_t> ranges = reduction.getStaticLoopRanges();
+      for (auto [d, range] : llvm::enumerate(ranges))
+        if (!llvm::is_contained(reductions, d))
+          results *= range;
+      int64_t chunks = chunksFor(results, ranges[reductions.front()],
+                                 reduction.getNumParallelLoops() == 0);
       if (chunks <= 1)
         continue;
       // The chunk index is the last dimension of the partial values (each result's chunks side

@@ -9,6 +9,7 @@
 #include "compiler/codegen/Passes.h"
 #include "compiler/fusion/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
@@ -165,7 +166,7 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
   }
 
   /// Whether `op` is a reduction of at least kMinRowReduction points per result that reads each
-  /// input along its rows (every input's innermost dimension is a reduced loop): a warp or a
+  /// input along its rows (every input indexed by a reduced loop has one innermost): a warp or a
   /// block then shares each row, neighbouring lanes reading neighbouring elements, where a
   /// thread per result walks a whole row alone. A reduction along columns keeps a thread per
   /// result (neighbouring threads already read neighbouring elements), and a reduction split
@@ -185,7 +186,12 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       return false;
     for (OpOperand *input : linalgOp.getDpsInputOperands()) {
       AffineMap map = linalgOp.getMatchingIndexingMap(input);
-      if (map.getNumResults() == 0)
+      // An input read once per row (the row's maximum, say) is no matter.
+      bool reduced = llvm::any_of(map.getResults(), [&](AffineExpr result) {
+        auto dim = dyn_cast<AffineDimExpr>(result);
+        return !dim || iterators[dim.getPosition()] == utils::IteratorType::reduction;
+      });
+      if (!reduced)
         continue;
       auto inner = dyn_cast<AffineDimExpr>(map.getResults().back());
       if (!inner || iterators[inner.getPosition()] != utils::IteratorType::reduction)
@@ -193,6 +199,18 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     }
     return true;
   }
+  /// Whether one of `op`'s inputs is computed by a reduction in the same kernel: the partial
+  /// values of a split reduction, which `op` folds.
+  static bool foldsPartialValues(TilingInterface op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op.getOperation());
+    return linalgOp && !op->hasAttr(kTileDimsAttr) &&
+           llvm::any_of(linalgOp.getDpsInputOperands(), [](OpOperand *input) {
+             auto producer = input->get().getDefiningOp<linalg::LinalgOp>();
+             return producer && producer.getNumReductionLoops() > 0;
+           });
+  }
+  /// The linear block dimensions a mapping can name (linear_dim_0 .. linear_dim_9).
+  static constexpr size_t kLinearDims = 10;
   /// Rows shorter than this stay a thread's each: its vector loads cover them in a few steps.
   static constexpr int64_t kMinRowReduction = 512;
 
@@ -216,6 +234,28 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     scf::SCFTilingOptions tiling;
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
     tiling.setTileSizes(getAsIndexOpFoldResult(function.getContext(), sizes));
+    if (!tile) {
+      // Row loops mapped to blocks: canonicalization then keeps a loop of one row (a layer norm
+      // of one token), which would otherwise fold into a kernel run by one thread.
+      SmallVector<Attribute> mapping;
+      for (int64_t size : sizes)
+        if (size != 0)
+          mapping.push_back(gpu::GPUBlockMappingAttr::get(
+              function.getContext(), static_cast<gpu::MappingId>(
+                                         static_cast<int64_t>(gpu::MappingId::LinearDim0) +
+                                         static_cast<int64_t>(mapping.size()))));
+      if (mapping.size() <= kLinearDims)
+        tiling.setMapping(mapping);
+    }
+    // The fold of a reduction split over the grid (kiln-split-reductions) takes its rows alone:
+    // fused in, its partial reduction would run on one block per result again.
+    if (!tile && foldsPartialValues(root)) {
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(rewriter, root, tiling);
+      if (failed(tiled))
+        return success();
+      rewriter.replaceOp(root, tiled->replacements);
+      return success();
+    }
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
     FailureOr<scf::SCFTileAndFuseResult> tiled =

@@ -235,3 +235,113 @@ module @fused_rows {
     return %div : tensor<8x4096xf32>
   }
 }
+
+// -----
+
+// For CUDA, a lone sum of 16 rows of 2048 contiguous elements takes a tile per row (a warp or a
+// block shares each row), its loop mapped to a linear block dimension; a sum along columns (the
+// reduced dimension outermost) and a sum of short rows (128) keep a thread per result.
+// ROW-LABEL: func.func private @long_rows
+// ROW: scf.forall (%{{.+}}) in (16) shared_outs(%{{.+}}) -> (tensor<16xf32>)
+// ROW: linalg.generic {{.+}} ins(%{{.+}} : tensor<1x2048xf32>)
+// ROW: mapping = [#gpu.block<linear_dim_0>]
+// ROW-LABEL: func.func private @columns
+// ROW-NOT: scf.forall
+// ROW: linalg.generic {{.+}} ins(%{{.+}} : tensor<2048x16xf32>)
+// ROW-LABEL: func.func private @short_rows
+// ROW-NOT: scf.forall
+// ROW: linalg.generic {{.+}} ins(%{{.+}} : tensor<64x128xf32>)
+// ROW-LABEL: func.func private @one_row
+// ROW: scf.forall (%{{.+}}) in (1) shared_outs
+// ROW: mapping = [#gpu.block<linear_dim_0>]
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#columns = affine_map<(d0, d1) -> (d1, d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+module @lone_reductions {
+  func.func private @long_rows(%x: tensor<16x2048xf32>) -> tensor<16xf32> attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<16xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+    %sum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<16x2048xf32>) outs(%init : tensor<16xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<16xf32>
+    return %sum : tensor<16xf32>
+  }
+  func.func private @columns(%x: tensor<2048x16xf32>) -> tensor<16xf32> attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<16xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+    %sum = linalg.generic {indexing_maps = [#columns, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<2048x16xf32>) outs(%init : tensor<16xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<16xf32>
+    return %sum : tensor<16xf32>
+  }
+  func.func private @short_rows(%x: tensor<64x128xf32>) -> tensor<64xf32> attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<64xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+    %sum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<64x128xf32>) outs(%init : tensor<64xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<64xf32>
+    return %sum : tensor<64xf32>
+  }
+  func.func private @one_row(%x: tensor<1x768xf32>) -> tensor<1xf32> attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1xf32>) -> tensor<1xf32>
+    %sum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<1x768xf32>) outs(%init : tensor<1xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<1xf32>
+    return %sum : tensor<1xf32>
+  }
+}
+
+// -----
+
+// For CUDA, the fold of a reduction split over the grid (kiln-split-reductions: 4 results of
+// 1024 partial values each) takes a tile per row alone: the partial reduction stays outside the
+// loop, spread over the grid, instead of running inside each result's tile.
+// ROW-LABEL: func.func private @split_fold
+// ROW: %[[PARTIAL:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<4x256x1024xf32>)
+// ROW: scf.forall (%[[I:.+]]) in (4) shared_outs
+// ROW: tensor.extract_slice %[[PARTIAL]][%[[I]], 0] [1, 1024] [1, 1]
+// ROW-NOT: tensor<1x256x1024xf32>
+// ROW: mapping = [#gpu.block<linear_dim_0>]
+#in = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#partial = affine_map<(d0, d1, d2) -> (d0, d1)>
+#rows2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+module @split {
+  func.func private @split_fold(%x: tensor<4x256x1024xf32>) -> tensor<4xf32> attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %e1 = tensor.empty() : tensor<4x1024xf32>
+    %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+    %partial = linalg.generic {indexing_maps = [#in, #partial], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : tensor<4x256x1024xf32>) outs(%f1 : tensor<4x1024xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<4x1024xf32>
+    %e2 = tensor.empty() : tensor<4xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+    %sum = linalg.generic {indexing_maps = [#rows2, #row2], iterator_types = ["parallel", "reduction"]}
+        ins(%partial : tensor<4x1024xf32>) outs(%f2 : tensor<4xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<4xf32>
+    return %sum : tensor<4xf32>
+  }
+}

@@ -432,6 +432,14 @@ def neural_network_cases():
     out.append(Case("reduce_mean_inner_dims", [normal((2, 3, 8192))],
                     "%r = graph.reduce_mean %a0 {axes = array<i64: 1, 2>, keepdims = false} : (tensor<2x3x8192xf32>) -> tensor<2xf32>",
                     "tensor<2xf32>", lambda x: x.astype(np.float64).mean(axis=(1, 2))))
+    # A lone sum of long rows: a block per row on CUDA (a warp from 512 elements), not a thread.
+    out.append(Case("reduce_sum_rows", [normal((64, 2048))],
+                    "%r = graph.reduce_sum %a0 {axes = array<i64: 1>, keepdims = true} : (tensor<64x2048xf32>) -> tensor<64x1xf32>",
+                    "tensor<64x1xf32>", lambda x: x.astype(np.float64).sum(axis=1, keepdims=True)))
+    # One row (a layer norm of one token): its row loop stays a warp's, not one thread's.
+    out.append(Case("layer_norm_one_row", [normal((1, 768), 3), normal((768,)), normal((768,))],
+                    "%r = graph.layer_norm %a0, %a1, %a2 {axis = 1 : i64} : (tensor<1x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<1x768xf32>",
+                    "tensor<1x768xf32>", layer_norm))
     out.append(Case("softmax_few_long_rows", [normal((4, 16384), 4)],
                     "%r = graph.softmax %a0 {axis = 1 : i64} : tensor<4x16384xf32>",
                     "tensor<4x16384xf32>",
