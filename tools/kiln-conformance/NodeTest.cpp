@@ -236,7 +236,7 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   if (std::string reason = skipReason(model, *data); !reason.empty())
     return skip("load", reason);
 
-  // Import, specialized for the test's inputs.
+  // Import, specialized for the test's inputs (or, with inputsAtRunTime, their shapes only).
   onStage("import");
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
@@ -246,8 +246,13 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   importOptions.modelName = modelPath;
   std::vector<std::string> folded;
   importOptions.foldedInputs = &folded;
-  for (const NamedTensor &input : data->inputs)
-    importOptions.inputValues[input.name] = input.tensor.proto();
+  for (const NamedTensor &input : data->inputs) {
+    if (options.inputsAtRunTime)
+      importOptions.inputShapes[input.name] = std::vector<int64_t>(
+          input.tensor.proto().dims().begin(), input.tensor.proto().dims().end());
+    else
+      importOptions.inputValues[input.name] = input.tensor.proto();
+  }
   auto module = onnx_frontend::importOnnxModel(context, model, importOptions);
   if (mlir::failed(module))
     return fail("import", errors.text("the import failed without a diagnostic"));

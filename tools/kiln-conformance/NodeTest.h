@@ -47,6 +47,10 @@ struct NodeTestOptions {
   bool compileOnly = false;
   /// The most streams independent steps run on (kiln compile --streams; CPU).
   int64_t streams = 1;
+  /// Import the model as `kiln compile` does, every input a value of the run (only its shape
+  /// bound), instead of specializing the import for the test's inputs: an operand an operator
+  /// reads (Trilu's k, CumSum's axis, ...) is then a run-time value.
+  bool inputsAtRunTime = false;
 };
 
 /// Runs the test in `directory` in this process. `onStage` is called as each stage starts, so a

@@ -411,6 +411,9 @@ int kiln::conformance::runConformanceTool(int argc, char **argv) {
   app.add_flag("--compile-only", settings.test.compileOnly,
                "stop after compiling: a test passes when its artifact is complete and loads "
                "(for cuda: a cubin from ptxas per architecture and the PTX fallback)");
+  app.add_flag("--inputs-at-run-time", settings.test.inputsAtRunTime,
+               "import each model as kiln compile does, every input fed at run time (only its "
+               "shape bound), instead of specializing the import for the test's input values");
   app.add_option("--streams", settings.test.streams,
                  "compile each test to run independent steps on up to N streams (cpu)")
       ->check(CLI::Range(1, 64))

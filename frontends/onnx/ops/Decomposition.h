@@ -79,7 +79,13 @@ public:
       return value;
     return op<graph::CastOp>({value}, {ctx_.named("to", mlir::TypeAttr::get(element))});
   }
+  /// `value` reshaped to `shape` (`value` itself when it has that static shape already).
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape) {
+    if (value) {
+      auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
+      if (type.hasStaticShape() && type.getShape() == shape)
+        return value;
+    }
     return op<graph::ReshapeOp>({value}, {ctx_.namedArray("shape", shape)});
   }
   mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int64_t> permutation) {

@@ -187,16 +187,45 @@ template <typename OpTy>
 LogicalResult translateCumulative(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  FailureOr<int64_t> axisValue = constantScalarInt(ctx, 1, "axis");
-  if (failed(axisValue))
+  auto along = [&](int64_t axis) {
+    return ctx.build<OpTy>({ctx.input(0)},
+                           {ctx.namedI64("axis", axis),
+                            namedBool(ctx, "exclusive", ctx.intAttr("exclusive", 0)),
+                            namedBool(ctx, "reverse", ctx.intAttr("reverse", 0))});
+  };
+  int64_t rank = ctx.inputType(0).getRank();
+  if (ctx.constantInput(1)) {
+    FailureOr<int64_t> axisValue = constantScalarInt(ctx, 1, "axis");
+    if (failed(axisValue))
+      return failure();
+    FailureOr<int64_t> axis = normalizeAxis(ctx, *axisValue, rank);
+    if (failed(axis))
+      return failure();
+    return ctx.setResult(along(*axis));
+  }
+  // The axis known only at run time: the result along every axis, the one the axis names
+  // selected (-rank..rank-1; an axis outside that range takes the last).
+  if (rank == 0)
+    return ctx.emitError() << "a rank-0 input has no axis to accumulate along";
+  if (productOf(typeOf(ctx.input(1)).getShape()) != 1)
+    return ctx.emitError() << "axis (input 1) must hold one element";
+  Decomposition d(ctx);
+  Type i64 = ctx.builder().getI64Type();
+  Value axis = d.castTo(d.reshape(ctx.input(1), {}), i64);
+  Value negative = d.compare(ComparisonDirection::lt, axis, ctx.scalar(i64, 0));
+  axis = d.select(negative, d.add(axis, ctx.scalar(i64, static_cast<double>(rank))), axis);
+  FailureOr<Value> last = along(rank - 1);
+  if (failed(last))
     return failure();
-  FailureOr<int64_t> axis = normalizeAxis(ctx, *axisValue, ctx.inputType(0).getRank());
-  if (failed(axis))
-    return failure();
-  return ctx.setResult(
-      ctx.build<OpTy>({ctx.input(0)}, {ctx.namedI64("axis", *axis),
-                                           namedBool(ctx, "exclusive", ctx.intAttr("exclusive", 0)),
-                                           namedBool(ctx, "reverse", ctx.intAttr("reverse", 0))}));
+  Value result = *last;
+  for (int64_t a = rank - 2; a >= 0; --a) {
+    FailureOr<Value> candidate = along(a);
+    if (failed(candidate))
+      return failure();
+    Value chosen = d.compare(ComparisonDirection::eq, axis, ctx.scalar(i64, static_cast<double>(a)));
+    result = d.select(chosen, *candidate, result);
+  }
+  return d.finish(result);
 }
 
 /// TopK: K is an attribute before opset 10 and a constant input from 10 on; largest and sorted
@@ -362,8 +391,44 @@ LogicalResult translateCompress(NodeContext &ctx) {
       ctx.build<GatherOp>({input, ctx.i64Vector(positions)}, {ctx.namedI64("axis", axis)}));
 }
 
-/// ReverseSequence with constant sequence lengths and a static input: a gather_elements along
-/// the time axis whose constant indices reverse the first len[b] steps of each batch entry.
+/// ReverseSequence whose sequence lengths are known only at run time: the same gather, its
+/// indices computed from the lengths (select(t < len[b], len[b] - 1 - t, t), each length held to
+/// [0, steps] so that every index stays inside the time axis).
+LogicalResult reverseSequenceAtRunTime(NodeContext &ctx, RankedTensorType type, int64_t batchAxis,
+                                       int64_t timeAxis) {
+  int64_t batch = type.getDimSize(batchAxis), steps = type.getDimSize(timeAxis);
+  Value lengths = ctx.input(1);
+  if (typeOf(lengths).getRank() != 1 || typeOf(lengths).getDimSize(0) != batch)
+    return ctx.emitError() << "sequence_lens has type " << typeOf(lengths) << " for a batch of "
+                           << batch;
+  Decomposition d(ctx);
+  Type i64 = ctx.builder().getI64Type();
+  // [time, batch] or [batch, time] as the input's first two dimensions are.
+  SmallVector<int64_t> timeShape = {1, 1}, batchShape = {1, 1};
+  timeShape[timeAxis] = steps;
+  batchShape[batchAxis] = batch;
+  SmallVector<int64_t> ramp;
+  for (int64_t t = 0; t < steps; ++t)
+    ramp.push_back(t);
+  Value time = ctx.constant(DenseElementsAttr::get(RankedTensorType::get(timeShape, i64),
+                                                   ArrayRef<int64_t>(ramp)));
+  Value length = d.reshape(d.castTo(lengths, i64), batchShape);
+  length = d.op<MinOp>({d.op<MaxOp>({length, ctx.scalar(i64, 0)}),
+                        ctx.scalar(i64, static_cast<double>(steps))});
+  Value inside = d.compare(ComparisonDirection::lt, time, length);
+  Value reversed = d.sub(d.sub(length, ctx.scalar(i64, 1)), time);
+  Value source = d.select(inside, reversed, time);
+  // Every inner position of a (time, batch) pair takes the same source step.
+  SmallVector<int64_t> pairShape = {type.getDimSize(0), type.getDimSize(1)};
+  pairShape.append(static_cast<size_t>(type.getRank() - 2), 1);
+  Value indices = d.op<ExpandOp>({d.reshape(source, pairShape)},
+                                 {ctx.namedArray("shape", type.getShape())});
+  return d.finish(d.op<GatherElementsOp>({ctx.input(0), indices},
+                                         {ctx.namedI64("axis", timeAxis)}));
+}
+
+/// ReverseSequence with a static input: a gather_elements along the time axis whose indices
+/// reverse the first len[b] steps of each batch entry (constant with constant lengths).
 LogicalResult translateReverseSequence(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -375,10 +440,12 @@ LogicalResult translateReverseSequence(NodeContext &ctx) {
   if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
     return ctx.emitError() << "batch_axis " << batchAxis << " and time_axis " << timeAxis
                            << " must be 0 and 1 in some order";
+  int64_t batch = type.getDimSize(batchAxis), steps = type.getDimSize(timeAxis);
+  if (!ctx.constantInput(1))
+    return reverseSequenceAtRunTime(ctx, type, batchAxis, timeAxis);
   FailureOr<SmallVector<int64_t>> lengths = ctx.constantInts(1, "sequence_lens");
   if (failed(lengths))
     return failure();
-  int64_t batch = type.getDimSize(batchAxis), steps = type.getDimSize(timeAxis);
   if (static_cast<int64_t>(lengths->size()) != batch)
     return ctx.emitError() << "sequence_lens has " << lengths->size() << " entries for a batch of "
                            << batch;
@@ -453,8 +520,9 @@ LogicalResult translateOneHot(NodeContext &ctx) {
   return d.finish(d.select(hot, on, off));
 }
 
-/// Trilu: keeps the upper (or lower) triangle of the last two dimensions, shifted by the
-/// constant k, with a select against a constant mask.
+/// Trilu: keeps the upper (or lower) triangle of the last two dimensions, shifted by k, with a
+/// select against a constant mask (k known at import time), or against a comparison of the
+/// constant column-minus-row offsets with k (k a run-time value).
 LogicalResult translateTrilu(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
@@ -467,13 +535,28 @@ LogicalResult translateTrilu(NodeContext &ctx) {
     return ctx.emitError() << "the last two dimensions of input type " << type
                            << " must be static to build the triangle mask";
   int64_t k = 0;
+  bool upper = ctx.intAttr("upper", 1) != 0;
+  if (ctx.hasInput(1) && !ctx.constantInput(1)) {
+    if (productOf(typeOf(ctx.input(1)).getShape()) != 1)
+      return ctx.emitError() << "k (input 1) must hold one element";
+    Decomposition d(ctx);
+    Type i64 = ctx.builder().getI64Type();
+    SmallVector<int64_t> offsets;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < columns; ++j)
+        offsets.push_back(j - i);
+    Value offset = ctx.constant(DenseElementsAttr::get(
+        RankedTensorType::get({rows, columns}, i64), ArrayRef<int64_t>(offsets)));
+    Value shift = d.castTo(d.reshape(ctx.input(1), {}), i64);
+    Value kept = d.compare(upper ? ComparisonDirection::ge : ComparisonDirection::le, offset, shift);
+    return d.finish(d.select(kept, ctx.input(0), ctx.scalar(type.getElementType(), 0)));
+  }
   if (ctx.hasInput(1)) {
     FailureOr<int64_t> input = constantScalarInt(ctx, 1, "k");
     if (failed(input))
       return failure();
     k = *input;
   }
-  bool upper = ctx.intAttr("upper", 1) != 0;
   SmallVector<bool> mask;
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < columns; ++j)

@@ -105,6 +105,8 @@ single("compress_flat", "Compress",
        [("x", (F, [2, 3])), ("c", np.array([False, True, False, True]))], [("y", F)], 11)
 single("reverse_sequence", "ReverseSequence",
        [("x", (F, [3, 2])), ("lens", np.array([2, 3], np.int64))], [("y", F)], 10)
+single("reverse_sequence_run_time", "ReverseSequence",
+       [("x", (F, [2, 4, 3])), ("lens", (I64, [2]))], [("y", F)], 10, batch_axis=0, time_axis=1)
 
 #===------------------------------------------------------------------------===#
 # One-hot, triangles and constant generators
@@ -115,6 +117,7 @@ single("one_hot", "OneHot",
         ("values", np.array([0, 1], np.int32))], [("y", T.INT32)], 11, axis=1)
 single("trilu_lower", "Trilu", [("x", (F, ["b", 2, 3])), ("k", np.array(1, np.int64))],
        [("y", F)], 14, upper=0)
+single("trilu_run_time_k", "Trilu", [("x", (F, [2, 3])), ("k", (I64, []))], [("y", F)], 14)
 single("range_int", "Range",
        [("start", np.array(10, np.int32)), ("limit", np.array(4, np.int32)),
         ("delta", np.array(-3, np.int32))], [("y", T.INT32)], 11)
