@@ -286,15 +286,40 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
     }
     return result;
   }
-  if (auto slice = llvm::dyn_cast<graph::SliceOp>(op)) {
+  // Rearrangements of a known tensor of any rank (F.pad's exporters reverse and transpose the
+  // [before, after] pairs of its padding): each result element read from its source position.
+  if (llvm::isa<graph::SliceOp, graph::TransposeOp, graph::ExpandOp>(op)) {
     std::optional<KnownIntegers> input = operand(0);
-    if (!input || input->shape.size() != 1)
+    if (!input)
       return std::nullopt;
-    int64_t start = slice.getStarts()[0], limit = slice.getLimits()[0];
-    int64_t stride = slice.getStrides()[0];
-    limit = std::min(limit, input->shape[0]);
-    for (int64_t i = start; stride > 0 ? i < limit : i > limit; i += stride)
-      result.values.push_back(input->values[i]);
+    ArrayRef<int64_t> from = input->shape, to = result.shape;
+    SmallVector<int64_t> index(to.size(), 0), source(from.size(), 0);
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      // `index` is element i's position in the result, row-major.
+      for (int64_t d = static_cast<int64_t>(to.size()) - 1, rest = i; d >= 0; --d) {
+        index[d] = rest % to[d];
+        rest /= to[d];
+      }
+      if (auto slice = llvm::dyn_cast<graph::SliceOp>(op)) {
+        for (size_t d = 0; d < from.size(); ++d)
+          source[d] = slice.getStarts()[d] + index[d] * slice.getStrides()[d];
+      } else if (auto transpose = llvm::dyn_cast<graph::TransposeOp>(op)) {
+        for (size_t d = 0; d < to.size(); ++d)
+          source[transpose.getPermutation()[d]] = index[d];
+      } else {
+        // Broadcasting: the operand's dimensions align with the result's last ones.
+        size_t offset = to.size() - from.size();
+        for (size_t d = 0; d < from.size(); ++d)
+          source[d] = from[d] == 1 ? 0 : index[d + offset];
+      }
+      int64_t flat = 0;
+      for (size_t d = 0; d < from.size(); ++d) {
+        if (source[d] < 0 || source[d] >= from[d])
+          return std::nullopt;
+        flat = flat * from[d] + source[d];
+      }
+      result.values.push_back(input->values[flat]);
+    }
     return result;
   }
   if (llvm::isa<graph::NegOp, graph::AbsOp, graph::NotOp>(op)) {
