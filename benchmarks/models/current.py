@@ -8,6 +8,10 @@ seconds; the layer structure is the published one):
     vit          ViT-style encoder: 16x16 patches of a 224x224 image, class token, learned
                  positions, pre-norm layers with exact GELU; hidden 192, 4 layers, 3 heads
                  (ViT-Tiny's width at a third of its depth); output the last hidden state.
+    swin         Swin transformer: 4x4 patches of a 224x224 image, shifted-window attention in
+                 7x7 windows (padded to a multiple of the window, rolled, masked), patch merging;
+                 embedding 48, two stages of 2 layers (3 and 6 heads); output the last hidden
+                 state. Its exports compute the window padding from the input's shape.
     whisper_enc  Whisper encoder: two 1-D convolutions over 80 mel bins, sinusoidal positions,
                  pre-norm layers; d_model 256, 2 layers, 4 heads, 400 frames (200 positions
                  instead of 1500).
@@ -98,6 +102,16 @@ def vit(seed: int) -> nn.Module:
         hidden_size=192, num_hidden_layers=4, num_attention_heads=3, intermediate_size=768,
         image_size=224, patch_size=16, num_channels=3, attn_implementation="eager")
     model = transformers.ViTModel(config, add_pooling_layer=False)
+    return _Outputs(_perturb_norms(model, seed), ("pixel_values",), ("last_hidden_state",)).eval()
+
+
+def swin(seed: int) -> nn.Module:
+    import transformers
+    torch.manual_seed(seed)
+    config = transformers.SwinConfig(
+        image_size=224, patch_size=4, num_channels=3, embed_dim=48, depths=[2, 2],
+        num_heads=[3, 6], window_size=7, attn_implementation="eager")
+    model = transformers.SwinModel(config, add_pooling_layer=False)
     return _Outputs(_perturb_norms(model, seed), ("pixel_values",), ("last_hidden_state",)).eval()
 
 

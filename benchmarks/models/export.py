@@ -2,7 +2,7 @@
 """Exports Kiln's real benchmark and test models to ONNX, with seeded inputs and PyTorch references.
 
     .venv/bin/python benchmarks/models/export.py MODEL [--batch N] [--seed S] [--cache DIR]
-        [--exporter torchscript|dynamo] [--force]
+        [--exporter torchscript|dynamo] [--dynamic] [--force]
 
 Run it with the project's environment (.venv, from scripts/requirements.txt). MODEL is one of
 MODEL_NAMES (or `all`): the four original ones (resnet50, mobilenetv2, bert, gpt2) and the current
@@ -11,7 +11,11 @@ ${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}):
 
     model.onnx          the model, static shapes, fp32 weights: opset 17 from the TorchScript
                         exporter (torch.onnx.export(dynamo=False)), opset 18 from the dynamo
-                        exporter (dynamo=True, which writes no opset below 18)
+                        exporter (dynamo=True, which writes no opset below 18). With --dynamic
+                        (into CACHE/MODEL-bN-EXPORTER-dynamic/) the batch axis of every input
+                        and output and the sequence axis of token inputs stay dynamic, as
+                        deployed exports declare them; the exporter then writes the shape
+                        arithmetic on them into the graph (`kiln compile --shape` binds them)
     model.pt            the eager PyTorch module (torch.save), for the PyTorch benchmark runner
     inputs/NAME.npy     seeded inputs, one per model input
     reference/NAME.npy  PyTorch's fp32 outputs for those inputs, one per model output
@@ -67,6 +71,7 @@ def model_specs() -> dict:
         "gpt2": ModelSpec(language.gpt2, language.gpt2_inputs, ("logits",)),
         "llama": ModelSpec(current.llama, current.llama_inputs, ("logits",)),
         "vit": ModelSpec(current.vit, current.image_inputs, ("last_hidden_state",)),
+        "swin": ModelSpec(current.swin, current.image_inputs, ("last_hidden_state",)),
         "whisper_enc": ModelSpec(current.whisper_enc, current.whisper_inputs,
                                  ("last_hidden_state",)),
         "distilbert": ModelSpec(current.distilbert, current.distilbert_inputs,
@@ -78,7 +83,7 @@ def model_specs() -> dict:
     }
 
 
-MODEL_NAMES = ("resnet50", "mobilenetv2", "bert", "gpt2", "llama", "vit", "whisper_enc",
+MODEL_NAMES = ("resnet50", "mobilenetv2", "bert", "gpt2", "llama", "vit", "swin", "whisper_enc",
                "distilbert", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny", "googlenet")
 
 
@@ -87,8 +92,20 @@ def default_cache() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "kiln" / "models"
 
 
-def model_dir(name: str, batch: int, cache: Path, exporter: str = "torchscript") -> Path:
-    return cache / f"{name}-b{batch}-{exporter}"
+def model_dir(name: str, batch: int, cache: Path, exporter: str = "torchscript",
+              dynamic: bool = False) -> Path:
+    return cache / f"{name}-b{batch}-{exporter}{'-dynamic' if dynamic else ''}"
+
+
+def dynamic_axes(inputs: dict) -> dict:
+    """The axes a dynamic export leaves open, per input: the batch (axis 0) of every input, and
+    the sequence (axis 1) of token inputs (integer tensors of rank 2 or more)."""
+    axes = {}
+    for name, value in inputs.items():
+        axes[name] = {0: "batch"}
+        if value.dim() >= 2 and not value.is_floating_point():
+            axes[name][1] = "sequence"
+    return axes
 
 
 def library_versions() -> dict:
@@ -103,12 +120,13 @@ def library_versions() -> dict:
     return versions
 
 
-def fingerprint(name: str, batch: int, seed: int, exporter: str = "torchscript") -> str:
+def fingerprint(name: str, batch: int, seed: int, exporter: str = "torchscript",
+                dynamic: bool = False) -> str:
     digest = hashlib.sha256()
     for script in ("export.py", "vision.py", "language.py", "current.py"):
         digest.update((HERE / script).read_bytes())
     parameters = {"name": name, "batch": batch, "seed": seed, "exporter": exporter,
-                  "opset": OPSETS[exporter], **library_versions()}
+                  "opset": OPSETS[exporter], "dynamic": dynamic, **library_versions()}
     digest.update(json.dumps(parameters, sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -131,7 +149,7 @@ def _describe(name: str, array) -> dict:
 
 
 def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: str,
-                  exporter: str) -> None:
+                  exporter: str, dynamic: bool = False) -> None:
     import numpy as np
     import torch
 
@@ -159,16 +177,33 @@ def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: st
     if exporter == "dynamo":
         # torch.export traces the module; onnxscript's optimizer folds constants. The weights stay
         # inside model.onnx (external_data=False): the cache holds one self-contained file.
+        shapes = None
+        if dynamic:
+            # Dim.AUTO: torch.export decides which of the marked axes stay symbolic (and which
+            # equal each other); one entry per positional input, nested where the module takes
+            # them as *inputs.
+            shapes = tuple({axis: torch.export.Dim.AUTO for axis in axes}
+                           for axes in dynamic_axes(inputs).values())
+            parameters = list(inspect.signature(model.forward).parameters.values())
+            if len(parameters) == 1 and parameters[0].kind == inspect.Parameter.VAR_POSITIONAL:
+                shapes = (shapes,)
         program = torch.onnx.export(model, tuple(inputs.values()), dynamo=True,
                                     input_names=list(inputs), output_names=list(spec.outputs),
-                                    opset_version=opset, optimize=True)
+                                    opset_version=opset, optimize=True, dynamic_shapes=shapes)
         program.save(str(destination / "model.onnx"), external_data=False)
     else:
         legacy = ({"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters
                   else {})
+        # Dynamic: the batch and sequence axes stay symbolic in the graph (the outputs' batch
+        # too), and the exporter writes the shape arithmetic that depends on them.
+        axes = None
+        if dynamic:
+            axes = dynamic_axes(inputs)
+            axes.update({output: {0: "batch"} for output in spec.outputs})
         torch.onnx.export(model, tuple(inputs.values()), str(destination / "model.onnx"),
                           input_names=list(inputs), output_names=list(spec.outputs),
-                          opset_version=opset, do_constant_folding=True, **legacy)
+                          opset_version=opset, do_constant_folding=True, dynamic_axes=axes,
+                          **legacy)
     torch.save(model, destination / "model.pt")
 
     meta = {
@@ -177,6 +212,7 @@ def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: st
         "seed": seed,
         "exporter": exporter,
         "opset": opset,
+        "dynamic": dynamic,
         **library_versions(),
         "inputs": [_describe(n, v.numpy()) for n, v in inputs.items()],
         "outputs": [_describe(n, v.numpy()) for n, v in zip(spec.outputs, outputs)],
@@ -189,7 +225,8 @@ def _write_export(name: str, batch: int, seed: int, destination: Path, stamp: st
 
 
 def ensure_exported(name: str, batch: int = 1, seed: int = DEFAULT_SEED, cache: Path = None,
-                    force: bool = False, log=sys.stderr, exporter: str = "torchscript") -> Path:
+                    force: bool = False, log=sys.stderr, exporter: str = "torchscript",
+                    dynamic: bool = False) -> Path:
     """Returns the directory holding an up-to-date export of the model, exporting it if needed."""
     if name not in MODEL_NAMES:
         raise ValueError(f"unknown model '{name}' (known: {', '.join(MODEL_NAMES)})")
@@ -198,18 +235,18 @@ def ensure_exported(name: str, batch: int = 1, seed: int = DEFAULT_SEED, cache: 
     if batch < 1:
         raise ValueError("batch must be at least 1")
     cache = Path(cache) if cache else default_cache()
-    directory = model_dir(name, batch, cache, exporter)
-    stamp = fingerprint(name, batch, seed, exporter)
+    directory = model_dir(name, batch, cache, exporter, dynamic)
+    stamp = fingerprint(name, batch, seed, exporter, dynamic)
     if not force and is_up_to_date(directory, stamp):
         return directory
 
     cache.mkdir(parents=True, exist_ok=True)
-    print(f"export: {name} (batch {batch}, seed {seed}, {exporter} exporter) -> {directory}",
-          file=log, flush=True)
+    print(f"export: {name} (batch {batch}, seed {seed}, {exporter} exporter"
+          f"{', dynamic axes' if dynamic else ''}) -> {directory}", file=log, flush=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=cache))
     staging.chmod(0o755)
     try:
-        _write_export(name, batch, seed, staging, stamp, exporter)
+        _write_export(name, batch, seed, staging, stamp, exporter, dynamic)
         if directory.exists():
             shutil.rmtree(directory)
         os.replace(staging, directory)
@@ -227,12 +264,14 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=None,
                         help="cache directory (default: $KILN_MODEL_CACHE or ~/.cache/kiln/models)")
     parser.add_argument("--exporter", choices=EXPORTERS, default="torchscript")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="leave the batch (and token inputs' sequence) axes dynamic")
     parser.add_argument("--force", action="store_true", help="export even when up to date")
     args = parser.parse_args()
     names = MODEL_NAMES if args.model == "all" else (args.model,)
     for name in names:
         print(ensure_exported(name, args.batch, args.seed, args.cache, args.force,
-                              exporter=args.exporter))
+                              exporter=args.exporter, dynamic=args.dynamic))
     return 0
 
 if __name__ == "__main__":

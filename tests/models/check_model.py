@@ -3,7 +3,7 @@
 
     .venv/bin/python tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
         [--exporter torchscript|dynamo] [--device cpu|cuda|cuda-sim] [--compile-only] [--cache DIR]
-        [--rtol R] [--atol A] [--precision fp16|bf16] [--keep DIR]
+        [--rtol R] [--atol A] [--precision fp16|bf16] [--dynamic] [--keep DIR]
 
 Run it with the project's environment (.venv, from scripts/requirements.txt). Exports MODEL with
 benchmarks/models/export.py (cached, per exporter: TorchScript at opset 17 by default, or
@@ -12,6 +12,10 @@ torch.export at opset 18 with --exporter dynamo), runs
 in time) and checks |kiln - torch| <= atol + rtol * |torch| for every element of every output.
 Prints, per output, the largest absolute and relative errors and the worst element (index, Kiln's
 and PyTorch's values, the bound it broke).
+
+--dynamic takes the export with dynamic batch (and sequence) axes (export.py --dynamic): the
+exporter's shape arithmetic on those axes is in the graph, and `kiln run` binds them to the
+inputs' shapes when it compiles.
 
 --device cuda-sim runs the model's CUDA compilation (`--target cuda --gpu-arch cuda-sim`: the
 generated kernels retargeted to the host, cuDNN and cuBLASLt calls as CPU references) on the
@@ -28,7 +32,7 @@ Tolerances (fp32 everywhere; PyTorch's outputs are the reference):
   bert, gpt2              rtol 1e-3, atol 1e-3: see TOLERANCES below for why they are wider.
   efficientnet_b0, regnet_y_400mf, convnext_tiny
                           rtol 1e-3, atol 1e-4, as the other CNNs.
-  llama, vit, whisper_enc, distilbert
+  llama, vit, swin, whisper_enc, distilbert
                           rtol 1e-3, atol 1e-4: 2-4 layers only (see TOLERANCES).
 
 Exit codes: 0 every output within tolerance; 1 a mismatch, a missing or malformed output, or kiln
@@ -75,11 +79,12 @@ TOLERANCES = {
     "convnext_tiny": (1e-3, 1e-4),
     "llama": (1e-3, 1e-4),
     "vit": (1e-3, 1e-4),
+    "swin": (1e-3, 1e-4),
     "whisper_enc": (1e-3, 1e-4),
     "distilbert": (1e-3, 1e-4),
 }
 # The models built with `transformers` (the others need only torch and torchvision).
-TRANSFORMERS_MODELS = {"llama", "vit", "whisper_enc", "distilbert"}
+TRANSFORMERS_MODELS = {"llama", "vit", "swin", "whisper_enc", "distilbert"}
 
 
 # The library calls each model's convolutions and matrix products become, per device.
@@ -189,6 +194,8 @@ def main() -> int:
     parser.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
                         help="torch.onnx.export(dynamo=False) at opset 17, or dynamo=True at 18")
     parser.add_argument("--device", choices=["cpu", "cuda", "cuda-sim"], default="cpu")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="the export with dynamic batch (and sequence) axes")
     parser.add_argument("--compile-only", action="store_true",
                         help="compile for --device and check the artifact instead of running")
     parser.add_argument("--cache", type=Path, default=None, help="model cache directory")
@@ -246,7 +253,7 @@ def main() -> int:
     atol = args.atol if args.atol is not None else atol
 
     directory = export.ensure_exported(args.model, args.batch, cache=args.cache,
-                                       exporter=args.exporter)
+                                       exporter=args.exporter, dynamic=args.dynamic)
     meta = json.loads((directory / "meta.json").read_text())
 
     with tempfile.TemporaryDirectory(prefix="kiln-model-") as scratch:
@@ -331,7 +338,8 @@ def main() -> int:
         if any(codes):
             return 1
 
-        print(f"check_model: {args.model} (batch {args.batch}, {args.exporter} exporter, opset "
+        print(f"check_model: {args.model} (batch {args.batch}, {args.exporter} exporter"
+              f"{', dynamic axes' if args.dynamic else ''}, opset "
               f"{meta['opset']}{', ' + args.precision if args.precision else ''}) against "
               f"PyTorch {meta['torch']} fp32, "
               f"rtol {rtol:g}, atol {atol:g}")
