@@ -67,6 +67,9 @@ struct FuseSharedProducersPass : impl::FuseSharedProducersPassBase<FuseSharedPro
     auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
     if (!producer || producer.getNumDpsInits() != 1 || producer.getNumReductionLoops() != 0)
       return false;
+    // Costly work is not repeated for every point of a reader that broadcasts it.
+    if (isCostlyToRepeat(operand, maxRepeatedEvaluations))
+      return false;
     if (producer->hasOneUse())
       return true;
     bool readsRows = readsRowValues(producer, Value());

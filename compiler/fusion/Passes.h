@@ -28,6 +28,12 @@ inline constexpr llvm::StringLiteral kFusionReportAttr = "kiln.fusion_report";
 /// (an i64), which kiln-form-program records on the program.
 inline constexpr llvm::StringLiteral kModeledKernelBytesAttr = "kiln.modeled_kernel_bytes";
 
+/// Whether fusing the producer of `operand` (a linalg.generic) into its reader would compute the
+/// producer's costly ops (division, math functions) again for each of several points reading
+/// the same element (the reader broadcasts the producer's result), more than `maxRepeated`
+/// times beyond the producer's own evaluations.
+bool isCostlyToRepeat(mlir::OpOperand *operand, int64_t maxRepeated);
+
 /// Collects the names of the model nodes recorded in a location (NameLoc inside FusedLoc and
 /// CallSiteLoc).
 void collectNodeNames(mlir::Location loc, llvm::SetVector<llvm::StringRef> &names);

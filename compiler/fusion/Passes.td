@@ -5,6 +5,31 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuses elementwise producers into their one reader, unless that repeats costly work";
+  let description = [{
+    Upstream `linalg-fuse-elementwise-ops`, with one veto, as XLA's fusion has it: a producer
+    whose body holds costly ops (division, math functions) is not fused into a reader that
+    reuses its elements (a loop of the reader does not index the producer's result: a
+    squeeze-and-excitation block's multiply reads one sigmoid per channel at every pixel, and
+    fused, computed that sigmoid once per pixel) more than `max-repeated-evaluations` times
+    beyond the producer's own evaluations, about what a kernel of its own costs. The producer stays a kernel of its own, its
+    result read as the reader reads any tensor. Reshape propagation, canonicalization and
+    constant folding are upstream's.
+  }];
+  let options = [
+    Option<"maxRepeatedEvaluations", "max-repeated-evaluations", "int64_t", /*default=*/"8192",
+           "The most repeated evaluations of a costly producer's body a fusion may add (the "
+           "default suits a CPU, where a kernel of its own costs a few microseconds)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::FuncOp"> {
   let summary = "Computes cheap elementwise producers again inside each of their few readers";
   let description = [{
@@ -32,6 +57,9 @@ def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::Fu
            "The most ops the body of a duplicated producer may have">,
     Option<"maxFusedOps", "max-fused-ops", "int64_t", /*default=*/"48",
            "The most ops a reader may hold after taking a duplicated producer">,
+    Option<"maxRepeatedEvaluations", "max-repeated-evaluations", "int64_t", /*default=*/"8192",
+           "As kiln-fuse-elementwise's: a producer whose costly body a reader would evaluate "
+           "again more often than this for the elements it broadcasts is not duplicated">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

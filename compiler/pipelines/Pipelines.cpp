@@ -164,8 +164,14 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     pm.addPass(createVerifyGraphLoweredPass());
   } else if (stage == "kernels") {
     pm.addNestedPass<mlir::func::FuncOp>(createGeneralizeReductionsPass());
-    addTextual(pm, "func.func(linalg-fuse-elementwise-ops)");
-    pm.addNestedPass<mlir::func::FuncOp>(createFuseSharedProducersPass());
+    // Costly work repeated across a broadcast is worth a kernel of its own on a CPU; a GPU
+    // computes millions of exponentials in the time of one launch.
+    FuseElementwisePassOptions elementwise;
+    FuseSharedProducersPassOptions shared;
+    if (cuda)
+      elementwise.maxRepeatedEvaluations = shared.maxRepeatedEvaluations = 1 << 22;
+    pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwisePass(elementwise));
+    pm.addNestedPass<mlir::func::FuncOp>(createFuseSharedProducersPass(shared));
     addTextual(pm, "canonicalize,cse");
     PlanFusionPassOptions plan;
     plan.entryName = options.entry;
