@@ -828,8 +828,7 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
   // two barriers per reduction).
   lanes = 32;
   int64_t length = rowLength(rows);
-  if (blockRowLength_ > 0 && blockSize_ > 32 && blockSize_ % 32 == 0 &&
-      length > blockRowLength_) {
+  if (blockRowLength_ > 0 && blockSize_ > 32 && blockSize_ % 32 == 0 && length > blockRowLength_) {
     lanes = blockSize_;
     // Few long rows: wider blocks (up to CUDA's 1024 threads, each keeping at least 16 points
     // of its row) until the rows' threads would fill the GPU, or a few hundred blocks of 256

@@ -41,8 +41,9 @@ constexpr int64_t kMaxScalarPartials = 4096;
 /// leaves chunks of kMinChunk elements or more; 1 when there is none. The partial values of
 /// each result are folded by a block (kiln-tile-dispatches' row tiles).
 int64_t chunksFor(int64_t results, int64_t length, bool scalar) {
-  int64_t most = std::min(scalar ? kMaxScalarPartials : kMaxPartials / std::max<int64_t>(results, 1),
-                          length / kMinChunk);
+  int64_t most =
+      std::min(scalar ? kMaxScalarPartials : kMaxPartials / std::max<int64_t>(results, 1),
+               length / kMinChunk);
   for (int64_t chunks = most; chunks > 1; --chunks)
     if (length % chunks == 0)
       return chunks;
@@ -106,8 +107,8 @@ struct SplitReductionsPass : impl::SplitReductionsPassBase<SplitReductionsPass> 
       for (auto [d, range] : llvm::enumerate(ranges))
         if (!llvm::is_contained(reductions, d))
           results *= range;
-      int64_t chunks = chunksFor(results, ranges[reductions.front()],
-                                 reduction.getNumParallelLoops() == 0);
+      int64_t chunks =
+          chunksFor(results, ranges[reductions.front()], reduction.getNumParallelLoops() == 0);
       if (chunks <= 1)
         continue;
       // The chunk index is the last dimension of the partial values (each result's chunks side

@@ -173,8 +173,8 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
   /// over the grid (kiln-split-reductions) reads its chunks that way too.
   static bool longReductionRows(TilingInterface op) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op.getOperation());
-    if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
-        linalgOp.getNumParallelLoops() == 0 || linalgOp.hasDynamicShape())
+    if (!linalgOp || linalgOp.getNumReductionLoops() == 0 || linalgOp.getNumParallelLoops() == 0 ||
+        linalgOp.hasDynamicShape())
       return false;
     SmallVector<int64_t> extents = linalgOp.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
@@ -241,9 +241,9 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       for (int64_t size : sizes)
         if (size != 0)
           mapping.push_back(gpu::GPUBlockMappingAttr::get(
-              function.getContext(), static_cast<gpu::MappingId>(
-                                         static_cast<int64_t>(gpu::MappingId::LinearDim0) +
-                                         static_cast<int64_t>(mapping.size()))));
+              function.getContext(),
+              static_cast<gpu::MappingId>(static_cast<int64_t>(gpu::MappingId::LinearDim0) +
+                                          static_cast<int64_t>(mapping.size()))));
       if (mapping.size() <= kLinearDims)
         tiling.setMapping(mapping);
     }

@@ -222,7 +222,8 @@ LogicalResult translateCumulative(NodeContext &ctx) {
     FailureOr<Value> candidate = along(a);
     if (failed(candidate))
       return failure();
-    Value chosen = d.compare(ComparisonDirection::eq, axis, ctx.scalar(i64, static_cast<double>(a)));
+    Value chosen =
+        d.compare(ComparisonDirection::eq, axis, ctx.scalar(i64, static_cast<double>(a)));
     result = d.select(chosen, *candidate, result);
   }
   return d.finish(result);
@@ -410,21 +411,21 @@ LogicalResult reverseSequenceAtRunTime(NodeContext &ctx, RankedTensorType type, 
   SmallVector<int64_t> ramp;
   for (int64_t t = 0; t < steps; ++t)
     ramp.push_back(t);
-  Value time = ctx.constant(DenseElementsAttr::get(RankedTensorType::get(timeShape, i64),
-                                                   ArrayRef<int64_t>(ramp)));
+  Value time = ctx.constant(
+      DenseElementsAttr::get(RankedTensorType::get(timeShape, i64), ArrayRef<int64_t>(ramp)));
   Value length = d.reshape(d.castTo(lengths, i64), batchShape);
-  length = d.op<MinOp>({d.op<MaxOp>({length, ctx.scalar(i64, 0)}),
-                        ctx.scalar(i64, static_cast<double>(steps))});
+  length = d.op<MinOp>(
+      {d.op<MaxOp>({length, ctx.scalar(i64, 0)}), ctx.scalar(i64, static_cast<double>(steps))});
   Value inside = d.compare(ComparisonDirection::lt, time, length);
   Value reversed = d.sub(d.sub(length, ctx.scalar(i64, 1)), time);
   Value source = d.select(inside, reversed, time);
   // Every inner position of a (time, batch) pair takes the same source step.
   SmallVector<int64_t> pairShape = {type.getDimSize(0), type.getDimSize(1)};
   pairShape.append(static_cast<size_t>(type.getRank() - 2), 1);
-  Value indices = d.op<ExpandOp>({d.reshape(source, pairShape)},
-                                 {ctx.namedArray("shape", type.getShape())});
-  return d.finish(d.op<GatherElementsOp>({ctx.input(0), indices},
-                                         {ctx.namedI64("axis", timeAxis)}));
+  Value indices =
+      d.op<ExpandOp>({d.reshape(source, pairShape)}, {ctx.namedArray("shape", type.getShape())});
+  return d.finish(
+      d.op<GatherElementsOp>({ctx.input(0), indices}, {ctx.namedI64("axis", timeAxis)}));
 }
 
 /// ReverseSequence with a static input: a gather_elements along the time axis whose indices
@@ -545,10 +546,11 @@ LogicalResult translateTrilu(NodeContext &ctx) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < columns; ++j)
         offsets.push_back(j - i);
-    Value offset = ctx.constant(DenseElementsAttr::get(
-        RankedTensorType::get({rows, columns}, i64), ArrayRef<int64_t>(offsets)));
+    Value offset = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({rows, columns}, i64),
+                                                       ArrayRef<int64_t>(offsets)));
     Value shift = d.castTo(d.reshape(ctx.input(1), {}), i64);
-    Value kept = d.compare(upper ? ComparisonDirection::ge : ComparisonDirection::le, offset, shift);
+    Value kept =
+        d.compare(upper ? ComparisonDirection::ge : ComparisonDirection::le, offset, shift);
     return d.finish(d.select(kept, ctx.input(0), ctx.scalar(type.getElementType(), 0)));
   }
   if (ctx.hasInput(1)) {
