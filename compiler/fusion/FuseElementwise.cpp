@@ -55,12 +55,14 @@ bool isCostlyToRepeat(OpOperand *operand, int64_t maxRepeated) {
       if (auto dim = dyn_cast<AffineDimExpr>(expr))
         used.set(dim.getPosition());
     });
+  // A dynamic loop counts as long; the products saturate well above any bound.
+  constexpr int64_t kLong = int64_t(1) << 24;
   SmallVector<int64_t> extents = reader.getStaticLoopRanges();
   int64_t reuse = 1, evaluations = 1;
   for (unsigned loop = 0; loop < reader.getNumLoops(); ++loop) {
-    if (ShapedType::isDynamic(extents[loop]))
-      return !used.test(loop); // A dynamic broadcast: assume it is long.
-    (used.test(loop) ? evaluations : reuse) *= extents[loop];
+    int64_t extent = ShapedType::isDynamic(extents[loop]) ? kLong : extents[loop];
+    int64_t &product = used.test(loop) ? evaluations : reuse;
+    product = std::min(product * extent, kLong);
   }
   return evaluations * (reuse - 1) > maxRepeated;
 }
