@@ -314,6 +314,30 @@ def expand_where_shape():
                  const("requested", np.array([2, -1, -1], np.int64))])
 
 
+@model("pad_pairs_reversed")
+def pad_pairs_reversed():
+    # F.pad(x, (0, 1, 2, 0)) as the TorchScript exporter writes it for computed amounts: the
+    # [before, after] pairs of the last dimension first (PyTorch's order) reshaped to [-1, 2],
+    # reversed by a Slice with step -1, transposed, flattened and cast: ONNX's order
+    # [0, 0, 2, 0, 0, 0, 0, 1] once evaluated at import.
+    return make([h.make_node("Concat", ["amounts", "zeros"], ["flat"], axis=0),
+                 h.make_node("Reshape", ["flat", "pairs_shape"], ["pairs"]),
+                 h.make_node("Slice", ["pairs", "start", "end", "axis0", "step"], ["reversed"]),
+                 h.make_node("Transpose", ["reversed"], ["columns"], perm=[1, 0]),
+                 h.make_node("Reshape", ["columns", "flat_shape"], ["onnx_pads"]),
+                 h.make_node("Cast", ["onnx_pads"], ["pads"], to=T.INT64),
+                 h.make_node("Pad", ["x", "pads"], ["y"])],
+                [f32("x", [1, 2, 3, 4])], [unknown("y", T.FLOAT, 4)],
+                [const("amounts", np.array([0, 1, 2, 0], np.int64)),
+                 const("zeros", np.array([0, 0, 0, 0], np.int64)),
+                 const("pairs_shape", np.array([-1, 2], np.int64)),
+                 const("start", np.array([-1], np.int64)),
+                 const("end", np.array([-(2**63)], np.int64)),
+                 const("axis0", np.array([0], np.int64)),
+                 const("step", np.array([-1], np.int64)),
+                 const("flat_shape", np.array([-1], np.int64))])
+
+
 @model("expand_grouped_query_shape")
 def expand_grouped_query_shape():
     # ONNX's Attention expansion repeats grouped key heads to the query's head count: the repeat
