@@ -53,10 +53,17 @@ int64_t chunksFor(int64_t results, int64_t length, bool scalar) {
 struct SplitReductionsPass : impl::SplitReductionsPassBase<SplitReductionsPass> {
   using Base::Base;
 
-  /// The reduction loops of `op` when it is one to split: tensors, one result, static loops,
-  /// fewer than `maxResults` result points and at least `minLength` elements reduced into each,
-  /// the reduction loops consecutive and contiguous in every operand.
-  std::optional<ReassociationIndices> splittable(linalg::GenericOp op) {
+  /// How a reduction is split: its reduction loops, collapsed into one first when there are
+  /// several, and the number of chunks each result's elements are cut into.
+  struct Split {
+    ReassociationIndices dims;
+    int64_t chunks;
+  };
+
+  /// The split of `op` when it is one to split: tensors, one result, static loops, fewer than
+  /// `maxResults` result points and at least `minLength` elements reduced into each, the
+  /// reduction loops consecutive and contiguous in every operand, and more than one chunk.
+  std::optional<Split> splittable(linalg::GenericOp op) {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
       return std::nullopt;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -75,42 +82,35 @@ struct SplitReductionsPass : impl::SplitReductionsPassBase<SplitReductionsPass> 
         return std::nullopt;
     if (dims.size() > 1 && !linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {dims}))
       return std::nullopt;
-    return dims;
+    int64_t chunks = chunksFor(results, length, op.getNumParallelLoops() == 0);
+    if (chunks <= 1)
+      return std::nullopt;
+    return Split{dims, chunks};
   }
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::GenericOp, ReassociationIndices>> candidates;
+    SmallVector<std::pair<linalg::GenericOp, Split>> candidates;
     getOperation().walk([&](func::FuncOp function) {
       if (!function->hasAttr(kDispatchAttr) || function.isExternal())
         return;
       function.walk([&](linalg::GenericOp op) {
-        if (std::optional<ReassociationIndices> dims = splittable(op))
-          candidates.push_back({op, *dims});
+        if (std::optional<Split> split = splittable(op))
+          candidates.push_back({op, *split});
       });
     });
     IRRewriter rewriter(&getContext());
-    for (auto [op, dims] : candidates) {
+    for (auto [op, plan] : candidates) {
       linalg::LinalgOp reduction = op;
       rewriter.setInsertionPoint(op);
-      if (dims.size() > 1) {
+      if (plan.dims.size() > 1) {
         FailureOr<linalg::CollapseResult> collapsed =
-            linalg::collapseOpIterationDims(op, {dims}, rewriter);
+            linalg::collapseOpIterationDims(op, {plan.dims}, rewriter);
         if (failed(collapsed))
           continue;
         rewriter.replaceOp(op, collapsed->results);
         reduction = collapsed->collapsedOp;
       }
-      SmallVector<unsigned> reductions;
-      reduction.getReductionDims(reductions);
-      int64_t results = 1;
-      SmallVector<int64_t> ranges = reduction.getStaticLoopRanges();
-      for (auto [d, range] : llvm::enumerate(ranges))
-        if (!llvm::is_contained(reductions, d))
-          results *= range;
-      int64_t chunks =
-          chunksFor(results, ranges[reductions.front()], reduction.getNumParallelLoops() == 0);
-      if (chunks <= 1)
-        continue;
+      int64_t chunks = plan.chunks;
       // The chunk index is the last dimension of the partial values (each result's chunks side
       // by side) and the inner part of the split loop: chunk c takes the elements c, c + chunks,
       // ..., so neighbouring threads read neighbouring elements (coalesced on a GPU).

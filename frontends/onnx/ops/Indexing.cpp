@@ -162,6 +162,17 @@ int64_t productOf(ArrayRef<int64_t> dims) {
   return dynamic ? kDynamic : product;
 }
 
+/// Input `index`, one integer known only at run time (an axis, a shift), as a rank-0 i64 tensor;
+/// null, with the error reported, when it holds more than one element.
+Value runTimeScalarInt(Decomposition &d, int index, StringRef what) {
+  NodeContext &ctx = d.context();
+  if (productOf(typeOf(ctx.input(index)).getShape()) != 1) {
+    ctx.emitError() << what << " (input " << index << ") must hold one element";
+    return d.fail();
+  }
+  return d.castTo(d.reshape(ctx.input(index), {}), ctx.builder().getI64Type());
+}
+
 //===----------------------------------------------------------------------===//
 // Arg reductions, cumulative sums and top-k
 //===----------------------------------------------------------------------===//
@@ -207,11 +218,11 @@ LogicalResult translateCumulative(NodeContext &ctx) {
   // selected (-rank..rank-1; an axis outside that range takes the last).
   if (rank == 0)
     return ctx.emitError() << "a rank-0 input has no axis to accumulate along";
-  if (productOf(typeOf(ctx.input(1)).getShape()) != 1)
-    return ctx.emitError() << "axis (input 1) must hold one element";
   Decomposition d(ctx);
   Type i64 = ctx.builder().getI64Type();
-  Value axis = d.castTo(d.reshape(ctx.input(1), {}), i64);
+  Value axis = runTimeScalarInt(d, 1, "axis");
+  if (!axis)
+    return failure();
   Value negative = d.compare(ComparisonDirection::lt, axis, ctx.scalar(i64, 0));
   axis = d.select(negative, d.add(axis, ctx.scalar(i64, static_cast<double>(rank))), axis);
   FailureOr<Value> last = along(rank - 1);
@@ -405,14 +416,9 @@ LogicalResult reverseSequenceAtRunTime(NodeContext &ctx, RankedTensorType type, 
   Decomposition d(ctx);
   Type i64 = ctx.builder().getI64Type();
   // [time, batch] or [batch, time] as the input's first two dimensions are.
-  SmallVector<int64_t> timeShape = {1, 1}, batchShape = {1, 1};
-  timeShape[timeAxis] = steps;
+  SmallVector<int64_t> batchShape = {1, 1};
   batchShape[batchAxis] = batch;
-  SmallVector<int64_t> ramp;
-  for (int64_t t = 0; t < steps; ++t)
-    ramp.push_back(t);
-  Value time = ctx.constant(
-      DenseElementsAttr::get(RankedTensorType::get(timeShape, i64), ArrayRef<int64_t>(ramp)));
+  Value time = indexRamp(ctx, 2, timeAxis, steps);
   Value length = d.reshape(d.castTo(lengths, i64), batchShape);
   length = d.op<MinOp>(
       {d.op<MaxOp>({length, ctx.scalar(i64, 0)}), ctx.scalar(i64, static_cast<double>(steps))});
@@ -441,12 +447,12 @@ LogicalResult translateReverseSequence(NodeContext &ctx) {
   if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
     return ctx.emitError() << "batch_axis " << batchAxis << " and time_axis " << timeAxis
                            << " must be 0 and 1 in some order";
-  int64_t batch = type.getDimSize(batchAxis), steps = type.getDimSize(timeAxis);
   if (!ctx.constantInput(1))
     return reverseSequenceAtRunTime(ctx, type, batchAxis, timeAxis);
   FailureOr<SmallVector<int64_t>> lengths = ctx.constantInts(1, "sequence_lens");
   if (failed(lengths))
     return failure();
+  int64_t batch = type.getDimSize(batchAxis), steps = type.getDimSize(timeAxis);
   if (static_cast<int64_t>(lengths->size()) != batch)
     return ctx.emitError() << "sequence_lens has " << lengths->size() << " entries for a batch of "
                            << batch;
@@ -538,8 +544,6 @@ LogicalResult translateTrilu(NodeContext &ctx) {
   int64_t k = 0;
   bool upper = ctx.intAttr("upper", 1) != 0;
   if (ctx.hasInput(1) && !ctx.constantInput(1)) {
-    if (productOf(typeOf(ctx.input(1)).getShape()) != 1)
-      return ctx.emitError() << "k (input 1) must hold one element";
     Decomposition d(ctx);
     Type i64 = ctx.builder().getI64Type();
     SmallVector<int64_t> offsets;
@@ -548,7 +552,7 @@ LogicalResult translateTrilu(NodeContext &ctx) {
         offsets.push_back(j - i);
     Value offset = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({rows, columns}, i64),
                                                        ArrayRef<int64_t>(offsets)));
-    Value shift = d.castTo(d.reshape(ctx.input(1), {}), i64);
+    Value shift = runTimeScalarInt(d, 1, "k");
     Value kept =
         d.compare(upper ? ComparisonDirection::ge : ComparisonDirection::le, offset, shift);
     return d.finish(d.select(kept, ctx.input(0), ctx.scalar(type.getElementType(), 0)));
