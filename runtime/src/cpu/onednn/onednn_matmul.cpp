@@ -90,6 +90,47 @@ dnnl::memory::desc viewDesc(const StridedView& view, size_t rank, bool transpose
   return dnnl::memory::desc(dims, type, strides);
 }
 
+/// A product whose `b` has no batch (a layer's weights applied to a batch of rows) as one 2-D
+/// product over every row of `a`: oneDNN 2.6 packs the constant weights of a 2-D product into its
+/// blocked layout but keeps those of a batched one plain and re-reads them for each block of
+/// rows (BERT's 768 x 3072 projection with GELU: 4.3 ms batched, 1.9 ms 2-D on the same
+/// machine). Folds when a's and dst's batch dimensions lie over their rows as one run of
+/// strides and every "add" operand either spans all of them or none (its dims in `extra` are
+/// folded too); otherwise leaves everything as it was and returns false.
+bool foldBatchIntoRows(dnnl::memory::desc* a, dnnl::memory::desc* b, dnnl::memory::desc* dst,
+                       std::vector<BindingInfo>* extra) {
+  const dnnl::memory::dims a_dims = a->dims(), b_dims = b->dims(), dst_dims = dst->dims();
+  const size_t rank = dst_dims.size();
+  if (rank <= 2) return false;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) rows *= dst_dims[d];
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (b_dims[d] != 1 || a_dims[d] != dst_dims[d]) return false;
+  std::vector<std::vector<int64_t>> folded_extra;
+  for (const BindingInfo& binding : *extra) {
+    if (binding.dims.size() > rank) return false;
+    std::vector<int64_t> dims(rank - binding.dims.size(), 1);
+    dims.insert(dims.end(), binding.dims.begin(), binding.dims.end());
+    bool spans = true, none = true;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      spans = spans && dims[d] == dst_dims[d];
+      none = none && dims[d] == 1;
+    }
+    if (!spans && !none) return false;
+    folded_extra.push_back({spans ? rows : 1, dims[rank - 1]});
+  }
+  const int64_t k = a_dims[rank - 1], n = dst_dims[rank - 1];
+  dnnl::memory::desc a2 = a->reshape({rows, k}, /*allow_empty=*/true);
+  dnnl::memory::desc b2 = b->reshape({k, n}, /*allow_empty=*/true);
+  dnnl::memory::desc dst2 = dst->reshape({rows, n}, /*allow_empty=*/true);
+  if (a2.is_zero() || b2.is_zero() || dst2.is_zero()) return false;
+  *a = a2;
+  *b = b2;
+  *dst = dst2;
+  for (size_t i = 0; i < extra->size(); ++i) (*extra)[i].dims = folded_extra[i];
+  return true;
+}
+
 }  // namespace
 
 Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
@@ -146,16 +187,24 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   if (has_bias && bindings[2].dims != std::vector<int64_t>{n})
     return call.invalid("bias must have dims " + std::to_string(n));
 
-  onednn::Epilogue epilogue;
   std::vector<BindingInfo> extra(bindings.begin() + 2 + bias_count, bindings.end() - 1);
+  dnnl::memory::desc dst_desc =
+      viewDesc(dst_view, rank, false, onednn::dataType(bindings.back().element_type));
+  std::vector<int64_t> out_dims = dst_dims;
+  if (foldBatchIntoRows(&a_desc, &b_desc_plain, &dst_desc, &extra)) {
+    rank = 2;
+    out_dims = {dst_desc.dims()[0], n};
+  }
+
+  onednn::Epilogue epilogue;
   // A residual added first (after the bias), of the result's dims and type, is a sum post-op:
   // the destination starts as the addend, so the memory plan may put the two in one place
   // (kiln-form-program's in_place pair, compiler/program/FormProgram.cpp, mirrors this rule).
   std::vector<std::string> kinds = call.strings("post_ops");
   bool sum_first = !kinds.empty() && kinds[0] == "add" && !extra.empty() && !dst_view.given &&
-                   extra[0].dims == dst_dims &&
+                   extra[0].dims == out_dims &&
                    extra[0].element_type == bindings.back().element_type;
-  if (!(status = onednn::buildEpilogue(call, extra, dst_dims, &epilogue, sum_first)).ok())
+  if (!(status = onednn::buildEpilogue(call, extra, out_dims, &epilogue, sum_first)).ok())
     return status;
   if (dst_view.given && !epilogue.addends.empty())
     return call.invalid("takes no 'add' post-op with a dst_view (the addend is row-major)");
@@ -170,8 +219,7 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   kernel->constant_b = b.kind == kiln::artifact::BufferKind::Constant;
   kernel->a_desc = a_desc;
   kernel->b_desc = b_desc_plain;
-  kernel->dst_desc =
-      viewDesc(dst_view, rank, false, onednn::dataType(bindings.back().element_type));
+  kernel->dst_desc = dst_desc;
   kernel->a_offset = a_view.offset;
   kernel->b_offset = b_view.offset;
   kernel->dst_offset = dst_view.offset;
@@ -180,9 +228,9 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   if (has_bias)
     kernel->bias_desc = onednn::plainDesc(bias_dims, onednn::dataType(bindings[2].element_type));
 
-  dnnl::memory::desc b_desc =
-      kernel->constant_b ? dnnl::memory::desc(b_dims, b_type, dnnl::memory::format_tag::any)
-                         : b_desc_plain;
+  dnnl::memory::desc b_desc = kernel->constant_b ? dnnl::memory::desc(b_desc_plain.dims(), b_type,
+                                                                      dnnl::memory::format_tag::any)
+                                                 : b_desc_plain;
   dnnl::primitive_attr attr;
   attr.set_post_ops(epilogue.ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
