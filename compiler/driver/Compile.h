@@ -53,9 +53,9 @@ struct CompileOptions {
   std::string precision = "fp32";
   /// Inputs and outputs keep their declared types under a lower precision.
   bool keepIoTypes = false;
-  /// CUDA: the tensor layout of convolutions (kiln-cuda-channels-last): "auto" (NHWC for f16,
-  /// bf16 and tf32, what tensor cores want; NCHW for f32), "nchw" (the model's), or "nhwc"
-  /// (every type).
+  /// The tensor layout of convolutions: "auto" (CPU: NHWC, kiln-cpu-channels-last; CUDA: NHWC
+  /// for f16, bf16 and tf32, what tensor cores want, NCHW for f32, kiln-cuda-channels-last),
+  /// "nchw" (the model's), or "nhwc" (every type).
   std::string convLayout = "auto";
   /// "fused": attention becomes one library call where the target takes it (kiln.attention on
   /// the CPU, cuDNN's on CUDA in f16 and bf16); "unfused": two products and a softmax.

@@ -1,7 +1,9 @@
-//===- ChannelsLast.cpp - Channels-last values between cuDNN convolutions -===//
+//===- ChannelsLast.cpp - Channels-last values between convolutions -------===//
 //
-// cuDNN's tensor-core convolution kernels and its fused engines are written for NHWC; an ONNX
-// model is NCHW. This pass gives each chosen cudnn.convolution call channels-last operands and
+// cuDNN's tensor-core convolution kernels and its fused engines are written for NHWC, and
+// oneDNN's fast CPU convolutions run NHWC or channel-blocked; an ONNX model is NCHW.
+// kiln-cuda-channels-last (half-precision cudnn.convolution calls) and kiln-cpu-channels-last
+// (every onednn.convolution call) give each chosen call channels-last operands and
 // result (`channels_last = true`: x, the addend and y as N spatial... C, the filter as
 // K spatial... C/groups) and places the transposes the model's NCHW semantics then need where they
 // cost least:
@@ -10,8 +12,9 @@
 //      (constant filters are reordered at compile time instead).
 //   2. A to-first transpose sinks below the elementwise ops that read it (unary ops, casts,
 //      broadcasting binary ops and selects whose other operands are transposed alike or
-//      constants, which are reordered), below max and average pools (which pool channels-last),
-//      and below a global pool, which becomes a reduction over the spatial dims of the
+//      constants, which are reordered), below max and average pools (which pool channels-last;
+//      on the CPU onednn.pooling calls too), below a batch norm (a per-channel factor and
+//      shift), and below a global pool, which becomes a reduction over the spatial dims of the
 //      channels-last value.
 //   3. transpose(transpose(v, to-first), to-last) is v.
 //
@@ -39,6 +42,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_CUDACHANNELSLASTPASS
+#define GEN_PASS_DEF_CPUCHANNELSLASTPASS
 #include "compiler/librarycalls/Passes.h.inc"
 } // namespace kiln
 
@@ -138,47 +142,53 @@ Value permute(OpBuilder &builder, Location loc, Value value, ArrayRef<int64_t> p
   return transpose(builder, loc, value, permutation);
 }
 
-class ChannelsLast : public impl::CudaChannelsLastPassBase<ChannelsLast> {
+/// The rewrite both passes run: `convolution` names the library call made channels-last.
+class Rewriter {
 public:
-  using CudaChannelsLastPassBase::CudaChannelsLastPassBase;
+  Rewriter(ModuleOp module, StringRef convolution, bool allTypes, bool cpu)
+      : module(module), symbols(module), builder(module.getContext()), convolution(convolution),
+        allTypes(allTypes), cpu(cpu) {}
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SymbolTable symbols(module);
+  void run() {
     SmallVector<func::CallOp> calls;
     module.walk([&](func::CallOp call) {
-      if (isChosen(symbols, call))
+      if (isChosen(call))
         calls.push_back(call);
     });
     if (calls.empty())
       return;
-    OpBuilder builder(module.getContext());
-    llvm::SetVector<func::FuncOp> callees;
     for (func::CallOp call : calls) {
       callees.insert(symbols.lookup<func::FuncOp>(call.getCallee()));
-      convert(builder, symbols, module, call);
+      convert(call);
     }
-    for (func::FuncOp callee : callees)
-      if (SymbolTable::symbolKnownUseEmpty(callee, module))
-        symbols.erase(callee);
     for (bool changed = true; changed;) {
       changed = cancelTransposes(module);
-      module.walk([&](Operation *op) { changed |= sink(builder, op); });
+      module.walk([&](Operation *op) { changed |= sink(op); });
     }
     cancelTransposes(module);
     reshapeUnitTransposes(builder, module);
+    for (func::FuncOp callee : callees)
+      if (SymbolTable::symbolKnownUseEmpty(callee, module))
+        symbols.erase(callee);
   }
 
 private:
-  /// A 2-D cudnn.convolution that runs on tensor cores (f16, bf16, or f32 with allow_tf32; any
-  /// type with all-types), not yet channels-last.
-  bool isChosen(SymbolTable &symbols, func::CallOp call) {
+  /// The library name of `call`'s callee, or "".
+  StringRef libraryName(func::CallOp call) {
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     auto name = callee ? callee->getAttrOfType<StringAttr>(kLibraryCallAttr) : StringAttr();
-    if (!name || name.getValue() != "cudnn.convolution" || call->hasAttr("channels_last") ||
+    return name ? name.getValue() : StringRef();
+  }
+
+  /// A convolution call not yet channels-last: on CUDA a 2-D one that runs on tensor cores (f16,
+  /// bf16, or f32 with allow_tf32; any type with all-types), on the CPU every one.
+  bool isChosen(func::CallOp call) {
+    if (libraryName(call) != convolution || call->hasAttr("channels_last") ||
         call.getNumResults() != 1)
       return false;
     auto type = cast<RankedTensorType>(call.getResult(0).getType());
+    if (cpu)
+      return type.hasStaticShape() && type.getRank() >= 3 && type.getRank() <= 5;
     Type element = type.getElementType();
     auto tf32 = call->getAttrOfType<BoolAttr>("allow_tf32");
     return type.getRank() == 4 &&
@@ -186,7 +196,7 @@ private:
   }
 
   /// Makes `call` channels-last between transposes (step 1).
-  void convert(OpBuilder &builder, SymbolTable &symbols, ModuleOp module, func::CallOp call) {
+  void convert(func::CallOp call) {
     Location loc = call.getLoc();
     builder.setInsertionPoint(call);
     auto resultType = cast<RankedTensorType>(call.getResult(0).getType());
@@ -267,24 +277,36 @@ private:
 
   /// Whether every reader of `transposed` is an op a transpose sinks below, so that it dies
   /// once they have all been moved.
-  static bool onlySinkingReaders(graph::TransposeOp transposed) {
-    return llvm::all_of(transposed->getUsers(), [](Operation *user) {
+  bool onlySinkingReaders(graph::TransposeOp transposed) {
+    return llvm::all_of(transposed->getUsers(), [&](Operation *user) {
+      if (auto call = dyn_cast<func::CallOp>(user))
+        return isPoolingCall(call);
       return graph::isElementwise(user) ||
              isa<graph::ConcatOp, graph::MaxPoolOp, graph::AvgPoolOp, graph::GlobalAvgPoolOp,
-                 graph::GlobalMaxPoolOp>(user);
+                 graph::GlobalMaxPoolOp, graph::BatchNormOp>(user);
     });
   }
 
+  /// An onednn.pooling call (CPU) not yet channels-last.
+  bool isPoolingCall(func::CallOp call) {
+    return cpu && libraryName(call) == "onednn.pooling" && !call->hasAttr("channels_last") &&
+           call.getNumOperands() == 1 && call.getNumResults() == 1;
+  }
+
   /// Step 2 for `op`: whether it was rewritten.
-  bool sink(OpBuilder &builder, Operation *op) {
+  bool sink(Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op))
+      return isPoolingCall(call) && sinkPoolingCall(call);
     if (auto pool = dyn_cast<graph::GlobalAvgPoolOp>(op))
-      return sinkPool(builder, op, pool.getInput(), /*average=*/true);
+      return sinkPool(op, pool.getInput(), /*average=*/true);
     if (auto pool = dyn_cast<graph::GlobalMaxPoolOp>(op))
-      return sinkPool(builder, op, pool.getInput(), /*average=*/false);
+      return sinkPool(op, pool.getInput(), /*average=*/false);
     if (isa<graph::MaxPoolOp, graph::AvgPoolOp>(op))
-      return sinkWindowPool(builder, op);
+      return sinkWindowPool(op);
+    if (auto norm = dyn_cast<graph::BatchNormOp>(op))
+      return sinkBatchNorm(norm);
     if (auto concat = dyn_cast<graph::ConcatOp>(op))
-      return sinkConcat(builder, concat);
+      return sinkConcat(concat);
     if (!graph::isElementwise(op))
       return false;
     auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -330,7 +352,7 @@ private:
 
   /// A concatenation of channels-first transposes concatenates the channels-last values along
   /// the axis the transposes move to `axis`.
-  bool sinkConcat(OpBuilder &builder, graph::ConcatOp op) {
+  bool sinkConcat(graph::ConcatOp op) {
     auto resultType = cast<RankedTensorType>(op.getType());
     int64_t rank = resultType.getRank();
     if (rank < 3 || op.getInputs().empty())
@@ -355,7 +377,7 @@ private:
   }
 
   /// A max or average pool of a channels-first transpose pools the channels-last value.
-  bool sinkWindowPool(OpBuilder &builder, Operation *op) {
+  bool sinkWindowPool(Operation *op) {
     graph::TransposeOp transposed = toFirstTranspose(op->getOperand(0));
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     auto already = op->getAttrOfType<BoolAttr>("channels_last");
@@ -372,10 +394,64 @@ private:
     return true;
   }
 
+  /// A batch norm of a channels-first transpose: the channels-last value times the per-channel
+  /// factor scale / sqrt(variance + epsilon) plus the shift bias - mean * factor (the lowering's
+  /// arithmetic), both of C elements, which broadcast along the last axis.
+  bool sinkBatchNorm(graph::BatchNormOp op) {
+    graph::TransposeOp transposed = toFirstTranspose(op.getInput());
+    if (!transposed || !onlySinkingReaders(transposed))
+      return false;
+    auto channelType = cast<RankedTensorType>(op.getScale().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (channelType.getRank() != 1 || !resultType.hasStaticShape())
+      return false;
+    Location loc = op.getLoc();
+    builder.setInsertionPoint(op);
+    Type element = channelType.getElementType();
+    auto scalarType = RankedTensorType::get({}, element);
+    Value epsilon = graph::ConstantOp::create(
+        builder, loc, scalarType,
+        DenseElementsAttr::get(scalarType,
+                               builder.getFloatAttr(element, op.getEpsilon().convertToDouble())));
+    Value variance = graph::AddOp::create(builder, loc, channelType, op.getVariance(), epsilon);
+    Value root = graph::SqrtOp::create(builder, loc, channelType, variance);
+    Value factor = graph::DivOp::create(builder, loc, channelType, op.getScale(), root);
+    Value centre = graph::MulOp::create(builder, loc, channelType, op.getMean(), factor);
+    Value shift = graph::SubOp::create(builder, loc, channelType, op.getBias(), centre);
+    RankedTensorType lastType = permuted(resultType, toLast(resultType.getRank()));
+    Value scaled = graph::MulOp::create(builder, loc, lastType, transposed.getInput(), factor);
+    Value moved = graph::AddOp::create(builder, loc, lastType, scaled, shift);
+    replaceThroughTranspose(builder, op, moved);
+    return true;
+  }
+
+  /// An onednn.pooling call of a channels-first transpose pools the channels-last value.
+  bool sinkPoolingCall(func::CallOp call) {
+    graph::TransposeOp transposed = toFirstTranspose(call.getOperand(0));
+    auto resultType = cast<RankedTensorType>(call.getResult(0).getType());
+    if (!transposed || !onlySinkingReaders(transposed) ||
+        resultType.getRank() != cast<RankedTensorType>(transposed.getType()).getRank())
+      return false;
+    int64_t rank = resultType.getRank();
+    builder.setInsertionPoint(call);
+    Value input = transposed.getInput();
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    callees.insert(callee);
+    func::FuncOp declaration = libraryCallDeclaration(
+        symbols, module, "onednn.pooling",
+        builder.getFunctionType({input.getType()}, {permuted(resultType, toLast(rank))}));
+    auto moved = func::CallOp::create(builder, call.getLoc(), declaration, ValueRange{input});
+    for (NamedAttribute attribute : call->getDiscardableAttrs())
+      moved->setAttr(attribute.getName(), attribute.getValue());
+    moved->setAttr("channels_last", builder.getBoolAttr(true));
+    replaceThroughTranspose(builder, call, moved.getResult(0));
+    return true;
+  }
+
   /// A global pool of a channels-first transpose: the reduction over the spatial dims of the
   /// channels-last value, whose N x 1.. x 1 x C result, transposed, is the pool's (a transpose
   /// of unit dims, which becomes a reshape at the end).
-  bool sinkPool(OpBuilder &builder, Operation *op, Value input, bool average) {
+  bool sinkPool(Operation *op, Value input, bool average) {
     graph::TransposeOp transposed = toFirstTranspose(input);
     if (!transposed || !onlySinkingReaders(transposed))
       return false;
@@ -415,6 +491,31 @@ private:
     for (Operation *producer : producers)
       if (producer->use_empty() && isa<graph::TransposeOp, graph::ConstantOp>(producer))
         producer->erase();
+  }
+
+  ModuleOp module;
+  SymbolTable symbols;
+  OpBuilder builder;
+  StringRef convolution;
+  bool allTypes;
+  bool cpu;
+  /// Declarations calls were moved away from, erased at the end when nothing calls them.
+  llvm::SetVector<func::FuncOp> callees;
+};
+
+class CudaChannelsLast : public impl::CudaChannelsLastPassBase<CudaChannelsLast> {
+public:
+  using CudaChannelsLastPassBase::CudaChannelsLastPassBase;
+  void runOnOperation() override {
+    Rewriter(getOperation(), "cudnn.convolution", allTypes, /*cpu=*/false).run();
+  }
+};
+
+class CpuChannelsLast : public impl::CpuChannelsLastPassBase<CpuChannelsLast> {
+public:
+  using CpuChannelsLastPassBase::CpuChannelsLastPassBase;
+  void runOnOperation() override {
+    Rewriter(getOperation(), "onednn.convolution", /*allTypes=*/true, /*cpu=*/true).run();
   }
 };
 

@@ -151,4 +151,20 @@ def CudaChannelsLastPass : Pass<"kiln-cuda-channels-last", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }
 
+def CpuChannelsLastPass : Pass<"kiln-cpu-channels-last", "mlir::ModuleOp"> {
+  let summary = "Gives oneDNN convolutions and pools channels-last (NHWC) tensors and places the transposes";
+  let description = [{
+    Runs after `kiln-select-cpu-library-calls`; the rewrite of `kiln-cuda-channels-last` for
+    `onednn.convolution` calls of every element type and rank (1-D to 3-D convolutions). oneDNN's
+    fast convolutions (`brgconv`) run channels-last or channel-blocked; without this pass every
+    call converts an NCHW operand in and its result out, and a value that several convolutions
+    read (an Inception block's input) is converted by each. Besides what the CUDA pass moves the
+    transposes through, an `onednn.pooling` call of a transpose to channels-first pools the
+    channels-last value (`channels_last = true`). Between the convolutions of a CNN, with their
+    activations, residual adds, pools and concatenations along the channels, the transposes
+    cancel; they remain at the model's input, before ops that need NCHW and at its outputs.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
+}
+
 #endif // KILN_COMPILER_LIBRARYCALLS_PASSES_TD

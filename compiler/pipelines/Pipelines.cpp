@@ -158,6 +158,12 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       pm.addPass(createCudaChannelsLastPass(channelsLast));
       pm.addPass(mlir::createCanonicalizerPass());
       pm.addPass(mlir::createCSEPass());
+    } else if (!cuda && options.convLayout != "nchw") {
+      // oneDNN's fast convolutions run channels-last (or channel-blocked): NHWC values between
+      // them spare a conversion in and out of every call.
+      pm.addPass(createCpuChannelsLastPass());
+      pm.addPass(mlir::createCanonicalizerPass());
+      pm.addPass(mlir::createCSEPass());
     }
   } else if (stage == "linalg") {
     pm.addNestedPass<mlir::func::FuncOp>(createConvertGraphToLinalgPass());

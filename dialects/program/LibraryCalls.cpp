@@ -106,6 +106,8 @@ constexpr Param kPointToPointParams[] = {{"devices", Kind::Int, Count::Any, true
                                          {"tag", Kind::Int, Count::Any, true}};
 constexpr Param kCublasLtParams[] = {{"allow_tf32", Kind::Bool}};
 constexpr Param kCudnnParams[] = {{"allow_tf32", Kind::Bool}, {"channels_last", Kind::Bool}};
+/// oneDNN's channels-last tensors (kiln-cpu-channels-last), as cuDNN's.
+constexpr Param kOneDnnLayoutParams[] = {{"channels_last", Kind::Bool}};
 
 constexpr PostOp kOneDnnPostOps[] = {{"relu", 0},     {"clip", 2},      {"linear", 2}, {"add", 0},
                                      {"gelu_erf", 0}, {"gelu_tanh", 0}, {"swish", 0}};
@@ -113,16 +115,8 @@ constexpr PostOp kCudnnPostOps[] = {{"add", 0}, {"relu", 0}};
 constexpr PostOp kCublasLtPostOps[] = {{"linear", 2}, {"add", 0}, {"relu", 0}, {"gelu", 0}};
 
 const Entry kEntries[] = {
-    {"onednn.convolution",
-     "src, weights",
-     2,
-     true,
-     3,
-     5,
-     false,
-     kConvolutionParams,
-     {},
-     kOneDnnPostOps},
+    {"onednn.convolution", "src, weights", 2, true, 3, 5, false, kConvolutionParams,
+     kOneDnnLayoutParams, kOneDnnPostOps},
     {"onednn.matmul",
      "a, b",
      2,
@@ -138,7 +132,7 @@ const Entry kEntries[] = {
      kCudnnPostOps},
     {"cublaslt.matmul", "a, b", 2, true, 2, 8, true, kMatmulParams, kCublasLtParams,
      kCublasLtPostOps, kMatmulViews},
-    {"onednn.pooling", "src", 1, false, 3, 5, false, kPoolingParams, {}, {}, {}},
+    {"onednn.pooling", "src", 1, false, 3, 5, false, kPoolingParams, kOneDnnLayoutParams, {}, {}},
     // Kiln's own fused attention on the CPU (runtime/src/cpu/attention.h): the optional fourth
     // tensor is the additive mask.
     {"kiln.attention",

@@ -20,7 +20,7 @@ struct PrecisionFlags {
   std::string precision = "fp32";
   bool keepIoTypes = false;
   std::vector<std::string> keepHigh;
-  /// `--conv-layout auto|nchw|nhwc`: the tensor layout of CUDA convolutions.
+  /// `--conv-layout auto|nchw|nhwc`: the tensor layout of convolutions.
   std::string convLayout = "auto";
   /// `--attention fused|unfused`: attention as one library call, or products and a softmax.
   std::string attention = "fused";

@@ -44,8 +44,8 @@ void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const 
   app->add_option("--keep-high", flags.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
   app->add_option(
          "--conv-layout", flags.convLayout,
-         "CUDA convolutions: auto (NHWC for fp16, bf16 and tf32, what tensor cores want), nchw "
-         "(the model's layout) or nhwc (every type)")
+         "The tensor layout of convolutions: auto (CPU: NHWC; CUDA: NHWC for fp16, bf16 and tf32, "
+         "what tensor cores want), nchw (the model's layout) or nhwc (every type)")
       ->capture_default_str();
   app->add_option("--attention", flags.attention,
                   "fused (attention as one library call: Kiln's on the CPU, cuDNN's on CUDA in "

@@ -105,14 +105,29 @@ struct ConvData {
   static constexpr uint64_t kWeightsOffset = 128;
 };
 
-const kiln::artifact::LibraryCall& buildCall(const ConvCase& c, LibraryCallBuilder* builder) {
+/// `dims` padded with leading 1s to `rank`.
+std::vector<int64_t> padRank(std::vector<int64_t> dims, size_t rank) {
+  dims.insert(dims.begin(), rank - dims.size(), 1);
+  return dims;
+}
+
+/// The call of `c`; with `channels_last`, over channels-last src, weights, addends and dst.
+const kiln::artifact::LibraryCall &buildCall(const ConvCase &c, LibraryCallBuilder *builder,
+                                             bool channels_last = false) {
   size_t spatial = c.src.size() - 2;
-  builder->binding(c.src);
-  builder->binding(c.weights, c.constant_weights ? BufferKind::Constant : BufferKind::Arena,
+  std::vector<int64_t> dst = outputDims(c);
+  auto stored = [&](const std::vector<int64_t> &dims) {
+    return channels_last ? lastDims(padRank(dims, dst.size())) : dims;
+  };
+  builder->binding(stored(c.src));
+  builder->binding(stored(c.weights), c.constant_weights ? BufferKind::Constant : BufferKind::Arena,
                    c.constant_weights ? ConvData::kWeightsOffset : 0);
   if (c.bias) builder->binding({c.weights[0]});
-  for (const auto& dims : c.addends) builder->binding(dims);
-  builder->binding(outputDims(c), BufferKind::Output);
+  for (const auto &dims : c.addends)
+    builder->binding(stored(dims));
+  builder->binding(stored(dst), BufferKind::Output);
+  if (channels_last)
+    builder->ints("channels_last", {1});
   builder->ints("strides", c.strides).ints("dilations", c.dilations);
   builder->ints("pads_begin", c.pads_begin).ints("pads_end", c.pads_end);
   builder->ints("groups", {c.groups});
@@ -151,7 +166,37 @@ std::vector<void*> buffersOf(const ConvCase& c, ConvData* data) {
   return buffers;
 }
 
+/// `data` with every tensor channels-last (the constants too), as buildCall(c, .., true) reads.
+ConvData channelsLastData(const ConvCase &c, ConvData data) {
+  std::vector<int64_t> dst = outputDims(c);
+  data.src = toLast(data.src, c.src);
+  data.weights = toLast(data.weights, c.weights);
+  for (size_t i = 0; i < c.addends.size(); ++i)
+    data.addends[i] = toLast(data.addends[i], padRank(c.addends[i], dst.size()));
+  data.expected = toLast(data.expected, dst);
+  if (c.constant_weights)
+    std::memcpy(data.constants.data() + ConvData::kWeightsOffset, data.weights.data(),
+                data.weights.size() * sizeof(float));
+  return data;
+}
+
 class ConvolutionTest : public ::testing::TestWithParam<ConvCase> {};
+
+// The same calls over channels-last tensors (kiln-cpu-channels-last): a wrong result means the
+// strides oneDNN is told for the NHWC operands, the KRSC weights or the addends are not theirs.
+TEST_P(ConvolutionTest, ChannelsLastMatchesNaiveConvolution) {
+  const ConvCase &c = GetParam();
+  LibraryCallBuilder builder("onednn.convolution");
+  const kiln::artifact::LibraryCall &call = buildCall(c, &builder, /*channels_last=*/true);
+  ConvData data = channelsLastData(c, makeData(c, 7));
+  auto kernel = prepare(call, c.constant_weights ? data.constants.data() : nullptr);
+  ASSERT_NE(kernel, nullptr);
+  std::fill(data.constants.begin(), data.constants.end(), 0xFF);
+  std::vector<void *> buffers = buffersOf(c, &data);
+  kiln::Status status = kernel->run(buffers.data());
+  ASSERT_TRUE(status.ok()) << status.toString();
+  expectClose(data.dst, data.expected, 1e-4f, 1e-4f);
+}
 
 // A wrong result here means the call's parameters (strides, dilations counted from 1, pads,
 // groups, bias, post-op order) reach oneDNN with another meaning than the graph op's.

@@ -106,6 +106,29 @@ TEST_P(PoolingTest, MatchesNaiveLoop) {
   expectClose(dst, referencePooling(c, src), 1e-6f, 1e-6f);
 }
 
+// The same pools over channels-last tensors (kiln-cpu-channels-last).
+TEST_P(PoolingTest, ChannelsLastMatchesNaiveLoop) {
+  const PoolingCase &c = GetParam();
+  std::vector<int64_t> dst_dims = outputDims(c);
+  LibraryCallBuilder builder("onednn.pooling");
+  builder.binding(lastDims(c.src)).binding(lastDims(dst_dims));
+  builder.strings("kind", {c.kind})
+      .ints("kernel", c.kernel)
+      .ints("strides", c.strides)
+      .ints("dilations", c.dilations)
+      .ints("pads_begin", c.pads_begin)
+      .ints("pads_end", c.pads_end)
+      .ints("channels_last", {1});
+  std::unique_ptr<runtime::cpu::LibraryCallKernel> kernel = prepare(builder.build());
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> src = randomValues(c.src, 11);
+  std::vector<float> src_last = toLast(src, c.src);
+  std::vector<float> dst(numElements(dst_dims), 0.0f);
+  void *buffers[] = {src_last.data(), dst.data()};
+  ASSERT_TRUE(kernel->run(buffers).ok());
+  expectClose(dst, toLast(referencePooling(c, src), dst_dims), 1e-6f, 1e-6f);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, PoolingTest,
     ::testing::Values(

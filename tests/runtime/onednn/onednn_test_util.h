@@ -32,6 +32,26 @@ inline int64_t numElements(const std::vector<int64_t>& dims) {
 }
 
 /// Seeded uniform values in [-1, 1), none of them zero.
+/// N x C x D1..Dn dims as channels-last N x D1..Dn x C (weights: K x C/G x D.. as K x D.. x C/G).
+inline std::vector<int64_t> lastDims(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> last{dims[0]};
+  last.insert(last.end(), dims.begin() + 2, dims.end());
+  last.push_back(dims[1]);
+  return last;
+}
+
+/// Row-major `values` of `dims` (N x C x D..) reordered to lastDims(dims).
+inline std::vector<float> toLast(const std::vector<float> &values,
+                                 const std::vector<int64_t> &dims) {
+  int64_t channels = dims[1], pixels = numElements(dims) / (dims[0] * dims[1]);
+  std::vector<float> last(values.size());
+  for (int64_t n = 0; n < dims[0]; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < pixels; ++p)
+        last[(n * pixels + p) * channels + c] = values[(n * channels + c) * pixels + p];
+  return last;
+}
+
 inline std::vector<float> randomValues(const std::vector<int64_t>& dims, uint32_t seed) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);

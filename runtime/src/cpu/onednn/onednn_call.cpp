@@ -40,8 +40,39 @@ dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims, dnnl::memory::dat
                             rowMajorStrides(dims));
 }
 
+Status readChannelsLast(const CallView& call, bool* out) {
+  int64_t channels_last = 0;
+  Status status = call.intScalar("channels_last", 0, &channels_last);
+  if (!status.ok()) return status;
+  if (channels_last != 0 && channels_last != 1) return call.invalid("channels_last must be 0 or 1");
+  *out = channels_last == 1;
+  return Status();
+}
+
+std::vector<int64_t> channelsFirstDims(const std::vector<int64_t>& stored, bool channels_last,
+                                       size_t leading) {
+  if (!channels_last || stored.size() < leading + 2) return stored;
+  std::vector<int64_t> dims(stored.begin(), stored.begin() + leading);
+  dims.push_back(stored.back());
+  dims.insert(dims.end(), stored.begin() + leading, stored.end() - 1);
+  return dims;
+}
+
+dnnl::memory::desc storedDesc(const std::vector<int64_t>& stored, dnnl::memory::data_type type,
+                              bool channels_last, size_t leading) {
+  dnnl::memory::desc plain = plainDesc(stored, type);
+  if (!channels_last || stored.size() < leading + 2) return plain;
+  // permute_axes sends axis i of the stored order to position permutation[i].
+  std::vector<int> permutation;
+  for (size_t i = 0; i < stored.size(); ++i)
+    permutation.push_back(
+        static_cast<int>(i < leading ? i : (i + 1 == stored.size() ? leading : i + 1)));
+  return plain.permute_axes(permutation);
+}
+
 Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
-                     const std::vector<int64_t>& dst, Epilogue* out, bool allow_sum) {
+                     const std::vector<int64_t>& dst, Epilogue* out, bool allow_sum,
+                     bool channels_last) {
   std::vector<std::string> kinds = call.strings("post_ops");
   std::vector<float> args = call.floats("post_op_args");
   size_t next_arg = 0;
@@ -94,7 +125,8 @@ Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra
         epilogue.sum_extra = static_cast<int>(next_extra);
         epilogue.ops.append_sum(1.0f);
       } else {
-        dnnl::memory::desc desc = plainDesc(broadcast, dataType(extra[next_extra].element_type));
+        dnnl::memory::desc desc =
+            storedDesc(broadcast, dataType(extra[next_extra].element_type), channels_last);
         epilogue.addends.emplace_back(epilogue.ops.len(), desc);
         epilogue.addend_extras.push_back(static_cast<int>(next_extra));
         epilogue.ops.append_binary(dnnl::algorithm::binary_add, desc);

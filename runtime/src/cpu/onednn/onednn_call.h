@@ -69,8 +69,25 @@ struct Epilogue {
 /// the first "add" whose operand has the destination's dims becomes a sum post-op: the fast
 /// convolution implementations of oneDNN 2.6 take sums but fall back to a slow one for binary
 /// post-ops.
+/// With `channels_last`, `dst` and the operands are stored N x D1..Dn x C and the binary
+/// post-ops' descriptors are over N x C x D1..Dn, as the primitive's destination is.
 Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
-                     const std::vector<int64_t>& dst, Epilogue* out, bool allow_sum = false);
+                     const std::vector<int64_t>& dst, Epilogue* out, bool allow_sum = false,
+                     bool channels_last = false);
+
+/// Reads the optional `channels_last` parameter (0 or 1) of a convolution or pooling call.
+Status readChannelsLast(const CallView& call, bool* out);
+
+/// `stored` dims with the last one moved to position `leading`: N x D1..Dn x C as the
+/// N x C x D1..Dn oneDNN's primitives are described over (leading = 1; grouped weights
+/// G x K/G x D1..Dn x C/G: leading = 2). Unchanged without `channels_last`.
+std::vector<int64_t> channelsFirstDims(const std::vector<int64_t>& stored, bool channels_last,
+                                       size_t leading = 1);
+
+/// A row-major buffer of `stored` dims described over channelsFirstDims(stored): plain when not
+/// `channels_last`, its channels innermost (nhwc, ohwi) otherwise.
+dnnl::memory::desc storedDesc(const std::vector<int64_t>& stored, dnnl::memory::data_type type,
+                              bool channels_last, size_t leading = 1);
 
 /// The number of "add" entries of post_ops (how many extra bindings the call has).
 int countAddPostOps(const CallView& call);

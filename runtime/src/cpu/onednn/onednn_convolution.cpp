@@ -44,8 +44,15 @@ class ConvolutionKernel : public LibraryCallKernel {
         src = workspace->src;
       }
       args.emplace(DNNL_ARG_SRC, src);
-      args.emplace(DNNL_ARG_WEIGHTS,
-                   constant_weights ? packed_weights : onednn::wrap(pd.weights_desc(), buffers[1]));
+      if (constant_weights) {
+        args.emplace(DNNL_ARG_WEIGHTS, packed_weights);
+      } else if (weights_reorder) {
+        dnnl::memory given = onednn::wrap(weights_plain, buffers[1]);
+        weights_reorder->execute(stream, given, workspace->weights);
+        args.emplace(DNNL_ARG_WEIGHTS, workspace->weights);
+      } else {
+        args.emplace(DNNL_ARG_WEIGHTS, onednn::wrap(weights_plain, buffers[1]));
+      }
       if (has_bias) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias_desc, buffers[2]));
       for (size_t i = 0; i < addends.size(); ++i)
         args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(addends[i].first) | DNNL_ARG_SRC_1,
@@ -109,8 +116,10 @@ class ConvolutionKernel : public LibraryCallKernel {
   std::string label;
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
-  dnnl::memory::desc src_plain, dst_plain, bias_desc;
-  std::unique_ptr<dnnl::reorder> src_reorder, dst_reorder, sum_reorder;
+  dnnl::memory::desc src_plain, dst_plain, weights_plain, bias_desc;
+  /// Weights computed as the program runs (widened from f16, say) are reordered into the
+  /// primitive's layout each run.
+  std::unique_ptr<dnnl::reorder> src_reorder, dst_reorder, sum_reorder, weights_reorder;
   bool has_bias = false;
   bool constant_weights = false;
   dnnl::memory packed_weights;
@@ -127,7 +136,7 @@ class ConvolutionKernel : public LibraryCallKernel {
   /// The blocked source and destination and the scratchpad of one run. Runs on several threads
   /// take one each; they are kept for later runs, so a run allocates nothing once warm.
   struct Workspace {
-    dnnl::memory src, dst, scratchpad;
+    dnnl::memory src, dst, weights, scratchpad;
   };
 
   std::unique_ptr<Workspace> acquireWorkspace() const {
@@ -142,6 +151,7 @@ class ConvolutionKernel : public LibraryCallKernel {
     auto workspace = std::make_unique<Workspace>();
     if (src_reorder) workspace->src = dnnl::memory(pd.src_desc(), onednn::cpuEngine());
     if (dst_reorder) workspace->dst = dnnl::memory(pd.dst_desc(), onednn::cpuEngine());
+    if (weights_reorder) workspace->weights = dnnl::memory(pd.weights_desc(), onednn::cpuEngine());
     if (pd.scratchpad_desc().get_size() != 0)
       workspace->scratchpad = dnnl::memory(pd.scratchpad_desc(), onednn::cpuEngine());
     return workspace;
@@ -165,9 +175,11 @@ dnnl::memory::desc anyDesc(const std::vector<int64_t>& dims, dnnl::memory::data_
 
 Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
                                std::unique_ptr<LibraryCallKernel>* out) {
-  Status status = call.checkKeys(
-      {"strides", "dilations", "pads_begin", "pads_end", "groups", "post_ops", "post_op_args"});
+  Status status = call.checkKeys({"strides", "dilations", "pads_begin", "pads_end", "groups",
+                                  "post_ops", "post_op_args", "channels_last"});
   if (!status.ok()) return status;
+  bool channels_last = false;
+  if (!(status = onednn::readChannelsLast(call, &channels_last)).ok()) return status;
 
   const std::vector<BindingInfo>& bindings = call.bindings();
   int adds = onednn::countAddPostOps(call);
@@ -181,10 +193,15 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   const BindingInfo& dst = bindings.back();
   size_t rank = src.dims.size();
   if (rank < 3 || rank > 5)
-    return call.invalid("src has rank " + std::to_string(rank) +
-                        "; expected N x C x D1..Dn with 1 to 3 spatial dimensions");
+    return call.invalid("src has rank " + std::to_string(rank) + "; expected " +
+                        (channels_last ? "N x D1..Dn x C" : "N x C x D1..Dn") +
+                        " with 1 to 3 spatial dimensions");
   if (weights.dims.size() != rank || dst.dims.size() != rank)
     return call.invalid("src, weights and dst must have the same rank " + std::to_string(rank));
+  // The checks below read N x C x D1..Dn (and weights K x C/G x D1..Dn) whatever the storage.
+  const std::vector<int64_t> src_dims = onednn::channelsFirstDims(src.dims, channels_last),
+                             dst_dims = onednn::channelsFirstDims(dst.dims, channels_last),
+                             filter_dims = onednn::channelsFirstDims(weights.dims, channels_last);
   int spatial = static_cast<int>(rank) - 2;
 
   std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
@@ -197,29 +214,29 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   int64_t groups = 1;
   if (!(status = call.intScalar("groups", 1, &groups)).ok()) return status;
 
-  int64_t batch = src.dims[0], channels = src.dims[1], features = weights.dims[0];
+  int64_t batch = src_dims[0], channels = src_dims[1], features = filter_dims[0];
   if (groups < 1 || channels % groups != 0 || features % groups != 0)
     return call.invalid("groups = " + std::to_string(groups) + " must divide the " +
                         std::to_string(channels) + " input and " + std::to_string(features) +
                         " output channels");
-  if (weights.dims[1] != channels / groups)
-    return call.invalid("weights have " + std::to_string(weights.dims[1]) +
+  if (filter_dims[1] != channels / groups)
+    return call.invalid("weights have " + std::to_string(filter_dims[1]) +
                         " input channels per group; src has " + std::to_string(channels) +
                         " channels in " + std::to_string(groups) + " group(s)");
-  if (dst.dims[0] != batch || dst.dims[1] != features)
+  if (dst_dims[0] != batch || dst_dims[1] != features)
     return call.invalid("dst must be " + std::to_string(batch) + " x " + std::to_string(features) +
-                        " x ...; got batch " + std::to_string(dst.dims[0]) + " and " +
-                        std::to_string(dst.dims[1]) + " channels");
+                        " x ...; got batch " + std::to_string(dst_dims[0]) + " and " +
+                        std::to_string(dst_dims[1]) + " channels");
   for (int i = 0; i < spatial; ++i) {
     if (strides[i] < 1 || dilations[i] < 1 || pads_begin[i] < 0 || pads_end[i] < 0)
       return call.invalid("spatial dimension " + std::to_string(i) +
                           " has a stride or dilation below 1 or a negative pad");
-    int64_t window = dilations[i] * (weights.dims[2 + i] - 1) + 1;
-    int64_t padded = src.dims[2 + i] + pads_begin[i] + pads_end[i];
+    int64_t window = dilations[i] * (filter_dims[2 + i] - 1) + 1;
+    int64_t padded = src_dims[2 + i] + pads_begin[i] + pads_end[i];
     int64_t expected = padded >= window ? (padded - window) / strides[i] + 1 : 0;
-    if (expected < 1 || dst.dims[2 + i] != expected)
+    if (expected < 1 || dst_dims[2 + i] != expected)
       return call.invalid("spatial dimension " + std::to_string(i) + " of dst is " +
-                          std::to_string(dst.dims[2 + i]) + "; the window gives " +
+                          std::to_string(dst_dims[2 + i]) + "; the window gives " +
                           std::to_string(expected));
   }
   bool has_bias = bias_count == 1;
@@ -228,7 +245,9 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
 
   onednn::Epilogue epilogue;
   std::vector<BindingInfo> extra(bindings.begin() + 2 + bias_count, bindings.end() - 1);
-  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue, /*allow_sum=*/true)).ok())
+  if (!(status = onednn::buildEpilogue(call, extra, dst.dims, &epilogue, /*allow_sum=*/true,
+                                       channels_last))
+           .ok())
     return status;
 
   auto kernel = std::make_unique<ConvolutionKernel>();
@@ -244,20 +263,27 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   const dnnl::memory::data_type src_type = onednn::dataType(src.element_type),
                                 dst_type = onednn::dataType(dst.element_type),
                                 weights_type = onednn::dataType(weights.element_type);
-  kernel->src_plain = onednn::plainDesc(src.dims, src_type);
-  kernel->dst_plain = onednn::plainDesc(dst.dims, dst_type);
+  // "plain": the caller's layout, NCHW or (channels_last) NHWC.
+  kernel->src_plain = onednn::storedDesc(src.dims, src_type, channels_last);
+  kernel->dst_plain = onednn::storedDesc(dst.dims, dst_type, channels_last);
   if (has_bias)
     kernel->bias_desc = onednn::plainDesc({features}, onednn::dataType(bindings[2].element_type));
 
-  // oneDNN's grouped weights are G x M/G x C/G x K..., the same bytes as M x C/G x K....
-  std::vector<int64_t> weight_dims = weights.dims;
+  // oneDNN's grouped weights are G x M/G x C/G x K..., the same bytes as M x C/G x K...
+  // (channels-last: G x M/G x K... x C/G as M x K... x C/G).
+  std::vector<int64_t> stored_weights = weights.dims;
   if (groups > 1) {
-    weight_dims[0] = features / groups;
-    weight_dims.insert(weight_dims.begin(), groups);
+    stored_weights[0] = features / groups;
+    stored_weights.insert(stored_weights.begin(), groups);
   }
-  dnnl::memory::desc weights_plain = onednn::plainDesc(weight_dims, weights_type);
-  dnnl::memory::desc weights_desc =
-      kernel->constant_weights ? anyDesc(weight_dims, weights_type) : weights_plain;
+  const size_t leading = groups > 1 ? 2 : 1;
+  kernel->weights_plain = onednn::storedDesc(stored_weights, weights_type, channels_last, leading);
+  std::vector<int64_t> weight_dims =
+      onednn::channelsFirstDims(stored_weights, channels_last, leading);
+  // The primitive chooses the weights' layout; constant weights are reordered into it once,
+  // others each run (oneDNN 2.6 has only its reference implementation for some user layouts,
+  // channels-last weights among them: 3 s a call against milliseconds).
+  dnnl::memory::desc weights_desc = anyDesc(weight_dims, weights_type);
   dnnl::memory::dims dnnl_strides(strides.begin(), strides.end());
   dnnl::memory::dims dnnl_dilations, dnnl_pads_begin(pads_begin.begin(), pads_begin.end()),
       dnnl_pads_end(pads_end.begin(), pads_end.end());
@@ -268,9 +294,9 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   auto makeDesc = [&](bool choose_activation_layout) {
     dnnl::memory::desc src_desc =
-        choose_activation_layout ? anyDesc(src.dims, src_type) : kernel->src_plain;
+        choose_activation_layout ? anyDesc(src_dims, src_type) : kernel->src_plain;
     dnnl::memory::desc dst_desc =
-        choose_activation_layout ? anyDesc(dst.dims, dst_type) : kernel->dst_plain;
+        choose_activation_layout ? anyDesc(dst_dims, dst_type) : kernel->dst_plain;
     auto desc =
         has_bias ? dnnl::convolution_forward::desc(
                        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -301,6 +327,10 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
 
   status = onednn::runOnStream(call.label(), [&](dnnl::stream&) {
     kernel->primitive = dnnl::convolution_forward(kernel->pd);
+    if (!kernel->constant_weights && kernel->pd.weights_desc() != kernel->weights_plain)
+      kernel->weights_reorder = std::make_unique<dnnl::reorder>(
+          dnnl::reorder::primitive_desc(onednn::cpuEngine(), kernel->weights_plain,
+                                        onednn::cpuEngine(), kernel->pd.weights_desc()));
     if (kernel->pd.src_desc() != kernel->src_plain)
       kernel->src_reorder = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
           onednn::cpuEngine(), kernel->src_plain, onednn::cpuEngine(), kernel->pd.src_desc()));
@@ -314,7 +344,7 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
   });
   if (!status.ok()) return status;
   if (kernel->constant_weights) {
-    status = onednn::packConstant(call, weights, constants, weights_plain,
+    status = onednn::packConstant(call, weights, constants, kernel->weights_plain,
                                   kernel->pd.weights_desc(), &kernel->packed_weights);
     if (!status.ok()) return status;
   }

@@ -43,18 +43,25 @@ class PoolingKernel : public LibraryCallKernel {
 }  // namespace
 
 Status createOneDnnPooling(const CallView& call, std::unique_ptr<LibraryCallKernel>* out) {
-  Status status =
-      call.checkKeys({"kind", "kernel", "strides", "dilations", "pads_begin", "pads_end"});
+  Status status = call.checkKeys(
+      {"kind", "kernel", "strides", "dilations", "pads_begin", "pads_end", "channels_last"});
   if (!status.ok()) return status;
+  bool channels_last = false;
+  if (!(status = onednn::readChannelsLast(call, &channels_last)).ok()) return status;
   const std::vector<BindingInfo>& bindings = call.bindings();
   if (bindings.size() != 2) return call.invalid("expected 2 bindings (src, dst)");
   const BindingInfo& src = bindings[0];
   const BindingInfo& dst = bindings[1];
   const size_t rank = src.dims.size();
   if (rank < 3 || rank > 5 || dst.dims.size() != rank)
-    return call.invalid("src and dst must both be N x C x D1..Dn with n = 1, 2 or 3");
+    return call.invalid(std::string("src and dst must both be ") +
+                        (channels_last ? "N x D1..Dn x C" : "N x C x D1..Dn") +
+                        " with n = 1, 2 or 3");
   if (src.element_type != dst.element_type)
     return call.invalid("src and dst must have one element type");
+  // The checks below read N x C x D1..Dn whatever the storage.
+  const std::vector<int64_t> src_dims = onednn::channelsFirstDims(src.dims, channels_last),
+                             dst_dims = onednn::channelsFirstDims(dst.dims, channels_last);
   const int spatial = static_cast<int>(rank) - 2;
   std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end;
   const std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
@@ -75,18 +82,18 @@ Status createOneDnnPooling(const CallView& call, std::unique_ptr<LibraryCallKern
   } else {
     return call.invalid("'kind' must be one of max, avg_include_pad, avg_exclude_pad");
   }
-  if (src.dims[0] != dst.dims[0] || src.dims[1] != dst.dims[1])
-    return call.invalid("dst must keep src's N and C (" + formatTypeDims(src.dims) + " -> " +
-                        formatTypeDims(dst.dims) + ")");
+  if (src_dims[0] != dst_dims[0] || src_dims[1] != dst_dims[1])
+    return call.invalid("dst must keep src's N and C (" + formatTypeDims(src_dims) + " -> " +
+                        formatTypeDims(dst_dims) + ")");
   for (int i = 0; i < spatial; ++i) {
     if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1 || pads_begin[i] < 0 || pads_end[i] < 0)
       return call.invalid("kernel, strides and dilations must be >= 1 and pads >= 0");
     // oneDNN's rule: out = (in + pads - dilation * (k - 1) - 1) / stride + 1, rounded down.
     int64_t reach = dilations[i] * (kernel[i] - 1) + 1;
-    int64_t expected = (src.dims[i + 2] + pads_begin[i] + pads_end[i] - reach) / strides[i] + 1;
-    if (src.dims[i + 2] + pads_begin[i] + pads_end[i] < reach || dst.dims[i + 2] != expected)
+    int64_t expected = (src_dims[i + 2] + pads_begin[i] + pads_end[i] - reach) / strides[i] + 1;
+    if (src_dims[i + 2] + pads_begin[i] + pads_end[i] < reach || dst_dims[i + 2] != expected)
       return call.invalid("spatial dimension " + std::to_string(i) + " of dst is " +
-                          std::to_string(dst.dims[i + 2]) + "; kernel, strides, dilations and " +
+                          std::to_string(dst_dims[i + 2]) + "; kernel, strides, dilations and " +
                           "pads give " + std::to_string(expected));
   }
 
@@ -94,8 +101,8 @@ Status createOneDnnPooling(const CallView& call, std::unique_ptr<LibraryCallKern
   PoolingKernel& k = *kernel_ptr;
   k.label = call.label();
   const dnnl::memory::data_type type = onednn::dataType(src.element_type);
-  k.src_desc = onednn::plainDesc(src.dims, type);
-  k.dst_desc = onednn::plainDesc(dst.dims, type);
+  k.src_desc = onednn::storedDesc(src.dims, type, channels_last);
+  k.dst_desc = onednn::storedDesc(dst.dims, type, channels_last);
   // oneDNN counts dilations from 0 (dense); ONNX from 1.
   dnnl::memory::dims dnnl_dilations;
   for (int64_t d : dilations) dnnl_dilations.push_back(d - 1);

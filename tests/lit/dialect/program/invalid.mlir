@@ -394,13 +394,13 @@ program.program @p device(cpu) {
 
 // -----
 
-// Tests that cuDNN's own switches are cuDNN's: a oneDNN convolution takes no channels_last.
+// Tests that cuDNN's own switches are cuDNN's: a oneDNN convolution takes no allow_tf32.
 program.program @p device(cpu) {
   %x = program.input 0 "x" : memref<1x3x8x8xf32>
   %w = program.input 1 "w" : memref<4x3x3x3xf32>
   %t = program.alloc : memref<1x4x6x6xf32>
-  // expected-error @+1 {{'onednn.convolution' takes no parameter 'channels_last'}}
-  program.library_call "onednn.convolution" ins(%x, %w : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%t : memref<1x4x6x6xf32>) params({strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads_begin = array<i64: 0, 0>, pads_end = array<i64: 0, 0>, groups = 1 : i64, channels_last = true})
+  // expected-error @+1 {{'onednn.convolution' takes no parameter 'allow_tf32'}}
+  program.library_call "onednn.convolution" ins(%x, %w : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>) outs(%t : memref<1x4x6x6xf32>) params({strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads_begin = array<i64: 0, 0>, pads_end = array<i64: 0, 0>, groups = 1 : i64, allow_tf32 = true})
 }
 
 // -----
