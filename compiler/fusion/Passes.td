@@ -30,6 +30,23 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   ];
 }
 
+def FuseSiblingMatmulsPass : Pass<"kiln-fuse-sibling-matmuls", "mlir::func::FuncOp"> {
+  let summary = "Makes the products of one input with several constant weights one product";
+  let description = [{
+    Horizontal fusion of the graph's matrix products, before library calls are chosen: the
+    `graph.matmul`s that multiply the same value by constant 2-D weights of one contraction size
+    and element type (a transformer layer's query, key and value projections; a gated MLP's gate
+    and up projections) become one product with the weights concatenated along their columns,
+    and each former result is a slice of its columns. A bias each of them adds (a constant of
+    its columns, the `graph.add` being the product's only reader) is concatenated too and added
+    once; a product without one adds zeros. One library call then does the work of several, at
+    a width its kernels use better, and the slices are read through strides
+    (`kiln-select-{cpu,cuda}-library-calls`). The weights and biases are concatenated at compile
+    time; products whose weights' bytes are not at hand (splats) are left alone.
+  }];
+  let dependentDialects = ["::kiln::graph::GraphDialect"];
+}
+
 def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::FuncOp"> {
   let summary = "Computes cheap elementwise producers again inside each of their few readers";
   let description = [{

@@ -122,6 +122,8 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
   bool cuda = options.target == "cuda";
   if (stage == "graph") {
     addShapeAndPartitionPasses(pm, options, shapes);
+    // Products of one input with several weights (query, key and value) become one.
+    pm.addNestedPass<mlir::func::FuncOp>(createFuseSiblingMatmulsPass());
     if (options.precision != "fp32") {
       AssignPrecisionPassOptions assign;
       assign.precision = options.precision;
