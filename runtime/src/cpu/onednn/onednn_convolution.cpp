@@ -1,8 +1,9 @@
 //===- onednn_convolution.cpp - The onednn.convolution library call ---------===//
 //
-// A forward-inference oneDNN convolution over plain NCHW (NCW, NCDHW) caller buffers, f32 or bf16
-// (oneDNN's bf16 kernels accumulate in f32). Constant weights are reordered once, at load time,
-// into the layout the primitive chose (format_tag::any).
+// A forward-inference oneDNN convolution over row-major NCHW (NCW, NCDHW) caller buffers, or with
+// `channels_last` NHWC ones (weights K x spatial x C/groups; kiln-cpu-channels-last), f32 or bf16
+// (oneDNN's bf16 kernels accumulate in f32). Weights are reordered into the layout the primitive
+// chose (format_tag::any): constant ones once, at load time, others each run.
 //
 // Activation layout: the primitive chooses the source and destination layouts (nhwc or
 // channel-blocked on AVX-512), and each run reorders the source in and the destination out

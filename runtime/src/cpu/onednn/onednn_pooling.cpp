@@ -1,7 +1,7 @@
 //===- onednn_pooling.cpp - The onednn.pooling library call -----------------===//
 //
-// A forward-inference oneDNN max or average pooling over plain NCHW (NCW, NCDHW) caller
-// buffers, f32 or bf16. oneDNN reads the padding as absent (a max pool never sees it; an average
+// A forward-inference oneDNN max or average pooling over row-major NCHW (NCW, NCDHW) caller
+// buffers, or NHWC ones with `channels_last`, f32 or bf16. oneDNN reads the padding as absent (a max pool never sees it; an average
 // pool counts it or not by its algorithm), so no padded copy of the input is ever made: a max
 // pool after a convolution keeps only the convolution's output and its own alive.
 //
