@@ -47,10 +47,10 @@ struct Sibling {
 /// The bytes of splat biases repeated, kept while the pass runs.
 using SplatStore = std::deque<std::vector<char>>;
 
-/// The constant operand of `add` other than `product`, when it holds `columns` values of the
-/// element type with their bytes at hand (a splat's repeated into `splats`).
-std::optional<std::pair<graph::ConstantOp, ArrayRef<char>>>
-biasOf(graph::AddOp add, Value product, int64_t columns, SplatStore &splats) {
+/// The bytes of the constant operand of `add` other than `product`, when it holds `columns`
+/// values of the element type with their bytes at hand (a splat's repeated into `splats`).
+std::optional<ArrayRef<char>> biasOf(graph::AddOp add, Value product, int64_t columns,
+                                     SplatStore &splats) {
   Value other = add.getLhs() == product ? add.getRhs() : add.getLhs();
   if (other == product || add.getType() != product.getType())
     return std::nullopt;
@@ -60,7 +60,7 @@ biasOf(graph::AddOp add, Value product, int64_t columns, SplatStore &splats) {
     return std::nullopt;
   std::optional<ArrayRef<char>> bytes = graph::rawConstantData(constant.getValue());
   if (bytes)
-    return std::make_pair(constant, *bytes);
+    return *bytes;
   auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
   if (!dense || !dense.isSplat() || type.getElementTypeBitWidth() % 8 != 0)
     return std::nullopt;
@@ -71,7 +71,7 @@ biasOf(graph::AddOp add, Value product, int64_t columns, SplatStore &splats) {
   std::vector<char> &repeated = splats.emplace_back();
   for (int64_t i = 0; i < columns; ++i)
     repeated.insert(repeated.end(), one.begin(), one.end());
-  return std::make_pair(constant, ArrayRef<char>(repeated));
+  return ArrayRef<char>(repeated);
 }
 
 /// Whether every reader of `value` is a matrix product, reached through reshapes, transposes
@@ -113,7 +113,7 @@ std::optional<Sibling> candidate(graph::MatmulOp op, SplatStore &splats) {
     if (auto add = dyn_cast<graph::AddOp>(*op->getUsers().begin()))
       if (auto bias = biasOf(add, op.getResult(), sibling.columns(), splats)) {
         sibling.biasAdd = add;
-        sibling.biasBytes = bias->second;
+        sibling.biasBytes = *bias;
       }
   if (!onlyProductsRead(sibling.result()))
     return std::nullopt;

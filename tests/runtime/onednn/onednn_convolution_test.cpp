@@ -105,12 +105,6 @@ struct ConvData {
   static constexpr uint64_t kWeightsOffset = 128;
 };
 
-/// `dims` padded with leading 1s to `rank`.
-std::vector<int64_t> padRank(std::vector<int64_t> dims, size_t rank) {
-  dims.insert(dims.begin(), rank - dims.size(), 1);
-  return dims;
-}
-
 /// The call of `c`; with `channels_last`, over channels-last src, weights, addends and dst.
 const kiln::artifact::LibraryCall &buildCall(const ConvCase &c, LibraryCallBuilder *builder,
                                              bool channels_last = false) {

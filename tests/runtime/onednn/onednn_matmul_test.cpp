@@ -36,12 +36,6 @@ struct MatmulCase {
 /// Names the case in failure messages.
 void PrintTo(const MatmulCase& c, std::ostream* os) { *os << c.name; }
 
-/// Pads `dims` with leading 1s to `rank`.
-std::vector<int64_t> padRank(std::vector<int64_t> dims, size_t rank) {
-  dims.insert(dims.begin(), rank - dims.size(), 1);
-  return dims;
-}
-
 std::vector<int64_t> outputDims(const MatmulCase& c) {
   size_t rank = std::max(c.a.size(), c.b.size());
   std::vector<int64_t> a = padRank(c.a, rank), b = padRank(c.b, rank), dims;

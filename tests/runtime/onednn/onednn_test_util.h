@@ -32,6 +32,12 @@ inline int64_t numElements(const std::vector<int64_t>& dims) {
 }
 
 /// Seeded uniform values in [-1, 1), none of them zero.
+/// Pads `dims` with leading 1s to `rank`.
+inline std::vector<int64_t> padRank(std::vector<int64_t> dims, size_t rank) {
+  dims.insert(dims.begin(), rank - dims.size(), 1);
+  return dims;
+}
+
 /// N x C x D1..Dn dims as channels-last N x D1..Dn x C (weights: K x C/G x D.. as K x D.. x C/G).
 inline std::vector<int64_t> lastDims(const std::vector<int64_t> &dims) {
   std::vector<int64_t> last{dims[0]};
