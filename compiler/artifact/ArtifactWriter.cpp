@@ -414,8 +414,12 @@ fb::Offset<fb::Vector<fb::Offset<art::TensorSignature>>> Translator::signature(b
       for (Attribute symbol : names)
         symbols.push_back(fbb_.CreateString(cast<StringAttr>(symbol).getValue().str()));
     auto name = op->getAttrOfType<StringAttr>("name").getValue().str();
+    fb::Offset<fb::String> check;
+    if (auto message = op->getAttrOfType<StringAttr>("check"))
+      check = fbb_.CreateString(message.getValue().str());
     result.push_back(art::CreateTensorSignature(fbb_, fbb_.CreateString(name), tensorType(type),
-                                                symbols.empty() ? 0 : fbb_.CreateVector(symbols)));
+                                                symbols.empty() ? 0 : fbb_.CreateVector(symbols),
+                                                check));
   }
   return fbb_.CreateVector(result);
 }

@@ -201,12 +201,13 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
     auto name = entry_.getResultAttrOfType<StringAttr>(i, "kiln.name");
     auto declared = entry_.getResultAttrOfType<TypeAttr>(i, "kiln.declared_type");
     auto symbols = entry_.getResultAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
+    auto check = entry_.getResultAttrOfType<StringAttr>(i, "kiln.check");
     MemRefType outputType = bufferType(type);
     auto createOutput = [&](Location loc) {
       return program::OutputOp::create(
           builder_, loc, outputType, builder_.getI64IntegerAttr(i),
           name ? name : builder_.getStringAttr("output_" + std::to_string(i)),
-          declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr());
+          declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr(), check);
     };
     // An output computed by a step is written straight into the caller's tensor: the
     // allocation becomes the output (seen through a view where the shapes differ).
@@ -254,7 +255,7 @@ LogicalResult ProgramFormer::run() {
     buffers_[argument] = program::InputOp::create(
         builder_, argument.getLoc(), bufferType(type), builder_.getI64IntegerAttr(i),
         name ? name : builder_.getStringAttr("input_" + std::to_string(i)),
-        declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr());
+        declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr(), StringAttr());
   }
 
   for (Operation &op : entry_.getBody().front()) {

@@ -177,10 +177,14 @@ static LogicalResult verifySignatureOp(Operation *op, MemRefType type,
 }
 
 LogicalResult InputOp::verify() {
+  if (getCheck())
+    return emitOpError() << "carries a check message; only outputs are checks";
   return verifySignatureOp(*this, getType(), getDeclaredType(), getDimSymbols());
 }
 
 LogicalResult OutputOp::verify() {
+  if (getCheck() && !getType().getElementType().isInteger(1))
+    return emitOpError() << "is a check, whose buffer must hold i1, not " << getType();
   return verifySignatureOp(*this, getType(), getDeclaredType(), getDimSymbols());
 }
 

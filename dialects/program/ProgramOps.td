@@ -95,14 +95,17 @@ class Program_SignatureOp<string mnemonic, string role> : Program_Op<mnemonic, [
   let description = [{
     The caller's }] # role # [{ `index`, named `name` in the artifact's signature. `declared_type`
     keeps the element type the model declared where the lowering made it signless (an unsigned
-    integer); `dim_symbols` names the dynamic dimensions the shape was bound from.
+    integer); `dim_symbols` names the dynamic dimensions the shape was bound from. An output with
+    `check` is not the caller's: it holds booleans that must all be true after a run, or the run
+    fails with `check` as its message (a shape operand known only at run time that disagrees with
+    the shape the model declared). Check outputs come after every other output.
 
     ```mlir
     %0 = program.}] # mnemonic # [{ 0 "image" : memref<1x3x224x224xf32>
     ```
   }];
   let arguments = (ins I64Attr:$index, StrAttr:$name, OptionalAttr<TypeAttr>:$declared_type,
-                       OptionalAttr<StrArrayAttr>:$dim_symbols);
+                       OptionalAttr<StrArrayAttr>:$dim_symbols, OptionalAttr<StrAttr>:$check);
   let results = (outs Program_Buffer:$result);
   let assemblyFormat = "$index $name attr-dict `:` type($result)";
   let hasVerifier = 1;

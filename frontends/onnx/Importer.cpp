@@ -77,6 +77,12 @@ private:
   Block *body_ = nullptr;
   SmallVector<std::string> argumentNames_;
   llvm::BitVector folded_;
+  /// The checks of every run the translators asked for (NodeContext::addCheck), in order.
+  struct Check {
+    Value holds;
+    std::string message;
+  };
+  SmallVector<Check> checks_;
 };
 
 LogicalResult GraphImporter::resolveInputValues(const llvm::StringSet<> &arguments) {
@@ -289,7 +295,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
       [this](const std::string &name) { return values_.lookup(name); },
       [this](const std::string &name, Value value) { values_[name] = value; },
       [this, loc](const TensorView &view) { return importTensor(view, loc); },
-      [this](Value value) { return specialize(value); });
+      [this](Value value) { return specialize(value); },
+      [this](Value holds, std::string message) {
+        checks_.push_back({holds, std::move(message)});
+      });
   if (failed(translate(ctx)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
@@ -375,6 +384,9 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
                                         << "' is not produced by any node";
     results.push_back(value);
   }
+  // The checks of every run follow the outputs (program.output's `check`).
+  for (const Check &check : checks_)
+    results.push_back(check.holds);
   func::ReturnOp::create(builder_, fileLoc(), results);
   Dialect *graphDialect = context_.getLoadedDialect<graph::GraphDialect>();
   // Shape operands (Reshape's shape, Slice's bounds, ...) were read at import time; the constants
@@ -410,6 +422,12 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   // Outputs keep their ONNX names, as inputs do, for the artifact's signature.
   for (auto [i, output] : llvm::enumerate(graph.output()))
     function.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));
+  for (auto [i, check] : llvm::enumerate(checks_)) {
+    unsigned result = graph.output_size() + i;
+    function.setResultAttr(result, "kiln.name",
+                           builder_.getStringAttr("kiln.check." + std::to_string(i)));
+    function.setResultAttr(result, "kiln.check", builder_.getStringAttr(check.message));
+  }
   if (failed(mlir::verify(*module)))
     return failure();
   return module;

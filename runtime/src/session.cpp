@@ -192,6 +192,51 @@ kiln_status_t* kiln_session_create(const kiln_artifact_t* artifact,
 
 void kiln_session_release(kiln_session_t* session) { delete session; }
 
+namespace {
+
+/// Runs `program`, whose artifact may hold checks after the caller's outputs: they are made
+/// into tensors of their own, read and released; the first that does not hold fails the run
+/// (the caller's outputs released) with its message.
+kiln::Status runChecked(kiln::runtime::DeviceProgram& program, size_t input_count,
+                        const kiln_tensor_t* const* inputs, size_t output_count,
+                        kiln_tensor_t** outputs) {
+  const kiln::runtime::LoadedArtifact& artifact = program.artifact();
+  const size_t callers = artifact.callerOutputCount();
+  if (callers == artifact.outputs().size()) {
+    return program.run(input_count, inputs, output_count, outputs);
+  }
+  if (output_count != callers) {
+    return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                        artifact.name() + ": expected room for " + std::to_string(callers) +
+                            " outputs, got " + std::to_string(output_count));
+  }
+  if (output_count != 0 && outputs == nullptr) {
+    return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, "the outputs array is NULL");
+  }
+  std::vector<kiln_tensor_t*> all(artifact.outputs().size(), nullptr);
+  if (kiln::Status s = program.run(input_count, inputs, all.size(), all.data()); !s.ok()) {
+    return s;
+  }
+  std::string failed;
+  for (size_t i = callers; i < all.size(); ++i) {
+    const auto* flags = static_cast<const uint8_t*>(kiln_tensor_const_data(all[i]));
+    size_t count = kiln_tensor_element_count(all[i]);
+    if (failed.empty() && std::find(flags, flags + count, uint8_t{0}) != flags + count) {
+      failed = artifact.checkMessages()[i - callers];
+    }
+    kiln_tensor_release(all[i]);
+  }
+  if (!failed.empty()) {
+    for (size_t i = 0; i < callers; ++i) kiln_tensor_release(all[i]);
+    return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                        "the run's inputs fail a check: " + failed);
+  }
+  std::copy(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(callers), outputs);
+  return kiln::Status();
+}
+
+}  // namespace
+
 kiln_status_t* kiln_session_run(kiln_session_t* session, size_t input_count,
                                 const kiln_tensor_t* const* inputs, size_t output_count,
                                 kiln_tensor_t** outputs) {
@@ -199,7 +244,7 @@ kiln_status_t* kiln_session_run(kiln_session_t* session, size_t input_count,
     if (session == nullptr) {
       return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session is NULL");
     }
-    return session->program->run(input_count, inputs, output_count, outputs);
+    return runChecked(*session->program, input_count, inputs, output_count, outputs);
   });
 }
 
@@ -208,7 +253,7 @@ size_t kiln_session_input_count(const kiln_session_t* session) {
 }
 
 size_t kiln_session_output_count(const kiln_session_t* session) {
-  return session ? session->program->artifact().outputs().size() : 0;
+  return session ? session->program->artifact().callerOutputCount() : 0;
 }
 
 kiln_status_t* kiln_session_time_device(kiln_session_t* session, size_t iterations,

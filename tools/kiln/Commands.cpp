@@ -683,6 +683,12 @@ int runInspect(const InspectCommand &command) {
     TensorSignature signature = artifact.output(i).value();
     os << "  " << signature.name << ": " << describeSignature(signature) << "\n";
   }
+  std::vector<std::string> checks = artifact.checkMessages();
+  if (!checks.empty()) {
+    os << "checks of every run:\n";
+    for (const std::string &message : checks)
+      os << "  " << message << "\n";
+  }
   os << "code objects:\n";
   for (size_t i = 0; i < artifact.codeObjectCount(); ++i) {
     kiln_code_object_info_t info = artifact.codeObject(i).value();

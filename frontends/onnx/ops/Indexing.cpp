@@ -12,6 +12,7 @@
 
 #include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
+#include "frontends/onnx/ops/RunTimeOperands.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -41,6 +42,14 @@ NamedAttribute namedBool(NodeContext &ctx, StringRef name, bool value) {
 
 /// The elements of input `index` as doubles when it is an integer or floating-point constant;
 /// reports an error naming `what` otherwise.
+/// Whether constantNumbers reads input `index` at import time.
+bool numbersKnown(NodeContext &ctx, int index) {
+  if (ctx.constantInput(index) || ctx.knownAtImport(index))
+    return true;
+  auto cast = ctx.input(index).getDefiningOp<CastOp>();
+  return cast && ctx.knownInts(cast.getInput()).has_value();
+}
+
 FailureOr<SmallVector<double>> constantNumbers(NodeContext &ctx, int index, StringRef what) {
   std::optional<DenseElementsAttr> elements = ctx.constantInput(index);
   if (!elements && llvm::isa<IntegerType>(ctx.inputType(index).getElementType())) {
@@ -245,21 +254,32 @@ LogicalResult translateCumulative(NodeContext &ctx) {
 LogicalResult translateTopK(NodeContext &ctx) {
   if (failed(ctx.requireInputs(ctx.opset() < 10 ? 1 : 2)))
     return failure();
-  int64_t k;
+  int64_t k = 0;
   if (ctx.opset() < 10) {
     if (!ctx.attribute("k"))
       return ctx.emitError() << "attribute 'k' is required";
     k = ctx.intAttr("k", 0);
-  } else {
-    FailureOr<int64_t> input = constantScalarInt(ctx, 1, "K");
-    if (failed(input))
-      return failure();
-    k = *input;
   }
   FailureOr<int64_t> axis =
       normalizeAxis(ctx, ctx.intAttr("axis", -1), ctx.inputType(0).getRank());
   if (failed(axis))
     return failure();
+  if (ctx.opset() >= 10) {
+    // K of the run: the declared size of the values along the axis, checked.
+    FailureOr<SmallVector<int64_t>> input =
+        intsKnownOrChecked(ctx, 1, "K", 0, [&](RankedTensorType declared) {
+          if (declared.getRank() != ctx.inputType(0).getRank())
+            return FailureOr<SmallVector<int64_t>>(
+                ctx.emitError() << "the values are declared with rank " << declared.getRank()
+                                << "; the input has " << ctx.inputType(0).getRank());
+          return FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{declared.getDimSize(*axis)});
+        });
+    if (failed(input))
+      return failure();
+    if (input->size() != 1)
+      return ctx.emitError() << "K (input 1) must hold one element, not " << input->size();
+    k = input->front();
+  }
   bool largest = ctx.opset() < 11 || ctx.intAttr("largest", 1) != 0;
   bool sorted = ctx.opset() < 11 || ctx.intAttr("sorted", 1) != 0;
   FailureOr<TopKOp> topK = ctx.create<TopKOp>(
@@ -499,12 +519,6 @@ Value elementOf(Decomposition &d, Value values, int64_t index) {
 LogicalResult translateOneHot(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
-  FailureOr<SmallVector<double>> depthValues = constantNumbers(ctx, 1, "depth");
-  if (failed(depthValues))
-    return failure();
-  if (depthValues->size() != 1 || (*depthValues)[0] < 1)
-    return ctx.emitError() << "depth must hold one positive number";
-  int64_t depth = static_cast<int64_t>((*depthValues)[0]);
   RankedTensorType valuesType = ctx.inputType(2);
   if (valuesType.getRank() != 1 || valuesType.getDimSize(0) != 2)
     return ctx.emitError() << "values must be a rank-1 tensor of two elements [off, on], not "
@@ -513,6 +527,31 @@ LogicalResult translateOneHot(NodeContext &ctx) {
   FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.intAttr("axis", -1), rank);
   if (failed(axis))
     return failure();
+  int64_t depth;
+  if (numbersKnown(ctx, 1)) {
+    FailureOr<SmallVector<double>> depthValues = constantNumbers(ctx, 1, "depth");
+    if (failed(depthValues))
+      return failure();
+    if (depthValues->size() != 1 || (*depthValues)[0] < 1)
+      return ctx.emitError() << "depth must hold one positive number";
+    depth = static_cast<int64_t>((*depthValues)[0]);
+  } else {
+    // The depth of the run: the declared size along the new axis, checked.
+    FailureOr<SmallVector<int64_t>> declaredDepth =
+        intsKnownOrChecked(ctx, 1, "depth", 0, [&](RankedTensorType declared) {
+          if (declared.getRank() != rank)
+            return FailureOr<SmallVector<int64_t>>(ctx.emitError()
+                                                   << "the output is declared with rank "
+                                                   << declared.getRank() << ", not " << rank);
+          return FailureOr<SmallVector<int64_t>>(
+              SmallVector<int64_t>{declared.getDimSize(*axis)});
+        });
+    if (failed(declaredDepth))
+      return failure();
+    if (declaredDepth->size() != 1 || declaredDepth->front() < 1)
+      return ctx.emitError() << "depth must hold one positive number";
+    depth = declaredDepth->front();
+  }
 
   Decomposition d(ctx);
   Type i64 = ctx.builder().getI64Type();
@@ -573,10 +612,46 @@ LogicalResult translateTrilu(NodeContext &ctx) {
   return ctx.setResult(ctx.build<SelectOp>({maskValue, ctx.input(0), zero}));
 }
 
+/// Range whose start, limit or delta is a value of the run: the declared number of elements,
+/// start + i * delta computed at run time, and a check that max(ceil((limit - start) / delta),
+/// 0) (in f64) is that number.
+LogicalResult translateRunTimeRange(NodeContext &ctx) {
+  RankedTensorType declared = ctx.declaredOutputType(0);
+  if (!declared || declared.getRank() != 1)
+    return ctx.emitError() << "start, limit and delta are known only at run time and the model "
+                              "declares no static length for the output; make them constants";
+  for (int i = 0; i < 3; ++i)
+    if (ctx.inputType(i).getNumElements() != 1)
+      return ctx.emitError() << "input " << i << " must be a scalar";
+  Decomposition d(ctx);
+  Type element = ctx.inputType(0).getElementType();
+  int64_t count = declared.getDimSize(0);
+  Value start = d.reshape(ctx.input(0), {});
+  Value limit = d.reshape(ctx.input(1), {});
+  Value delta = d.reshape(ctx.input(2), {});
+  SmallVector<double> ramp;
+  for (int64_t i = 0; i < count; ++i)
+    ramp.push_back(static_cast<double>(i));
+  Value steps = numbersConstant(ctx, RankedTensorType::get({count}, element), ramp);
+  Value result = d.add(start, d.mul(steps, delta));
+  Type f64 = ctx.builder().getF64Type();
+  Value span = d.div(d.sub(d.castTo(limit, f64), d.castTo(start, f64)), d.castTo(delta, f64));
+  Value length = d.op<MaxOp>({d.op<CeilOp>({span}), ctx.scalar(f64, 0)});
+  Value holds =
+      d.compare(ComparisonDirection::eq, length, ctx.scalar(f64, static_cast<double>(count)));
+  if (d.failed() ||
+      failed(ctx.addCheck(holds, "start, limit and delta do not give the declared length " +
+                                     std::to_string(count))))
+    return failure();
+  return d.finish(result);
+}
+
 /// Range with constant start, limit and delta folds to a constant.
 LogicalResult translateRange(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
+  if (!numbersKnown(ctx, 0) || !numbersKnown(ctx, 1) || !numbersKnown(ctx, 2))
+    return translateRunTimeRange(ctx);
   double bounds[3];
   const char *names[3] = {"start", "limit", "delta"};
   for (int i = 0; i < 3; ++i) {
@@ -656,10 +731,26 @@ LogicalResult translateNonZero(NodeContext &ctx) {
 LogicalResult translateTile(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  FailureOr<SmallVector<int64_t>> repeats = ctx.constantInts(1, "repeats");
+  RankedTensorType type = ctx.inputType(0);
+  // Repeats of the run: the declared dimensions over the input's, checked.
+  FailureOr<SmallVector<int64_t>> repeats =
+      intsKnownOrChecked(ctx, 1, "repeats", 0, [&](RankedTensorType declared) {
+        SmallVector<int64_t> derived;
+        for (int64_t d = 0; d < type.getRank() && declared.getRank() == type.getRank(); ++d) {
+          int64_t in = type.getDimSize(d), out = declared.getDimSize(d);
+          if (in == kDynamic || in == 0 || out % in != 0)
+            break;
+          derived.push_back(out / in);
+        }
+        if (static_cast<int64_t>(derived.size()) != type.getRank())
+          return FailureOr<SmallVector<int64_t>>(
+              ctx.emitError() << "no repeats turn input type " << type
+                              << " into the declared output shape "
+                              << formatShape(declared.getShape()));
+        return FailureOr<SmallVector<int64_t>>(derived);
+      });
   if (failed(repeats))
     return failure();
-  RankedTensorType type = ctx.inputType(0);
   if (static_cast<int64_t>(repeats->size()) != type.getRank())
     return ctx.emitError() << "repeats has " << repeats->size() << " entries for an input of rank "
                            << type.getRank();

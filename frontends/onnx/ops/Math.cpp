@@ -12,6 +12,7 @@
 
 #include "frontends/onnx/TensorData.h"
 #include "frontends/onnx/ops/Decomposition.h"
+#include "frontends/onnx/ops/RunTimeOperands.h"
 
 #include "llvm/ADT/APFloat.h"
 
@@ -470,7 +471,14 @@ template <const CosineWindow &Window>
 LogicalResult translateWindow(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  FailureOr<SmallVector<int64_t>> size = ctx.constantInts(0, "size");
+  FailureOr<SmallVector<int64_t>> size =
+      intsKnownOrChecked(ctx, 0, "size", 0, [&](RankedTensorType declared) {
+        if (declared.getRank() != 1)
+          return FailureOr<SmallVector<int64_t>>(ctx.emitError()
+                                                 << "the output is declared with rank "
+                                                 << declared.getRank() << ", not 1");
+        return FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{declared.getDimSize(0)});
+      });
   if (failed(size))
     return failure();
   if (size->size() != 1 || (*size)[0] < 0)

@@ -9,6 +9,7 @@
 
 #include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
+#include "frontends/onnx/ops/RunTimeOperands.h"
 
 #include <algorithm>
 
@@ -341,6 +342,72 @@ LogicalResult translateSoftmax(NodeContext &ctx) {
 
 /// Reduces `x` with `OpTy` over the node's axes: an attribute before `axesInputSince`, an
 /// optional input from then on (with noop_with_empty_axes). No axes means every axis.
+/// Reduces `x` with `OpTy` over axes that are a value of the run (input 1, not empty): every
+/// choice of axes that gives the declared shape is reduced, and the run's axes select one (a
+/// check fails the run when they name none). Choices that differ only in dimensions of size 1
+/// compute the same values and are reduced once.
+template <typename OpTy>
+FailureOr<Value> reduceOverRunTimeAxes(NodeContext &ctx, Value x) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 1, "axes");
+  if (!declared)
+    return failure();
+  auto type = llvm::cast<RankedTensorType>(x.getType());
+  if (!type.hasStaticShape())
+    return ctx.emitError() << "axes (input 1) is known only at run time and input type " << type
+                           << " is not static; bind the graph inputs' shapes with --shape";
+  bool keepDims = ctx.intAttr("keepdims", 1) != 0;
+  int64_t rank = type.getRank();
+  ArrayRef<int64_t> shape = type.getShape();
+  auto candidates = masksOf(rank, runTimeLength(ctx, 1), [&](ArrayRef<int64_t> mask) {
+    SmallVector<int64_t> reduced;
+    for (int64_t p = 0; p < rank; ++p)
+      if (!mask[p] || keepDims)
+        reduced.push_back(mask[p] ? 1 : shape[p]);
+    return ArrayRef<int64_t>(reduced) == declared.getShape();
+  });
+  Decomposition d(ctx);
+  Value mask = axesMask(d, runTimeVector(d, 1, "axes"), rank);
+  if (d.failed() || failed(checkMaskIsOneOf(d, mask, candidates, "axes (input 1)", declared)))
+    return failure();
+  // One reduction per set of axes of size > 1, reshaped to the declared shape; the last one
+  // is what the run gets when no earlier one's axes match (the check then fails the run).
+  SmallVector<SmallVector<int64_t>> computed;
+  Value result;
+  for (const SmallVector<int64_t> &candidate : llvm::reverse(candidates)) {
+    SmallVector<int64_t> axes;
+    for (int64_t p = 0; p < rank; ++p)
+      if (candidate[p] && shape[p] != 1)
+        axes.push_back(p);
+    if (llvm::is_contained(computed, axes))
+      continue;
+    Value reducedValue =
+        axes.empty() ? x
+                     : d.op<OpTy>({x}, {ctx.namedArray("axes", axes),
+                                        ctx.named("keepdims", ctx.builder().getBoolAttr(true))});
+    reducedValue = d.reshape(reducedValue, declared.getShape());
+    if (!result) {
+      result = reducedValue;
+    } else {
+      // Selected when the run's axes are any of the choices that reduce these dimensions.
+      Value chosen;
+      for (const SmallVector<int64_t> &other : candidates) {
+        bool same = true;
+        for (int64_t p = 0; p < rank; ++p)
+          same &= (other[p] && shape[p] != 1) == llvm::is_contained(axes, p);
+        if (!same)
+          continue;
+        Value matches = equalsConstant(d, mask, other);
+        chosen = chosen ? d.op<OrOp>({chosen, matches}) : matches;
+      }
+      result = d.select(chosen, reducedValue, result);
+    }
+    computed.push_back(axes);
+  }
+  if (d.failed() || !result)
+    return failure();
+  return result;
+}
+
 template <typename OpTy>
 FailureOr<Value> reduce(NodeContext &ctx, Value x, int64_t axesInputSince) {
   int64_t rank = llvm::cast<RankedTensorType>(x.getType()).getRank();
@@ -348,6 +415,8 @@ FailureOr<Value> reduce(NodeContext &ctx, Value x, int64_t axesInputSince) {
   bool noop = false;
   if (ctx.opset() < axesInputSince) {
     axes = ctx.intsAttr("axes").value_or(SmallVector<int64_t>());
+  } else if (ctx.hasInput(1) && !ctx.knownAtImport(1)) {
+    return reduceOverRunTimeAxes<OpTy>(ctx, x);
   } else {
     if (ctx.hasInput(1)) {
       FailureOr<SmallVector<int64_t>> input = ctx.constantInts(1, "axes");

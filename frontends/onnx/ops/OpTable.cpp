@@ -86,6 +86,44 @@ int32_t NodeContext::declaredElementType(int index) const {
   return 0;
 }
 
+RankedTensorType NodeContext::declaredOutputType(int index) const {
+  if (!outputUsed(index))
+    return {};
+  const std::string &name = node_.output(index);
+  const onnx::GraphProto &graph = model_.proto().graph();
+  for (const auto *values : {&graph.output(), &graph.value_info()}) {
+    for (const onnx::ValueInfoProto &value : *values) {
+      if (value.name() != name || !value.type().has_tensor_type() ||
+          !value.type().tensor_type().has_shape())
+        continue;
+      const onnx::TensorShapeProto &shape = value.type().tensor_type().shape();
+      SmallVector<int64_t> dims;
+      for (const onnx::TensorShapeProto::Dimension &dim : shape.dim()) {
+        if (!dim.has_dim_value() || dim.dim_value() < 0)
+          return {};
+        dims.push_back(dim.dim_value());
+      }
+      Type element = convertElementType(*builder_.getContext(),
+                                        value.type().tensor_type().elem_type());
+      if (!element)
+        return {};
+      return RankedTensorType::get(dims, element);
+    }
+  }
+  return {};
+}
+
+LogicalResult NodeContext::addCheck(Value holds, StringRef what) {
+  auto type = llvm::dyn_cast_or_null<RankedTensorType>(holds ? holds.getType() : Type());
+  if (!type || !type.getElementType().isInteger(1) || !check_)
+    return emitError() << "cannot check " << what << " at run time";
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  os << "node '" << label_ << "' (" << node_.op_type() << ", opset " << opset_ << "): " << what;
+  check_(holds, std::move(message));
+  return success();
+}
+
 InFlightDiagnostic NodeContext::emitError() {
   InFlightDiagnostic diagnostic = mlir::emitError(loc_);
   diagnostic << "node '" << label_ << "' (" << node_.op_type() << ", opset " << opset_ << "): ";
@@ -190,11 +228,14 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
   if (!type || !type.hasStaticShape() || type.getNumElements() > kMaxEvaluatedElements ||
       depth > 32)
     return std::nullopt;
+  KnownIntegers result;
+  result.shape.assign(type.getShape().begin(), type.getShape().end());
+  // A tensor without elements is known whatever computes it (a graph input included).
+  if (type.getNumElements() == 0)
+    return result;
   Operation *op = value.getDefiningOp();
   if (!op)
     return std::nullopt;
-  KnownIntegers result;
-  result.shape.assign(type.getShape().begin(), type.getShape().end());
   if (auto constant = llvm::dyn_cast<graph::ConstantOp>(op)) {
     // Integer tensors kept as resource blobs (--resource-threshold) are read in place.
     if (auto blob = llvm::dyn_cast<DenseI64ResourceElementsAttr>(constant.getValue())) {
@@ -445,6 +486,10 @@ FailureOr<SmallVector<ShapeEntry>> NodeContext::shapeEntries(int index, StringRe
     return failure();
   }
   return known->values;
+}
+
+bool NodeContext::knownAtImport(int index) const {
+  return hasInput(index) && evaluateIntegers(input(index), *this).has_value();
 }
 
 std::optional<SmallVector<int64_t>> NodeContext::knownInts(Value value) const {

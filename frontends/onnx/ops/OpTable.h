@@ -61,13 +61,17 @@ public:
   /// graph input the import is specialized for becomes a constant; anything else is returned
   /// as it is.
   using ValueSpecializer = std::function<mlir::Value(mlir::Value)>;
+  /// Receives a check of every run (see addCheck) with its message.
+  using CheckSink = std::function<void(mlir::Value, std::string)>;
 
   NodeContext(const onnx::NodeProto &node, int64_t opset, std::string label, mlir::Location loc,
               mlir::OpBuilder &builder, const LoadedModel &model, ValueLookup lookup,
-              ValueDefine define, ConstantBuilder constant, ValueSpecializer specialize = {})
+              ValueDefine define, ConstantBuilder constant, ValueSpecializer specialize = {},
+              CheckSink check = {})
       : node_(node), opset_(opset), label_(std::move(label)), loc_(loc), builder_(builder),
         model_(model), lookup_(std::move(lookup)), define_(std::move(define)),
-        constant_(std::move(constant)), specialize_(std::move(specialize)) {}
+        constant_(std::move(constant)), specialize_(std::move(specialize)),
+        check_(std::move(check)) {}
 
   const onnx::NodeProto &node() const { return node_; }
   /// The opset of the node's domain that the model imports.
@@ -122,6 +126,20 @@ public:
   /// Reports an error when any output from `count` on is used: the translator only produces the
   /// first `count` outputs.
   mlir::LogicalResult requireUnusedOutputsFrom(int count);
+  /// The type the model declares for output `index` (a graph output or a value_info, after ONNX
+  /// shape inference) when every dimension is known; null otherwise. What types a result whose
+  /// shape an operand known only at run time decides (see addCheck).
+  mlir::RankedTensorType declaredOutputType(int index) const;
+
+  //===--------------------------------------------------------------------===//
+  // Checks of every run
+  //===--------------------------------------------------------------------===//
+
+  /// Makes `holds` (an i1 tensor) a check of every run: the importer adds it to the function's
+  /// results as a check (`kiln.check`), and a run whose `holds` has a false element fails with a
+  /// message naming the node and `what`. Used where an operand known only at run time decides
+  /// a shape the model declares: the run verifies that they agree.
+  mlir::LogicalResult addCheck(mlir::Value holds, llvm::StringRef what);
 
   //===--------------------------------------------------------------------===//
   // Attributes, with the spec's defaults
@@ -142,6 +160,10 @@ public:
   /// The integer elements of input `index` when it is a constant (an initializer, a Constant
   /// node or a folded value); reports an error naming `what` and returns failure otherwise.
   mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int index, llvm::StringRef what);
+
+  /// True when input `index` is present and its integer elements are known at import time
+  /// (constants, shape arithmetic on them, dynamic dimensions); false for values of the run.
+  bool knownAtImport(int index) const;
 
   /// The integer elements of `value` when constants and shape arithmetic on them compute it (as
   /// constantInts evaluates inputs), or nullopt; reports nothing.
@@ -273,6 +295,7 @@ private:
   ValueDefine define_;
   ConstantBuilder constant_;
   ValueSpecializer specialize_;
+  CheckSink check_;
 };
 
 /// Translates one node; reports its own errors through the NodeContext.

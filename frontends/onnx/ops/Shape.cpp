@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/ops/OpTable.h"
+#include "frontends/onnx/ops/RunTimeOperands.h"
 
 #include "frontends/onnx/ModelLoader.h"
 
@@ -71,7 +72,10 @@ LogicalResult translateConstant(NodeContext &ctx) {
 LogicalResult translateConstantOfShape(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(0, "shape");
+  FailureOr<SmallVector<int64_t>> shape =
+      intsKnownOrChecked(ctx, 0, "shape", 0, [](RankedTensorType declared) {
+        return FailureOr<SmallVector<int64_t>>(llvm::to_vector(declared.getShape()));
+      });
   if (failed(shape))
     return failure();
   if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
@@ -143,15 +147,58 @@ LogicalResult translateSize(NodeContext &ctx) {
 /// unless allowzero from opset 14) or, from Shape arithmetic, a dynamic dimension of the input.
 /// graph.reshape takes at most one unknown entry, so the -1 is resolved here when every dynamic
 /// input dimension is carried over as itself: the dynamic factors then cancel out.
+/// Reshape whose shape is a value of the run: the declared shape, checked entry by entry (a
+/// number equal to it, 0 copying an equal input dimension unless allowzero, at most one -1).
+LogicalResult translateRunTimeReshape(NodeContext &ctx, bool allowZero) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 1, "shape");
+  if (!declared)
+    return failure();
+  Decomposition d(ctx);
+  Value shape = runTimeVector(d, 1, "shape");
+  if (!shape)
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = declared.getRank();
+  if (runTimeLength(ctx, 1) != rank)
+    return ctx.emitError() << "shape (input 1) has " << runTimeLength(ctx, 1)
+                           << " entries; the declared output shape "
+                           << formatShape(declared.getShape()) << " has " << rank;
+  // Where a 0 entry copies the input dimension and gives the declared one.
+  SmallVector<int64_t> zeroCopies(rank, 0);
+  for (int64_t i = 0; i < rank; ++i)
+    zeroCopies[i] = !allowZero && i < type.getRank() && !type.isDynamicDim(i) &&
+                    type.getDimSize(i) == declared.getDimSize(i);
+  Type i64 = ctx.builder().getI64Type();
+  Value exact = d.compare(ComparisonDirection::eq, shape, ctx.i64Vector(declared.getShape()));
+  Value inferred = d.compare(ComparisonDirection::eq, shape, ctx.scalar(i64, -1));
+  Value copied = d.op<AndOp>(
+      {d.compare(ComparisonDirection::eq, shape, ctx.scalar(i64, 0)),
+       d.compare(ComparisonDirection::eq, ctx.i64Vector(zeroCopies), ctx.scalar(i64, 1))});
+  Value entriesHold = allTrue(d, d.op<OrOp>({d.op<OrOp>({exact, inferred}), copied}));
+  Value oneInferred = d.compare(ComparisonDirection::le,
+                                d.op<ReduceSumOp>({d.castTo(inferred, i64)},
+                                                  {ctx.namedArray("axes", {0})}),
+                                ctx.scalar(i64, 1));
+  Value holds = d.op<AndOp>({entriesHold, oneInferred});
+  Value result = d.reshape(ctx.input(0), declared.getShape());
+  if (d.failed() ||
+      failed(ctx.addCheck(holds, "shape (input 1) does not give the declared output shape " +
+                                     formatShape(declared.getShape()))))
+    return failure();
+  return d.finish(result);
+}
+
 LogicalResult translateReshape(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
+  bool allowZero = ctx.opset() >= 14 && ctx.intAttr("allowzero", 0) != 0;
+  if (!ctx.knownAtImport(1))
+    return translateRunTimeReshape(ctx, allowZero);
   FailureOr<SmallVector<NodeContext::ShapeEntry>> entries = ctx.shapeEntries(1, "shape");
   if (failed(entries))
     return failure();
   Value input = ctx.input(0);
   RankedTensorType type = ctx.inputType(0);
-  bool allowZero = ctx.opset() >= 14 && ctx.intAttr("allowzero", 0) != 0;
   SmallVector<int64_t> target, requested;
   // The input dimension each target entry carries over, or -1.
   SmallVector<int64_t> carried;
@@ -240,9 +287,46 @@ FailureOr<std::optional<SmallVector<int64_t>>> squeezeAxes(NodeContext &ctx) {
   return std::optional<SmallVector<int64_t>>(*axes);
 }
 
+/// Squeeze (`squeeze`) or Unsqueeze whose axes are a value of the run: a reshape to the
+/// declared shape, checked to be what the axes give (the positions they name, among `rank`,
+/// form one of the masks that turn the input's shape into the declared one).
+LogicalResult translateRunTimeSqueeze(NodeContext &ctx, bool squeeze) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 1, "axes");
+  if (!declared)
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  if (!type.hasStaticShape())
+    return ctx.emitError() << "axes (input 1) is known only at run time and input type " << type
+                           << " is not static; bind the graph inputs' shapes with --shape";
+  Decomposition d(ctx);
+  Value axes = runTimeVector(d, 1, "axes");
+  if (!axes)
+    return failure();
+  ArrayRef<int64_t> wide = squeeze ? type.getShape() : declared.getShape();
+  ArrayRef<int64_t> narrow = squeeze ? declared.getShape() : type.getShape();
+  int64_t rank = static_cast<int64_t>(wide.size());
+  auto candidates = masksOf(rank, runTimeLength(ctx, 1), [&](ArrayRef<int64_t> mask) {
+    SmallVector<int64_t> kept;
+    for (int64_t p = 0; p < rank; ++p) {
+      if (!mask[p])
+        kept.push_back(wide[p]);
+      else if (wide[p] != 1)
+        return false;
+    }
+    return ArrayRef<int64_t>(kept) == narrow;
+  });
+  Value mask = axesMask(d, axes, rank);
+  Value result = d.reshape(ctx.input(0), declared.getShape());
+  if (d.failed() || failed(checkMaskIsOneOf(d, mask, candidates, "axes (input 1)", declared)))
+    return failure();
+  return d.finish(result);
+}
+
 LogicalResult translateSqueeze(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
+  if (ctx.opset() >= 13 && ctx.hasInput(1) && !ctx.knownAtImport(1))
+    return translateRunTimeSqueeze(ctx, /*squeeze=*/true);
   RankedTensorType type = ctx.inputType(0);
   FailureOr<std::optional<SmallVector<int64_t>>> axes = squeezeAxes(ctx);
   if (failed(axes))
@@ -269,6 +353,8 @@ LogicalResult translateSqueeze(NodeContext &ctx) {
 LogicalResult translateUnsqueeze(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
+  if (ctx.opset() >= 13 && ctx.hasInput(1) && !ctx.knownAtImport(1))
+    return translateRunTimeSqueeze(ctx, /*squeeze=*/false);
   FailureOr<std::optional<SmallVector<int64_t>>> axes = squeezeAxes(ctx);
   if (failed(axes))
     return failure();
@@ -282,9 +368,61 @@ LogicalResult translateUnsqueeze(NodeContext &ctx) {
       ctx.build<UnsqueezeOp>({ctx.input(0)}, {ctx.namedArray("axes", *normalized)}));
 }
 
+/// Expand whose shape is a value of the run: broadcast to the declared shape, checked entry by
+/// entry (the declared dimension, or 1 where the input's dimension already is the declared one).
+LogicalResult translateRunTimeExpand(NodeContext &ctx) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 1, "shape");
+  if (!declared)
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t length = runTimeLength(ctx, 1), rank = declared.getRank();
+  if (!type.hasStaticShape() || rank != std::max(type.getRank(), length))
+    return ctx.emitError() << "shape (input 1) of " << length << " entries cannot expand "
+                           << type << " to the declared output shape "
+                           << formatShape(declared.getShape());
+  // The input's dimension at each output position (1 where it has none).
+  auto inputDim = [&](int64_t p) {
+    int64_t d = p - (rank - type.getRank());
+    return d < 0 ? 1 : type.getDimSize(d);
+  };
+  SmallVector<int64_t> keeps;
+  for (int64_t p = 0; p < rank; ++p) {
+    if (inputDim(p) != 1 && inputDim(p) != declared.getDimSize(p))
+      return ctx.emitError() << "input type " << type << " does not broadcast to the declared "
+                             << "output shape " << formatShape(declared.getShape());
+    if (p >= rank - length)
+      keeps.push_back(inputDim(p) == declared.getDimSize(p));
+    else if (inputDim(p) != declared.getDimSize(p))
+      return ctx.emitError() << "shape (input 1) of " << length << " entries cannot expand "
+                             << type << " to the declared output shape "
+                             << formatShape(declared.getShape());
+  }
+  Decomposition d(ctx);
+  Type i64 = ctx.builder().getI64Type();
+  Value shape = runTimeVector(d, 1, "shape");
+  if (!shape)
+    return failure();
+  ArrayRef<int64_t> covered = declared.getShape().take_back(length);
+  Value exact = d.compare(ComparisonDirection::eq, shape, ctx.i64Vector(covered));
+  Value one = d.op<AndOp>({d.compare(ComparisonDirection::eq, shape, ctx.scalar(i64, 1)),
+                           d.compare(ComparisonDirection::eq, ctx.i64Vector(keeps),
+                                     ctx.scalar(i64, 1))});
+  Value holds = allTrue(d, d.op<OrOp>({exact, one}));
+  Value result =
+      d.op<ExpandOp>({ctx.input(0)}, {ctx.namedArray("shape", declared.getShape())});
+  if (d.failed() ||
+      failed(ctx.addCheck(holds, "shape (input 1) does not expand the input to the declared "
+                                 "output shape " +
+                                     formatShape(declared.getShape()))))
+    return failure();
+  return d.finish(result);
+}
+
 LogicalResult translateExpand(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
+  if (!ctx.knownAtImport(1))
+    return translateRunTimeExpand(ctx);
   FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
   if (failed(shape))
     return failure();
@@ -336,6 +474,30 @@ LogicalResult translateSplit(NodeContext &ctx) {
   if (ctx.opset() < 13) {
     if (std::optional<SmallVector<int64_t>> split = ctx.intsAttr("split"))
       sizes = *split;
+  } else if (ctx.hasInput(1) && !ctx.knownAtImport(1)) {
+    // Split sizes of the run: the declared outputs' sizes along the axis, checked.
+    for (int i = 0; i < ctx.numOutputs(); ++i) {
+      RankedTensorType declared = declaredResultType(ctx, i, 1, "split");
+      if (!declared)
+        return failure();
+      if (declared.getRank() != type.getRank())
+        return ctx.emitError() << "output " << i << " is declared with rank "
+                               << declared.getRank() << "; the input has " << type.getRank();
+      sizes.push_back(declared.getDimSize(*axis));
+    }
+    Decomposition d(ctx);
+    Value split = runTimeVector(d, 1, "split");
+    if (!split)
+      return failure();
+    if (runTimeLength(ctx, 1) != static_cast<int64_t>(sizes.size()))
+      return ctx.emitError() << "split (input 1) has " << runTimeLength(ctx, 1)
+                             << " entries for " << sizes.size() << " outputs";
+    Value holds = equalsConstant(d, split, sizes);
+    if (d.failed() ||
+        failed(ctx.addCheck(holds, "split (input 1) differs from the declared outputs' sizes " +
+                                       formatShape(sizes) + " along axis " +
+                                       std::to_string(*axis))))
+      return failure();
   } else if (ctx.hasInput(1)) {
     FailureOr<SmallVector<int64_t>> split = ctx.constantInts(1, "split");
     if (failed(split))

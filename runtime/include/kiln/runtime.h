@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 10
+#define KILN_API_VERSION 11
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -458,6 +458,18 @@ KILN_API kiln_status_t* kiln_artifact_input_signature(const kiln_artifact_t* art
 KILN_API kiln_status_t* kiln_artifact_output_signature(const kiln_artifact_t* artifact,
                                                        size_t index,
                                                        kiln_tensor_signature_t* out_signature);
+
+/// Returns the number of checks every run makes (0 for NULL): an operand known
+/// only at run time that decides a shape the model declares (a Reshape's shape
+/// input, Unsqueeze's axes, ...) is checked against it, and a run whose inputs
+/// disagree fails with INVALID_ARGUMENT and the check's message. The outputs
+/// (kiln_artifact_output_count) do not include them. Added in API version 11.
+KILN_API size_t kiln_artifact_check_count(const kiln_artifact_t* artifact);
+
+/// Returns the message of check `index` (naming the node and the operand), which
+/// lives as long as the artifact; NULL past the count or for NULL. Added in API
+/// version 11.
+KILN_API const char* kiln_artifact_check_message(const kiln_artifact_t* artifact, size_t index);
 
 /// Returns the bytes of the arena one run needs: the peak of the static memory
 /// plan (0 for NULL).

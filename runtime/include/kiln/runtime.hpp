@@ -353,6 +353,13 @@ class Artifact {
   }
   size_t inputCount() const { return kiln_artifact_input_count(handle_); }
   size_t outputCount() const { return kiln_artifact_output_count(handle_); }
+  /// The checks every run makes (see kiln_artifact_check_count): their messages.
+  std::vector<std::string> checkMessages() const {
+    std::vector<std::string> messages;
+    for (size_t i = 0; i < kiln_artifact_check_count(handle_); ++i)
+      messages.emplace_back(kiln_artifact_check_message(handle_, i));
+    return messages;
+  }
   uint64_t arenaSize() const { return kiln_artifact_arena_size(handle_); }
   uint64_t naiveIntermediateSize() const { return kiln_artifact_naive_intermediate_size(handle_); }
   uint64_t peakLiveSize() const { return kiln_artifact_peak_live_size(handle_); }

@@ -256,6 +256,8 @@ void LoadedArtifact::buildTables() {
   };
   buildSignatures(*root_->inputs(), &inputs_);
   buildSignatures(*root_->outputs(), &outputs_);
+  for (const fb::TensorSignature* signature : *root_->outputs())
+    if (signature->check() != nullptr) check_messages_.push_back(signature->check()->str());
 
   const auto& code_objects = *root_->code_objects();
   for (flatbuffers::uoffset_t i = 0; i < code_objects.size(); ++i) {
@@ -465,7 +467,16 @@ size_t kiln_artifact_input_count(const kiln_artifact_t* artifact) {
 }
 
 size_t kiln_artifact_output_count(const kiln_artifact_t* artifact) {
-  return artifact ? artifact->artifact->outputs().size() : 0;
+  return artifact ? artifact->artifact->callerOutputCount() : 0;
+}
+
+size_t kiln_artifact_check_count(const kiln_artifact_t* artifact) {
+  return artifact ? artifact->artifact->checkMessages().size() : 0;
+}
+
+const char* kiln_artifact_check_message(const kiln_artifact_t* artifact, size_t index) {
+  if (artifact == nullptr || index >= artifact->artifact->checkMessages().size()) return nullptr;
+  return artifact->artifact->checkMessages()[index].c_str();
 }
 
 static kiln_status_t* copySignature(const char* api_name, const kiln_artifact_t* artifact,
@@ -481,7 +492,8 @@ static kiln_status_t* copySignature(const char* api_name, const kiln_artifact_t*
       return s;
     }
     const auto& list = input ? artifact->artifact->inputs() : artifact->artifact->outputs();
-    if (kiln::Status s = checkIndex(index, list.size(), api_name, input ? "input" : "output");
+    size_t count = input ? list.size() : artifact->artifact->callerOutputCount();
+    if (kiln::Status s = checkIndex(index, count, api_name, input ? "input" : "output");
         !s.ok()) {
       return s;
     }

@@ -56,7 +56,13 @@ class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
   uint64_t runPeakMemory() const;
 
   const std::vector<kiln_tensor_signature_t>& inputs() const { return inputs_; }
+  /// Every output the program writes: the caller's, then the checks (see checkMessage).
   const std::vector<kiln_tensor_signature_t>& outputs() const { return outputs_; }
+  /// The outputs handed to the caller: the first ones of outputs().
+  size_t callerOutputCount() const { return outputs_.size() - check_messages_.size(); }
+  /// The message of check `index` (output callerOutputCount() + index): booleans that must all
+  /// be true after a run, or the run fails with this message.
+  const std::vector<std::string>& checkMessages() const { return check_messages_; }
   const std::vector<kiln_code_object_info_t>& codeObjects() const { return code_objects_; }
   const std::vector<kiln_step_info_t>& steps() const { return steps_; }
 
@@ -104,6 +110,7 @@ class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
 
   std::vector<kiln_tensor_signature_t> inputs_;
   std::vector<kiln_tensor_signature_t> outputs_;
+  std::vector<std::string> check_messages_;
   std::vector<kiln_code_object_info_t> code_objects_;
   std::vector<kiln_step_info_t> steps_;
   // Storage the C structs above point into (heap buffers, stable once built).

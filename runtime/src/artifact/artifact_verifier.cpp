@@ -146,6 +146,15 @@ class SemanticVerifier {
         return invalid(where, "has " + std::to_string(signature.dim_symbols()->size()) +
                                   " dim symbols for rank " + std::to_string(rank));
       }
+      // A check (outputs only) holds booleans and follows every output of the caller's.
+      if (signature.check() != nullptr) {
+        if (std::string_view(kind) != "output") return invalid(where, "is a check; only outputs are");
+        if (signature.type()->element_type() != KILN_ELEMENT_TYPE_BOOL) {
+          return invalid(where, "is a check, whose element type must be bool");
+        }
+      } else if (i > 0 && list.Get(i - 1)->check() != nullptr) {
+        return invalid(where, "follows a check; checks come after every other output");
+      }
       sizes->push_back(byte_size);
     }
     return Status();

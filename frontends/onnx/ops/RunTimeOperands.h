@@ -1,0 +1,75 @@
+//===- RunTimeOperands.h - Shape operands known only at run time ----------===//
+//
+// An operand that decides a result's shape (Reshape's shape, Unsqueeze's axes, Tile's repeats,
+// a reduction's axes, ...) may be a value of the run: a graph input, or computed from one. The
+// graph dialect types every value statically, so such a node is imported when the model
+// declares its result's type in full: the result takes the declared shape, the operand is read
+// at run time only where it decides values (which axes a reduction sums), and a check of every
+// run (NodeContext::addCheck) verifies that the operand agrees with the declaration, failing
+// the run with a message that names the node otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_ONNX_OPS_RUNTIMEOPERANDS_H
+#define FRONTENDS_ONNX_OPS_RUNTIMEOPERANDS_H
+
+#include "frontends/onnx/ops/Decomposition.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace kiln::onnx_frontend {
+
+/// The statically typed result of a node whose shape an operand known only at run time decides:
+/// the declared type of output `output`, or null with an error naming `what` (input `index`)
+/// when the model declares none in full.
+mlir::RankedTensorType declaredResultType(NodeContext &ctx, int output, int index,
+                                          llvm::StringRef what);
+
+/// Input `index` as a rank-1 i64 value of the run (a shape, axes, repeats, split sizes); a
+/// scalar is read as one element, floating-point values truncated (OneHot's depth). Null, with
+/// the error reported, for a higher rank or a dynamic length.
+mlir::Value runTimeVector(Decomposition &d, int index, llvm::StringRef what);
+
+/// The number of elements of runTimeVector(index) (its static length).
+int64_t runTimeLength(NodeContext &ctx, int index);
+
+/// i1 scalars: whether every element of `flags` (i1, any shape; true when empty) is true, and
+/// whether any is.
+mlir::Value allTrue(Decomposition &d, mlir::Value flags);
+mlir::Value anyTrue(Decomposition &d, mlir::Value flags);
+
+/// i1 scalar: whether `values` (i64, rank 1) equals `expected` element by element.
+mlir::Value equalsConstant(Decomposition &d, mlir::Value values, llvm::ArrayRef<int64_t> expected);
+
+/// i64 [rank] of 0s and 1s: the positions that `axes` (i64, rank 1; negative counts from the
+/// end) names. An axis out of range names none; repeated axes name one.
+mlir::Value axesMask(Decomposition &d, mlir::Value axes, int64_t rank);
+
+/// Every mask of `rank` positions with `count` of them set (as 0s and 1s) that `accept` takes,
+/// in lexicographic order of the set positions.
+llvm::SmallVector<llvm::SmallVector<int64_t>>
+masksOf(int64_t rank, int64_t count,
+        llvm::function_ref<bool(llvm::ArrayRef<int64_t>)> accept);
+
+/// Adds the check that `mask` (from axesMask) is one of `candidates`; `what` names the operand
+/// for the message. Fails (reported) when there is no candidate: no value of the operand gives
+/// the declared shape.
+mlir::LogicalResult checkMaskIsOneOf(Decomposition &d, mlir::Value mask,
+                                     llvm::ArrayRef<llvm::SmallVector<int64_t>> candidates,
+                                     llvm::StringRef what, mlir::RankedTensorType declared);
+
+/// The integer elements of input `index` (a shape, repeats, a count): read at import time when
+/// they are known there (NodeContext::constantInts); otherwise `derive` computes what they must
+/// be from the declared type of output `output`, and a check of every run verifies that the
+/// run's value equals that. Errors are reported.
+mlir::FailureOr<llvm::SmallVector<int64_t>> intsKnownOrChecked(
+    NodeContext &ctx, int index, llvm::StringRef what, int output,
+    llvm::function_ref<mlir::FailureOr<llvm::SmallVector<int64_t>>(mlir::RankedTensorType)>
+        derive);
+
+/// "[2,3,4]".
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+} // namespace kiln::onnx_frontend
+
+#endif // FRONTENDS_ONNX_OPS_RUNTIMEOPERANDS_H
