@@ -94,6 +94,8 @@ struct SignatureSpec {
   kiln_element_type_t type = KILN_ELEMENT_TYPE_F32;
   std::vector<int64_t> dims;
   std::vector<std::string> symbols;
+  /// An output that is a check of every run (TensorSignature.check): its message.
+  std::optional<std::string> check;
 };
 
 struct CodeObjectSpec {
@@ -335,7 +337,9 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
     for (const SignatureSpec& s : list) {
       auto symbols = fbb.CreateVectorOfStrings(s.symbols);
       auto name = fbb.CreateString(s.name);
-      offsets.push_back(fb::CreateTensorSignature(fbb, name, type(s.type, s.dims), symbols));
+      auto check = s.check ? fbb.CreateString(*s.check) : flatbuffers::Offset<flatbuffers::String>();
+      offsets.push_back(
+          fb::CreateTensorSignature(fbb, name, type(s.type, s.dims), symbols, check));
     }
     return fbb.CreateVector(offsets);
   };

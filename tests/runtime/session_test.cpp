@@ -344,6 +344,88 @@ TEST(SessionTest, RefusesMismatchedInputs) {
   EXPECT_EQ(outputs[0], nullptr);
 }
 
+/// A program that copies x (f32[4]) to y and its `holds` input (bool[2]) to a check of every
+/// run, with `check_first` the check placed before y (which the verifier refuses).
+ArtifactSpec checkedCopySpec(bool check_first = false,
+                             kiln_element_type_t check_type = KILN_ELEMENT_TYPE_BOOL) {
+  ArtifactSpec spec;
+  spec.inputs = {{"x", KILN_ELEMENT_TYPE_F32, {4}}, {"holds", check_type, {2}}};
+  SignatureSpec y{"y", KILN_ELEMENT_TYPE_F32, {4}};
+  SignatureSpec check{"kiln.check.0", check_type, {2}};
+  check.check = "node 'r' (Reshape, opset 13): shape (input 1) does not give [4]";
+  spec.outputs = check_first ? std::vector<SignatureSpec>{check, y}
+                             : std::vector<SignatureSpec>{y, check};
+  auto binding = [](fb::BufferKind kind, uint32_t index, kiln_element_type_t type,
+                    int64_t count) {
+    BindingSpec b;
+    b.kind = kind;
+    b.index = index;
+    b.type = type;
+    b.dims = {count};
+    b.size = static_cast<uint64_t>(count) * kiln_element_type_size(type);
+    return b;
+  };
+  StepSpec copyX, copyHolds;
+  copyX.kind = copyHolds.kind = fb::StepKind::Copy;
+  copyX.bindings = {binding(fb::BufferKind::Input, 0, KILN_ELEMENT_TYPE_F32, 4),
+                    binding(fb::BufferKind::Output, check_first ? 1 : 0, KILN_ELEMENT_TYPE_F32,
+                            4)};
+  copyHolds.bindings = {binding(fb::BufferKind::Input, 1, check_type, 2),
+                        binding(fb::BufferKind::Output, check_first ? 0 : 1, check_type, 2)};
+  spec.steps = {copyX, copyHolds};
+  return spec;
+}
+
+// Tests that a check of every run is the runtime's, not the caller's: the artifact and the
+// session count only y as an output, a run whose check holds hands back y alone, and one whose
+// check has a false element fails with the check's message and hands back nothing. Checks must
+// be booleans after every output.
+TEST(SessionTest, ChecksEveryRunAndHandsBackOnlyTheCallersOutputs) {
+  Artifact artifact = loadSpec(checkedCopySpec());
+  EXPECT_EQ(artifact.outputCount(), 1u);
+  EXPECT_THAT(artifact.checkMessages(),
+              ::testing::ElementsAre("node 'r' (Reshape, opset 13): shape (input 1) does not "
+                                     "give [4]"));
+  EXPECT_EQ(kiln_artifact_check_message(artifact.get(), 1), nullptr);
+  kiln_tensor_signature_t signature{};
+  signature.struct_size = sizeof(signature);
+  EXPECT_EQ(Status::fromC(kiln_artifact_output_signature(artifact.get(), 1, &signature)).code(),
+            KILN_STATUS_OUT_OF_RANGE);
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 1}).value();
+  EXPECT_EQ(session.outputCount(), 1u);
+  Tensor x = seededF32Tensor({4}, 3);
+  Tensor holds = Tensor::create(KILN_ELEMENT_TYPE_BOOL, {2}).value();
+  auto* flags = static_cast<uint8_t*>(kiln_tensor_data(holds.get()));
+  flags[0] = flags[1] = 1;
+  Result<std::vector<Tensor>> outputs = session.run({&x, &holds});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  ASSERT_EQ(outputs->size(), 1u);
+  EXPECT_EQ(std::memcmp((*outputs)[0].dataAs<float>(), x.dataAs<float>(), 4 * sizeof(float)), 0);
+
+  flags[1] = 0;
+  const kiln_tensor_t* inputs[2] = {x.get(), holds.get()};
+  kiln_tensor_t* raw[1] = {nullptr};
+  Status status = Status::fromC(kiln_session_run(session.get(), 2, inputs, 1, raw));
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(),
+            "the run's inputs fail a check: node 'r' (Reshape, opset 13): shape (input 1) does "
+            "not give [4]");
+  EXPECT_EQ(raw[0], nullptr);
+  kiln_tensor_t* two[2] = {nullptr, nullptr};
+  flags[1] = 1;
+  status = Status::fromC(kiln_session_run(session.get(), 2, inputs, 2, two));
+  EXPECT_EQ(status.message(), "affine.kiln: expected room for 1 outputs, got 2");
+
+  for (auto [spec, problem] :
+       {std::pair{checkedCopySpec(/*check_first=*/true), "checks come after every other output"},
+        std::pair{checkedCopySpec(false, KILN_ELEMENT_TYPE_U8), "element type must be bool"}}) {
+    std::string bytes = buildArtifact(spec);
+    Result<Artifact> refused = Artifact::loadMemory(bytes.data(), bytes.size(), "checked.kiln");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_THAT(refused.status().message(), HasSubstr(problem));
+  }
+}
+
 // Tests that one session serves many threads at once: each request's outputs must equal what a
 // single-threaded session computes for the same inputs, so a shared arena, a lost workgroup or a
 // mixed-up binding between concurrent runs fails it.

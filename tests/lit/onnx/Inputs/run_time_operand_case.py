@@ -1,0 +1,87 @@
+"""ONNX models whose shape operands are graph inputs (values of the run) and whose outputs
+declare their static shapes, with seeded inputs; and the check of what `kiln run` wrote against
+NumPy.
+
+usage: run_time_operand_case.py make DIR | check DIR CASE OUT_DIR [AXES...]
+
+Cases:
+  reshape    Reshape([2,3,4] by a run-time [4,-1,3] (or any equivalent target) -> [4,2,3]), Tanh
+  unsqueeze  Unsqueeze([1,4] at run-time axes -> [1,1,4]: axes 0 and 1 both give it)
+  reduce     ReduceSum([3,2,2] over one run-time axis, keepdims=0 -> [3,2]: axis 1 and axis 2
+             give the shape and different values)
+  tile       Tile([2,3] by run-time repeats -> [4,3])
+  range      Range(run-time start, limit, delta -> the declared 5 elements)
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+
+rng = np.random.default_rng(11)
+DATA = {
+    "reshape": rng.standard_normal((2, 3, 4)).astype(np.float32),
+    "unsqueeze": rng.standard_normal((1, 4)).astype(np.float32),
+    "reduce": rng.standard_normal((3, 2, 2)).astype(np.float32),
+    "tile": rng.standard_normal((2, 3)).astype(np.float32),
+}
+
+
+def model(name, op, inputs, output, attributes=None):
+    node = h.make_node(op, [i[0] for i in inputs], ["y"], name=name, **(attributes or {}))
+    graph = h.make_graph([node], name,
+                         [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                         [h.make_tensor_value_info("y", output[0], output[1])])
+    onnx.save(h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 13)]),
+              f"{DIR}/{name}.onnx")
+
+
+def make():
+    model("reshape", "Reshape", [("x", T.FLOAT, [2, 3, 4]), ("shape", T.INT64, [3])],
+          (T.FLOAT, [4, 2, 3]))
+    model("unsqueeze", "Unsqueeze", [("x", T.FLOAT, [1, 4]), ("axes", T.INT64, [1])],
+          (T.FLOAT, [1, 1, 4]))
+    model("reduce", "ReduceSum", [("x", T.FLOAT, [3, 2, 2]), ("axes", T.INT64, [1])],
+          (T.FLOAT, [3, 2]), {"keepdims": 0})
+    model("tile", "Tile", [("x", T.FLOAT, [2, 3]), ("repeats", T.INT64, [2])],
+          (T.FLOAT, [4, 3]))
+    model("range", "Range", [("start", T.FLOAT, []), ("limit", T.FLOAT, []),
+                             ("delta", T.FLOAT, [])], (T.FLOAT, [5]))
+    for name, value in DATA.items():
+        np.save(f"{DIR}/{name}_x.npy", value)
+    values = {
+        "shape_good": [4, -1, 3], "shape_zero": [4, 2, 3], "shape_bad": [3, 2, 4],
+        "shape_two_unknown": [-1, -1, 3],
+        "axes_0": [0], "axes_1": [1], "axes_neg": [-2], "axes_2": [2], "axes_bad": [3],
+        "repeats_good": [2, 1], "repeats_bad": [1, 2],
+    }
+    for name, value in values.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.int64))
+    for name, value in {"start": 1.5, "limit": 4.0, "delta": 0.5, "limit_bad": 9.0}.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.float32))
+
+
+def check(case, out, args):
+    got = np.load(f"{out}/y.npy")
+    x = DATA.get(case)
+    if case == "reshape":
+        want = x.reshape(4, 2, 3)
+    elif case == "unsqueeze":
+        want = x.reshape(1, 1, 4)
+    elif case == "reduce":
+        want = x.sum(axis=int(args[0]))
+    elif case == "tile":
+        want = np.tile(x, (2, 1))
+    else:
+        want = np.arange(1.5, 4.0, 0.5, dtype=np.float32)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    print(f"{case} {' '.join(args)} {list(got.shape)} matches NumPy")
+
+
+DIR = sys.argv[2]
+if sys.argv[1] == "make":
+    make()
+else:
+    check(sys.argv[3], sys.argv[4], sys.argv[5:])
