@@ -13,6 +13,7 @@
 
 #include "frontends/onnx/ModelLoader.h"
 #include "frontends/onnx/ops/Decomposition.h"
+#include "frontends/onnx/ops/RunTimeOperands.h"
 
 #include <cmath>
 
@@ -505,34 +506,10 @@ LogicalResult translateCenterCropPad(NodeContext &ctx) {
                               {ctx.namedArray("pad_low", low), ctx.namedArray("pad_high", high)}));
 }
 
-/// The declared static shape of output `index` (a graph output or value_info), if any.
-std::optional<SmallVector<int64_t>> declaredOutputShape(NodeContext &ctx, int index) {
-  const onnx::GraphProto &graph = ctx.model().proto().graph();
-  const std::string &name = ctx.node().output(index);
-  auto staticShape = [](const onnx::ValueInfoProto &info) -> std::optional<SmallVector<int64_t>> {
-    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape())
-      return std::nullopt;
-    SmallVector<int64_t> shape;
-    for (const onnx::TensorShapeProto::Dimension &dim : info.type().tensor_type().shape().dim()) {
-      if (!dim.has_dim_value())
-        return std::nullopt;
-      shape.push_back(dim.dim_value());
-    }
-    return shape;
-  };
-  for (const onnx::ValueInfoProto &info : graph.output())
-    if (info.name() == name)
-      return staticShape(info);
-  for (const onnx::ValueInfoProto &info : graph.value_info())
-    if (info.name() == name)
-      return staticShape(info);
-  return std::nullopt;
-}
-
 /// MaxUnpool (opsets 9, 11): X's elements written at their flat indices I into a zero tensor of
 /// the output shape, as graph.scatter_elements on the flattened tensors reshaped back. The output
-/// shape is output_shape when it is a constant, else the output's declared static shape when
-/// output_shape is given, else (in - 1) * stride + kernel - pad_begin - pad_end per spatial
+/// shape is output_shape when it is known at import time, else the output's declared static
+/// shape, checked against output_shape at every run, when output_shape is given, else (in - 1) * stride + kernel - pad_begin - pad_end per spatial
 /// dimension. X must have a static shape.
 LogicalResult translateMaxUnpool(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
@@ -555,17 +532,12 @@ LogicalResult translateMaxUnpool(NodeContext &ctx) {
                            << " entries";
   SmallVector<int64_t> outputShape(type.getShape());
   if (ctx.hasInput(2)) {
-    std::optional<SmallVector<int64_t>> shape;
-    if (std::optional<DenseElementsAttr> elements = ctx.constantInput(2)) {
-      shape.emplace();
-      for (const APInt &value : elements->getValues<APInt>())
-        shape->push_back(value.getSExtValue());
-    } else {
-      shape = declaredOutputShape(ctx, 0);
-    }
-    if (!shape)
-      return ctx.emitError() << "output_shape (input 2) must be known at import time, as a "
-                                "constant or the output's declared static shape";
+    FailureOr<SmallVector<int64_t>> shape =
+        intsKnownOrChecked(ctx, 2, "output_shape", 0, [](RankedTensorType declared) {
+          return FailureOr<SmallVector<int64_t>>(llvm::to_vector(declared.getShape()));
+        });
+    if (failed(shape))
+      return failure();
     outputShape = *shape;
   } else {
     for (int64_t i = 0; i < spatial; ++i)

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/ops/Decomposition.h"
+#include "frontends/onnx/ops/RunTimeOperands.h"
 
 #include "llvm/ADT/APFloat.h"
 
@@ -541,7 +542,31 @@ LogicalResult translateResize(NodeContext &ctx) {
     request.scales = *scales;
   }
   if (ctx.hasInput(3)) {
-    FailureOr<SmallVector<int64_t>> sizes = ctx.constantInts(3, "sizes");
+    // Sizes of the run: the declared output's sizes (along `axes` from opset 18), checked; with
+    // a keep_aspect_ratio_policy other than stretch the sizes are not the output's.
+    FailureOr<SmallVector<int64_t>> sizes =
+        intsKnownOrChecked(ctx, 3, "sizes", 0, [&](RankedTensorType declared) {
+          SmallVector<int64_t> derived;
+          if (ctx.opset() >= 18 &&
+              ctx.stringAttr("keep_aspect_ratio_policy", "stretch") != "stretch")
+            return FailureOr<SmallVector<int64_t>>(
+                ctx.emitError() << "sizes (input 3) known only at run time needs "
+                                   "keep_aspect_ratio_policy 'stretch'");
+          SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, declared.getRank()));
+          if (ctx.opset() >= 18)
+            if (std::optional<SmallVector<int64_t>> listed = ctx.intsAttr("axes"))
+              axes = *listed;
+          for (int64_t axis : axes) {
+            if (axis < 0)
+              axis += declared.getRank();
+            if (axis < 0 || axis >= declared.getRank())
+              return FailureOr<SmallVector<int64_t>>(ctx.emitError()
+                                                     << "axes has " << axis << ", outside rank "
+                                                     << declared.getRank());
+            derived.push_back(declared.getDimSize(axis));
+          }
+          return FailureOr<SmallVector<int64_t>>(derived);
+        });
     if (failed(sizes))
       return failure();
     request.sizes = *sizes;

@@ -538,9 +538,110 @@ LogicalResult translateSplit(NodeContext &ctx) {
 /// out-of-range bounds are normalized against static dimensions as the spec clamps them; a
 /// dynamic dimension accepts non-negative bounds with a positive step (the limit is clamped at run
 /// time).
+/// Slice whose starts, ends, axes or steps are values of the run: the declared shape, each
+/// dimension gathered at start + step * i. The run's bounds are resolved for every dimension at
+/// once ([axes, rank] comparisons; a dimension no axis names keeps [0, dim) by 1) and clamped
+/// as the spec clamps them, and a check verifies that they give the declared sizes (each
+/// dimension named at most once, no zero step).
+LogicalResult translateRunTimeSlice(NodeContext &ctx) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 1, "starts");
+  if (!declared)
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  if (!type.hasStaticShape() || declared.getRank() != rank)
+    return ctx.emitError() << "bounds known only at run time need a static input (not " << type
+                           << ") and an output declared with its rank";
+  int64_t count = runTimeLength(ctx, 1);
+  for (int index = 2; index <= 4; ++index)
+    if (ctx.hasInput(index) && runTimeLength(ctx, index) != count)
+      return ctx.emitError() << "input " << index << " has " << runTimeLength(ctx, index)
+                             << " entries; starts has " << count;
+  Decomposition d(ctx);
+  Type i64 = ctx.builder().getI64Type();
+  auto vector = [&](int index, StringRef what, int64_t fill) -> Value {
+    if (ctx.hasInput(index))
+      return runTimeVector(d, index, what);
+    SmallVector<int64_t> values;
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(fill < 0 ? i : fill);
+    return ctx.i64Vector(values);
+  };
+  Value starts = vector(1, "starts", 0), ends = vector(2, "ends", 0);
+  Value axes = vector(3, "axes", -1), steps = vector(4, "steps", 1);
+  if (d.failed())
+    return failure();
+  auto scalar = [&](int64_t value) { return ctx.scalar(i64, static_cast<double>(value)); };
+  auto column = [&](Value v) { return d.reshape(v, {count, 1}); };
+  // names[j][p]: whether axis j names dimension p.
+  Value normalized = d.select(d.compare(ComparisonDirection::lt, axes, scalar(0)),
+                              d.add(axes, scalar(rank)), axes);
+  Value positions =
+      d.reshape(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, rank))), {1, rank});
+  Value names = d.compare(ComparisonDirection::eq, column(normalized), positions);
+  auto picked = [&](Value values) {
+    return d.op<ReduceSumOp>({d.select(names, column(values), scalar(0))},
+                             {ctx.namedArray("axes", {0})});
+  };
+  Value namings = d.op<ReduceSumOp>({d.castTo(names, i64)}, {ctx.namedArray("axes", {0})});
+  Value named = d.compare(ComparisonDirection::gt, namings, scalar(0));
+  Value dims = ctx.i64Vector(type.getShape());
+  SmallVector<int64_t> lastShape;
+  for (int64_t dim : type.getShape())
+    lastShape.push_back(dim - 1);
+  Value last = ctx.i64Vector(lastShape);
+  Value step = d.select(named, picked(steps), scalar(1));
+  Value start = d.select(named, picked(starts), scalar(0));
+  Value end = d.select(named, picked(ends), dims);
+  Value forward = d.compare(ComparisonDirection::gt, step, scalar(0));
+  auto wrap = [&](Value v) {
+    return d.select(d.compare(ComparisonDirection::lt, v, scalar(0)), d.add(v, dims), v);
+  };
+  auto clamp = [&](Value v, Value low, Value high) {
+    return d.op<MinOp>({d.op<MaxOp>({v, low}), high});
+  };
+  start = d.select(forward, clamp(wrap(start), scalar(0), dims),
+                   clamp(wrap(start), scalar(0), last));
+  end = d.select(forward, clamp(wrap(end), scalar(0), dims), clamp(wrap(end), scalar(-1), last));
+  // max(0, ceil(distance / |step|)) along the step's direction.
+  Value distance = d.select(forward, d.sub(end, start), d.sub(start, end));
+  Value magnitude = d.select(forward, step, d.op<NegOp>({step}));
+  Value safe = d.op<MaxOp>({magnitude, scalar(1)});
+  Value sizes = d.op<MaxOp>(
+      {d.div(d.add(distance, d.sub(safe, scalar(1))), safe), scalar(0)});
+  Value holds = d.op<AndOp>(
+      {equalsConstant(d, sizes, declared.getShape()),
+       d.op<AndOp>({allTrue(d, d.compare(ComparisonDirection::le, namings, scalar(1))),
+                     allTrue(d, d.compare(ComparisonDirection::ne, step, scalar(0)))})});
+  // Each dimension gathered at start + step * i, i < the declared size.
+  Value result = ctx.input(0);
+  for (int64_t p = 0; p < rank; ++p) {
+    int64_t size = declared.getDimSize(p);
+    auto element = [&](Value v) {
+      return d.reshape(d.op<SliceOp>({v}, {ctx.namedArray("starts", {p}),
+                                           ctx.namedArray("limits", {p + 1}),
+                                           ctx.namedArray("strides", {1})}),
+                       {});
+    };
+    Value ramp = ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, size)));
+    Value indices = d.add(element(start), d.mul(element(step), ramp));
+    result = d.op<GatherOp>({result, indices}, {ctx.namedI64("axis", p)});
+  }
+  if (d.failed() ||
+      failed(ctx.addCheck(holds, "starts, ends, axes and steps do not give the declared output "
+                                 "shape " +
+                                     formatShape(declared.getShape()))))
+    return failure();
+  return d.finish(result);
+}
+
 LogicalResult translateSlice(NodeContext &ctx) {
   if (failed(ctx.requireInputs(ctx.opset() < 10 ? 1 : 3)))
     return failure();
+  if (ctx.opset() >= 10 && (!ctx.knownAtImport(1) || !ctx.knownAtImport(2) ||
+                            (ctx.hasInput(3) && !ctx.knownAtImport(3)) ||
+                            (ctx.hasInput(4) && !ctx.knownAtImport(4))))
+    return translateRunTimeSlice(ctx);
   RankedTensorType type = ctx.inputType(0);
   int64_t rank = type.getRank();
   SmallVector<int64_t> starts, ends, axes, steps;

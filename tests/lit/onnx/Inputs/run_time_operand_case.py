@@ -11,6 +11,8 @@ Cases:
              give the shape and different values)
   tile       Tile([2,3] by run-time repeats -> [4,3])
   range      Range(run-time start, limit, delta -> the declared 5 elements)
+  slice      Slice([4,5] by run-time starts, ends, axes, steps -> [2,5]: rows 3 and 1 by a step
+             of -2, or rows 0 and 2 by a step of 2)
 """
 import sys
 
@@ -25,7 +27,10 @@ DATA = {
     "unsqueeze": rng.standard_normal((1, 4)).astype(np.float32),
     "reduce": rng.standard_normal((3, 2, 2)).astype(np.float32),
     "tile": rng.standard_normal((2, 3)).astype(np.float32),
+    "slice": rng.standard_normal((4, 5)).astype(np.float32),
 }
+SLICES = {"back": ([3], [0], [0], [-2]), "forward": ([0], [4], [-2], [2]),
+          "bad": ([0], [4], [0], [1])}
 
 
 def model(name, op, inputs, output, attributes=None):
@@ -48,6 +53,12 @@ def make():
           (T.FLOAT, [4, 3]))
     model("range", "Range", [("start", T.FLOAT, []), ("limit", T.FLOAT, []),
                              ("delta", T.FLOAT, [])], (T.FLOAT, [5]))
+    model("slice", "Slice", [("x", T.FLOAT, [4, 5]), ("starts", T.INT64, [1]),
+                             ("ends", T.INT64, [1]), ("axes", T.INT64, [1]),
+                             ("steps", T.INT64, [1])], (T.FLOAT, [2, 5]))
+    for case, bounds in SLICES.items():
+        for name, value in zip(["starts", "ends", "axes", "steps"], bounds):
+            np.save(f"{DIR}/slice_{case}_{name}.npy", np.array(value, dtype=np.int64))
     for name, value in DATA.items():
         np.save(f"{DIR}/{name}_x.npy", value)
     values = {
@@ -71,6 +82,9 @@ def check(case, out, args):
         want = x.reshape(1, 1, 4)
     elif case == "reduce":
         want = x.sum(axis=int(args[0]))
+    elif case == "slice":
+        starts, ends, _, steps = SLICES[args[0]]
+        want = x[starts[0]:ends[0] if ends[0] > 0 or steps[0] > 0 else None:steps[0]]
     elif case == "tile":
         want = np.tile(x, (2, 1))
     else:
