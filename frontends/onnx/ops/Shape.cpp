@@ -733,6 +733,87 @@ LogicalResult translateSlice(NodeContext &ctx) {
 }
 
 /// Pad: pads and value are attributes before opset 11, inputs from 11 on; opset 18 adds axes.
+/// Element `index` of the rank-1 value `vector`, as a rank-0 value.
+Value elementAt(Decomposition &d, Value vector, int64_t index) {
+  NodeContext &ctx = d.context();
+  return d.reshape(d.op<SliceOp>({vector}, {ctx.namedArray("starts", {index}),
+                                            ctx.namedArray("limits", {index + 1}),
+                                            ctx.namedArray("strides", {1})}),
+                   {});
+}
+
+/// Pad whose pads are a value of the run (opset 11 on; constant, edge and reflect): the declared
+/// shape, each padded axis gathered at i - pad_begin (clamped for edge, mirrored for reflect;
+/// outside the input the constant, for constant). A check verifies that each axis's pads add up
+/// to the declared growth (and, for reflect, that each is smaller than the dimension).
+LogicalResult translateRunTimePad(NodeContext &ctx, PadMode mode, ArrayRef<int64_t> axes) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 1, "pads");
+  if (!declared)
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank(), count = static_cast<int64_t>(axes.size());
+  if (!type.hasStaticShape() || declared.getRank() != rank)
+    return ctx.emitError() << "pads known only at run time need a static input (not " << type
+                           << ") and an output declared with its rank";
+  if (runTimeLength(ctx, 1) != 2 * count)
+    return ctx.emitError() << "pads (input 1) has " << runTimeLength(ctx, 1)
+                           << " entries, expected " << 2 * count;
+  for (int64_t p = 0; p < rank; ++p)
+    if (!llvm::is_contained(axes, p) && declared.getDimSize(p) != type.getDimSize(p))
+      return ctx.emitError() << "dimension " << p << " is not padded but declared as "
+                             << declared.getDimSize(p);
+  Decomposition d(ctx);
+  Type i64 = ctx.builder().getI64Type();
+  auto scalar = [&](int64_t value) { return ctx.scalar(i64, static_cast<double>(value)); };
+  Value pads = runTimeVector(d, 1, "pads");
+  if (!pads)
+    return failure();
+  Value fill = ctx.scalar(type.getElementType(), 0);
+  if (mode == PadMode::constant && ctx.hasInput(2)) {
+    if (ctx.inputType(2).getNumElements() != 1)
+      return ctx.emitError() << "constant_value must hold one element";
+    fill = d.reshape(ctx.input(2), {});
+  }
+  Value holds;
+  Value result = ctx.input(0);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    int64_t in = type.getDimSize(axis), out = declared.getDimSize(axis);
+    Value begin = elementAt(d, pads, static_cast<int64_t>(i));
+    Value end = elementAt(d, pads, static_cast<int64_t>(i) + count);
+    Value axisHolds =
+        d.compare(ComparisonDirection::eq, d.add(begin, end), scalar(out - in));
+    Value source = d.sub(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, out))), begin);
+    Value inside;
+    if (mode == PadMode::reflect) {
+      // One mirror at each edge: pads must be smaller than the dimension.
+      axisHolds = d.op<AndOp>(
+          {axisHolds, d.op<AndOp>({d.compare(ComparisonDirection::lt, begin, scalar(in)),
+                                   d.compare(ComparisonDirection::lt, end, scalar(in))})});
+      source = d.op<AbsOp>({source});
+      source = d.select(d.compare(ComparisonDirection::ge, source, scalar(in)),
+                        d.sub(scalar(2 * (in - 1)), source), source);
+    } else if (mode == PadMode::constant) {
+      inside = d.op<AndOp>({d.compare(ComparisonDirection::ge, source, scalar(0)),
+                            d.compare(ComparisonDirection::lt, source, scalar(in))});
+    }
+    source = d.op<MinOp>({d.op<MaxOp>({source, scalar(0)}), scalar(in - 1)});
+    result = d.op<GatherOp>({result, source}, {ctx.namedI64("axis", axis)});
+    if (inside) {
+      SmallVector<int64_t> along(rank, 1);
+      along[axis] = out;
+      result = d.select(d.reshape(inside, along), result, fill);
+    }
+    holds = holds ? d.op<AndOp>({holds, axisHolds}) : axisHolds;
+  }
+  if (!holds)
+    return ctx.emitError() << "has no axis to pad";
+  if (d.failed() ||
+      failed(ctx.addCheck(holds, "pads (input 1) do not give the declared output shape " +
+                                     formatShape(declared.getShape()))))
+    return failure();
+  return d.finish(result);
+}
+
 LogicalResult translatePad(NodeContext &ctx) {
   if (failed(ctx.requireInputs(ctx.opset() < 11 ? 1 : 2)))
     return failure();
@@ -751,6 +832,21 @@ LogicalResult translatePad(NodeContext &ctx) {
   else
     return ctx.emitError() << "mode '" << modeName << "' is not supported";
   bool wrap = modeName == "wrap";
+  SmallVector<int64_t> axes;
+  if (ctx.opset() >= 18 && ctx.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> input = ctx.constantInts(3, "axes");
+    if (failed(input))
+      return failure();
+    for (int64_t axis : *input) {
+      FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, rank);
+      if (failed(normalized))
+        return failure();
+      axes.push_back(*normalized);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
 
   SmallVector<int64_t> pads;
   Value value;
@@ -762,6 +858,10 @@ LogicalResult translatePad(NodeContext &ctx) {
     float constant = ctx.floatAttr("value", 0.0f);
     if (mode == PadMode::constant && constant != 0.0f)
       value = ctx.scalar(type.getElementType(), constant);
+  } else if (!ctx.knownAtImport(1)) {
+    if (wrap)
+      return ctx.emitError() << "mode 'wrap' needs pads (input 1) known at import time";
+    return translateRunTimePad(ctx, mode, axes);
   } else {
     FailureOr<SmallVector<int64_t>> input = ctx.constantInts(1, "pads");
     if (failed(input))
@@ -780,21 +880,6 @@ LogicalResult translatePad(NodeContext &ctx) {
         value = *reshaped;
       }
     }
-  }
-  SmallVector<int64_t> axes;
-  if (ctx.opset() >= 18 && ctx.hasInput(3)) {
-    FailureOr<SmallVector<int64_t>> input = ctx.constantInts(3, "axes");
-    if (failed(input))
-      return failure();
-    for (int64_t axis : *input) {
-      FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, rank);
-      if (failed(normalized))
-        return failure();
-      axes.push_back(*normalized);
-    }
-  } else {
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
   }
   int64_t count = static_cast<int64_t>(axes.size());
   if (static_cast<int64_t>(pads.size()) != 2 * count)

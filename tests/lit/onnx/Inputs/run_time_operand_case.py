@@ -11,6 +11,7 @@ Cases:
              give the shape and different values)
   tile       Tile([2,3] by run-time repeats -> [4,3])
   range      Range(run-time start, limit, delta -> the declared 5 elements)
+  pad        Pad(reflect, [3,4] by run-time pads -> [3,7]: 2 before and 1 after, or 1 and 2)
   slice      Slice([4,5] by run-time starts, ends, axes, steps -> [2,5]: rows 3 and 1 by a step
              of -2, or rows 0 and 2 by a step of 2)
 """
@@ -28,6 +29,7 @@ DATA = {
     "reduce": rng.standard_normal((3, 2, 2)).astype(np.float32),
     "tile": rng.standard_normal((2, 3)).astype(np.float32),
     "slice": rng.standard_normal((4, 5)).astype(np.float32),
+    "pad": rng.standard_normal((3, 4)).astype(np.float32),
 }
 SLICES = {"back": ([3], [0], [0], [-2]), "forward": ([0], [4], [-2], [2]),
           "bad": ([0], [4], [0], [1])}
@@ -56,6 +58,11 @@ def make():
     model("slice", "Slice", [("x", T.FLOAT, [4, 5]), ("starts", T.INT64, [1]),
                              ("ends", T.INT64, [1]), ("axes", T.INT64, [1]),
                              ("steps", T.INT64, [1])], (T.FLOAT, [2, 5]))
+    model("pad", "Pad", [("x", T.FLOAT, [3, 4]), ("pads", T.INT64, [4])], (T.FLOAT, [3, 7]),
+          {"mode": "reflect"})
+    for name, value in {"pads_21": [0, 2, 0, 1], "pads_12": [0, 1, 0, 2],
+                        "pads_bad": [0, 4, 0, -1]}.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.int64))
     for case, bounds in SLICES.items():
         for name, value in zip(["starts", "ends", "axes", "steps"], bounds):
             np.save(f"{DIR}/slice_{case}_{name}.npy", np.array(value, dtype=np.int64))
@@ -82,6 +89,9 @@ def check(case, out, args):
         want = x.reshape(1, 1, 4)
     elif case == "reduce":
         want = x.sum(axis=int(args[0]))
+    elif case == "pad":
+        before, after = int(args[0][0]), int(args[0][1])
+        want = np.pad(x, ((0, 0), (before, after)), mode="reflect")
     elif case == "slice":
         starts, ends, _, steps = SLICES[args[0]]
         want = x[starts[0]:ends[0] if ends[0] > 0 or steps[0] > 0 else None:steps[0]]
