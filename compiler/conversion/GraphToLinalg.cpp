@@ -62,7 +62,12 @@ Value unaryMath(OpBuilder &b, Location loc, ValueRange args) {
 Value scalarOf(AbsOp op, OpBuilder &b, Location loc, ValueRange args) {
   if (hasUnsignedElements(op))
     return args[0];
-  return floatOrInt<math::AbsFOp, math::AbsIOp>(b, loc, args);
+  if (isFloat(args[0].getType()))
+    return math::AbsFOp::create(b, loc, args[0]);
+  // max(x, 0 - x) rather than math.absi, which the NVVM lowering has no pattern for; LLVM
+  // recognizes the form as its abs intrinsic on the CPU.
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(args[0].getType()));
+  return arith::MaxSIOp::create(b, loc, args[0], arith::SubIOp::create(b, loc, zero, args[0]));
 }
 Value scalarOf(AtanOp, OpBuilder &b, Location loc, ValueRange args) {
   return unaryMath<math::AtanOp>(b, loc, args);
