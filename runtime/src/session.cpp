@@ -228,8 +228,7 @@ kiln::Status runChecked(kiln::runtime::DeviceProgram& program, size_t input_coun
   }
   if (!failed.empty()) {
     for (size_t i = 0; i < callers; ++i) kiln_tensor_release(all[i]);
-    return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
-                        "the run's inputs fail a check: " + failed);
+    return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, "the run's inputs fail a check: " + failed);
   }
   std::copy(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(callers), outputs);
   return kiln::Status();

@@ -337,9 +337,9 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
     for (const SignatureSpec& s : list) {
       auto symbols = fbb.CreateVectorOfStrings(s.symbols);
       auto name = fbb.CreateString(s.name);
-      auto check = s.check ? fbb.CreateString(*s.check) : flatbuffers::Offset<flatbuffers::String>();
-      offsets.push_back(
-          fb::CreateTensorSignature(fbb, name, type(s.type, s.dims), symbols, check));
+      auto check =
+          s.check ? fbb.CreateString(*s.check) : flatbuffers::Offset<flatbuffers::String>();
+      offsets.push_back(fb::CreateTensorSignature(fbb, name, type(s.type, s.dims), symbols, check));
     }
     return fbb.CreateVector(offsets);
   };

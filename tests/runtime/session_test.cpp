@@ -353,10 +353,9 @@ ArtifactSpec checkedCopySpec(bool check_first = false,
   SignatureSpec y{"y", KILN_ELEMENT_TYPE_F32, {4}};
   SignatureSpec check{"kiln.check.0", check_type, {2}};
   check.check = "node 'r' (Reshape, opset 13): shape (input 1) does not give [4]";
-  spec.outputs = check_first ? std::vector<SignatureSpec>{check, y}
-                             : std::vector<SignatureSpec>{y, check};
-  auto binding = [](fb::BufferKind kind, uint32_t index, kiln_element_type_t type,
-                    int64_t count) {
+  spec.outputs =
+      check_first ? std::vector<SignatureSpec>{check, y} : std::vector<SignatureSpec>{y, check};
+  auto binding = [](fb::BufferKind kind, uint32_t index, kiln_element_type_t type, int64_t count) {
     BindingSpec b;
     b.kind = kind;
     b.index = index;
@@ -368,8 +367,7 @@ ArtifactSpec checkedCopySpec(bool check_first = false,
   StepSpec copyX, copyHolds;
   copyX.kind = copyHolds.kind = fb::StepKind::Copy;
   copyX.bindings = {binding(fb::BufferKind::Input, 0, KILN_ELEMENT_TYPE_F32, 4),
-                    binding(fb::BufferKind::Output, check_first ? 1 : 0, KILN_ELEMENT_TYPE_F32,
-                            4)};
+                    binding(fb::BufferKind::Output, check_first ? 1 : 0, KILN_ELEMENT_TYPE_F32, 4)};
   copyHolds.bindings = {binding(fb::BufferKind::Input, 1, check_type, 2),
                         binding(fb::BufferKind::Output, check_first ? 0 : 1, check_type, 2)};
   spec.steps = {copyX, copyHolds};
@@ -395,7 +393,7 @@ TEST(SessionTest, ChecksEveryRunAndHandsBackOnlyTheCallersOutputs) {
   EXPECT_EQ(session.outputCount(), 1u);
   Tensor x = seededF32Tensor({4}, 3);
   Tensor holds = Tensor::create(KILN_ELEMENT_TYPE_BOOL, {2}).value();
-  auto* flags = static_cast<uint8_t*>(kiln_tensor_data(holds.get()));
+  auto *flags = static_cast<uint8_t *>(kiln_tensor_data(holds.get()));
   flags[0] = flags[1] = 1;
   Result<std::vector<Tensor>> outputs = session.run({&x, &holds});
   ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
@@ -403,15 +401,15 @@ TEST(SessionTest, ChecksEveryRunAndHandsBackOnlyTheCallersOutputs) {
   EXPECT_EQ(std::memcmp((*outputs)[0].dataAs<float>(), x.dataAs<float>(), 4 * sizeof(float)), 0);
 
   flags[1] = 0;
-  const kiln_tensor_t* inputs[2] = {x.get(), holds.get()};
-  kiln_tensor_t* raw[1] = {nullptr};
+  const kiln_tensor_t *inputs[2] = {x.get(), holds.get()};
+  kiln_tensor_t *raw[1] = {nullptr};
   Status status = Status::fromC(kiln_session_run(session.get(), 2, inputs, 1, raw));
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(status.message(),
             "the run's inputs fail a check: node 'r' (Reshape, opset 13): shape (input 1) does "
             "not give [4]");
   EXPECT_EQ(raw[0], nullptr);
-  kiln_tensor_t* two[2] = {nullptr, nullptr};
+  kiln_tensor_t *two[2] = {nullptr, nullptr};
   flags[1] = 1;
   status = Status::fromC(kiln_session_run(session.get(), 2, inputs, 2, two));
   EXPECT_EQ(status.message(), "affine.kiln: expected room for 1 outputs, got 2");

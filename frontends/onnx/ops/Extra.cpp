@@ -509,8 +509,8 @@ LogicalResult translateCenterCropPad(NodeContext &ctx) {
 /// MaxUnpool (opsets 9, 11): X's elements written at their flat indices I into a zero tensor of
 /// the output shape, as graph.scatter_elements on the flattened tensors reshaped back. The output
 /// shape is output_shape when it is known at import time, else the output's declared static
-/// shape, checked against output_shape at every run, when output_shape is given, else (in - 1) * stride + kernel - pad_begin - pad_end per spatial
-/// dimension. X must have a static shape.
+/// shape, checked against output_shape at every run, when output_shape is given, else (in - 1) *
+/// stride + kernel - pad_begin - pad_end per spatial dimension. X must have a static shape.
 LogicalResult translateMaxUnpool(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();

@@ -501,19 +501,6 @@ LogicalResult translateReverseSequence(NodeContext &ctx) {
 // One-hot, triangles and constant generators
 //===----------------------------------------------------------------------===//
 
-/// Element `index` of the rank-1 `values` as a rank-0 tensor.
-Value elementOf(Decomposition &d, Value values, int64_t index) {
-  NodeContext &ctx = d.context();
-  auto scalarType = RankedTensorType::get({}, typeOf(values).getElementType());
-  if (std::optional<DenseElementsAttr> elements = NodeContext::constantElements(values))
-    return ctx.constant(
-        DenseElementsAttr::get(scalarType, elements->getValues<Attribute>()[index]));
-  Value slice = d.op<SliceOp>({values}, {ctx.namedArray("starts", {index}),
-                                         ctx.namedArray("limits", {index + 1}),
-                                         ctx.namedArray("strides", {1})});
-  return d.reshape(slice, {});
-}
-
 /// OneHot: indices (negative ones wrapped by depth) compared with a constant ramp along the new
 /// axis choose between the on and off values.
 LogicalResult translateOneHot(NodeContext &ctx) {
@@ -543,8 +530,7 @@ LogicalResult translateOneHot(NodeContext &ctx) {
             return FailureOr<SmallVector<int64_t>>(ctx.emitError()
                                                    << "the output is declared with rank "
                                                    << declared.getRank() << ", not " << rank);
-          return FailureOr<SmallVector<int64_t>>(
-              SmallVector<int64_t>{declared.getDimSize(*axis)});
+          return FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{declared.getDimSize(*axis)});
         });
     if (failed(declaredDepth))
       return failure();
@@ -639,11 +625,9 @@ LogicalResult translateRunTimeRange(NodeContext &ctx) {
   Value length = d.op<MaxOp>({d.op<CeilOp>({span}), ctx.scalar(f64, 0)});
   Value holds =
       d.compare(ComparisonDirection::eq, length, ctx.scalar(f64, static_cast<double>(count)));
-  if (d.failed() ||
-      failed(ctx.addCheck(holds, "start, limit and delta do not give the declared length " +
-                                     std::to_string(count))))
-    return failure();
-  return d.finish(result);
+  return finishChecked(d, result, holds,
+                       "start, limit and delta do not give the declared length " +
+                           std::to_string(count));
 }
 
 /// Range with constant start, limit and delta folds to a constant.
@@ -743,10 +727,10 @@ LogicalResult translateTile(NodeContext &ctx) {
           derived.push_back(out / in);
         }
         if (static_cast<int64_t>(derived.size()) != type.getRank())
-          return FailureOr<SmallVector<int64_t>>(
-              ctx.emitError() << "no repeats turn input type " << type
-                              << " into the declared output shape "
-                              << formatShape(declared.getShape()));
+          return FailureOr<SmallVector<int64_t>>(ctx.emitError()
+                                                 << "no repeats turn input type " << type
+                                                 << " into the declared output shape "
+                                                 << formatShape(declared.getShape()));
         return FailureOr<SmallVector<int64_t>>(derived);
       });
   if (failed(repeats))

@@ -346,8 +346,7 @@ LogicalResult translateSoftmax(NodeContext &ctx) {
 /// choice of axes that gives the declared shape is reduced, and the run's axes select one (a
 /// check fails the run when they name none). Choices that differ only in dimensions of size 1
 /// compute the same values and are reduced once.
-template <typename OpTy>
-FailureOr<Value> reduceOverRunTimeAxes(NodeContext &ctx, Value x) {
+template <typename OpTy> FailureOr<Value> reduceOverRunTimeAxes(NodeContext &ctx, Value x) {
   RankedTensorType declared = declaredResultType(ctx, 0, 1, "axes");
   if (!declared)
     return failure();

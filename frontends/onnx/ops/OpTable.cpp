@@ -103,8 +103,8 @@ RankedTensorType NodeContext::declaredOutputType(int index) const {
           return {};
         dims.push_back(dim.dim_value());
       }
-      Type element = convertElementType(*builder_.getContext(),
-                                        value.type().tensor_type().elem_type());
+      Type element =
+          convertElementType(*builder_.getContext(), value.type().tensor_type().elem_type());
       if (!element)
         return {};
       return RankedTensorType::get(dims, element);

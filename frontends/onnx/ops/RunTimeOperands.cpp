@@ -59,8 +59,8 @@ Value countOf(Decomposition &d, Value flags, bool negate) {
   int64_t rank = llvm::cast<RankedTensorType>(flags.getType()).getRank();
   if (rank == 0)
     return counts;
-  return d.op<ReduceSumOp>({counts}, {ctx.namedArray("axes", llvm::to_vector(llvm::seq<int64_t>(
-                                                                 0, rank)))});
+  return d.op<ReduceSumOp>({counts},
+                           {ctx.namedArray("axes", llvm::to_vector(llvm::seq<int64_t>(0, rank)))});
 }
 
 } // namespace
@@ -92,16 +92,16 @@ Value axesMask(Decomposition &d, Value axes, int64_t rank) {
       d.select(negative, d.add(axes, ctx.scalar(i64, static_cast<double>(rank))), axes);
   // [count, 1] against [1, rank]: which position each axis names, then whether any does.
   Value column = d.reshape(normalized, {count, 1});
-  Value positions = d.reshape(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, rank))),
-                              {1, rank});
+  Value positions =
+      d.reshape(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, rank))), {1, rank});
   Value names = d.castTo(d.compare(ComparisonDirection::eq, column, positions), i64);
   if (count == 0)
     return ctx.i64Vector(SmallVector<int64_t>(rank, 0));
   return d.op<ReduceMaxOp>({names}, {ctx.namedArray("axes", {0})});
 }
 
-SmallVector<SmallVector<int64_t>>
-masksOf(int64_t rank, int64_t count, llvm::function_ref<bool(ArrayRef<int64_t>)> accept) {
+SmallVector<SmallVector<int64_t>> masksOf(int64_t rank, int64_t count,
+                                          llvm::function_ref<bool(ArrayRef<int64_t>)> accept) {
   SmallVector<SmallVector<int64_t>> masks;
   if (count < 0 || count > rank)
     return masks;
@@ -139,9 +139,29 @@ LogicalResult checkMaskIsOneOf(Decomposition &d, Value mask,
   }
   if (d.failed())
     return failure();
-  return ctx.addCheck(holds, (what + " does not give the declared output shape " +
-                              formatShape(declared.getShape()))
-                                 .str());
+  return ctx.addCheck(
+      holds, (what + " does not give the declared output shape " + formatShape(declared.getShape()))
+                 .str());
+}
+
+Value elementOf(Decomposition &d, Value values, int64_t index) {
+  NodeContext &ctx = d.context();
+  if (!values)
+    return d.fail();
+  auto scalarType = RankedTensorType::get({}, elementTypeOf(values));
+  if (std::optional<DenseElementsAttr> elements = NodeContext::constantElements(values))
+    return ctx.constant(
+        DenseElementsAttr::get(scalarType, elements->getValues<Attribute>()[index]));
+  Value slice = d.op<SliceOp>({values}, {ctx.namedArray("starts", {index}),
+                                         ctx.namedArray("limits", {index + 1}),
+                                         ctx.namedArray("strides", {1})});
+  return d.reshape(slice, {});
+}
+
+LogicalResult finishChecked(Decomposition &d, Value result, Value holds, const Twine &what) {
+  if (d.failed() || !result || failed(d.context().addCheck(holds, what.str())))
+    return failure();
+  return d.finish(result);
 }
 
 FailureOr<SmallVector<int64_t>>

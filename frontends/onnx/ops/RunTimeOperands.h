@@ -48,8 +48,7 @@ mlir::Value axesMask(Decomposition &d, mlir::Value axes, int64_t rank);
 /// Every mask of `rank` positions with `count` of them set (as 0s and 1s) that `accept` takes,
 /// in lexicographic order of the set positions.
 llvm::SmallVector<llvm::SmallVector<int64_t>>
-masksOf(int64_t rank, int64_t count,
-        llvm::function_ref<bool(llvm::ArrayRef<int64_t>)> accept);
+masksOf(int64_t rank, int64_t count, llvm::function_ref<bool(llvm::ArrayRef<int64_t>)> accept);
 
 /// Adds the check that `mask` (from axesMask) is one of `candidates`; `what` names the operand
 /// for the message. Fails (reported) when there is no candidate: no value of the operand gives
@@ -64,8 +63,15 @@ mlir::LogicalResult checkMaskIsOneOf(Decomposition &d, mlir::Value mask,
 /// run's value equals that. Errors are reported.
 mlir::FailureOr<llvm::SmallVector<int64_t>> intsKnownOrChecked(
     NodeContext &ctx, int index, llvm::StringRef what, int output,
-    llvm::function_ref<mlir::FailureOr<llvm::SmallVector<int64_t>>(mlir::RankedTensorType)>
-        derive);
+    llvm::function_ref<mlir::FailureOr<llvm::SmallVector<int64_t>>(mlir::RankedTensorType)> derive);
+
+/// Element `index` of the rank-1 `values` as a rank-0 value (a constant when `values` is one).
+mlir::Value elementOf(Decomposition &d, mlir::Value values, int64_t index);
+
+/// Binds output 0 to `result` after adding the check of every run that `holds` (an i1 scalar),
+/// whose message is `what`; fails when any step of `d` did.
+mlir::LogicalResult finishChecked(Decomposition &d, mlir::Value result, mlir::Value holds,
+                                  const llvm::Twine &what);
 
 /// "[2,3,4]".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);

@@ -175,17 +175,15 @@ LogicalResult translateRunTimeReshape(NodeContext &ctx, bool allowZero) {
       {d.compare(ComparisonDirection::eq, shape, ctx.scalar(i64, 0)),
        d.compare(ComparisonDirection::eq, ctx.i64Vector(zeroCopies), ctx.scalar(i64, 1))});
   Value entriesHold = allTrue(d, d.op<OrOp>({d.op<OrOp>({exact, inferred}), copied}));
-  Value oneInferred = d.compare(ComparisonDirection::le,
-                                d.op<ReduceSumOp>({d.castTo(inferred, i64)},
-                                                  {ctx.namedArray("axes", {0})}),
-                                ctx.scalar(i64, 1));
+  Value oneInferred =
+      d.compare(ComparisonDirection::le,
+                d.op<ReduceSumOp>({d.castTo(inferred, i64)}, {ctx.namedArray("axes", {0})}),
+                ctx.scalar(i64, 1));
   Value holds = d.op<AndOp>({entriesHold, oneInferred});
   Value result = d.reshape(ctx.input(0), declared.getShape());
-  if (d.failed() ||
-      failed(ctx.addCheck(holds, "shape (input 1) does not give the declared output shape " +
-                                     formatShape(declared.getShape()))))
-    return failure();
-  return d.finish(result);
+  return finishChecked(d, result, holds,
+                       "shape (input 1) does not give the declared output shape " +
+                           formatShape(declared.getShape()));
 }
 
 LogicalResult translateReshape(NodeContext &ctx) {
@@ -377,9 +375,8 @@ LogicalResult translateRunTimeExpand(NodeContext &ctx) {
   RankedTensorType type = ctx.inputType(0);
   int64_t length = runTimeLength(ctx, 1), rank = declared.getRank();
   if (!type.hasStaticShape() || rank != std::max(type.getRank(), length))
-    return ctx.emitError() << "shape (input 1) of " << length << " entries cannot expand "
-                           << type << " to the declared output shape "
-                           << formatShape(declared.getShape());
+    return ctx.emitError() << "shape (input 1) of " << length << " entries cannot expand " << type
+                           << " to the declared output shape " << formatShape(declared.getShape());
   // The input's dimension at each output position (1 where it has none).
   auto inputDim = [&](int64_t p) {
     int64_t d = p - (rank - type.getRank());
@@ -393,8 +390,8 @@ LogicalResult translateRunTimeExpand(NodeContext &ctx) {
     if (p >= rank - length)
       keeps.push_back(inputDim(p) == declared.getDimSize(p));
     else if (inputDim(p) != declared.getDimSize(p))
-      return ctx.emitError() << "shape (input 1) of " << length << " entries cannot expand "
-                             << type << " to the declared output shape "
+      return ctx.emitError() << "shape (input 1) of " << length << " entries cannot expand " << type
+                             << " to the declared output shape "
                              << formatShape(declared.getShape());
   }
   Decomposition d(ctx);
@@ -404,18 +401,15 @@ LogicalResult translateRunTimeExpand(NodeContext &ctx) {
     return failure();
   ArrayRef<int64_t> covered = declared.getShape().take_back(length);
   Value exact = d.compare(ComparisonDirection::eq, shape, ctx.i64Vector(covered));
-  Value one = d.op<AndOp>({d.compare(ComparisonDirection::eq, shape, ctx.scalar(i64, 1)),
-                           d.compare(ComparisonDirection::eq, ctx.i64Vector(keeps),
-                                     ctx.scalar(i64, 1))});
+  Value one =
+      d.op<AndOp>({d.compare(ComparisonDirection::eq, shape, ctx.scalar(i64, 1)),
+                   d.compare(ComparisonDirection::eq, ctx.i64Vector(keeps), ctx.scalar(i64, 1))});
   Value holds = allTrue(d, d.op<OrOp>({exact, one}));
-  Value result =
-      d.op<ExpandOp>({ctx.input(0)}, {ctx.namedArray("shape", declared.getShape())});
-  if (d.failed() ||
-      failed(ctx.addCheck(holds, "shape (input 1) does not expand the input to the declared "
-                                 "output shape " +
-                                     formatShape(declared.getShape()))))
-    return failure();
-  return d.finish(result);
+  Value result = d.op<ExpandOp>({ctx.input(0)}, {ctx.namedArray("shape", declared.getShape())});
+  return finishChecked(d, result, holds,
+                       "shape (input 1) does not expand the input to the declared "
+                       "output shape " +
+                           formatShape(declared.getShape()));
 }
 
 LogicalResult translateExpand(NodeContext &ctx) {
@@ -481,8 +475,8 @@ LogicalResult translateSplit(NodeContext &ctx) {
       if (!declared)
         return failure();
       if (declared.getRank() != type.getRank())
-        return ctx.emitError() << "output " << i << " is declared with rank "
-                               << declared.getRank() << "; the input has " << type.getRank();
+        return ctx.emitError() << "output " << i << " is declared with rank " << declared.getRank()
+                               << "; the input has " << type.getRank();
       sizes.push_back(declared.getDimSize(*axis));
     }
     Decomposition d(ctx);
@@ -490,13 +484,12 @@ LogicalResult translateSplit(NodeContext &ctx) {
     if (!split)
       return failure();
     if (runTimeLength(ctx, 1) != static_cast<int64_t>(sizes.size()))
-      return ctx.emitError() << "split (input 1) has " << runTimeLength(ctx, 1)
-                             << " entries for " << sizes.size() << " outputs";
+      return ctx.emitError() << "split (input 1) has " << runTimeLength(ctx, 1) << " entries for "
+                             << sizes.size() << " outputs";
     Value holds = equalsConstant(d, split, sizes);
-    if (d.failed() ||
-        failed(ctx.addCheck(holds, "split (input 1) differs from the declared outputs' sizes " +
-                                       formatShape(sizes) + " along axis " +
-                                       std::to_string(*axis))))
+    if (d.failed() || failed(ctx.addCheck(
+                          holds, "split (input 1) differs from the declared outputs' sizes " +
+                                     formatShape(sizes) + " along axis " + std::to_string(*axis))))
       return failure();
   } else if (ctx.hasInput(1)) {
     FailureOr<SmallVector<int64_t>> split = ctx.constantInts(1, "split");
@@ -600,47 +593,38 @@ LogicalResult translateRunTimeSlice(NodeContext &ctx) {
   auto clamp = [&](Value v, Value low, Value high) {
     return d.op<MinOp>({d.op<MaxOp>({v, low}), high});
   };
-  start = d.select(forward, clamp(wrap(start), scalar(0), dims),
-                   clamp(wrap(start), scalar(0), last));
+  start =
+      d.select(forward, clamp(wrap(start), scalar(0), dims), clamp(wrap(start), scalar(0), last));
   end = d.select(forward, clamp(wrap(end), scalar(0), dims), clamp(wrap(end), scalar(-1), last));
   // max(0, ceil(distance / |step|)) along the step's direction.
   Value distance = d.select(forward, d.sub(end, start), d.sub(start, end));
   Value magnitude = d.select(forward, step, d.op<NegOp>({step}));
   Value safe = d.op<MaxOp>({magnitude, scalar(1)});
-  Value sizes = d.op<MaxOp>(
-      {d.div(d.add(distance, d.sub(safe, scalar(1))), safe), scalar(0)});
-  Value holds = d.op<AndOp>(
-      {equalsConstant(d, sizes, declared.getShape()),
-       d.op<AndOp>({allTrue(d, d.compare(ComparisonDirection::le, namings, scalar(1))),
-                     allTrue(d, d.compare(ComparisonDirection::ne, step, scalar(0)))})});
+  Value sizes = d.op<MaxOp>({d.div(d.add(distance, d.sub(safe, scalar(1))), safe), scalar(0)});
+  Value holds =
+      d.op<AndOp>({equalsConstant(d, sizes, declared.getShape()),
+                   d.op<AndOp>({allTrue(d, d.compare(ComparisonDirection::le, namings, scalar(1))),
+                                allTrue(d, d.compare(ComparisonDirection::ne, step, scalar(0)))})});
   // Each dimension gathered at start + step * i, i < the declared size.
   Value result = ctx.input(0);
   for (int64_t p = 0; p < rank; ++p) {
     int64_t size = declared.getDimSize(p);
-    auto element = [&](Value v) {
-      return d.reshape(d.op<SliceOp>({v}, {ctx.namedArray("starts", {p}),
-                                           ctx.namedArray("limits", {p + 1}),
-                                           ctx.namedArray("strides", {1})}),
-                       {});
-    };
     Value ramp = ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, size)));
-    Value indices = d.add(element(start), d.mul(element(step), ramp));
+    Value indices = d.add(elementOf(d, start, p), d.mul(elementOf(d, step, p), ramp));
     result = d.op<GatherOp>({result, indices}, {ctx.namedI64("axis", p)});
   }
-  if (d.failed() ||
-      failed(ctx.addCheck(holds, "starts, ends, axes and steps do not give the declared output "
-                                 "shape " +
-                                     formatShape(declared.getShape()))))
-    return failure();
-  return d.finish(result);
+  return finishChecked(d, result, holds,
+                       "starts, ends, axes and steps do not give the declared output "
+                       "shape " +
+                           formatShape(declared.getShape()));
 }
 
 LogicalResult translateSlice(NodeContext &ctx) {
   if (failed(ctx.requireInputs(ctx.opset() < 10 ? 1 : 3)))
     return failure();
-  if (ctx.opset() >= 10 && (!ctx.knownAtImport(1) || !ctx.knownAtImport(2) ||
-                            (ctx.hasInput(3) && !ctx.knownAtImport(3)) ||
-                            (ctx.hasInput(4) && !ctx.knownAtImport(4))))
+  if (ctx.opset() >= 10 &&
+      (!ctx.knownAtImport(1) || !ctx.knownAtImport(2) ||
+       (ctx.hasInput(3) && !ctx.knownAtImport(3)) || (ctx.hasInput(4) && !ctx.knownAtImport(4))))
     return translateRunTimeSlice(ctx);
   RankedTensorType type = ctx.inputType(0);
   int64_t rank = type.getRank();
@@ -733,15 +717,6 @@ LogicalResult translateSlice(NodeContext &ctx) {
 }
 
 /// Pad: pads and value are attributes before opset 11, inputs from 11 on; opset 18 adds axes.
-/// Element `index` of the rank-1 value `vector`, as a rank-0 value.
-Value elementAt(Decomposition &d, Value vector, int64_t index) {
-  NodeContext &ctx = d.context();
-  return d.reshape(d.op<SliceOp>({vector}, {ctx.namedArray("starts", {index}),
-                                            ctx.namedArray("limits", {index + 1}),
-                                            ctx.namedArray("strides", {1})}),
-                   {});
-}
-
 /// Pad whose pads are a value of the run (opset 11 on; constant, edge and reflect): the declared
 /// shape, each padded axis gathered at i - pad_begin (clamped for edge, mirrored for reflect;
 /// outside the input the constant, for constant). A check verifies that each axis's pads add up
@@ -778,10 +753,9 @@ LogicalResult translateRunTimePad(NodeContext &ctx, PadMode mode, ArrayRef<int64
   Value result = ctx.input(0);
   for (auto [i, axis] : llvm::enumerate(axes)) {
     int64_t in = type.getDimSize(axis), out = declared.getDimSize(axis);
-    Value begin = elementAt(d, pads, static_cast<int64_t>(i));
-    Value end = elementAt(d, pads, static_cast<int64_t>(i) + count);
-    Value axisHolds =
-        d.compare(ComparisonDirection::eq, d.add(begin, end), scalar(out - in));
+    Value begin = elementOf(d, pads, static_cast<int64_t>(i));
+    Value end = elementOf(d, pads, static_cast<int64_t>(i) + count);
+    Value axisHolds = d.compare(ComparisonDirection::eq, d.add(begin, end), scalar(out - in));
     Value source = d.sub(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, out))), begin);
     Value inside;
     if (mode == PadMode::reflect) {
@@ -807,11 +781,9 @@ LogicalResult translateRunTimePad(NodeContext &ctx, PadMode mode, ArrayRef<int64
   }
   if (!holds)
     return ctx.emitError() << "has no axis to pad";
-  if (d.failed() ||
-      failed(ctx.addCheck(holds, "pads (input 1) do not give the declared output shape " +
-                                     formatShape(declared.getShape()))))
-    return failure();
-  return d.finish(result);
+  return finishChecked(d, result, holds,
+                       "pads (input 1) do not give the declared output shape " +
+                           formatShape(declared.getShape()));
 }
 
 LogicalResult translatePad(NodeContext &ctx) {

@@ -493,8 +493,7 @@ static kiln_status_t* copySignature(const char* api_name, const kiln_artifact_t*
     }
     const auto& list = input ? artifact->artifact->inputs() : artifact->artifact->outputs();
     size_t count = input ? list.size() : artifact->artifact->callerOutputCount();
-    if (kiln::Status s = checkIndex(index, count, api_name, input ? "input" : "output");
-        !s.ok()) {
+    if (kiln::Status s = checkIndex(index, count, api_name, input ? "input" : "output"); !s.ok()) {
       return s;
     }
     *out_signature = list[index];

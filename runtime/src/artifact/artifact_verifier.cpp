@@ -148,7 +148,8 @@ class SemanticVerifier {
       }
       // A check (outputs only) holds booleans and follows every output of the caller's.
       if (signature.check() != nullptr) {
-        if (std::string_view(kind) != "output") return invalid(where, "is a check; only outputs are");
+        if (std::string_view(kind) != "output")
+          return invalid(where, "is a check; only outputs are");
         if (signature.type()->element_type() != KILN_ELEMENT_TYPE_BOOL) {
           return invalid(where, "is a check, whose element type must be bool");
         }
