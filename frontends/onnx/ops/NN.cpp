@@ -357,22 +357,24 @@ template <typename OpTy> FailureOr<Value> reduceOverRunTimeAxes(NodeContext &ctx
   bool keepDims = ctx.intAttr("keepdims", 1) != 0;
   int64_t rank = type.getRank();
   ArrayRef<int64_t> shape = type.getShape();
-  auto candidates = masksOf(rank, runTimeLength(ctx, 1), [&](ArrayRef<int64_t> mask) {
-    SmallVector<int64_t> reduced;
-    for (int64_t p = 0; p < rank; ++p)
-      if (!mask[p] || keepDims)
-        reduced.push_back(mask[p] ? 1 : shape[p]);
-    return ArrayRef<int64_t>(reduced) == declared.getShape();
-  });
+  auto candidates =
+      masksOf(ctx, "axes (input 1)", rank, runTimeLength(ctx, 1), [&](ArrayRef<int64_t> mask) {
+        SmallVector<int64_t> reduced;
+        for (int64_t p = 0; p < rank; ++p)
+          if (!mask[p] || keepDims)
+            reduced.push_back(mask[p] ? 1 : shape[p]);
+        return ArrayRef<int64_t>(reduced) == declared.getShape();
+      });
   Decomposition d(ctx);
   Value mask = axesMask(d, runTimeVector(d, 1, "axes"), rank);
-  if (d.failed() || failed(checkMaskIsOneOf(d, mask, candidates, "axes (input 1)", declared)))
+  if (failed(candidates) || d.failed() ||
+      failed(checkMaskIsOneOf(d, mask, *candidates, "axes (input 1)", declared)))
     return failure();
   // One reduction per set of axes of size > 1, reshaped to the declared shape; the last one
   // is what the run gets when no earlier one's axes match (the check then fails the run).
   SmallVector<SmallVector<int64_t>> computed;
   Value result;
-  for (const SmallVector<int64_t> &candidate : llvm::reverse(candidates)) {
+  for (const SmallVector<int64_t> &candidate : llvm::reverse(*candidates)) {
     SmallVector<int64_t> axes;
     for (int64_t p = 0; p < rank; ++p)
       if (candidate[p] && shape[p] != 1)
@@ -389,7 +391,7 @@ template <typename OpTy> FailureOr<Value> reduceOverRunTimeAxes(NodeContext &ctx
     } else {
       // Selected when the run's axes are any of the choices that reduce these dimensions.
       Value chosen;
-      for (const SmallVector<int64_t> &other : candidates) {
+      for (const SmallVector<int64_t> &other : *candidates) {
         bool same = true;
         for (int64_t p = 0; p < rank; ++p)
           same &= (other[p] && shape[p] != 1) == llvm::is_contained(axes, p);

@@ -100,11 +100,20 @@ Value axesMask(Decomposition &d, Value axes, int64_t rank) {
   return d.op<ReduceMaxOp>({names}, {ctx.namedArray("axes", {0})});
 }
 
-SmallVector<SmallVector<int64_t>> masksOf(int64_t rank, int64_t count,
-                                          llvm::function_ref<bool(ArrayRef<int64_t>)> accept) {
+FailureOr<SmallVector<SmallVector<int64_t>>>
+masksOf(NodeContext &ctx, StringRef what, int64_t rank, int64_t count,
+        llvm::function_ref<bool(ArrayRef<int64_t>)> accept) {
   SmallVector<SmallVector<int64_t>> masks;
   if (count < 0 || count > rank)
     return masks;
+  // C(rank, count), counted until past the limit.
+  int64_t choices = 1;
+  for (int64_t i = 0; i < count && choices <= kMaxAxesChoices; ++i)
+    choices = choices * (rank - i) / (i + 1);
+  if (choices > kMaxAxesChoices)
+    return ctx.emitError() << what << " known only at run time names " << count << " of " << rank
+                           << " dimensions: more than " << kMaxAxesChoices
+                           << " choices to compile; make it a constant";
   // Every choice of `count` positions, as ascending index lists.
   SmallVector<int64_t> chosen = llvm::to_vector(llvm::seq<int64_t>(0, count));
   while (true) {

@@ -45,10 +45,15 @@ mlir::Value equalsConstant(Decomposition &d, mlir::Value values, llvm::ArrayRef<
 /// end) names. An axis out of range names none; repeated axes name one.
 mlir::Value axesMask(Decomposition &d, mlir::Value axes, int64_t rank);
 
+/// The most choices of axes masksOf considers.
+constexpr int64_t kMaxAxesChoices = 4096;
+
 /// Every mask of `rank` positions with `count` of them set (as 0s and 1s) that `accept` takes,
-/// in lexicographic order of the set positions.
-llvm::SmallVector<llvm::SmallVector<int64_t>>
-masksOf(int64_t rank, int64_t count, llvm::function_ref<bool(llvm::ArrayRef<int64_t>)> accept);
+/// in lexicographic order of the set positions. Fails, naming `what`, when there are more than
+/// kMaxAxesChoices choices to consider (axes of the run over a high rank).
+mlir::FailureOr<llvm::SmallVector<llvm::SmallVector<int64_t>>>
+masksOf(NodeContext &ctx, llvm::StringRef what, int64_t rank, int64_t count,
+        llvm::function_ref<bool(llvm::ArrayRef<int64_t>)> accept);
 
 /// Adds the check that `mask` (from axesMask) is one of `candidates`; `what` names the operand
 /// for the message. Fails (reported) when there is no candidate: no value of the operand gives

@@ -303,19 +303,21 @@ LogicalResult translateRunTimeSqueeze(NodeContext &ctx, bool squeeze) {
   ArrayRef<int64_t> wide = squeeze ? type.getShape() : declared.getShape();
   ArrayRef<int64_t> narrow = squeeze ? declared.getShape() : type.getShape();
   int64_t rank = static_cast<int64_t>(wide.size());
-  auto candidates = masksOf(rank, runTimeLength(ctx, 1), [&](ArrayRef<int64_t> mask) {
-    SmallVector<int64_t> kept;
-    for (int64_t p = 0; p < rank; ++p) {
-      if (!mask[p])
-        kept.push_back(wide[p]);
-      else if (wide[p] != 1)
-        return false;
-    }
-    return ArrayRef<int64_t>(kept) == narrow;
-  });
+  auto candidates =
+      masksOf(ctx, "axes (input 1)", rank, runTimeLength(ctx, 1), [&](ArrayRef<int64_t> mask) {
+        SmallVector<int64_t> kept;
+        for (int64_t p = 0; p < rank; ++p) {
+          if (!mask[p])
+            kept.push_back(wide[p]);
+          else if (wide[p] != 1)
+            return false;
+        }
+        return ArrayRef<int64_t>(kept) == narrow;
+      });
   Value mask = axesMask(d, axes, rank);
   Value result = d.reshape(ctx.input(0), declared.getShape());
-  if (d.failed() || failed(checkMaskIsOneOf(d, mask, candidates, "axes (input 1)", declared)))
+  if (failed(candidates) || d.failed() ||
+      failed(checkMaskIsOneOf(d, mask, *candidates, "axes (input 1)", declared)))
     return failure();
   return d.finish(result);
 }

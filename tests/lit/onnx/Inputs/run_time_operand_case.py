@@ -7,6 +7,7 @@ usage: run_time_operand_case.py make DIR | check DIR CASE OUT_DIR [AXES...]
 Cases:
   reshape    Reshape([2,3,4] by a run-time [4,-1,3] (or any equivalent target) -> [4,2,3]), Tanh
   unsqueeze  Unsqueeze([1,4] at run-time axes -> [1,1,4]: axes 0 and 1 both give it)
+  unsqueeze_many  Unsqueeze of rank 8 by 8 run-time axes (C(16, 8) choices: refused)
   reduce     ReduceSum([3,2,2] over one run-time axis, keepdims=0 -> [3,2]: axis 1 and axis 2
              give the shape and different values)
   tile       Tile([2,3] by run-time repeats -> [4,3])
@@ -51,6 +52,8 @@ def make():
           (T.FLOAT, [1, 1, 4]))
     model("reduce", "ReduceSum", [("x", T.FLOAT, [3, 2, 2]), ("axes", T.INT64, [1])],
           (T.FLOAT, [3, 2]), {"keepdims": 0})
+    model("unsqueeze_many", "Unsqueeze", [("x", T.FLOAT, [2] * 8), ("axes", T.INT64, [8])],
+          (T.FLOAT, [2, 1] * 8))
     model("tile", "Tile", [("x", T.FLOAT, [2, 3]), ("repeats", T.INT64, [2])],
           (T.FLOAT, [4, 3]))
     model("range", "Range", [("start", T.FLOAT, []), ("limit", T.FLOAT, []),
