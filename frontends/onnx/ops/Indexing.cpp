@@ -389,11 +389,66 @@ LogicalResult translateScatterND(NodeContext &ctx) {
 
 /// Compress: a constant condition becomes a gather of the selected positions; without an axis
 /// the input is flattened first.
+/// The positions of the first `count` ones of `selected` (i64 0s and 1s, rank 1), ascending:
+/// position j is the i where the running count of ones first reaches j + 1 (an [count, n]
+/// comparison summed over n); 0 where there are fewer ones.
+Value selectedPositions(Decomposition &d, Value selected, int64_t count) {
+  NodeContext &ctx = d.context();
+  if (!selected)
+    return d.fail();
+  Type i64 = ctx.builder().getI64Type();
+  int64_t length = typeOf(selected).getDimSize(0);
+  Value running = d.op<CumsumOp>({selected}, {ctx.namedI64("axis", 0)});
+  SmallVector<int64_t> targets;
+  for (int64_t j = 1; j <= count; ++j)
+    targets.push_back(j);
+  Value ramp = ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, length)));
+  Value first = d.op<AndOp>(
+      {d.compare(ComparisonDirection::eq, d.reshape(running, {1, length}),
+                 d.reshape(ctx.i64Vector(targets), {count, 1})),
+       d.compare(ComparisonDirection::eq, d.reshape(selected, {1, length}), ctx.scalar(i64, 1))});
+  return d.op<ReduceSumOp>({d.select(first, d.reshape(ramp, {1, length}), ctx.scalar(i64, 0))},
+                           {ctx.namedArray("axes", {1})});
+}
+
+/// Compress whose condition is a value of the run: the declared number of selected positions
+/// (selectedPositions), and a check that the condition selects exactly that many positions, all
+/// inside the compressed dimension.
+LogicalResult compressAtRunTime(NodeContext &ctx, Value input, int64_t axis) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 1, "condition");
+  if (!declared)
+    return failure();
+  RankedTensorType type = typeOf(input);
+  if (declared.getRank() != type.getRank() || type.isDynamicDim(axis) ||
+      ctx.inputType(1).getRank() != 1 || ctx.inputType(1).isDynamicDim(0))
+    return ctx.emitError() << "a condition of the run needs a static rank-1 condition and an "
+                              "output declared with the input's rank";
+  int64_t count = declared.getDimSize(axis), length = ctx.inputType(1).getDimSize(0);
+  int64_t size = type.getDimSize(axis);
+  Decomposition d(ctx);
+  Type i64 = ctx.builder().getI64Type();
+  Value selected = d.castTo(
+      d.compare(ComparisonDirection::ne, ctx.input(1), ctx.scalar(elementTypeOf(ctx.input(1)), 0)),
+      i64);
+  Value positions = selectedPositions(d, selected, count);
+  Value ramp = ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, length)));
+  Value total = d.op<ReduceSumOp>({selected}, {ctx.namedArray("axes", {0})});
+  Value inside = allTrue(
+      d, d.compare(ComparisonDirection::lt,
+                   d.select(d.compare(ComparisonDirection::eq, selected, ctx.scalar(i64, 1)), ramp,
+                            ctx.scalar(i64, 0)),
+                   ctx.scalar(i64, static_cast<double>(size))));
+  Value holds = d.op<AndOp>(
+      {d.compare(ComparisonDirection::eq, total, ctx.scalar(i64, static_cast<double>(count))),
+       inside});
+  Value result = d.op<GatherOp>({input, positions}, {ctx.namedI64("axis", axis)});
+  return finishChecked(d, result, holds,
+                       "condition (input 1) does not select the declared " + std::to_string(count) +
+                           " positions of dimension " + std::to_string(axis));
+}
+
 LogicalResult translateCompress(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
-    return failure();
-  FailureOr<SmallVector<double>> condition = constantNumbers(ctx, 1, "condition");
-  if (failed(condition))
     return failure();
   Value input = ctx.input(0);
   int64_t axis = 0;
@@ -409,6 +464,11 @@ LogicalResult translateCompress(NodeContext &ctx) {
       return failure();
     input = *flat;
   }
+  if (!numbersKnown(ctx, 1))
+    return compressAtRunTime(ctx, input, axis);
+  FailureOr<SmallVector<double>> condition = constantNumbers(ctx, 1, "condition");
+  if (failed(condition))
+    return failure();
   int64_t size = typeOf(input).getDimSize(axis);
   SmallVector<int64_t> positions;
   for (auto [i, selected] : llvm::enumerate(*condition)) {
@@ -679,10 +739,48 @@ LogicalResult translateEyeLike(NodeContext &ctx) {
   return ctx.setResult(numbersConstant(ctx, type.clone(elementType), values));
 }
 
+/// NonZero of a value of the run: the declared count of non-zero elements, their flat positions
+/// (selectedPositions) unravelled into one row of coordinates per dimension, and a check that
+/// the input has exactly that many non-zero elements.
+LogicalResult nonZeroAtRunTime(NodeContext &ctx) {
+  RankedTensorType declared = declaredResultType(ctx, 0, 0, "the input");
+  if (!declared)
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  if (!type.hasStaticShape() || declared.getRank() != 2 || declared.getDimSize(0) != rank)
+    return ctx.emitError() << "an input of the run needs a static shape (not " << type
+                           << ") and an output declared as [" << rank << ", count]";
+  int64_t count = declared.getDimSize(1), total = type.getNumElements();
+  Decomposition d(ctx);
+  Type i64 = ctx.builder().getI64Type();
+  Value flat = d.reshape(ctx.input(0), {total});
+  Value selected = d.castTo(
+      d.compare(ComparisonDirection::ne, flat, ctx.scalar(elementTypeOf(ctx.input(0)), 0)), i64);
+  Value positions = selectedPositions(d, selected, count);
+  SmallVector<Value> rows;
+  int64_t stride = total;
+  for (int64_t dim : type.getShape()) {
+    stride /= dim;
+    Value coordinate = d.op<RemOp>({d.div(positions, ctx.scalar(i64, static_cast<double>(stride))),
+                                    ctx.scalar(i64, static_cast<double>(dim))});
+    rows.push_back(d.reshape(coordinate, {1, count}));
+  }
+  Value result = d.concat(rows, 0);
+  Value holds = d.compare(ComparisonDirection::eq,
+                          d.op<ReduceSumOp>({selected}, {ctx.namedArray("axes", {0})}),
+                          ctx.scalar(i64, static_cast<double>(count)));
+  return finishChecked(d, result, holds,
+                       "the input does not have the declared " + std::to_string(count) +
+                           " non-zero elements");
+}
+
 /// NonZero of a constant folds to the constant [rank, count] matrix of the non-zero positions.
 LogicalResult translateNonZero(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
+  if (!numbersKnown(ctx, 0) && ctx.inputType(0).getRank() > 0)
+    return nonZeroAtRunTime(ctx);
   FailureOr<SmallVector<double>> values = constantNumbers(ctx, 0, "the input");
   if (failed(values))
     return failure();

@@ -12,6 +12,8 @@ Cases:
              give the shape and different values)
   tile       Tile([2,3] by run-time repeats -> [4,3])
   range      Range(run-time start, limit, delta -> the declared 5 elements)
+  compress   Compress([5,2] along axis 0 by a run-time condition -> [2,2])
+  nonzero    NonZero([2,3] of the run -> [2,3]: three non-zero elements)
   pad        Pad(reflect, [3,4] by run-time pads -> [3,7]: 2 before and 1 after, or 1 and 2)
   slice      Slice([4,5] by run-time starts, ends, axes, steps -> [2,5]: rows 3 and 1 by a step
              of -2, or rows 0 and 2 by a step of 2)
@@ -31,7 +33,10 @@ DATA = {
     "tile": rng.standard_normal((2, 3)).astype(np.float32),
     "slice": rng.standard_normal((4, 5)).astype(np.float32),
     "pad": rng.standard_normal((3, 4)).astype(np.float32),
+    "compress": rng.standard_normal((5, 2)).astype(np.float32),
+    "nonzero": np.array([[0, 1.5, 0], [-2, 0, 3]], dtype=np.float32),
 }
+CONDITIONS = {"first": [1, 0, 0, 1, 0], "second": [0, 1, 1, 0, 0], "bad": [1, 1, 1, 0, 0]}
 SLICES = {"back": ([3], [0], [0], [-2]), "forward": ([0], [4], [-2], [2]),
           "bad": ([0], [4], [0], [1])}
 
@@ -66,6 +71,12 @@ def make():
     for name, value in {"pads_21": [0, 2, 0, 1], "pads_12": [0, 1, 0, 2],
                         "pads_bad": [0, 4, 0, -1]}.items():
         np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.int64))
+    model("compress", "Compress", [("x", T.FLOAT, [5, 2]), ("condition", T.BOOL, [5])],
+          (T.FLOAT, [2, 2]), {"axis": 0})
+    model("nonzero", "NonZero", [("x", T.FLOAT, [2, 3])], (T.INT64, [2, 3]))
+    for name, value in CONDITIONS.items():
+        np.save(f"{DIR}/condition_{name}.npy", np.array(value, dtype=bool))
+    np.save(f"{DIR}/nonzero_bad.npy", np.ones((2, 3), dtype=np.float32))
     for case, bounds in SLICES.items():
         for name, value in zip(["starts", "ends", "axes", "steps"], bounds):
             np.save(f"{DIR}/slice_{case}_{name}.npy", np.array(value, dtype=np.int64))
@@ -92,6 +103,10 @@ def check(case, out, args):
         want = x.reshape(1, 1, 4)
     elif case == "reduce":
         want = x.sum(axis=int(args[0]))
+    elif case == "compress":
+        want = x[np.array(CONDITIONS[args[0]], dtype=bool)]
+    elif case == "nonzero":
+        want = np.array(np.nonzero(x), dtype=np.int64)
     elif case == "pad":
         before, after = int(args[0][0]), int(args[0][1])
         want = np.pad(x, ((0, 0), (before, after)), mode="reflect")
