@@ -56,7 +56,7 @@ class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
   uint64_t runPeakMemory() const;
 
   const std::vector<kiln_tensor_signature_t>& inputs() const { return inputs_; }
-  /// Every output the program writes: the caller's, then the checks (see checkMessage).
+  /// Every output the program writes: the caller's, then the checks (see checkMessages).
   const std::vector<kiln_tensor_signature_t>& outputs() const { return outputs_; }
   /// The outputs handed to the caller: the first ones of outputs().
   size_t callerOutputCount() const { return outputs_.size() - check_messages_.size(); }
