@@ -143,17 +143,30 @@ LogicalResult translateDropout(NodeContext &ctx) {
   // From opset 12 the training mode is an input; a constant false (or none) is inference.
   if (ctx.opset() >= 12 && ctx.hasInput(2)) {
     std::optional<DenseElementsAttr> training = ctx.constantInput(2);
-    if (!training || !training->isSplat())
-      return ctx.emitError() << "training_mode (input 2) must be a constant";
-    if (training->getSplatValue<bool>()) {
-      std::optional<DenseElementsAttr> ratio =
-          ctx.hasInput(1) ? ctx.constantInput(1) : std::nullopt;
-      bool zeroRatio = ratio && ratio->isSplat() &&
-                       llvm::isa<FloatType>(ratio->getElementType()) &&
-                       ratio->getSplatValue<APFloat>().isZero();
-      if (!zeroRatio)
+    std::optional<DenseElementsAttr> ratio = ctx.hasInput(1) ? ctx.constantInput(1) : std::nullopt;
+    bool zeroRatio = ratio && ratio->isSplat() && llvm::isa<FloatType>(ratio->getElementType()) &&
+                     ratio->getSplatValue<APFloat>().isZero();
+    if (training && training->isSplat()) {
+      if (training->getSplatValue<bool>() && !zeroRatio)
         return ctx.emitError() << "training mode with a nonzero ratio drops random elements, "
                                   "which is not supported (only inference, or a ratio of 0)";
+    } else if (!zeroRatio) {
+      // A training mode (or ratio) of the run: the identity, and a check of every run that it
+      // does not ask for random dropout.
+      if (ctx.inputType(2).getNumElements() != 1 ||
+          (ctx.hasInput(1) && ctx.inputType(1).getNumElements() != 1))
+        return ctx.emitError() << "training_mode and ratio must hold one element each";
+      Decomposition d(ctx);
+      Value deterministic = d.op<NotOp>({d.reshape(ctx.input(2), {})});
+      if (ctx.hasInput(1) && !ratio) {
+        Value r = d.reshape(ctx.input(1), {});
+        deterministic =
+            d.op<OrOp>({deterministic, d.compare(ComparisonDirection::eq, r, d.scalar(r, 0))});
+      }
+      if (d.failed() ||
+          failed(ctx.addCheck(deterministic, "training_mode (input 2) with a nonzero ratio asks "
+                                             "for random dropout, which is not supported")))
+        return failure();
     }
   }
   ctx.setOutput(0, ctx.input(0));

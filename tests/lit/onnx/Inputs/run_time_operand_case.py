@@ -14,6 +14,8 @@ Cases:
   range      Range(run-time start, limit, delta -> the declared 5 elements)
   compress   Compress([5,2] along axis 0 by a run-time condition -> [2,2])
   nonzero    NonZero([2,3] of the run -> [2,3]: three non-zero elements)
+  dropout    Dropout([2,3] with run-time ratio and training_mode: the identity unless they ask for
+             random dropout)
   pad        Pad(reflect, [3,4] by run-time pads -> [3,7]: 2 before and 1 after, or 1 and 2)
   slice      Slice([4,5] by run-time starts, ends, axes, steps -> [2,5]: rows 3 and 1 by a step
              of -2, or rows 0 and 2 by a step of 2)
@@ -33,6 +35,7 @@ DATA = {
     "tile": rng.standard_normal((2, 3)).astype(np.float32),
     "slice": rng.standard_normal((4, 5)).astype(np.float32),
     "pad": rng.standard_normal((3, 4)).astype(np.float32),
+    "dropout": rng.standard_normal((2, 3)).astype(np.float32),
     "compress": rng.standard_normal((5, 2)).astype(np.float32),
     "nonzero": np.array([[0, 1.5, 0], [-2, 0, 3]], dtype=np.float32),
 }
@@ -73,6 +76,12 @@ def make():
         np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.int64))
     model("compress", "Compress", [("x", T.FLOAT, [5, 2]), ("condition", T.BOOL, [5])],
           (T.FLOAT, [2, 2]), {"axis": 0})
+    model("dropout", "Dropout", [("x", T.FLOAT, [2, 3]), ("ratio", T.FLOAT, []),
+                                 ("training", T.BOOL, [])], (T.FLOAT, [2, 3]))
+    for name, value in {"ratio_half": 0.5, "ratio_zero": 0.0}.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.float32))
+    for name, value in {"training_on": True, "training_off": False}.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=bool))
     model("nonzero", "NonZero", [("x", T.FLOAT, [2, 3])], (T.INT64, [2, 3]))
     for name, value in CONDITIONS.items():
         np.save(f"{DIR}/condition_{name}.npy", np.array(value, dtype=bool))
@@ -105,6 +114,8 @@ def check(case, out, args):
         want = x.sum(axis=int(args[0]))
     elif case == "compress":
         want = x[np.array(CONDITIONS[args[0]], dtype=bool)]
+    elif case == "dropout":
+        want = x
     elif case == "nonzero":
         want = np.array(np.nonzero(x), dtype=np.int64)
     elif case == "pad":
