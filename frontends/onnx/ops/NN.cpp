@@ -340,8 +340,6 @@ LogicalResult translateSoftmax(NodeContext &ctx) {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-/// Reduces `x` with `OpTy` over the node's axes: an attribute before `axesInputSince`, an
-/// optional input from then on (with noop_with_empty_axes). No axes means every axis.
 /// Reduces `x` with `OpTy` over axes that are a value of the run (input 1, not empty): every
 /// choice of axes that gives the declared shape is reduced, and the run's axes select one (a
 /// check fails the run when they name none). Choices that differ only in dimensions of size 1
@@ -409,6 +407,9 @@ template <typename OpTy> FailureOr<Value> reduceOverRunTimeAxes(NodeContext &ctx
   return result;
 }
 
+/// Reduces `x` with `OpTy` over the node's axes: an attribute before `axesInputSince`, an
+/// optional input from then on (with noop_with_empty_axes; a value of the run is handled by
+/// reduceOverRunTimeAxes). No axes means every axis.
 template <typename OpTy>
 FailureOr<Value> reduce(NodeContext &ctx, Value x, int64_t axesInputSince) {
   int64_t rank = llvm::cast<RankedTensorType>(x.getType()).getRank();

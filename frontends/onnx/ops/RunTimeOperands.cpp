@@ -48,11 +48,10 @@ Value runTimeVector(Decomposition &d, int index, StringRef what) {
 
 namespace {
 
-/// The number of elements of `flags` that are true (or false, with `negate`), as an i64 scalar.
-Value countOf(Decomposition &d, Value flags, bool negate) {
+/// The number of elements of `flags` that are false, as an i64 scalar.
+Value countFalse(Decomposition &d, Value flags) {
   NodeContext &ctx = d.context();
-  if (negate)
-    flags = d.op<NotOp>({flags});
+  flags = d.op<NotOp>({flags});
   if (!flags)
     return d.fail();
   Value counts = d.castTo(flags, ctx.builder().getI64Type());
@@ -67,14 +66,7 @@ Value countOf(Decomposition &d, Value flags, bool negate) {
 
 Value allTrue(Decomposition &d, Value flags) {
   Type i64 = d.context().builder().getI64Type();
-  return d.compare(ComparisonDirection::eq, countOf(d, flags, /*negate=*/true),
-                   d.context().scalar(i64, 0));
-}
-
-Value anyTrue(Decomposition &d, Value flags) {
-  Type i64 = d.context().builder().getI64Type();
-  return d.compare(ComparisonDirection::gt, countOf(d, flags, /*negate=*/false),
-                   d.context().scalar(i64, 0));
+  return d.compare(ComparisonDirection::eq, countFalse(d, flags), d.context().scalar(i64, 0));
 }
 
 Value equalsConstant(Decomposition &d, Value values, ArrayRef<int64_t> expected) {
@@ -87,6 +79,8 @@ Value axesMask(Decomposition &d, Value axes, int64_t rank) {
     return d.fail();
   Type i64 = ctx.builder().getI64Type();
   int64_t count = llvm::cast<RankedTensorType>(axes.getType()).getDimSize(0);
+  if (count == 0)
+    return ctx.i64Vector(SmallVector<int64_t>(rank, 0));
   Value negative = d.compare(ComparisonDirection::lt, axes, ctx.scalar(i64, 0));
   Value normalized =
       d.select(negative, d.add(axes, ctx.scalar(i64, static_cast<double>(rank))), axes);
@@ -95,8 +89,6 @@ Value axesMask(Decomposition &d, Value axes, int64_t rank) {
   Value positions =
       d.reshape(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, rank))), {1, rank});
   Value names = d.castTo(d.compare(ComparisonDirection::eq, column, positions), i64);
-  if (count == 0)
-    return ctx.i64Vector(SmallVector<int64_t>(rank, 0));
   return d.op<ReduceMaxOp>({names}, {ctx.namedArray("axes", {0})});
 }
 

@@ -33,10 +33,8 @@ mlir::Value runTimeVector(Decomposition &d, int index, llvm::StringRef what);
 /// The number of elements of runTimeVector(index) (its static length).
 int64_t runTimeLength(NodeContext &ctx, int index);
 
-/// i1 scalars: whether every element of `flags` (i1, any shape; true when empty) is true, and
-/// whether any is.
+/// An i1 scalar: whether every element of `flags` (i1, any shape; true when empty) is true.
 mlir::Value allTrue(Decomposition &d, mlir::Value flags);
-mlir::Value anyTrue(Decomposition &d, mlir::Value flags);
 
 /// i1 scalar: whether `values` (i64, rank 1) equals `expected` element by element.
 mlir::Value equalsConstant(Decomposition &d, mlir::Value values, llvm::ArrayRef<int64_t> expected);
