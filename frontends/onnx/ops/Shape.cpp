@@ -143,10 +143,6 @@ LogicalResult translateSize(NodeContext &ctx) {
 // Reshaping
 //===----------------------------------------------------------------------===//
 
-/// Reshape. Each target entry is a number, -1, 0 (copy the input dimension at that position,
-/// unless allowzero from opset 14) or, from Shape arithmetic, a dynamic dimension of the input.
-/// graph.reshape takes at most one unknown entry, so the -1 is resolved here when every dynamic
-/// input dimension is carried over as itself: the dynamic factors then cancel out.
 /// Reshape whose shape is a value of the run: the declared shape, checked entry by entry (a
 /// number equal to it, 0 copying an equal input dimension unless allowzero, at most one -1).
 LogicalResult translateRunTimeReshape(NodeContext &ctx, bool allowZero) {
@@ -186,6 +182,11 @@ LogicalResult translateRunTimeReshape(NodeContext &ctx, bool allowZero) {
                            formatShape(declared.getShape()));
 }
 
+/// Reshape. Each target entry is a number, -1, 0 (copy the input dimension at that position,
+/// unless allowzero from opset 14) or, from Shape arithmetic, a dynamic dimension of the input.
+/// graph.reshape takes at most one unknown entry, so the -1 is resolved here when every dynamic
+/// input dimension is carried over as itself: the dynamic factors then cancel out. A shape of the
+/// run goes to translateRunTimeReshape.
 LogicalResult translateReshape(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
