@@ -140,10 +140,14 @@ Status checkRunArguments(const LoadedArtifact& artifact, size_t input_count,
               LoadedArtifact::formatType(host.elementType(), host.dims().data(), host.rank()));
     }
   }
-  if (output_count != artifact.outputs().size()) {
+  return checkOutputRoom(artifact, artifact.outputs().size(), output_count, outputs);
+}
+
+Status checkOutputRoom(const LoadedArtifact& artifact, size_t expected, size_t output_count,
+                       kiln_tensor_t* const* outputs) {
+  if (output_count != expected) {
     return Status(KILN_STATUS_INVALID_ARGUMENT, artifact.name() + ": expected room for " +
-                                                    std::to_string(artifact.outputs().size()) +
-                                                    " outputs, got " +
+                                                    std::to_string(expected) + " outputs, got " +
                                                     std::to_string(output_count));
   }
   if (output_count != 0 && outputs == nullptr) {

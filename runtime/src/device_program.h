@@ -148,6 +148,11 @@ Status checkRunArguments(const LoadedArtifact& artifact, size_t input_count,
                          const kiln_tensor_t* const* inputs, size_t output_count,
                          kiln_tensor_t* const* outputs);
 
+/// The output half of checkRunArguments: room for exactly `expected` outputs and a non-NULL
+/// `outputs` array (the session asks it of the caller's outputs, which leave out the checks).
+Status checkOutputRoom(const LoadedArtifact& artifact, size_t expected, size_t output_count,
+                       kiln_tensor_t* const* outputs);
+
 /// Makes a zero-filled host tensor for every output of `artifact` into `tensors` (resized to the
 /// output count). On failure releases what it made, leaves `tensors` all NULL and returns the
 /// status naming the output.

@@ -205,13 +205,9 @@ kiln::Status runChecked(kiln::runtime::DeviceProgram& program, size_t input_coun
   if (callers == artifact.outputs().size()) {
     return program.run(input_count, inputs, output_count, outputs);
   }
-  if (output_count != callers) {
-    return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
-                        artifact.name() + ": expected room for " + std::to_string(callers) +
-                            " outputs, got " + std::to_string(output_count));
-  }
-  if (output_count != 0 && outputs == nullptr) {
-    return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, "the outputs array is NULL");
+  if (kiln::Status s = kiln::runtime::checkOutputRoom(artifact, callers, output_count, outputs);
+      !s.ok()) {
+    return s;
   }
   std::vector<kiln_tensor_t*> all(artifact.outputs().size(), nullptr);
   if (kiln::Status s = program.run(input_count, inputs, all.size(), all.data()); !s.ok()) {

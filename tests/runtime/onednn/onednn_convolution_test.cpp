@@ -174,17 +174,15 @@ ConvData channelsLastData(const ConvCase &c, ConvData data) {
   return data;
 }
 
-class ConvolutionTest : public ::testing::TestWithParam<ConvCase> {};
-
-// The same calls over channels-last tensors (kiln-cpu-channels-last): a wrong result means the
-// strides oneDNN is told for the NHWC operands, the KRSC weights or the addends are not theirs.
-TEST_P(ConvolutionTest, ChannelsLastMatchesNaiveConvolution) {
-  const ConvCase &c = GetParam();
+/// Builds `c`'s call (channels-last or not), runs it on seeded data and compares with the naive
+/// convolution.
+void expectMatchesNaive(const ConvCase &c, bool channels_last) {
   LibraryCallBuilder builder("onednn.convolution");
-  const kiln::artifact::LibraryCall &call = buildCall(c, &builder, /*channels_last=*/true);
-  ConvData data = channelsLastData(c, makeData(c, 7));
+  const kiln::artifact::LibraryCall &call = buildCall(c, &builder, channels_last);
+  ConvData data = channels_last ? channelsLastData(c, makeData(c, 7)) : makeData(c, 7);
   auto kernel = prepare(call, c.constant_weights ? data.constants.data() : nullptr);
   ASSERT_NE(kernel, nullptr);
+  // Constant weights are packed at load time: the kernel must not read the constants again.
   std::fill(data.constants.begin(), data.constants.end(), 0xFF);
   std::vector<void *> buffers = buffersOf(c, &data);
   kiln::Status status = kernel->run(buffers.data());
@@ -192,21 +190,18 @@ TEST_P(ConvolutionTest, ChannelsLastMatchesNaiveConvolution) {
   expectClose(data.dst, data.expected, 1e-4f, 1e-4f);
 }
 
+class ConvolutionTest : public ::testing::TestWithParam<ConvCase> {};
+
+// The same calls over channels-last tensors (kiln-cpu-channels-last): a wrong result means the
+// strides oneDNN is told for the NHWC operands, the KRSC weights or the addends are not theirs.
+TEST_P(ConvolutionTest, ChannelsLastMatchesNaiveConvolution) {
+  expectMatchesNaive(GetParam(), /*channels_last=*/true);
+}
+
 // A wrong result here means the call's parameters (strides, dilations counted from 1, pads,
 // groups, bias, post-op order) reach oneDNN with another meaning than the graph op's.
 TEST_P(ConvolutionTest, MatchesNaiveConvolution) {
-  const ConvCase& c = GetParam();
-  LibraryCallBuilder builder("onednn.convolution");
-  const kiln::artifact::LibraryCall& call = buildCall(c, &builder);
-  ConvData data = makeData(c, 7);
-  auto kernel = prepare(call, c.constant_weights ? data.constants.data() : nullptr);
-  ASSERT_NE(kernel, nullptr);
-  // Constant weights are packed at load time: the kernel must not read the constants again.
-  std::fill(data.constants.begin(), data.constants.end(), 0xFF);
-  std::vector<void*> buffers = buffersOf(c, &data);
-  kiln::Status status = kernel->run(buffers.data());
-  ASSERT_TRUE(status.ok()) << status.toString();
-  expectClose(data.dst, data.expected, 1e-4f, 1e-4f);
+  expectMatchesNaive(GetParam(), /*channels_last=*/false);
 }
 
 // Runs of one kernel from several threads at once must not share a stream, scratchpad or
