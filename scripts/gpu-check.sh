@@ -22,7 +22,8 @@
 #
 # The checks, in the order of what a GPU proves first: the runtime's CUDA tests; row kernels
 # (softmax, layer norm, sums) over row lengths against NumPy, beside PyTorch
-# (benchmarks/long_rows.py); the ONNX 1.12 node tests; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
+# (benchmarks/long_rows.py); the ONNX 1.12 node tests, as imported for their values and with every
+# input fed at run time; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
 # and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
 # PyTorch, then beside it at batch 1 (fp32 and fp16); BERT and GPT-2 in fp16 with cuDNN's fused
 # attention against PyTorch's fp32 and timed against --attention unfused, and one attention layer
@@ -30,8 +31,8 @@
 # attention); the current ONNX release's node tests (the machine's onnx package). With --budget,
 # each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
 # are skipped and named; a conformance run cut short is counted from its per-test lines.
-# --steps picks some of them: tests,long-rows,conformance,models,bench,transformers,attention,
-# attention-sequences,bench-transformers,current (all).
+# --steps picks some of them: tests,long-rows,conformance,conformance-run-time,models,bench,
+# transformers,attention,attention-sequences,bench-transformers,current (all).
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
@@ -114,7 +115,7 @@ EOF
 
 run() {
   local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
-  local all_steps="tests,long-rows,conformance,models,bench,transformers,attention,attention-sequences,bench-transformers,current"
+  local all_steps="tests,long-rows,conformance,conformance-run-time,models,bench,transformers,attention,attention-sequences,bench-transformers,current"
   local steps="$all_steps"
   while (($#)); do
     case "$1" in
@@ -205,17 +206,22 @@ run() {
       > "$out/long-rows.log" 2>&1 || say "long_rows.py failed (see long-rows.log)"
     grep -E "^\|" "$out/long-rows.log" >&2 || true
   fi
-  # conformance SET DATA SECONDS: the ONNX node tests of DATA, compiled for the device and
-  # compared with their reference outputs (one line per test in the log, so that a run the
-  # budget cuts short still says which passed).
+  # conformance SET DATA SECONDS [OPTION...]: the ONNX node tests of DATA, compiled for the
+  # device and compared with their reference outputs (one line per test in the log, so that a
+  # run the budget cuts short still says which passed).
   conformance() {
-    say "conformance ($1) on $device"
-    limited "$3" "$kiln" conformance --data "$2" --device "$device" -j "$(nproc)" \
-      --json "$out/conformance-$1-$device.json" > "$out/conformance-$1-$device.log" 2>&1 || true
-    say "$(tail -1 "$out/conformance-$1-$device.log") ($(grep -c ' PASS ' "$out/conformance-$1-$device.log") PASS lines)"
+    local set="$1" data="$2" seconds="$3"
+    shift 3
+    say "conformance ($set) on $device"
+    limited "$seconds" "$kiln" conformance --data "$data" --device "$device" -j "$(nproc)" "$@" \
+      --json "$out/conformance-$set-$device.json" > "$out/conformance-$set-$device.log" 2>&1 || true
+    say "$(tail -1 "$out/conformance-$set-$device.log") ($(grep -c ' PASS ' "$out/conformance-$set-$device.log") PASS lines)"
   }
-  # 1. The node tests of ONNX 1.12 (Debian's, in the bundle).
-  want conformance && conformance "1.12" "$kiln_dir/data/node" 150
+  # 1. The node tests of ONNX 1.12 (Debian's, in the bundle), then the same with every input
+  # fed at run time as `kiln compile` imports a model: shape operands read on the device and
+  # the checks of every run.
+  want conformance && conformance "1.12" "$kiln_dir/data/node" 180
+  want conformance-run-time && conformance "1.12-run-time" "$kiln_dir/data/node" 180 --inputs-at-run-time
 
   # 2. The real models, exported here by PyTorch and compared with PyTorch's outputs.
   local cache="$work/models"
