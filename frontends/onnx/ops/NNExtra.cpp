@@ -333,6 +333,303 @@ LogicalResult buildResize(NodeContext &ctx, ResizeRequest request) {
   return d.finish(d.op<ResizeOp>({ctx.input(0)}, attributes));
 }
 
+/// The values of a Resize or Upsample whose scales or region are known only at run time, each a
+/// rank-1 value of the run with one entry per listed axis (null when constant: then the
+/// request's own scales, sizes and roi hold). `axes` lists the dimensions they give, in order.
+struct RunTimeResizeOperands {
+  Value scales;
+  Value roi;
+  /// Sizes of the run under keep_aspect_ratio_policy not_larger or not_smaller: one scale for
+  /// every listed axis, the smallest (not_larger) or largest size / input.
+  Value sizes;
+  bool notLarger = false;
+  SmallVector<int64_t> axes;
+  int scalesIndex = -1;
+  int roiIndex = -1;
+  int sizesIndex = -1;
+};
+
+/// Resize or Upsample with scales, roi or aspect-keeping sizes of the run: the result has the
+/// declared shape, and each
+/// dimension whose declared size differs from the input's is resampled in turn (as ONNX's
+/// reference interpolates one dimension after another): the output positions map to input
+/// coordinates with the run's scale and region, each tap's index is clamped into the input and
+/// gathered along the dimension, and the taps are weighted and summed (in f32, f64 for f64). A
+/// check of every run verifies that the run's scales give the declared sizes (floor(input *
+/// scale), times the region's extent when cropping; round(input * scale) for aspect-keeping
+/// sizes) and that the dimensions the declaration keeps have scale 1 and, cropping, the whole
+/// extent.
+LogicalResult buildRunTimeResize(NodeContext &ctx, ResizeRequest request,
+                                 const RunTimeResizeOperands &run) {
+  RankedTensorType input = ctx.inputType(0);
+  int64_t rank = input.getRank();
+  if (!input.hasStaticShape())
+    return ctx.emitError() << "scales or roi known only at run time need a static input, not "
+                           << input;
+  // The output's shape: the sizes where given, else the declared one.
+  RankedTensorType declared;
+  if (!request.sizes.empty())
+    declared = input.clone(request.sizes);
+  else if (!(declared = run.sizes ? declaredResultType(ctx, 0, run.sizesIndex, "sizes")
+                                  : declaredResultType(ctx, 0, run.scalesIndex, "scales")))
+    return failure();
+  if (declared.getRank() != rank)
+    return ctx.emitError() << "the output is declared as " << declared << " for an input of rank "
+                           << rank;
+  if (run.scales && runTimeLength(ctx, run.scalesIndex) != static_cast<int64_t>(run.axes.size()))
+    return ctx.emitError() << "scales (input " << run.scalesIndex << ") has "
+                           << runTimeLength(ctx, run.scalesIndex) << " entries, expected "
+                           << run.axes.size();
+  if (run.sizes && runTimeLength(ctx, run.sizesIndex) != static_cast<int64_t>(run.axes.size()))
+    return ctx.emitError() << "sizes (input " << run.sizesIndex << ") has "
+                           << runTimeLength(ctx, run.sizesIndex) << " entries, expected "
+                           << run.axes.size();
+  if (run.roi && runTimeLength(ctx, run.roiIndex) != 2 * static_cast<int64_t>(run.axes.size()))
+    return ctx.emitError() << "roi (input " << run.roiIndex << ") has "
+                           << runTimeLength(ctx, run.roiIndex) << " entries, expected "
+                           << 2 * run.axes.size();
+  bool cropping = request.transform == CoordinateTransform::tf_crop_and_resize;
+  if (!request.rounding) {
+    // Opset 10 Resize and Upsample round nearest down when enlarging, up when shrinking.
+    bool enlarges = false, shrinks = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      enlarges |= declared.getDimSize(d) > input.getDimSize(d);
+      shrinks |= declared.getDimSize(d) < input.getDimSize(d);
+    }
+    if (enlarges && shrinks && request.mode == ResizeMode::nearest)
+      return ctx.emitError() << "nearest resizing that enlarges some dimensions and shrinks "
+                                "others is not supported at opset "
+                             << ctx.opset();
+    request.rounding = shrinks ? NearestRounding::ceil : NearestRounding::floor;
+  }
+
+  Decomposition d(ctx);
+  Type element = input.getElementType();
+  Type coordinate = element.isF64() ? ctx.builder().getF64Type() : ctx.builder().getF32Type();
+  Type f64 = ctx.builder().getF64Type(), i64 = ctx.builder().getI64Type();
+  auto number = [&](double value) { return ctx.scalar(coordinate, value); };
+  auto position = [&](ArrayRef<int64_t> axes, int64_t axis) -> int64_t {
+    const int64_t *it = llvm::find(axes, axis);
+    return it == axes.end() ? -1 : it - axes.begin();
+  };
+  Value runScales = run.scales ? d.castTo(run.scales, coordinate) : Value();
+  Value runRoi = run.roi ? d.castTo(run.roi, coordinate) : Value();
+  int64_t listed = static_cast<int64_t>(run.axes.size());
+  // The scale and region of dimension `axis` when constant: the request's (1 and [0, 1] for an
+  // axis it does not list; size / input with sizes).
+  auto constantScale = [&](int64_t axis) {
+    if (!request.scales.empty())
+      return static_cast<double>(request.scales[axis]);
+    if (!request.sizes.empty())
+      return static_cast<double>(static_cast<float>(request.sizes[axis]) /
+                                 static_cast<float>(input.getDimSize(axis)));
+    return 1.0;
+  };
+  auto constantRoi = [&](int64_t axis, bool end) {
+    if (!request.roi.empty())
+      return static_cast<double>(request.roi[(end ? rank : 0) + axis]);
+    return end ? 1.0 : 0.0;
+  };
+
+  // Aspect-keeping sizes: the smallest or largest size / input over the listed axes, in f64.
+  Value commonScale;
+  if (run.sizes) {
+    SmallVector<int64_t> listedSizes;
+    for (int64_t axis : run.axes)
+      listedSizes.push_back(input.getDimSize(axis));
+    Value ratios = d.div(d.castTo(run.sizes, f64), d.castTo(ctx.i64Vector(listedSizes), f64));
+    NamedAttribute over = ctx.namedArray("axes", {0});
+    commonScale =
+        run.notLarger ? d.op<ReduceMinOp>({ratios}, {over}) : d.op<ReduceMaxOp>({ratios}, {over});
+  }
+
+  Value result = d.castTo(ctx.input(0), coordinate);
+  Value holds;
+  auto require = [&](Value condition) {
+    holds = holds ? d.op<AndOp>({holds, condition}) : condition;
+  };
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    int64_t in = input.getDimSize(axis), out = declared.getDimSize(axis);
+    int64_t at = position(run.axes, axis);
+    bool scaleOfRun = (runScales || commonScale) && at >= 0;
+    bool roiOfRun = cropping && runRoi && at >= 0;
+    Value scale = number(constantScale(axis));
+    if (scaleOfRun)
+      scale = commonScale ? d.castTo(commonScale, coordinate) : elementOf(d, runScales, at);
+    Value start, end;
+    if (cropping) {
+      start = roiOfRun ? elementOf(d, runRoi, at) : number(constantRoi(axis, false));
+      end = roiOfRun ? elementOf(d, runRoi, at + listed) : number(constantRoi(axis, true));
+    }
+    bool constantIdentity =
+        constantScale(axis) == 1.0 &&
+        (!cropping || (constantRoi(axis, false) == 0.0 && constantRoi(axis, true) == 1.0));
+    // (Aspect-keeping sizes may scale a dimension whose size stays: it is resampled.)
+    if (in == out && (scaleOfRun || roiOfRun) && !commonScale) {
+      // A dimension the declaration keeps maps every index to itself: the run's values must
+      // say so.
+      if (!constantIdentity && !(scaleOfRun && roiOfRun))
+        return ctx.emitError() << "dimension " << axis
+                               << " keeps its size but its constant scale or region resizes it, "
+                                  "with the other known only at run time; not supported";
+      if (scaleOfRun)
+        require(d.compare(ComparisonDirection::eq, scale, number(1)));
+      if (roiOfRun)
+        require(d.op<AndOp>({d.compare(ComparisonDirection::eq, start, number(0)),
+                             d.compare(ComparisonDirection::eq, end, number(1))}));
+      continue;
+    }
+    if (in == out && !scaleOfRun && !roiOfRun && constantIdentity)
+      continue;
+    // The run's values must give the declared size: round(in * scale) for aspect-keeping
+    // sizes; floor(in * scale), times the region's extent when cropping, for scales (in f64).
+    if (commonScale && at >= 0) {
+      Value length = d.mul(commonScale, ctx.scalar(f64, static_cast<double>(in)));
+      require(d.compare(ComparisonDirection::eq, d.op<RoundOp>({length}),
+                        ctx.scalar(f64, static_cast<double>(out))));
+    } else if (request.sizes.empty() && (scaleOfRun || roiOfRun)) {
+      Value length = d.mul(d.castTo(scale, f64), ctx.scalar(f64, static_cast<double>(in)));
+      if (cropping)
+        length = d.mul(length, d.castTo(d.sub(end, start), f64));
+      require(d.compare(ComparisonDirection::eq, d.op<FloorOp>({length}),
+                        ctx.scalar(f64, static_cast<double>(out))));
+    }
+
+    Value x = d.castTo(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, out))), coordinate);
+    Value inSize = number(static_cast<double>(in));
+    Value half = number(0.5), one = number(1);
+    Value halfPixel = d.sub(d.div(d.add(x, half), scale), half);
+    Value outLength = d.mul(scale, inSize);
+    Value c;
+    switch (request.transform) {
+    case CoordinateTransform::half_pixel:
+      c = halfPixel;
+      break;
+    case CoordinateTransform::pytorch_half_pixel:
+      c = out > 1 ? halfPixel : d.mul(x, number(0));
+      break;
+    case CoordinateTransform::align_corners: {
+      Value span = d.sub(outLength, one);
+      Value hasSpan = d.compare(ComparisonDirection::gt, span, number(0));
+      Value aligned =
+          d.div(d.mul(x, number(static_cast<double>(in - 1))), d.select(hasSpan, span, one));
+      c = d.select(hasSpan, aligned, d.mul(x, number(0)));
+      break;
+    }
+    case CoordinateTransform::asymmetric:
+      c = d.div(x, scale);
+      break;
+    case CoordinateTransform::tf_half_pixel_for_nn:
+      c = d.div(d.add(x, half), scale);
+      break;
+    case CoordinateTransform::tf_crop_and_resize: {
+      Value extent = number(static_cast<double>(in - 1));
+      Value region = d.mul(d.sub(end, start), extent);
+      Value span = d.sub(outLength, one);
+      Value hasSpan = d.compare(ComparisonDirection::gt, span, number(0));
+      Value spread = d.div(d.mul(x, region), d.select(hasSpan, span, one));
+      Value placed =
+          d.select(hasSpan, spread, d.add(d.mul(x, number(0)), d.div(region, number(2))));
+      c = d.add(placed, d.mul(start, extent));
+      break;
+    }
+    case CoordinateTransform::half_pixel_symmetric: {
+      Value adjustment = d.div(number(static_cast<double>(out)), outLength);
+      Value offset = d.mul(number(static_cast<double>(in) / 2), d.sub(one, adjustment));
+      c = d.add(offset, halfPixel);
+      break;
+    }
+    }
+    SmallVector<int64_t> along(rank, 1);
+    along[axis] = out;
+    auto clampIndex = [&](Value index) {
+      return d.op<MinOp>({d.op<MaxOp>({index, ctx.scalar(i64, 0)}), ctx.scalar(i64, in - 1)});
+    };
+    auto gathered = [&](Value index) {
+      return d.op<GatherOp>({result, clampIndex(index)}, {ctx.namedI64("axis", axis)});
+    };
+    Value next;
+    if (request.mode == ResizeMode::nearest) {
+      Value rounded;
+      switch (*request.rounding) {
+      case NearestRounding::round_prefer_floor:
+        rounded = d.op<CeilOp>({d.sub(c, half)});
+        break;
+      case NearestRounding::round_prefer_ceil:
+        rounded = d.op<FloorOp>({d.add(c, half)});
+        break;
+      case NearestRounding::floor:
+        rounded = d.op<FloorOp>({c});
+        break;
+      case NearestRounding::ceil:
+        rounded = d.op<CeilOp>({c});
+        break;
+      }
+      next = gathered(d.castTo(rounded, i64));
+    } else {
+      Value base = d.op<FloorOp>({c});
+      Value t = d.sub(c, base);
+      Value baseIndex = d.castTo(base, i64);
+      bool linear = request.mode == ResizeMode::linear;
+      SmallVector<Value> weights;
+      if (linear) {
+        weights = {d.sub(one, t), t};
+      } else {
+        // Cubic convolution with coefficient a at offsets -1, 0, 1 and 2 from the base.
+        double a = request.cubicCoeffA;
+        auto outer = [&](Value s) {
+          Value inner = d.sub(d.mul(number(a), s), number(5 * a));
+          return d.sub(d.mul(d.add(d.mul(inner, s), number(8 * a)), s), number(4 * a));
+        };
+        auto near = [&](Value s) {
+          Value inner = d.sub(d.mul(number(a + 2), s), number(a + 3));
+          return d.add(d.mul(d.mul(inner, s), s), one);
+        };
+        weights = {outer(d.add(t, one)), near(t), near(d.sub(one, t)), outer(d.sub(number(2), t))};
+      }
+      int64_t first = linear ? 0 : -1;
+      SmallVector<Value> indices;
+      Value total;
+      for (auto [k, weight] : llvm::enumerate(weights)) {
+        Value index = d.add(baseIndex, ctx.scalar(i64, first + static_cast<int64_t>(k)));
+        if (!linear && request.excludeOutside) {
+          // Taps outside the input weigh nothing; the others are renormalized.
+          Value inside =
+              d.op<AndOp>({d.compare(ComparisonDirection::ge, index, ctx.scalar(i64, 0)),
+                           d.compare(ComparisonDirection::lt, index, ctx.scalar(i64, in))});
+          weight = d.select(inside, weight, number(0));
+          total = total ? d.add(total, weight) : weight;
+        }
+        indices.push_back(index);
+      }
+      for (auto [k, index] : llvm::enumerate(indices)) {
+        Value weight = total ? d.div(weights[k], total) : weights[k];
+        Value term = d.mul(gathered(index), d.reshape(weight, along));
+        next = next ? d.add(next, term) : term;
+      }
+    }
+    if (cropping) {
+      // A position outside the input takes the extrapolation value.
+      Value outside =
+          d.op<OrOp>({d.compare(ComparisonDirection::lt, c, number(0)),
+                      d.compare(ComparisonDirection::gt, c, number(static_cast<double>(in - 1)))});
+      next = d.select(d.reshape(outside, along), number(request.extrapolationValue), next);
+    }
+    result = next;
+  }
+  result = d.castTo(result, element);
+  if (!holds)
+    return d.finish(result);
+  std::string operands = run.scales  ? "scales (input " + std::to_string(run.scalesIndex) + ")"
+                         : run.sizes ? "sizes (input " + std::to_string(run.sizesIndex) + ")"
+                                     : "roi (input " + std::to_string(run.roiIndex) + ")";
+  if (run.scales && run.roi)
+    operands += " and roi (input " + std::to_string(run.roiIndex) + ")";
+  return finishChecked(d, result, holds,
+                       operands + " of the run do not give the output shape " +
+                           formatShape(declared.getShape()) + " or change a dimension it keeps");
+}
+
 /// Reads `mode`; cubic only when `allowCubic` (Resize from opset 11).
 FailureOr<ResizeMode> readResizeMode(NodeContext &ctx, bool allowCubic) {
   std::string mode = ctx.stringAttr("mode", "nearest");
@@ -385,8 +682,22 @@ LogicalResult translateGridSample(NodeContext &ctx) {
                  ctx.builder().getBoolAttr(ctx.intAttr("align_corners", 0) != 0))}));
 }
 
-/// Upsample: scales as an attribute at opset 7, as a constant input from 9. Asymmetric
-/// coordinates, as Resize at opset 10.
+/// Scales (input `scalesIndex`) and roi (input `roiIndex`) of the run over every dimension (-1:
+/// that operand is constant).
+RunTimeResizeOperands allAxesOfTheRun(NodeContext &ctx, int scalesIndex, int roiIndex) {
+  RunTimeResizeOperands run;
+  run.scalesIndex = scalesIndex;
+  run.roiIndex = roiIndex;
+  if (scalesIndex >= 0)
+    run.scales = ctx.input(scalesIndex);
+  if (roiIndex >= 0)
+    run.roi = ctx.input(roiIndex);
+  run.axes = llvm::to_vector(llvm::seq<int64_t>(0, ctx.inputType(0).getRank()));
+  return run;
+}
+
+/// Upsample: scales as an attribute at opset 7, as an input from 9 (a value of the run with a
+/// declared output: buildRunTimeResize). Asymmetric coordinates, as Resize at opset 10.
 LogicalResult translateUpsample(NodeContext &ctx) {
   if (failed(ctx.requireInputs(ctx.opset() < 9 ? 1 : 2)))
     return failure();
@@ -402,6 +713,8 @@ LogicalResult translateUpsample(NodeContext &ctx) {
       return ctx.emitError() << "attribute 'scales' is required";
     request.scales = *scales;
   } else {
+    if (!ctx.constantInput(1))
+      return buildRunTimeResize(ctx, std::move(request), allAxesOfTheRun(ctx, 1, -1));
     FailureOr<SmallVector<float>> scales = constantFloats(ctx, 1, "scales");
     if (failed(scales))
       return failure();
@@ -415,6 +728,27 @@ LogicalResult translateUpsample(NodeContext &ctx) {
 /// give one scale for the listed axes, the smallest or largest size / input, and each listed size
 /// becomes round(scale * input). Leaves full-rank scales, sizes or both in `request`, and the
 /// listed axes in `listedAxes`.
+/// Resize's `axes` from opset 18, normalized (every dimension in order when absent), into
+/// `listedAxes`; fails (reported) on a repeated or out-of-range axis.
+LogicalResult resizeAxes(NodeContext &ctx, SmallVectorImpl<int64_t> *listedAxes) {
+  int64_t rank = ctx.inputType(0).getRank();
+  listedAxes->clear();
+  std::optional<SmallVector<int64_t>> listed = ctx.intsAttr("axes");
+  if (!listed) {
+    listedAxes->append(llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+    return success();
+  }
+  for (int64_t axis : *listed) {
+    FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, rank, "axes");
+    if (failed(normalized))
+      return failure();
+    if (llvm::is_contained(*listedAxes, *normalized))
+      return ctx.emitError() << "axes repeat axis " << *normalized;
+    listedAxes->push_back(*normalized);
+  }
+  return success();
+}
+
 LogicalResult applyResizeAxes(NodeContext &ctx, ResizeRequest &request,
                               SmallVectorImpl<int64_t> *listedAxes) {
   RankedTensorType input = ctx.inputType(0);
@@ -422,21 +756,9 @@ LogicalResult applyResizeAxes(NodeContext &ctx, ResizeRequest &request,
   if (!input.hasStaticShape())
     return ctx.emitError() << "needs a static input shape, but input type is " << input
                            << " (bind it with --shape)";
-  SmallVector<int64_t> axes;
-  if (std::optional<SmallVector<int64_t>> listed = ctx.intsAttr("axes")) {
-    for (int64_t axis : *listed) {
-      FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, rank, "axes");
-      if (failed(normalized))
-        return failure();
-      if (llvm::is_contained(axes, *normalized))
-        return ctx.emitError() << "axes repeat axis " << *normalized;
-      axes.push_back(*normalized);
-    }
-  } else {
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-  }
-  listedAxes->assign(axes.begin(), axes.end());
+  if (failed(resizeAxes(ctx, listedAxes)))
+    return failure();
+  SmallVector<int64_t> axes(listedAxes->begin(), listedAxes->end());
   bool bySizes = !request.sizes.empty();
   size_t given = bySizes ? request.sizes.size() : request.scales.size();
   if (given != axes.size())
@@ -494,11 +816,13 @@ LogicalResult translateResize(NodeContext &ctx) {
   if (legacy) {
     if (failed(ctx.requireInputs(2)))
       return failure();
+    request.transform = CoordinateTransform::asymmetric;
+    if (!ctx.constantInput(1))
+      return buildRunTimeResize(ctx, std::move(request), allAxesOfTheRun(ctx, 1, -1));
     FailureOr<SmallVector<float>> scales = constantFloats(ctx, 1, "scales");
     if (failed(scales))
       return failure();
     request.scales = *scales;
-    request.transform = CoordinateTransform::asymmetric;
     return buildResize(ctx, std::move(request));
   }
 
@@ -535,23 +859,30 @@ LogicalResult translateResize(NodeContext &ctx) {
   request.excludeOutside = ctx.intAttr("exclude_outside", 0) != 0;
 
   // scales (input 2) and sizes (input 3): exactly one is given; an empty tensor counts as none.
-  if (ctx.hasInput(2)) {
+  // Scales of the run (not an empty tensor, which counts as none) go to buildRunTimeResize.
+  RunTimeResizeOperands run;
+  if (ctx.hasInput(2) && !ctx.constantInput(2) &&
+      !(ctx.inputType(2).hasStaticShape() && ctx.inputType(2).getNumElements() == 0)) {
+    run.scales = ctx.input(2);
+    run.scalesIndex = 2;
+  } else if (ctx.hasInput(2) && ctx.constantInput(2)) {
     FailureOr<SmallVector<float>> scales = constantFloats(ctx, 2, "scales");
     if (failed(scales))
       return failure();
     request.scales = *scales;
   }
-  if (ctx.hasInput(3)) {
-    // Sizes of the run: the declared output's sizes (along `axes` from opset 18), checked; with
-    // a keep_aspect_ratio_policy other than stretch the sizes are not the output's.
+  std::string policy =
+      ctx.opset() >= 18 ? ctx.stringAttr("keep_aspect_ratio_policy", "stretch") : "stretch";
+  if (ctx.hasInput(3) && !ctx.knownAtImport(3) && policy != "stretch") {
+    // Aspect-keeping sizes of the run: they give the scale, not the output's sizes.
+    run.sizes = ctx.input(3);
+    run.sizesIndex = 3;
+    run.notLarger = policy == "not_larger";
+  } else if (ctx.hasInput(3)) {
+    // Sizes of the run: the declared output's sizes (along `axes` from opset 18), checked.
     FailureOr<SmallVector<int64_t>> sizes =
         intsKnownOrChecked(ctx, 3, "sizes", 0, [&](RankedTensorType declared) {
           SmallVector<int64_t> derived;
-          if (ctx.opset() >= 18 &&
-              ctx.stringAttr("keep_aspect_ratio_policy", "stretch") != "stretch")
-            return FailureOr<SmallVector<int64_t>>(
-                ctx.emitError() << "sizes (input 3) known only at run time needs "
-                                   "keep_aspect_ratio_policy 'stretch'");
           SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, declared.getRank()));
           if (ctx.opset() >= 18)
             if (std::optional<SmallVector<int64_t>> listed = ctx.intsAttr("axes"))
@@ -571,13 +902,14 @@ LogicalResult translateResize(NodeContext &ctx) {
       return failure();
     request.sizes = *sizes;
   }
-  if (request.scales.empty() == request.sizes.empty())
+  if ((request.scales.empty() && !run.scales) == (request.sizes.empty() && !run.sizes))
     return ctx.emitError() << "expects exactly one of scales and sizes";
   SmallVector<int64_t> axes;
   if (ctx.opset() >= 18) {
     if (ctx.intAttr("antialias", 0) != 0)
       return ctx.emitError() << "antialias = 1 is not supported";
-    if (failed(applyResizeAxes(ctx, request, &axes)))
+    if (failed(run.scales || run.sizes ? resizeAxes(ctx, &axes)
+                                       : applyResizeAxes(ctx, request, &axes)))
       return failure();
   }
   if (request.transform == CoordinateTransform::tf_crop_and_resize) {
@@ -589,19 +921,31 @@ LogicalResult translateResize(NodeContext &ctx) {
         axes.push_back(d);
     if (!ctx.hasInput(1))
       return ctx.emitError() << "coordinate_transformation_mode 'tf_crop_and_resize' needs roi";
-    FailureOr<SmallVector<float>> roi = constantFloats(ctx, 1, "roi");
-    if (failed(roi))
-      return failure();
-    size_t count = axes.size();
-    if (roi->size() != 2 * count)
-      return ctx.emitError() << "roi has " << roi->size() << " entries, expected " << 2 * count;
-    request.roi.assign(rank, 0.0f);
-    request.roi.append(rank, 1.0f);
-    for (size_t i = 0; i < count; ++i) {
-      request.roi[axes[i]] = (*roi)[i];
-      request.roi[rank + axes[i]] = (*roi)[count + i];
-    }
     request.extrapolationValue = ctx.floatAttr("extrapolation_value", 0.0f);
+    if (ctx.constantInput(1)) {
+      FailureOr<SmallVector<float>> roi = constantFloats(ctx, 1, "roi");
+      if (failed(roi))
+        return failure();
+      size_t count = axes.size();
+      if (roi->size() != 2 * count)
+        return ctx.emitError() << "roi has " << roi->size() << " entries, expected " << 2 * count;
+      request.roi.assign(rank, 0.0f);
+      request.roi.append(rank, 1.0f);
+      for (size_t i = 0; i < count; ++i) {
+        request.roi[axes[i]] = (*roi)[i];
+        request.roi[rank + axes[i]] = (*roi)[count + i];
+      }
+    } else {
+      run.roi = ctx.input(1);
+      run.roiIndex = 1;
+    }
+  }
+  if (run.scales || run.sizes || run.roi) {
+    if (axes.empty())
+      for (int64_t d = 0; d < ctx.inputType(0).getRank(); ++d)
+        axes.push_back(d);
+    run.axes = axes;
+    return buildRunTimeResize(ctx, std::move(request), run);
   }
   return buildResize(ctx, std::move(request));
 }

@@ -19,6 +19,10 @@ Cases:
   pad        Pad(reflect, [3,4] by run-time pads -> [3,7]: 2 before and 1 after, or 1 and 2)
   slice      Slice([4,5] by run-time starts, ends, axes, steps -> [2,5]: rows 3 and 1 by a step
              of -2, or rows 0 and 2 by a step of 2)
+  resize     Resize(linear, [1,1,3,4] by run-time scales -> [1,1,6,6]: [1,1,2,1.5] and
+             [1,1,2.2,1.6] both give it, at different sample positions); compared with
+             linear interpolation as ONNX defines it (half_pixel coordinates, edge values
+             repeated), one dimension after another
 """
 import sys
 
@@ -38,7 +42,10 @@ DATA = {
     "dropout": rng.standard_normal((2, 3)).astype(np.float32),
     "compress": rng.standard_normal((5, 2)).astype(np.float32),
     "nonzero": np.array([[0, 1.5, 0], [-2, 0, 3]], dtype=np.float32),
+    "resize": rng.standard_normal((1, 1, 3, 4)).astype(np.float32),
 }
+SCALES = {"even": [1, 1, 2, 1.5], "uneven": [1, 1, 2.2, 1.6], "bad": [1, 1, 2, 2],
+          "batch": [1.5, 1, 2, 1.5]}
 CONDITIONS = {"first": [1, 0, 0, 1, 0], "second": [0, 1, 1, 0, 0], "bad": [1, 1, 1, 0, 0]}
 SLICES = {"back": ([3], [0], [0], [-2]), "forward": ([0], [4], [-2], [2]),
           "bad": ([0], [4], [0], [1])}
@@ -83,6 +90,12 @@ def make():
     for name, value in {"training_on": True, "training_off": False}.items():
         np.save(f"{DIR}/{name}.npy", np.array(value, dtype=bool))
     model("nonzero", "NonZero", [("x", T.FLOAT, [2, 3])], (T.INT64, [2, 3]))
+    model("resize", "Resize", [("x", T.FLOAT, [1, 1, 3, 4]), ("roi", T.FLOAT, [0]),
+                               ("scales", T.FLOAT, [4])], (T.FLOAT, [1, 1, 6, 6]),
+          {"mode": "linear"})
+    np.save(f"{DIR}/roi_none.npy", np.zeros((0,), dtype=np.float32))
+    for name, value in SCALES.items():
+        np.save(f"{DIR}/scales_{name}.npy", np.array(value, dtype=np.float32))
     for name, value in CONDITIONS.items():
         np.save(f"{DIR}/condition_{name}.npy", np.array(value, dtype=bool))
     np.save(f"{DIR}/nonzero_bad.npy", np.ones((2, 3), dtype=np.float32))
@@ -124,6 +137,22 @@ def check(case, out, args):
     elif case == "slice":
         starts, ends, _, steps = SLICES[args[0]]
         want = x[starts[0]:ends[0] if ends[0] > 0 or steps[0] > 0 else None:steps[0]]
+    elif case == "resize":
+        want = x.astype(np.float64)
+        for axis, (scale, size) in enumerate(zip(SCALES[args[0]], [1, 1, 6, 6])):
+            if want.shape[axis] == size:
+                continue
+            # half_pixel: output i samples input (i + 0.5) / scale - 0.5, edges repeated.
+            position = (np.arange(size) + 0.5) / np.float32(scale) - 0.5
+            base = np.floor(position)
+            fraction = position - base
+            last = want.shape[axis] - 1
+            low = np.clip(base, 0, last).astype(int)
+            high = np.clip(base + 1, 0, last).astype(int)
+            shape = [1] * want.ndim
+            shape[axis] = size
+            want = (np.take(want, low, axis) * (1 - fraction).reshape(shape) +
+                    np.take(want, high, axis) * fraction.reshape(shape))
     elif case == "tile":
         want = np.tile(x, (2, 1))
     else:
