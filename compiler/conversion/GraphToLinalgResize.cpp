@@ -4,8 +4,9 @@
 // changes, the body maps the output index to an input coordinate (the coordinate transform),
 // turns it into taps (one for nearest, two for linear, four for cubic), each an input index
 // clamped to the edge and a weight; the result is the weighted sum over the product of the
-// dimensions' taps, read with tensor.extract. Coordinates and weights are computed in f32 (f64
-// for f64 tensors), as ONNX's reference does.
+// dimensions' taps, read with tensor.extract. Antialiased shrinking stretches linear's and
+// cubic's filters by 1 / scale, so a dimension takes as many taps as the stretched support spans.
+// Coordinates and weights are computed in f32 (f64 for f64 tensors), as ONNX's reference does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace kiln::graph;
@@ -129,6 +132,27 @@ SmallVector<Value> cubicWeights(const CoordinateMath &m, Value t, double a) {
   return {outer(m.add(t, one)), near(t), near(m.sub(one, t)), outer(m.sub(m.constant(2), t))};
 }
 
+/// The cubic convolution kernel with coefficient `a` at distance `s` (any sign): zero from 2 on.
+Value cubicKernel(const CoordinateMath &m, Value s, double a) {
+  Value x = math::AbsFOp::create(m.b, m.loc, s);
+  Value x2 = m.mul(x, x), x3 = m.mul(x2, x);
+  Value near =
+      m.add(m.sub(m.mul(m.constant(a + 2), x3), m.mul(m.constant(a + 3), x2)), m.constant(1));
+  Value far = m.sub(m.add(m.sub(m.mul(m.constant(a), x3), m.mul(m.constant(5 * a), x2)),
+                          m.mul(m.constant(8 * a), x)),
+                    m.constant(4 * a));
+  Value withinTwo = arith::CmpFOp::create(m.b, m.loc, arith::CmpFPredicate::OLT, x, m.constant(2));
+  return m.select(m.greater(x, m.constant(1)), m.select(withinTwo, far, m.constant(0)), near);
+}
+
+/// The offsets from the tap base of an antialiased filter that shrinks by `scale` (< 1):
+/// linear's support of 1 and cubic's of 2 stretched by 1 / scale, as ONNX's reference places
+/// them (the first offset, and how many).
+std::pair<int64_t, int64_t> antialiasOffsets(bool linear, double scale) {
+  int64_t first = static_cast<int64_t>(std::floor((linear ? -1.0 : -2.0) / scale)) + 1;
+  return {first, 2 - 2 * first};
+}
+
 /// The taps of one resized dimension of `sizeIndex` input elements for output index `index`.
 SmallVector<Tap> tapsOf(const CoordinateMath &m, ResizeOp op, Value index, Value sizeIndex,
                         int64_t outSize, double scale, double roiStart, double roiEnd,
@@ -165,32 +189,57 @@ SmallVector<Tap> tapsOf(const CoordinateMath &m, ResizeOp op, Value index, Value
   case ResizeMode::cubic:
     break;
   }
-  Value base = m.floor(coordinate);
-  Value fraction = m.sub(coordinate, base);
-  Value baseIndex = m.toIndex(base);
   bool linear = op.getMode() == ResizeMode::linear;
-  SmallVector<Value> weights =
-      linear ? SmallVector<Value>{m.sub(m.constant(1), fraction), fraction}
-             : cubicWeights(m, fraction, op.getCubicCoeffA().convertToDouble());
+  double a = op.getCubicCoeffA().convertToDouble();
+  SmallVector<Value> weights;
+  Value baseIndex;
   int64_t firstOffset = linear ? 0 : -1;
+  bool antialias = op.getAntialias() && scale < 1.0;
+  if (antialias) {
+    // The base is the element left of the coordinate (fraction in (0, 1]); each tap weighs
+    // the stretched kernel at scale * (offset - fraction), normalized below.
+    Value base = m.sub(m.ceil(coordinate), m.constant(1));
+    Value fraction = m.sub(coordinate, base);
+    baseIndex = m.toIndex(base);
+    auto [first, count] = antialiasOffsets(linear, scale);
+    firstOffset = first;
+    for (int64_t i = 0; i < count; ++i) {
+      Value s =
+          m.mul(m.constant(scale), m.sub(m.constant(static_cast<double>(first + i)), fraction));
+      weights.push_back(linear ? arith::MaximumFOp::create(
+                                     m.b, m.loc,
+                                     m.sub(m.constant(1), math::AbsFOp::create(m.b, m.loc, s)),
+                                     m.constant(0))
+                                     .getResult()
+                               : cubicKernel(m, s, a));
+    }
+  } else {
+    Value base = m.floor(coordinate);
+    Value fraction = m.sub(coordinate, base);
+    baseIndex = m.toIndex(base);
+    weights = linear ? SmallVector<Value>{m.sub(m.constant(1), fraction), fraction}
+                     : cubicWeights(m, fraction, a);
+  }
+  bool exclude = !linear && op.getExcludeOutside();
   SmallVector<Tap> taps;
   Value total = m.constant(0);
   for (auto [i, weight] : llvm::enumerate(weights)) {
     Value unclamped = arith::AddIOp::create(
         m.b, m.loc, baseIndex,
         arith::ConstantIndexOp::create(m.b, m.loc, firstOffset + static_cast<int64_t>(i)));
-    if (!linear && op.getExcludeOutside()) {
+    if (exclude) {
       // Taps outside the input weigh nothing; the others are renormalized below.
       Value zero = arith::ConstantIndexOp::create(m.b, m.loc, 0);
       Value inside = arith::AndIOp::create(
           m.b, m.loc, arith::CmpIOp::create(m.b, m.loc, arith::CmpIPredicate::sge, unclamped, zero),
           arith::CmpIOp::create(m.b, m.loc, arith::CmpIPredicate::slt, unclamped, sizeIndex));
       weight = m.select(inside, weight, m.constant(0));
-      total = m.add(total, weight);
     }
+    total = m.add(total, weight);
     taps.push_back({m.clampIndex(unclamped, sizeIndex), weight});
   }
-  if (!linear && op.getExcludeOutside())
+  // Taps left out and stretched filters are renormalized to sum to 1.
+  if (exclude || antialias)
     for (Tap &tap : taps)
       tap.weight = m.div(tap.weight, total);
   return taps;

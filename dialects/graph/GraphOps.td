@@ -485,7 +485,10 @@ def Graph_ResizeOp : Graph_Op<"resize", [SameOperandsAndResultElementType]> {
     Output coordinate `x` in dimension `d` maps to an input coordinate by
     `coordinate_transform` with scale `scales[d]`; `mode` chooses nearest-neighbour (rounded by
     `nearest_rounding`), linear or cubic (coefficient `cubic_coeff_a`, `exclude_outside`)
-    interpolation. Frontends resolve `sizes` and `scales` from the model. With the
+    interpolation. With `antialias`, linear and cubic interpolation that shrinks a dimension
+    (scale below 1) stretch their filter by 1 / scale, so every input element within its reach
+    contributes (the weights normalized to sum to 1). Frontends resolve `sizes` and `scales` from
+    the model. With the
     `tf_crop_and_resize` transform, `roi` (starts then ends, one of each per dimension, as
     fractions of the input's extent) is the region resized, and an output element whose position
     falls outside the input is `extrapolation_value`.
@@ -504,6 +507,7 @@ def Graph_ResizeOp : Graph_Op<"resize", [SameOperandsAndResultElementType]> {
                            "::kiln::graph::NearestRounding::round_prefer_floor">:$nearest_rounding,
                        DefaultValuedAttr<F32Attr, "-0.75f">:$cubic_coeff_a,
                        DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                       DefaultValuedAttr<BoolAttr, "false">:$antialias,
                        OptionalAttr<DenseF32ArrayAttr>:$roi,
                        DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value);
   let results = (outs Graph_FloatTensor:$result);

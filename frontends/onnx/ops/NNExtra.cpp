@@ -271,6 +271,8 @@ struct ResizeRequest {
   std::optional<NearestRounding> rounding;
   float cubicCoeffA = -0.75f;
   bool excludeOutside = false;
+  /// Resize from opset 18: linear and cubic shrinking stretch their filter by 1 / scale.
+  bool antialias = false;
   /// tf_crop_and_resize: the region (starts, then ends, for every dimension) and the value of
   /// positions outside the input.
   SmallVector<float> roi;
@@ -327,6 +329,7 @@ LogicalResult buildResize(NodeContext &ctx, ResizeRequest request) {
       ctx.named("nearest_rounding", NearestRoundingAttr::get(context, *request.rounding)),
       ctx.named("cubic_coeff_a", b.getF32FloatAttr(request.cubicCoeffA)),
       ctx.named("exclude_outside", b.getBoolAttr(request.excludeOutside)),
+      ctx.named("antialias", b.getBoolAttr(request.antialias)),
       ctx.named("extrapolation_value", b.getF32FloatAttr(request.extrapolationValue))};
   if (!request.roi.empty())
     attributes.push_back(ctx.named("roi", b.getDenseF32ArrayAttr(request.roi)));
@@ -567,43 +570,76 @@ LogicalResult buildRunTimeResize(NodeContext &ctx, ResizeRequest request,
       }
       next = gathered(d.castTo(rounded, i64));
     } else {
-      Value base = d.op<FloorOp>({c});
-      Value t = d.sub(c, base);
-      Value baseIndex = d.castTo(base, i64);
       bool linear = request.mode == ResizeMode::linear;
+      double a = request.cubicCoeffA;
+      // Cubic convolution with coefficient a at distance s: zero from 2 on.
+      auto cubic = [&](Value s) {
+        Value x = d.op<AbsOp>({s});
+        Value x2 = d.mul(x, x), x3 = d.mul(x2, x);
+        Value near = d.add(d.sub(d.mul(number(a + 2), x3), d.mul(number(a + 3), x2)), one);
+        Value far = d.sub(
+            d.add(d.sub(d.mul(number(a), x3), d.mul(number(5 * a), x2)), d.mul(number(8 * a), x)),
+            number(4 * a));
+        return d.select(d.compare(ComparisonDirection::gt, x, one),
+                        d.select(d.compare(ComparisonDirection::lt, x, number(2)), far, number(0)),
+                        near);
+      };
       SmallVector<Value> weights;
-      if (linear) {
-        weights = {d.sub(one, t), t};
-      } else {
-        // Cubic convolution with coefficient a at offsets -1, 0, 1 and 2 from the base.
-        double a = request.cubicCoeffA;
-        auto outer = [&](Value s) {
-          Value inner = d.sub(d.mul(number(a), s), number(5 * a));
-          return d.sub(d.mul(d.add(d.mul(inner, s), number(8 * a)), s), number(4 * a));
-        };
-        auto near = [&](Value s) {
-          Value inner = d.sub(d.mul(number(a + 2), s), number(a + 3));
-          return d.add(d.mul(d.mul(inner, s), s), one);
-        };
-        weights = {outer(d.add(t, one)), near(t), near(d.sub(one, t)), outer(d.sub(number(2), t))};
-      }
+      Value baseIndex;
       int64_t first = linear ? 0 : -1;
+      if (request.antialias) {
+        // The filter stretched by 1 / min(scale, 1) from the element left of the coordinate
+        // (fraction in (0, 1]), as ONNX's reference places it. The scale of the run is at least
+        // the smallest the declared size allows, so the taps for that one span every support;
+        // taps beyond the actual support weigh 0.
+        double smallest =
+            (commonScale ? static_cast<double>(out) - 0.5 : static_cast<double>(out)) /
+            static_cast<double>(in);
+        if (cropping || !(smallest > 0))
+          return ctx.emitError() << "antialias with a scale known only at run time needs an "
+                                    "output of at least one element and no tf_crop_and_resize";
+        double bound = std::min(smallest, 1.0);
+        first = static_cast<int64_t>(std::floor((linear ? -1.0 : -2.0) / bound)) + 1;
+        int64_t count = 2 - 2 * first;
+        if (count > 256)
+          return ctx.emitError() << "antialias shrinking dimension " << axis << " from " << in
+                                 << " to " << out << " takes " << count
+                                 << " taps with a scale known only at run time (at most 256)";
+        Value base = d.sub(d.op<CeilOp>({c}), one);
+        Value t = d.sub(c, base);
+        baseIndex = d.castTo(base, i64);
+        Value stretch = d.op<MinOp>({scale, one});
+        for (int64_t k = 0; k < count; ++k) {
+          Value at = d.mul(stretch, d.sub(number(static_cast<double>(first + k)), t));
+          weights.push_back(linear ? d.op<MaxOp>({d.sub(one, d.op<AbsOp>({at})), number(0)})
+                                   : cubic(at));
+        }
+      } else {
+        Value base = d.op<FloorOp>({c});
+        Value t = d.sub(c, base);
+        baseIndex = d.castTo(base, i64);
+        weights = linear ? SmallVector<Value>{d.sub(one, t), t}
+                         : SmallVector<Value>{cubic(d.add(t, one)), cubic(t), cubic(d.sub(one, t)),
+                                              cubic(d.sub(number(2), t))};
+      }
+      bool exclude = !linear && request.excludeOutside;
       SmallVector<Value> indices;
       Value total;
-      for (auto [k, weight] : llvm::enumerate(weights)) {
+      for (size_t k = 0; k < weights.size(); ++k) {
         Value index = d.add(baseIndex, ctx.scalar(i64, first + static_cast<int64_t>(k)));
-        if (!linear && request.excludeOutside) {
+        if (exclude) {
           // Taps outside the input weigh nothing; the others are renormalized.
           Value inside =
               d.op<AndOp>({d.compare(ComparisonDirection::ge, index, ctx.scalar(i64, 0)),
                            d.compare(ComparisonDirection::lt, index, ctx.scalar(i64, in))});
-          weight = d.select(inside, weight, number(0));
-          total = total ? d.add(total, weight) : weight;
+          weights[k] = d.select(inside, weights[k], number(0));
         }
+        total = total ? d.add(total, weights[k]) : weights[k];
         indices.push_back(index);
       }
+      bool normalize = exclude || request.antialias;
       for (auto [k, index] : llvm::enumerate(indices)) {
-        Value weight = total ? d.div(weights[k], total) : weights[k];
+        Value weight = normalize ? d.div(weights[k], total) : weights[k];
         Value term = d.mul(gathered(index), d.reshape(weight, along));
         next = next ? d.add(next, term) : term;
       }
@@ -802,7 +838,7 @@ LogicalResult applyResizeAxes(NodeContext &ctx, ResizeRequest &request,
 /// Resize at opset 10 (X, scales; asymmetric coordinates) and from opset 11 (X, roi, scales,
 /// sizes, with coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside).
 /// roi only matters for tf_crop_and_resize (the region resized, with extrapolation_value outside
-/// the input). Opset 18 adds axes and keep_aspect_ratio_policy (and antialias, refused), opset
+/// the input). Opset 18 adds axes, keep_aspect_ratio_policy and antialias, opset
 /// 19 half_pixel_symmetric.
 LogicalResult translateResize(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireUnusedOutputsFrom(1)))
@@ -906,8 +942,7 @@ LogicalResult translateResize(NodeContext &ctx) {
     return ctx.emitError() << "expects exactly one of scales and sizes";
   SmallVector<int64_t> axes;
   if (ctx.opset() >= 18) {
-    if (ctx.intAttr("antialias", 0) != 0)
-      return ctx.emitError() << "antialias = 1 is not supported";
+    request.antialias = ctx.intAttr("antialias", 0) != 0 && request.mode != ResizeMode::nearest;
     if (failed(run.scales || run.sizes ? resizeAxes(ctx, &axes)
                                        : applyResizeAxes(ctx, request, &axes)))
       return failure();

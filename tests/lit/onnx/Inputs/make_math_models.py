@@ -398,7 +398,7 @@ def resize_opset19_symmetric():
 def resize_antialias():
     return single("Resize", [tensor("x", T.FLOAT, [1, 1, 4, 4])], T.FLOAT, 4, 18,
                   [const("scales", np.array([1, 1, 0.5, 0.5], np.float32))],
-                  node_inputs=["x", "", "scales"], antialias=1, name="smooth")
+                  node_inputs=["x", "", "scales"], antialias=1, mode="linear", name="smooth")
 
 
 @model("upsample_opset7")
