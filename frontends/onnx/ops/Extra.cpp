@@ -762,7 +762,8 @@ LogicalResult translateDFT(NodeContext &ctx) {
 
 /// STFT (opset 17): signal [B, L, 1|2], frame_step, an optional window [W] and frame_length;
 /// frame f holds samples [f * step, f * step + W), windowed, and its DFT of length W (one-sided
-/// by default, for a real signal) is row f of the result [B, frames, bins, 2].
+/// by default, for a real signal) is row f of the result [B, frames, bins, 2]. A frame_step of
+/// the run takes the declared frame count, checked.
 LogicalResult translateSTFT(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -775,11 +776,16 @@ LogicalResult translateSTFT(NodeContext &ctx) {
   int64_t batch = type.getDimSize(0), length = type.getDimSize(1), components = type.getDimSize(2);
   if (components != 1 && components != 2)
     return ctx.emitError() << "the signal's last dimension must be 1 or 2, not " << components;
-  FailureOr<SmallVector<int64_t>> step = ctx.constantInts(1, "frame_step");
-  if (failed(step))
-    return failure();
-  if (step->size() != 1 || (*step)[0] < 1)
-    return ctx.emitError() << "frame_step must be one positive value";
+  // frame_step: a constant, or a value of the run when the output's frame count is declared.
+  std::optional<int64_t> constantStep;
+  if (ctx.knownAtImport(1)) {
+    FailureOr<SmallVector<int64_t>> step = ctx.constantInts(1, "frame_step");
+    if (failed(step))
+      return failure();
+    if (step->size() != 1 || (*step)[0] < 1)
+      return ctx.emitError() << "frame_step must be one positive value";
+    constantStep = (*step)[0];
+  }
   int64_t frameLength = -1;
   if (ctx.hasInput(3)) {
     FailureOr<SmallVector<int64_t>> given = ctx.constantInts(3, "frame_length");
@@ -804,22 +810,64 @@ LogicalResult translateSTFT(NodeContext &ctx) {
   bool onesided = ctx.intAttr("onesided", 1) != 0;
   if (onesided && components == 2)
     return ctx.emitError() << "a one-sided transform takes a real signal";
-  int64_t frameStep = (*step)[0];
-  int64_t frames = (length - frameLength) / frameStep + 1;
   int64_t bins = onesided ? frameLength / 2 + 1 : frameLength;
-
   Decomposition d(ctx);
-  // Frames [B, frames, W] per component, gathered by slices.
+  int64_t frames;
+  Value runStep, holds;
+  Type i64 = ctx.builder().getI64Type();
+  if (constantStep) {
+    frames = (length - frameLength) / *constantStep + 1;
+  } else {
+    RankedTensorType declared = declaredResultType(ctx, 0, 1, "frame_step");
+    if (!declared)
+      return failure();
+    if (declared.getRank() != 4 || declared.getDimSize(1) < 1)
+      return ctx.emitError() << "the output is declared as " << declared
+                             << "; [batch, frames, bins, 2] is expected";
+    if (runTimeLength(ctx, 1) != 1)
+      return ctx.emitError() << "frame_step must be one value";
+    frames = declared.getDimSize(1);
+    runStep = elementOf(d, runTimeVector(d, 1, "frame_step"), 0);
+    // A positive step that gives the declared frames: (length - W) / step + 1.
+    holds = d.op<AndOp>(
+        {d.compare(ComparisonDirection::ge, runStep, ctx.scalar(i64, 1)),
+         d.compare(ComparisonDirection::eq,
+                   d.add(d.div(ctx.scalar(i64, static_cast<double>(length - frameLength)),
+                               d.op<MaxOp>({runStep, ctx.scalar(i64, 1)})),
+                         ctx.scalar(i64, 1)),
+                   ctx.scalar(i64, static_cast<double>(frames)))});
+  }
+
+  // Frames [B, frames, W] per component: slices for a constant step; for a step of the run, a
+  // gather at f * step + k (clamped into the signal; the check fails a run that reaches past it).
   auto framesOf = [&](int64_t c) {
-    SmallVector<Value> pieces;
-    for (int64_t f = 0; f < frames; ++f)
-      pieces.push_back(d.op<SliceOp>(
-          {ctx.input(0)}, {ctx.namedArray("starts", {0, f * frameStep, c}),
-                           ctx.namedArray("limits", {batch, f * frameStep + frameLength, c + 1}),
-                           ctx.namedArray("strides", {1, 1, 1})}));
-    Value stacked = pieces.size() == 1 ? pieces[0] : d.concat(pieces, 2);
-    // [B, W, frames] (frames side by side along the last axis) -> [B, frames, W].
-    Value framesFirst = d.transpose(d.reshape(stacked, {batch, frameLength, frames}), {0, 2, 1});
+    Value framesFirst;
+    if (constantStep) {
+      SmallVector<Value> pieces;
+      for (int64_t f = 0; f < frames; ++f)
+        pieces.push_back(d.op<SliceOp>(
+            {ctx.input(0)},
+            {ctx.namedArray("starts", {0, f * *constantStep, c}),
+             ctx.namedArray("limits", {batch, f * *constantStep + frameLength, c + 1}),
+             ctx.namedArray("strides", {1, 1, 1})}));
+      Value stacked = pieces.size() == 1 ? pieces[0] : d.concat(pieces, 2);
+      // [B, W, frames] (frames side by side along the last axis) -> [B, frames, W].
+      framesFirst = d.transpose(d.reshape(stacked, {batch, frameLength, frames}), {0, 2, 1});
+    } else {
+      Value component =
+          d.reshape(d.op<SliceOp>({ctx.input(0)}, {ctx.namedArray("starts", {0, 0, c}),
+                                                   ctx.namedArray("limits", {batch, length, c + 1}),
+                                                   ctx.namedArray("strides", {1, 1, 1})}),
+                    {batch, length});
+      Value starts = d.mul(
+          d.reshape(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, frames))), {frames, 1}),
+          runStep);
+      Value offsets = d.reshape(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, frameLength))),
+                                {1, frameLength});
+      Value positions = d.op<MinOp>({d.op<MaxOp>({d.add(starts, offsets), ctx.scalar(i64, 0)}),
+                                     ctx.scalar(i64, static_cast<double>(length - 1))});
+      framesFirst = d.op<GatherOp>({component, positions}, {ctx.namedI64("axis", 1)});
+    }
     if (ctx.hasInput(2))
       framesFirst = d.mul(framesFirst, ctx.input(2));
     return d.reshape(framesFirst, {batch * frames, frameLength});
@@ -832,6 +880,10 @@ LogicalResult translateSTFT(NodeContext &ctx) {
                               /*inverse=*/false, /*realOutput=*/false, element);
   Value result = d.concat(
       {d.reshape(re, {batch, frames, bins, 1}), d.reshape(im, {batch, frames, bins, 1})}, 3);
+  if (holds)
+    return finishChecked(d, result, holds,
+                         "frame_step (input 1) does not give the declared " +
+                             std::to_string(frames) + " frames");
   return d.finish(result);
 }
 

@@ -662,8 +662,9 @@ LogicalResult translateTrilu(NodeContext &ctx) {
 /// start + i * delta computed at run time, and a check that max(ceil((limit - start) / delta),
 /// 0) (in f64) is that number.
 LogicalResult translateRunTimeRange(NodeContext &ctx) {
-  RankedTensorType declared = ctx.declaredOutputType(0);
-  if (!declared || declared.getRank() != 1)
+  // The declared length, of the output or of what elementwise operators make of it (a window).
+  std::optional<SmallVector<int64_t>> declared = ctx.shapeDeclaredDownstream(0);
+  if (!declared || declared->size() != 1)
     return ctx.emitError() << "start, limit and delta are known only at run time and the model "
                               "declares no static length for the output; make them constants";
   for (int i = 0; i < 3; ++i)
@@ -671,7 +672,7 @@ LogicalResult translateRunTimeRange(NodeContext &ctx) {
       return ctx.emitError() << "input " << i << " must be a scalar";
   Decomposition d(ctx);
   Type element = ctx.inputType(0).getElementType();
-  int64_t count = declared.getDimSize(0);
+  int64_t count = (*declared)[0];
   Value start = d.reshape(ctx.input(0), {});
   Value limit = d.reshape(ctx.input(1), {});
   Value delta = d.reshape(ctx.input(2), {});

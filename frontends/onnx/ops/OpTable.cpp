@@ -86,11 +86,12 @@ int32_t NodeContext::declaredElementType(int index) const {
   return 0;
 }
 
-RankedTensorType NodeContext::declaredOutputType(int index) const {
-  if (!outputUsed(index))
-    return {};
-  const std::string &name = node_.output(index);
-  const onnx::GraphProto &graph = model_.proto().graph();
+namespace {
+
+/// The type the graph declares for value `name` (a graph output or a value_info) when every
+/// dimension is known; null otherwise.
+RankedTensorType declaredTypeOf(const onnx::GraphProto &graph, const std::string &name,
+                                MLIRContext &context) {
   for (const auto *values : {&graph.output(), &graph.value_info()}) {
     for (const onnx::ValueInfoProto &value : *values) {
       if (value.name() != name || !value.type().has_tensor_type() ||
@@ -103,14 +104,80 @@ RankedTensorType NodeContext::declaredOutputType(int index) const {
           return {};
         dims.push_back(dim.dim_value());
       }
-      Type element =
-          convertElementType(*builder_.getContext(), value.type().tensor_type().elem_type());
+      Type element = convertElementType(context, value.type().tensor_type().elem_type());
       if (!element)
         return {};
       return RankedTensorType::get(dims, element);
     }
   }
   return {};
+}
+
+/// The number of elements of a tensor's dims.
+int64_t elementCount(const google::protobuf::RepeatedField<int64_t> &dims) {
+  int64_t count = 1;
+  for (int64_t dim : dims)
+    count *= dim;
+  return count;
+}
+
+} // namespace
+
+RankedTensorType NodeContext::declaredOutputType(int index) const {
+  if (!outputUsed(index))
+    return {};
+  return declaredTypeOf(model_.proto().graph(), node_.output(index), *builder_.getContext());
+}
+
+std::optional<SmallVector<int64_t>> NodeContext::shapeDeclaredDownstream(int index) const {
+  if (RankedTensorType declared = declaredOutputType(index))
+    return SmallVector<int64_t>(declared.getShape());
+  if (!outputUsed(index))
+    return std::nullopt;
+  const onnx::GraphProto &graph = model_.proto().graph();
+  // A single element of rank 0 or 1 broadcasts without changing the other operand's shape.
+  auto isSingle = [&](const std::string &name) {
+    if (name.empty())
+      return false;
+    if (Value value = lookup_(name)) {
+      auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+      return type && type.hasStaticShape() && type.getNumElements() == 1 && type.getRank() <= 1;
+    }
+    for (const onnx::TensorProto &tensor : graph.initializer())
+      if (tensor.name() == name)
+        return tensor.dims_size() <= 1 && elementCount(tensor.dims()) == 1;
+    for (const onnx::NodeProto &node : graph.node())
+      if (node.op_type() == "Constant" && node.output_size() == 1 && node.output(0) == name)
+        for (const onnx::AttributeProto &attribute : node.attribute())
+          if (attribute.name() == "value" && attribute.has_t())
+            return attribute.t().dims_size() <= 1 && elementCount(attribute.t().dims()) == 1;
+    return false;
+  };
+  static const char *const kElementwise[] = {
+      "Identity", "Cast", "Neg", "Abs", "Sign", "Floor", "Ceil", "Round",   "Reciprocal",
+      "Sqrt",     "Exp",  "Log", "Sin", "Cos",  "Tan",   "Tanh", "Sigmoid", "Relu",
+      "Erf",      "Add",  "Sub", "Mul", "Div",  "Pow",   "Max",  "Min"};
+  std::vector<std::string> same{node_.output(index)};
+  auto isSame = [&](const std::string &name) { return llvm::is_contained(same, name); };
+  bool after = false;
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (!after) {
+      after = llvm::is_contained(node.output(), node_.output(index));
+      continue;
+    }
+    if (!(node.domain().empty() || node.domain() == "ai.onnx") ||
+        !llvm::is_contained(kElementwise, node.op_type()) || node.output_size() != 1)
+      continue;
+    bool reaches = llvm::any_of(node.input(), isSame);
+    bool neutral = llvm::all_of(
+        node.input(), [&](const std::string &name) { return isSame(name) || isSingle(name); });
+    if (!reaches || !neutral)
+      continue;
+    if (RankedTensorType declared = declaredTypeOf(graph, node.output(0), *builder_.getContext()))
+      return SmallVector<int64_t>(declared.getShape());
+    same.push_back(node.output(0));
+  }
+  return std::nullopt;
 }
 
 LogicalResult NodeContext::addCheck(Value holds, StringRef what) {

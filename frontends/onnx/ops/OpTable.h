@@ -130,6 +130,12 @@ public:
   /// shape inference) when every dimension is known; null otherwise. What types a result whose
   /// shape an operand known only at run time decides (see addCheck).
   mlir::RankedTensorType declaredOutputType(int index) const;
+  /// The shape of output `index` as the model declares it, directly (declaredOutputType) or for
+  /// a value computed from it by elementwise operators (Cast, Cos, Mul, Add, ...) whose other
+  /// operands are single elements of rank at most 1 or computed from it the same way, which
+  /// therefore has its shape: e.g. the declared window that a Range's ramp becomes. Nothing when
+  /// no such declaration is found.
+  std::optional<llvm::SmallVector<int64_t>> shapeDeclaredDownstream(int index) const;
 
   //===--------------------------------------------------------------------===//
   // Checks of every run

@@ -4,7 +4,9 @@
 // graph's input shapes are bound: every time step is a few matmuls on the step's slice of X and
 // the previous hidden state, then the gate activations of the ONNX spec. Directions (forward,
 // reverse, bidirectional) are unrolled one after the other; Y stacks every step's hidden state,
-// Y_h (and Y_c for LSTM) the last ones.
+// Y_h (and Y_c for LSTM) the last ones. With sequence_lens (a constant or a value of the run)
+// shorter than the sequence, a batch entry's states stop changing past its length (the reverse
+// direction starts at its last element) and its Y is 0 there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -209,15 +211,38 @@ LogicalResult RecurrentBuilder::translate() {
     clip_ = clip->f();
   if (cell_ == Cell::LSTM && ctx_.intAttr("input_forget", 0) != 0)
     return ctx_.emitError() << "input_forget = 1 is not supported";
+  int64_t batch = xType.getDimSize(layout == 1 ? 0 : 1);
+  // sequence_lens ([batch] integers): none, or every one the whole sequence, needs no masks.
+  Value lengths;
   if (ctx_.hasInput(4)) {
-    FailureOr<SmallVector<int64_t>> lengths = ctx_.constantInts(4, "sequence_lens");
-    if (failed(lengths))
-      return failure();
-    for (int64_t length : *lengths)
-      if (length != seqLength)
-        return ctx_.emitError() << "sequence_lens holds " << length
-                                << ", but only full-length sequences (" << seqLength
-                                << ") are supported";
+    RankedTensorType lengthsType = ctx_.inputType(4);
+    if (lengthsType.getRank() != 1 || lengthsType.getDimSize(0) != batch ||
+        !llvm::isa<IntegerType>(lengthsType.getElementType()))
+      return ctx_.emitError() << "sequence_lens must be [" << batch << "] integers, not "
+                              << lengthsType;
+    std::optional<SmallVector<int64_t>> known = ctx_.knownInts(ctx_.input(4));
+    if (known) {
+      for (int64_t length : *known)
+        if (length < 0 || length > seqLength)
+          return ctx_.emitError() << "sequence_lens holds " << length << ", outside [0, "
+                                  << seqLength << "]";
+      if (llvm::any_of(*known, [&](int64_t length) { return length != seqLength; }))
+        lengths = ctx_.input(4);
+    } else {
+      lengths = ctx_.input(4);
+      Type element = lengthsType.getElementType();
+      Value inRange = d_.op<AndOp>(
+          {d_.compare(ComparisonDirection::ge, lengths, ctx_.scalar(element, 0)),
+           d_.compare(ComparisonDirection::le, lengths, ctx_.scalar(element, seqLength))});
+      Value all = d_.op<ReduceMinOp>({d_.castTo(inRange, ctx_.builder().getI64Type())},
+                                     {ctx_.namedArray("axes", {0})});
+      if (d_.failed() ||
+          failed(ctx_.addCheck(
+              d_.compare(ComparisonDirection::eq, all, ctx_.scalar(ctx_.builder().getI64Type(), 1)),
+              "sequence_lens (input 4) holds a length outside [0, " + std::to_string(seqLength) +
+                  "]")))
+        return failure();
+    }
   }
   if (failed(parseActivations(directions)))
     return failure();
@@ -235,7 +260,6 @@ LogicalResult RecurrentBuilder::translate() {
   Value bias = ctx_.hasInput(3) ? ctx_.input(3) : Value();
   bool linearBeforeReset = cell_ == Cell::GRU && ctx_.intAttr("linear_before_reset", 0) != 0;
 
-  int64_t batch = xType.getDimSize(layout == 1 ? 0 : 1);
   auto zeros = RankedTensorType::get({batch, hidden_}, xType.getElementType());
   SmallVector<Value> ys, lastH, lastC;
   for (int64_t dir = 0; dir < directions; ++dir) {
@@ -276,6 +300,7 @@ LogicalResult RecurrentBuilder::translate() {
     SmallVector<Value> steps(seqLength);
     for (int64_t i = 0; i < seqLength; ++i) {
       int64_t t = reverse ? seqLength - 1 - i : i;
+      Value previousH = h, previousC = c;
       Value xt = squeeze(sliceAxis(x, 0, t, t + 1), 0);
       Value xw = matmul(xt, wt);
       if (wb)
@@ -330,9 +355,20 @@ LogicalResult RecurrentBuilder::translate() {
         Value output = apply(fns[0], clipped(go));
         h = d_.mul(output, apply(fns[2], c));
       }
+      Value stepOutput = h;
+      if (lengths) {
+        // Entries whose sequence ended before t keep their states; their output is 0.
+        Value running = d_.reshape(
+            d_.compare(ComparisonDirection::lt, ctx_.scalar(elementTypeOf(lengths), t), lengths),
+            {batch, 1});
+        stepOutput = d_.select(running, h, d_.scalar(h, 0));
+        h = d_.select(running, h, previousH);
+        if (c)
+          c = d_.select(running, c, previousC);
+      }
       if (d_.failed())
         return failure();
-      steps[t] = unsqueeze(h, 0);
+      steps[t] = unsqueeze(stepOutput, 0);
     }
     ys.push_back(unsqueeze(concat(steps, 0), 1));
     lastH.push_back(unsqueeze(h, 0));

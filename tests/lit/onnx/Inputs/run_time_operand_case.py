@@ -19,6 +19,10 @@ Cases:
   pad        Pad(reflect, [3,4] by run-time pads -> [3,7]: 2 before and 1 after, or 1 and 2)
   slice      Slice([4,5] by run-time starts, ends, axes, steps -> [2,5]: rows 3 and 1 by a step
              of -2, or rows 0 and 2 by a step of 2)
+  ramp       Range(0, a run-time n, 1), cast to float, times 0.5, Cos: only the Cos's output
+             declares its length (6), which the ramp takes
+  stft       STFT([1,16,1] with a run-time frame_step and a window of 4 -> the declared 4 frames
+             of 3 bins: a step of 4)
   resize     Resize(linear, [1,1,3,4] by run-time scales -> [1,1,6,6]: [1,1,2,1.5] and
              [1,1,2.2,1.6] both give it, at different sample positions); compared with
              linear interpolation as ONNX defines it (half_pixel coordinates, edge values
@@ -43,7 +47,9 @@ DATA = {
     "compress": rng.standard_normal((5, 2)).astype(np.float32),
     "nonzero": np.array([[0, 1.5, 0], [-2, 0, 3]], dtype=np.float32),
     "resize": rng.standard_normal((1, 1, 3, 4)).astype(np.float32),
+    "stft": rng.standard_normal((1, 16, 1)).astype(np.float32),
 }
+WINDOW = np.array([0.5, 1.0, 1.0, 0.5], dtype=np.float32)
 SCALES = {"even": [1, 1, 2, 1.5], "uneven": [1, 1, 2.2, 1.6], "bad": [1, 1, 2, 2],
           "batch": [1.5, 1, 2, 1.5]}
 CONDITIONS = {"first": [1, 0, 0, 1, 0], "second": [0, 1, 1, 0, 0], "bad": [1, 1, 1, 0, 0]}
@@ -94,6 +100,28 @@ def make():
                                ("scales", T.FLOAT, [4])], (T.FLOAT, [1, 1, 6, 6]),
           {"mode": "linear"})
     np.save(f"{DIR}/roi_none.npy", np.zeros((0,), dtype=np.float32))
+    node = h.make_node("STFT", ["x", "step", "window"], ["y"], name="stft")
+    graph = h.make_graph([node], "stft", [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 1]),
+                                          h.make_tensor_value_info("step", T.INT64, [])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 3, 2])],
+                         initializer=[h.make_tensor("window", T.FLOAT, [4], WINDOW)])
+    onnx.save(h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 17)]),
+              f"{DIR}/stft.onnx")
+    nodes = [h.make_node("Constant", [], ["zero"], value=h.make_tensor("z", T.INT64, [], [0])),
+             h.make_node("Constant", [], ["one"], value=h.make_tensor("o", T.INT64, [], [1])),
+             h.make_node("Constant", [], ["half"], value=h.make_tensor("h", T.FLOAT, [], [0.5])),
+             h.make_node("Range", ["zero", "n", "one"], ["ramp"], name="ramp"),
+             h.make_node("Cast", ["ramp"], ["ramp_fp"], to=T.FLOAT),
+             h.make_node("Mul", ["ramp_fp", "half"], ["angle"]),
+             h.make_node("Cos", ["angle"], ["y"])]
+    graph = h.make_graph(nodes, "ramp", [h.make_tensor_value_info("n", T.INT64, [])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [6])])
+    onnx.save(h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 13)]),
+              f"{DIR}/ramp.onnx")
+    for name, value in {"n_good": 6, "n_bad": 5}.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.int64))
+    for name, value in {"step_good": 4, "step_bad": 3}.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.int64))
     for name, value in SCALES.items():
         np.save(f"{DIR}/scales_{name}.npy", np.array(value, dtype=np.float32))
     for name, value in CONDITIONS.items():
@@ -153,6 +181,12 @@ def check(case, out, args):
             shape[axis] = size
             want = (np.take(want, low, axis) * (1 - fraction).reshape(shape) +
                     np.take(want, high, axis) * fraction.reshape(shape))
+    elif case == "ramp":
+        want = np.cos(np.arange(6, dtype=np.float32) * np.float32(0.5))
+    elif case == "stft":
+        frames = np.stack([x[0, 4 * f:4 * f + 4, 0] * WINDOW for f in range(4)])
+        spectrum = np.fft.rfft(frames.astype(np.float64), axis=-1)
+        want = np.stack([spectrum.real, spectrum.imag], axis=-1)[np.newaxis]
     elif case == "tile":
         want = np.tile(x, (2, 1))
     else:
