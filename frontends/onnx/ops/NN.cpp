@@ -139,26 +139,113 @@ LogicalResult translateConv(NodeContext &ctx) {
   return ctx.setResult(ctx.build<ConvOp>(operands, attributes));
 }
 
-/// MaxPool (dilations and ceil_mode from opset 10) and AveragePool (ceil_mode from 10,
-/// dilations from 19).
+/// MaxPool's Indices output (opset 8 on): for every output element, the position of the
+/// window's maximum (the first in the window's row-major order among equals) in the input
+/// flattened row-major (storage_order 0) or with the spatial dimensions column-major (1). Each
+/// window's elements are gathered from the input flattened per channel by a constant table
+/// (positions in the padding read the type's lowest value), their arg-max picked, and the
+/// table turns it back into a position.
+FailureOr<Value> maxPoolIndices(NodeContext &ctx, const Window &window, ArrayRef<int64_t> kernel,
+                                RankedTensorType result) {
+  RankedTensorType input = ctx.inputType(0);
+  if (!input.hasStaticShape() || !result.hasStaticShape())
+    return ctx.emitError() << "the Indices output needs static shapes, not " << input;
+  int64_t rank = input.getRank(), spatial = rank - 2;
+  int64_t batch = input.getDimSize(0), channels = input.getDimSize(1);
+  bool columnMajor = ctx.intAttr("storage_order", 0) != 0;
+  // The spatial dimensions' strides row-major (the input's layout) and column-major.
+  SmallVector<int64_t> rowStrides(spatial, 1), columnStrides(spatial, 1);
+  for (int64_t i = spatial - 2; i >= 0; --i)
+    rowStrides[i] = rowStrides[i + 1] * input.getDimSize(i + 3);
+  for (int64_t i = 1; i < spatial; ++i)
+    columnStrides[i] = columnStrides[i - 1] * input.getDimSize(i + 1);
+  ArrayRef<int64_t> indexStrides = columnMajor ? columnStrides : rowStrides;
+  int64_t area = spatial == 0 ? 1 : rowStrides[0] * input.getDimSize(2);
+  int64_t windows = 1, taps = 1;
+  for (int64_t i = 0; i < spatial; ++i) {
+    windows *= result.getDimSize(i + 2);
+    taps *= kernel[i];
+  }
+  // gatherAt[w, k]: where tap k of window w reads (area: the padding); indexAt[w, k]: its Index.
+  SmallVector<int64_t> gatherAt, indexAt;
+  gatherAt.reserve(windows * taps);
+  SmallVector<int64_t> out(spatial, 0);
+  for (int64_t w = 0; w < windows; ++w) {
+    for (int64_t k = 0; k < taps; ++k) {
+      int64_t rest = k, flat = 0, index = 0;
+      bool inside = true;
+      for (int64_t i = spatial - 1; i >= 0; --i) {
+        int64_t offset = rest % kernel[i];
+        rest /= kernel[i];
+        int64_t at = out[i] * window.strides[i] - window.padLow[i] + offset * window.dilations[i];
+        inside &= at >= 0 && at < input.getDimSize(i + 2);
+        flat += at * rowStrides[i];
+        index += at * indexStrides[i];
+      }
+      gatherAt.push_back(inside ? flat : area);
+      indexAt.push_back(inside ? index : 0);
+    }
+    for (int64_t i = spatial - 1; i >= 0; --i) {
+      if (++out[i] < result.getDimSize(i + 2))
+        break;
+      out[i] = 0;
+    }
+  }
+  Type i64 = ctx.builder().getI64Type();
+  Type element = input.getElementType();
+  double lowest = -std::numeric_limits<double>::infinity();
+  if (auto integer = llvm::dyn_cast<IntegerType>(element))
+    lowest = integer.isUnsigned() ? 0.0 : -std::ldexp(1.0, integer.getWidth() - 1);
+  Decomposition d(ctx);
+  auto table = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+    return ctx.constant(DenseElementsAttr::get(RankedTensorType::get(shape, i64), values));
+  };
+  Value flat = d.reshape(ctx.input(0), {batch, channels, area});
+  Attribute lowestAttr = llvm::isa<FloatType>(element)
+                             ? Attribute(FloatAttr::get(element, lowest))
+                             : Attribute(IntegerAttr::get(element, static_cast<int64_t>(lowest)));
+  Value padding = ctx.constant(
+      DenseElementsAttr::get(RankedTensorType::get({batch, channels, 1}, element), lowestAttr));
+  Value padded = d.concat({flat, padding}, 2);
+  Value gathered =
+      d.op<GatherOp>({padded, table({windows, taps}, gatherAt)}, {ctx.namedI64("axis", 2)});
+  Value tap = d.op<ArgMaxOp>({gathered}, {ctx.namedI64("axis", 3)});
+  // Position w * taps + tap in indexAt, plus the batch's and channel's offsets.
+  SmallVector<int64_t> windowStarts;
+  for (int64_t w = 0; w < windows; ++w)
+    windowStarts.push_back(w * taps);
+  SmallVector<int64_t> planeStarts;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      planeStarts.push_back((n * channels + c) * area);
+  Value chosen = d.add(tap, table({windows}, windowStarts));
+  Value spatialIndex =
+      d.op<GatherOp>({table({windows * taps}, indexAt), chosen}, {ctx.namedI64("axis", 0)});
+  Value indices = d.add(spatialIndex, table({batch, channels, 1}, planeStarts));
+  Value shaped = d.reshape(indices, result.getShape());
+  if (d.failed())
+    return failure();
+  return shaped;
+}
+
+/// MaxPool (dilations and ceil_mode from opset 10, the Indices output from 8) and AveragePool
+/// (ceil_mode from 10, dilations from 19).
 template <typename OpTy>
 LogicalResult translateWindowPool(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)) || failed(ctx.requireUnusedOutputsFrom(1)))
+  constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireUnusedOutputsFrom(isMax ? 2 : 1)))
     return failure();
   RankedTensorType input = ctx.inputType(0);
   std::optional<SmallVector<int64_t>> kernel = ctx.intsAttr("kernel_shape");
   if (!kernel)
     return ctx.emitError() << "attribute 'kernel_shape' is required";
   if (input.getRank() != static_cast<int64_t>(kernel->size()) + 2)
-    return ctx.emitError() << "kernel_shape has " << kernel->size()
-                           << " entries for input type " << input;
-  constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
+    return ctx.emitError() << "kernel_shape has " << kernel->size() << " entries for input type "
+                           << input;
   bool hasDilations = isMax ? ctx.opset() >= 10 : ctx.opset() >= 19;
   FailureOr<Window> window = readWindow(ctx, input, *kernel, hasDilations);
   if (failed(window))
     return failure();
-  if (isMax && ctx.intAttr("storage_order", 0) != 0 && ctx.outputUsed(1))
-    return ctx.emitError() << "storage_order = 1 is not supported";
   OpBuilder &b = ctx.builder();
   SmallVector<NamedAttribute> attributes = windowAttributes(ctx, *window);
   attributes.push_back(ctx.namedArray("kernel_shape", *kernel));
@@ -167,7 +254,18 @@ LogicalResult translateWindowPool(NodeContext &ctx) {
   if constexpr (!isMax)
     attributes.push_back(ctx.named("count_include_pad",
                                    b.getBoolAttr(ctx.intAttr("count_include_pad", 0) != 0)));
-  return ctx.setResult(ctx.build<OpTy>({ctx.input(0)}, attributes));
+  FailureOr<Value> pooled = ctx.build<OpTy>({ctx.input(0)}, attributes);
+  if (failed(pooled))
+    return failure();
+  if (isMax && ctx.outputUsed(1)) {
+    FailureOr<Value> indices =
+        maxPoolIndices(ctx, *window, *kernel, llvm::cast<RankedTensorType>(pooled->getType()));
+    if (failed(indices))
+      return failure();
+    ctx.setOutput(1, *indices);
+  }
+  ctx.setOutput(0, *pooled);
+  return success();
 }
 
 template <typename OpTy>
