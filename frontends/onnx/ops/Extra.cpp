@@ -670,6 +670,17 @@ std::pair<Value, Value> fourierRows(NodeContext &ctx, Decomposition &d, Value re
   return {re, im};
 }
 
+/// The one positive integer of constant input `index` (dft_length, frame_step, frame_length), or
+/// failure (reported, naming `what`).
+FailureOr<int64_t> positiveConstant(NodeContext &ctx, int index, StringRef what) {
+  FailureOr<SmallVector<int64_t>> given = ctx.constantInts(index, what);
+  if (failed(given))
+    return failure();
+  if (given->size() != 1 || (*given)[0] < 1)
+    return ctx.emitError() << what << " must be one positive value";
+  return (*given)[0];
+}
+
 /// DFT (opset 17: axis an attribute, default 1; opset 20: an optional scalar input, default
 /// -2): the axis is moved last, the signal's components split, the transform done as products
 /// with constant matrices (fourierRows), and the result laid out back with its components last.
@@ -707,12 +718,10 @@ LogicalResult translateDFT(NodeContext &ctx) {
   int64_t length = type.getDimSize(axis);
   int64_t n = inverse && onesided ? 2 * (length - 1) : length;
   if (ctx.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(1, "dft_length");
+    FailureOr<int64_t> given = positiveConstant(ctx, 1, "dft_length");
     if (failed(given))
       return failure();
-    if (given->size() != 1 || (*given)[0] < 1)
-      return ctx.emitError() << "dft_length must be one positive value";
-    n = (*given)[0];
+    n = *given;
   }
   if (n < 1)
     return ctx.emitError() << "the transform's length is " << n;
@@ -779,21 +788,17 @@ LogicalResult translateSTFT(NodeContext &ctx) {
   // frame_step: a constant, or a value of the run when the output's frame count is declared.
   std::optional<int64_t> constantStep;
   if (ctx.knownAtImport(1)) {
-    FailureOr<SmallVector<int64_t>> step = ctx.constantInts(1, "frame_step");
+    FailureOr<int64_t> step = positiveConstant(ctx, 1, "frame_step");
     if (failed(step))
       return failure();
-    if (step->size() != 1 || (*step)[0] < 1)
-      return ctx.emitError() << "frame_step must be one positive value";
-    constantStep = (*step)[0];
+    constantStep = *step;
   }
   int64_t frameLength = -1;
   if (ctx.hasInput(3)) {
-    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(3, "frame_length");
+    FailureOr<int64_t> given = positiveConstant(ctx, 3, "frame_length");
     if (failed(given))
       return failure();
-    if (given->size() != 1 || (*given)[0] < 1)
-      return ctx.emitError() << "frame_length must be one positive value";
-    frameLength = (*given)[0];
+    frameLength = *given;
   }
   if (ctx.hasInput(2)) {
     RankedTensorType windowType = ctx.inputType(2);

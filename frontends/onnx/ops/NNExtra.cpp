@@ -353,9 +353,9 @@ struct RunTimeResizeOperands {
 };
 
 /// Resize or Upsample with scales, roi or aspect-keeping sizes of the run: the result has the
-/// declared shape, and each
-/// dimension whose declared size differs from the input's is resampled in turn (as ONNX's
-/// reference interpolates one dimension after another): the output positions map to input
+/// declared shape, and each dimension whose declared size differs from the input's is resampled
+/// in turn (as ONNX's reference interpolates one dimension after another): the output positions
+/// map to input
 /// coordinates with the run's scale and region, each tap's index is clamped into the input and
 /// gathered along the dimension, and the taps are weighted and summed (in f32, f64 for f64). A
 /// check of every run verifies that the run's scales give the declared sizes (floor(input *

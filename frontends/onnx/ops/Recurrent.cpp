@@ -12,6 +12,7 @@
 
 #include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
+#include "frontends/onnx/ops/RunTimeOperands.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -234,13 +235,10 @@ LogicalResult RecurrentBuilder::translate() {
       Value inRange = d_.op<AndOp>(
           {d_.compare(ComparisonDirection::ge, lengths, ctx_.scalar(element, 0)),
            d_.compare(ComparisonDirection::le, lengths, ctx_.scalar(element, seqLength))});
-      Value all = d_.op<ReduceMinOp>({d_.castTo(inRange, ctx_.builder().getI64Type())},
-                                     {ctx_.namedArray("axes", {0})});
-      if (d_.failed() ||
-          failed(ctx_.addCheck(
-              d_.compare(ComparisonDirection::eq, all, ctx_.scalar(ctx_.builder().getI64Type(), 1)),
-              "sequence_lens (input 4) holds a length outside [0, " + std::to_string(seqLength) +
-                  "]")))
+      Value all = allTrue(d_, inRange);
+      if (d_.failed() || failed(ctx_.addCheck(all, "sequence_lens (input 4) holds a length "
+                                                   "outside [0, " +
+                                                       std::to_string(seqLength) + "]")))
         return failure();
     }
   }
