@@ -869,9 +869,8 @@ LogicalResult translateSTFT(NodeContext &ctx) {
           runStep);
       Value offsets = d.reshape(ctx.i64Vector(llvm::to_vector(llvm::seq<int64_t>(0, frameLength))),
                                 {1, frameLength});
-      Value positions = d.op<MinOp>({d.op<MaxOp>({d.add(starts, offsets), ctx.scalar(i64, 0)}),
-                                     ctx.scalar(i64, static_cast<double>(length - 1))});
-      framesFirst = d.op<GatherOp>({component, positions}, {ctx.namedI64("axis", 1)});
+      framesFirst = d.op<GatherOp>({component, clampIndex(d, d.add(starts, offsets), length)},
+                                   {ctx.namedI64("axis", 1)});
     }
     if (ctx.hasInput(2))
       framesFirst = d.mul(framesFirst, ctx.input(2));

@@ -545,11 +545,8 @@ LogicalResult buildRunTimeResize(NodeContext &ctx, ResizeRequest request,
     }
     SmallVector<int64_t> along(rank, 1);
     along[axis] = out;
-    auto clampIndex = [&](Value index) {
-      return d.op<MinOp>({d.op<MaxOp>({index, ctx.scalar(i64, 0)}), ctx.scalar(i64, in - 1)});
-    };
     auto gathered = [&](Value index) {
-      return d.op<GatherOp>({result, clampIndex(index)}, {ctx.namedI64("axis", axis)});
+      return d.op<GatherOp>({result, clampIndex(d, index, in)}, {ctx.namedI64("axis", axis)});
     };
     Value next;
     if (request.mode == ResizeMode::nearest) {

@@ -143,9 +143,8 @@ std::optional<SmallVector<int64_t>> NodeContext::shapeDeclaredDownstream(int ind
       auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
       return type && type.hasStaticShape() && type.getNumElements() == 1 && type.getRank() <= 1;
     }
-    for (const onnx::TensorProto &tensor : graph.initializer())
-      if (tensor.name() == name)
-        return tensor.dims_size() <= 1 && elementCount(tensor.dims()) == 1;
+    if (const TensorView *initializer = model_.findInitializer(name))
+      return initializer->dims.size() <= 1 && initializer->elementCount == 1;
     for (const onnx::NodeProto &node : graph.node())
       if (node.op_type() == "Constant" && node.output_size() == 1 && node.output(0) == name)
         for (const onnx::AttributeProto &attribute : node.attribute())

@@ -145,6 +145,13 @@ LogicalResult checkMaskIsOneOf(Decomposition &d, Value mask,
                  .str());
 }
 
+Value clampIndex(Decomposition &d, Value index, int64_t size) {
+  NodeContext &ctx = d.context();
+  Type i64 = ctx.builder().getI64Type();
+  return d.op<MinOp>(
+      {d.op<MaxOp>({index, ctx.scalar(i64, 0)}), ctx.scalar(i64, static_cast<double>(size - 1))});
+}
+
 Value elementOf(Decomposition &d, Value values, int64_t index) {
   NodeContext &ctx = d.context();
   if (!values)

@@ -68,6 +68,10 @@ mlir::FailureOr<llvm::SmallVector<int64_t>> intsKnownOrChecked(
     NodeContext &ctx, int index, llvm::StringRef what, int output,
     llvm::function_ref<mlir::FailureOr<llvm::SmallVector<int64_t>>(mlir::RankedTensorType)> derive);
 
+/// The i64 positions `index` clamped into [0, size - 1], so that a gather of a dimension of `size`
+/// elements stays inside it whatever the run's operands (a check reports the run's error).
+mlir::Value clampIndex(Decomposition &d, mlir::Value index, int64_t size);
+
 /// Element `index` of the rank-1 `values` as a rank-0 value (a constant when `values` is one).
 mlir::Value elementOf(Decomposition &d, mlir::Value values, int64_t index);
 

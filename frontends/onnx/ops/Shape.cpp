@@ -773,8 +773,7 @@ LogicalResult translateRunTimePad(NodeContext &ctx, PadMode mode, ArrayRef<int64
       inside = d.op<AndOp>({d.compare(ComparisonDirection::ge, source, scalar(0)),
                             d.compare(ComparisonDirection::lt, source, scalar(in))});
     }
-    source = d.op<MinOp>({d.op<MaxOp>({source, scalar(0)}), scalar(in - 1)});
-    result = d.op<GatherOp>({result, source}, {ctx.namedI64("axis", axis)});
+    result = d.op<GatherOp>({result, clampIndex(d, source, in)}, {ctx.namedI64("axis", axis)});
     if (inside) {
       SmallVector<int64_t> along(rank, 1);
       along[axis] = out;
