@@ -28,44 +28,6 @@ using namespace mlir;
 
 namespace kiln {
 
-std::optional<int64_t> contiguousSliceByteOffset(Operation *op) {
-  auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
-  if (!slice)
-    return std::nullopt;
-  RankedTensorType source = slice.getSourceType();
-  Type element = source.getElementType();
-  if (!source.hasStaticShape() || !slice.getResultType().hasStaticShape() ||
-      !element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
-    return std::nullopt;
-  std::optional<SmallVector<int64_t>> offsets = getConstantIntValues(slice.getMixedOffsets());
-  std::optional<SmallVector<int64_t>> sizes = getConstantIntValues(slice.getMixedSizes());
-  std::optional<SmallVector<int64_t>> strides = getConstantIntValues(slice.getMixedStrides());
-  if (!offsets || !sizes || !strides)
-    return std::nullopt;
-  ArrayRef<int64_t> shape = source.getShape();
-  // Row-major: the slice is one run of elements when the dims inside the outermost one it
-  // cuts are whole and the dims outside it are single.
-  int64_t rank = shape.size();
-  int64_t cut = 0;
-  for (int64_t d = rank - 1; d >= 0; --d)
-    if ((*sizes)[d] != shape[d]) {
-      cut = d;
-      break;
-    }
-  int64_t linear = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if ((*strides)[d] != 1 && (*sizes)[d] != 1)
-      return std::nullopt;
-    if (d < cut && (*sizes)[d] != 1)
-      return std::nullopt;
-    linear = linear * shape[d] + (*offsets)[d];
-  }
-  int64_t bytes = linear * (element.getIntOrFloatBitWidth() / 8);
-  if (bytes % kViewByteAlignment != 0)
-    return std::nullopt;
-  return bytes;
-}
-
 bool isViewOp(Operation *op) {
   return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp, tensor::ReshapeOp>(
              op) ||

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include "compiler/fusion/Passes.h"
 #include "dialects/program/ProgramDialect.h"
 
 namespace kiln {
@@ -41,15 +42,6 @@ inline constexpr llvm::StringLiteral kCudaKernelModule = "kiln_kernels";
 /// (reshapes and casts of contiguous tensors, and contiguous slices at an aligned offset): they
 /// are views, not steps.
 bool isViewOp(mlir::Operation *op);
-
-/// A slice's first byte within its source, where `op` is a tensor.extract_slice that reads one
-/// contiguous run of its statically shaped source starting at a multiple of kViewByteAlignment;
-/// nothing otherwise.
-std::optional<int64_t> contiguousSliceByteOffset(mlir::Operation *op);
-
-/// Views into a buffer start at multiples of this: every arena offset stays aligned as the memory
-/// plan aligns them (64 bytes) and as the CUDA libraries prefer (256).
-inline constexpr int64_t kViewByteAlignment = 256;
 
 /// Whether `op` may write memory: ops with unknown effects count as writing, allocations and
 /// deallocations do not.

@@ -45,7 +45,10 @@ def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
     that updates an input (a scatter) works on a copy. Then the root op (the producer of the
     single result) is tiled along its outer parallel loops with `scf.forall` and its producers
     fused into the tile; kiln-distribute-workgroups turns the tiles into workgroups. Kernels too
-    small to split, with several results or a root that cannot be tiled stay whole.
+    small to split, with several results or a root that cannot be tiled stay whole. Before
+    all this, a generic's inputs read through a wrapping map (a concatenation written by
+    kiln-fold-data-movement) are read inside its body instead: tiling would slice them to the
+    range between a tile's first and last index.
   }];
   let options = [
     Option<"targetWorkgroups", "target-workgroups", "int64_t", /*default=*/"64",
@@ -63,6 +66,7 @@ def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
            "kiln-outline-cuda-kernels' row kernels">,
   ];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::scf::SCFDialect",

@@ -272,6 +272,8 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (!function->hasAttr(kDispatchAttr) || function.isExternal())
         continue;
+      IRRewriter rewriter(function.getContext());
+      function.walk([&](linalg::GenericOp op) { readWrappedOperandsInBody(rewriter, op); });
       convertToDestinationPassing(function);
       if ((tile || rowTiles) && failed(tileRoot(function)))
         return signalPassFailure();

@@ -34,6 +34,21 @@ inline constexpr llvm::StringLiteral kModeledKernelBytesAttr = "kiln.modeled_ker
 /// times beyond the producer's own evaluations.
 bool isCostlyToRepeat(mlir::OpOperand *operand, int64_t maxRepeated);
 
+/// A slice's first byte within its source, where `op` is a tensor.extract_slice that reads one
+/// contiguous run of its statically shaped source starting at a multiple of kViewByteAlignment
+/// (kiln-form-dispatches makes it a view); nothing otherwise.
+std::optional<int64_t> contiguousSliceByteOffset(mlir::Operation *op);
+
+/// Views into a buffer start at multiples of this: every arena offset stays aligned as the memory
+/// plan aligns them (64 bytes) and as the CUDA libraries prefer (256).
+inline constexpr int64_t kViewByteAlignment = 256;
+
+/// Reads each input of `op` whose indexing map wraps (a `mod`: a concatenation written by
+/// kiln-fold-data-movement) inside the body instead, by `tensor.extract` at the map's indices.
+/// Tiling slices every operand to the range between a tile's first and last index, which a
+/// wrapping read leaves; a tensor read in the body is not sliced.
+void readWrappedOperandsInBody(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp op);
+
 /// Collects the names of the model nodes recorded in a location (NameLoc inside FusedLoc and
 /// CallSiteLoc).
 void collectNodeNames(mlir::Location loc, llvm::SetVector<llvm::StringRef> &names);

@@ -81,6 +81,39 @@ def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::Fu
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FoldDataMovementPass : Pass<"kiln-fold-data-movement", "mlir::func::FuncOp"> {
+  let summary = "Reads slices, concatenations and transposes through the indexing maps of their "
+                "elementwise readers, so elementwise fusion reaches through them";
+  let description = [{
+    Runs before `kiln-fuse-elementwise`, which fuses only linalg.generic producers into
+    linalg.generic readers. Data movement between elementwise ops otherwise ends a fusion and
+    becomes a kernel of its own, as XLA's loop fusion would not have it: rotary position
+    embeddings (`x * cos + concat(-x[..., h:], x[..., :h]) * sin`) took a transpose, two slices,
+    a negation, a concatenation and the multiply-add, six kernels for each of Q and K.
+
+    - A `linalg.transpose` read only by generics or by slices becomes a generic.
+    - A `tensor.extract_slice` with constant offsets and strides that is not a view (not one
+      contiguous run at an aligned offset, which costs nothing) is read by each generic reader
+      directly from its source: the reader's indexing map becomes `offset + stride * index`.
+    - A `tensor.concat` of at most `max-concat-operands` operands read only by generics becomes a
+      generic that reads operand k at `(i - start_k) mod size_k` along the axis (in bounds at
+      every point) and selects by `i`: its operands' producers and its readers then fuse with it.
+      Tiling slices every operand to the range between a tile's first and last index, which a
+      wrapping read leaves: `kiln-tile-dispatches` first reads such operands inside the body
+      (`tensor.extract` at the map's indices), after fusion has taken their producers in.
+  }];
+  let options = [
+    Option<"maxConcatOperands", "max-concat-operands", "int64_t", /*default=*/"4",
+           "The most operands a concatenation written as a generic may have (each point "
+           "evaluates every operand and selects one)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def GeneralizeReductionsPass : Pass<"kiln-generalize-reductions", "mlir::func::FuncOp"> {
   let summary = "Writes linalg.reduce ops as linalg.generic so elementwise fusion reaches them";
   let description = [{

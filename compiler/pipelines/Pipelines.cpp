@@ -172,6 +172,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     pm.addPass(createVerifyGraphLoweredPass());
   } else if (stage == "kernels") {
     pm.addNestedPass<mlir::func::FuncOp>(createGeneralizeReductionsPass());
+    pm.addNestedPass<mlir::func::FuncOp>(createFoldDataMovementPass());
     // Costly work repeated across a broadcast is worth a kernel of its own on a CPU; a GPU
     // computes millions of exponentials in the time of one launch.
     FuseElementwisePassOptions elementwise;

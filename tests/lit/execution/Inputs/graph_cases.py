@@ -252,6 +252,57 @@ def data_movement_cases():
     return out
 
 
+def data_movement_fusion_cases():
+    """Slices, concatenations and transposes between elementwise ops, which
+    kiln-fold-data-movement reads through so that each chain is one kernel; large enough that
+    the kernels are split into workgroups (never along a concatenated axis)."""
+    def rotate_half(a):
+        h = a.shape[-1] // 2
+        return np.concatenate([-a[..., h:], a[..., :h]], axis=-1)
+
+    q = normal((2, 128, 4, 32))
+    cos, sin = normal((1, 1, 128, 32)), normal((1, 1, 128, 32))
+    rotary = (
+        "%t = graph.transpose %a0, [0, 2, 1, 3] : tensor<2x128x4x32xf32> -> tensor<2x4x128x32xf32>\n"
+        "  %lo = graph.slice %t {starts = array<i64: 0, 0, 0, 0>, limits = array<i64: 2, 4, 128, 16>, strides = array<i64: 1, 1, 1, 1>} : (tensor<2x4x128x32xf32>) -> tensor<2x4x128x16xf32>\n"
+        "  %hi = graph.slice %t {starts = array<i64: 0, 0, 0, 16>, limits = array<i64: 2, 4, 128, 32>, strides = array<i64: 1, 1, 1, 1>} : (tensor<2x4x128x32xf32>) -> tensor<2x4x128x16xf32>\n"
+        "  %n = graph.neg %hi : tensor<2x4x128x16xf32>\n"
+        "  %c = graph.concat %n, %lo {axis = 3 : i64} : (tensor<2x4x128x16xf32>, tensor<2x4x128x16xf32>) -> tensor<2x4x128x32xf32>\n"
+        "  %m1 = graph.mul %t, %a1 : (tensor<2x4x128x32xf32>, tensor<1x1x128x32xf32>) -> tensor<2x4x128x32xf32>\n"
+        "  %m2 = graph.mul %c, %a2 : (tensor<2x4x128x32xf32>, tensor<1x1x128x32xf32>) -> tensor<2x4x128x32xf32>\n"
+        "  %r = graph.add %m1, %m2 : (tensor<2x4x128x32xf32>, tensor<2x4x128x32xf32>) -> tensor<2x4x128x32xf32>")
+    a, b = normal((64, 100)), normal((64, 28))
+    bias = normal((128,))
+    cls, patches, pos = normal((1, 1, 48)), normal((1, 196, 48)), normal((1, 197, 48))
+    x = normal((8, 96))
+    return [
+        Case("rotary_embedding", [q, cos, sin], rotary, "tensor<2x4x128x32xf32>",
+             lambda a0, c, s: (lambda t: t * c + rotate_half(t) * s)(a0.transpose(0, 2, 1, 3))),
+        Case("concat_uneven_last_axis", [a, b, bias],
+             "%e = graph.exp %a1 : tensor<64x28xf32>\n"
+             "  %c = graph.concat %a0, %e {axis = 1 : i64} : (tensor<64x100xf32>, tensor<64x28xf32>) -> tensor<64x128xf32>\n"
+             "  %r = graph.add %c, %a2 : (tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32>",
+             "tensor<64x128xf32>", lambda a0, a1, a2: np.concatenate([a0, np.exp(a1)], axis=1) + a2),
+        Case("class_token_and_positions", [cls, patches, pos],
+             "%c = graph.concat %a0, %a1 {axis = 1 : i64} : (tensor<1x1x48xf32>, tensor<1x196x48xf32>) -> tensor<1x197x48xf32>\n"
+             "  %r = graph.add %c, %a2 : (tensor<1x197x48xf32>, tensor<1x197x48xf32>) -> tensor<1x197x48xf32>",
+             "tensor<1x197x48xf32>", lambda c, p, e: np.concatenate([c, p], axis=1) + e),
+        Case("strided_slices_concatenated", [x],
+             "%even = graph.slice %a0 {starts = array<i64: 0, 0>, limits = array<i64: 8, 96>, strides = array<i64: 1, 2>} : (tensor<8x96xf32>) -> tensor<8x48xf32>\n"
+             "  %odd = graph.slice %a0 {starts = array<i64: 0, 1>, limits = array<i64: 8, 96>, strides = array<i64: 1, 2>} : (tensor<8x96xf32>) -> tensor<8x48xf32>\n"
+             "  %tail = graph.slice %a0 {starts = array<i64: 1, 90>, limits = array<i64: 8, 96>, strides = array<i64: 2, 1>} : (tensor<8x96xf32>) -> tensor<4x6xf32>\n"
+             "  %d = graph.sub %odd, %even : (tensor<8x48xf32>, tensor<8x48xf32>) -> tensor<8x48xf32>\n"
+             "  %t2 = graph.transpose %tail, [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>\n"
+             "  %p = graph.slice %t2 {starts = array<i64: 0, 0>, limits = array<i64: 6, 4>, strides = array<i64: 1, 1>} : (tensor<6x4xf32>) -> tensor<6x4xf32>\n"
+             "  %z = graph.reshape %p to [8, 3] : tensor<6x4xf32> -> tensor<8x3xf32>\n"
+             "  %c = graph.concat %even, %d, %z {axis = 1 : i64} : (tensor<8x48xf32>, tensor<8x48xf32>, tensor<8x3xf32>) -> tensor<8x99xf32>\n"
+             "  %r = graph.tanh %c : tensor<8x99xf32>",
+             "tensor<8x99xf32>",
+             lambda a0: np.tanh(np.concatenate(
+                 [a0[:, 0::2], a0[:, 1::2] - a0[:, 0::2], a0[1::2, 90:].T.reshape(8, 3)], axis=1))),
+    ]
+
+
 def neural_network_cases():
     out = []
     a, b = normal((2, 1, 3, 4)), normal((5, 4, 2))
@@ -785,7 +836,7 @@ def conv_transpose_cases():
 
 
 GROUPS = {"core": cases, "unsigned": unsigned_cases, "unsigned_wide": unsigned_wide_cases,
-          "indexing": indexing_cases,
+          "indexing": indexing_cases, "data_movement_fusion": data_movement_fusion_cases,
           "scan": scan_cases, "resize": resize_cases, "conv_transpose": conv_transpose_cases}
 
 # The NumPy dtype `kiln run` writes an output of each element type as.

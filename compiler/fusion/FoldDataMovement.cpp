@@ -1,0 +1,234 @@
+//===- FoldDataMovement.cpp - Slices, concatenations, transposes into readers ---===//
+//
+// Elementwise fusion fuses linalg.generic producers into linalg.generic readers; a slice, a
+// concatenation or a named transpose between two elementwise ops ends the fusion and becomes a
+// kernel of its own. XLA's loop fusion reads through them instead: here each is expressed in the
+// indexing maps of its readers (a slice as `offset + stride * index`, a concatenation as a
+// generic reading each operand at `(index - start) mod size` and selecting by the index, a
+// transpose as a generic), so that the fusion passes after this one take them in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/fusion/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_FOLDDATAMOVEMENTPASS
+#include "compiler/fusion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+
+std::optional<int64_t> contiguousSliceByteOffset(Operation *op) {
+  auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+  if (!slice)
+    return std::nullopt;
+  RankedTensorType source = slice.getSourceType();
+  Type element = source.getElementType();
+  if (!source.hasStaticShape() || !slice.getResultType().hasStaticShape() ||
+      !element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> offsets = getConstantIntValues(slice.getMixedOffsets());
+  std::optional<SmallVector<int64_t>> sizes = getConstantIntValues(slice.getMixedSizes());
+  std::optional<SmallVector<int64_t>> strides = getConstantIntValues(slice.getMixedStrides());
+  if (!offsets || !sizes || !strides)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = source.getShape();
+  // Row-major: the slice is one run of elements when the dims inside the outermost one it
+  // cuts are whole and the dims outside it are single.
+  int64_t rank = shape.size();
+  int64_t cut = 0;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if ((*sizes)[d] != shape[d]) {
+      cut = d;
+      break;
+    }
+  int64_t linear = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if ((*strides)[d] != 1 && (*sizes)[d] != 1)
+      return std::nullopt;
+    if (d < cut && (*sizes)[d] != 1)
+      return std::nullopt;
+    linear = linear * shape[d] + (*offsets)[d];
+  }
+  int64_t bytes = linear * (element.getIntOrFloatBitWidth() / 8);
+  if (bytes % kViewByteAlignment != 0)
+    return std::nullopt;
+  return bytes;
+}
+
+/// Whether `map` reads through a `mod`.
+static bool wraps(AffineMap map) {
+  bool found = false;
+  for (AffineExpr result : map.getResults())
+    result.walk([&](AffineExpr expr) { found |= expr.getKind() == AffineExprKind::Mod; });
+  return found;
+}
+
+void readWrappedOperandsInBody(RewriterBase &rewriter, linalg::GenericOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  Block *body = op.getBody();
+  for (int64_t i = op.getNumDpsInputs() - 1; i >= 0; --i) {
+    if (!wraps(maps[i]))
+      continue;
+    OpOperand *operand = op.getDpsInputOperand(i);
+    Value tensor = operand->get();
+    rewriter.setInsertionPointToStart(body);
+    Location loc = op.getLoc();
+    SmallVector<Value> loops;
+    for (unsigned d = 0; d < op.getNumLoops(); ++d)
+      loops.push_back(linalg::IndexOp::create(rewriter, loc, d));
+    SmallVector<Value> indices;
+    for (AffineExpr result : maps[i].getResults())
+      indices.push_back(affine::AffineApplyOp::create(
+          rewriter, loc, AffineMap::get(op.getNumLoops(), 0, result), loops));
+    Value element = tensor::ExtractOp::create(rewriter, loc, tensor, indices);
+    rewriter.replaceAllUsesWith(body->getArgument(i), element);
+    body->eraseArgument(i);
+    op.getInputsMutable().erase(i);
+    maps.erase(maps.begin() + i);
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  }
+}
+
+namespace {
+
+/// Whether `value` is read only as an input of linalg.generic ops.
+bool readOnlyByGenerics(Value value) {
+  return !value.use_empty() && llvm::all_of(value.getUses(), [](OpOperand &use) {
+    auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+    return generic && generic.isDpsInput(&use);
+  });
+}
+
+/// Reads `slice` in each of its generic readers from the slice's source.
+void foldSliceIntoReaders(tensor::ExtractSliceOp slice) {
+  std::optional<SmallVector<int64_t>> offsets = getConstantIntValues(slice.getMixedOffsets());
+  std::optional<SmallVector<int64_t>> strides = getConstantIntValues(slice.getMixedStrides());
+  if (!offsets || !strides || !slice.getSourceType().hasStaticShape() ||
+      !slice.getResultType().hasStaticShape() || contiguousSliceByteOffset(slice) ||
+      !readOnlyByGenerics(slice.getResult()))
+    return;
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  for (OpOperand &use : llvm::make_early_inc_range(slice.getResult().getUses())) {
+    auto reader = cast<linalg::GenericOp>(use.getOwner());
+    AffineMap read = reader.getMatchingIndexingMap(&use);
+    MLIRContext *context = reader.getContext();
+    SmallVector<AffineExpr> results;
+    unsigned kept = 0;
+    bool valid = true;
+    for (int64_t d = 0; d < slice.getSourceType().getRank(); ++d) {
+      AffineExpr offset = getAffineConstantExpr((*offsets)[d], context);
+      if (dropped.test(d)) {
+        results.push_back(offset);
+        continue;
+      }
+      results.push_back(offset + read.getResult(kept++) * (*strides)[d]);
+      // A loop read as a bare index gets its extent from the operand: the start of a longer
+      // dimension (x[..., :h] read as x[..., i]) would stretch the loop.
+      valid &= !isa<AffineDimExpr>(results.back()) ||
+               slice.getStaticSizes()[d] == slice.getSourceType().getDimSize(d);
+    }
+    if (!valid)
+      continue;
+    SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
+    maps[use.getOperandNumber()] =
+        AffineMap::get(read.getNumDims(), read.getNumSymbols(), results, context);
+    reader.setIndexingMapsAttr(Builder(context).getAffineMapArrayAttr(maps));
+    use.set(slice.getSource());
+  }
+}
+
+/// Writes `concat` as a generic over its result reading operand k at (i - start_k) mod size_k
+/// along the axis and selecting by i.
+void writeConcatAsGeneric(IRRewriter &rewriter, tensor::ConcatOp concat, int64_t maxOperands) {
+  RankedTensorType type = concat.getResultType();
+  int64_t axis = concat.getDim();
+  if (!type.hasStaticShape() || concat.getInputs().size() < 2 ||
+      static_cast<int64_t>(concat.getInputs().size()) > maxOperands ||
+      !readOnlyByGenerics(concat.getResult()))
+    return;
+  MLIRContext *context = concat.getContext();
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> ends;
+  int64_t start = 0;
+  for (Value input : concat.getInputs()) {
+    int64_t size = cast<RankedTensorType>(input.getType()).getDimSize(axis);
+    if (size == 0)
+      return;
+    SmallVector<AffineExpr> results;
+    for (int64_t d = 0; d < rank; ++d) {
+      AffineExpr index = getAffineDimExpr(d, context);
+      results.push_back(d == axis ? (index - start) % size : index);
+    }
+    maps.push_back(AffineMap::get(rank, 0, results, context));
+    start += size;
+    ends.push_back(start);
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, context));
+  rewriter.setInsertionPoint(concat);
+  Location loc = concat.getLoc();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, concat.getInputs(), ValueRange{init}, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value index = linalg::IndexOp::create(b, l, axis);
+        Value chosen = args[ends.size() - 1];
+        for (int64_t k = static_cast<int64_t>(ends.size()) - 2; k >= 0; --k) {
+          Value end = arith::ConstantIndexOp::create(b, l, ends[k]);
+          Value inside =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, index, end);
+          chosen = arith::SelectOp::create(b, l, inside, args[k], chosen);
+        }
+        linalg::YieldOp::create(b, l, chosen);
+      });
+  rewriter.replaceOp(concat, generic.getResult(0));
+}
+
+struct FoldDataMovementPass : impl::FoldDataMovementPassBase<FoldDataMovementPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Transposes first: their slices are then folded into generics reading the transpose.
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
+    for (linalg::TransposeOp op : transposes) {
+      bool fusible = llvm::all_of(op->getUsers(), [](Operation *user) {
+        return isa<linalg::GenericOp, tensor::ExtractSliceOp, tensor::ConcatOp>(user);
+      });
+      if (!fusible || op->use_empty())
+        continue;
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::generalizeNamedOp(rewriter, op))) {
+        op.emitError("cannot write the transpose as a linalg.generic");
+        return signalPassFailure();
+      }
+    }
+    // Concatenations before slices: a slice read by a concatenation is then read by a generic.
+    SmallVector<tensor::ConcatOp> concats;
+    getOperation().walk([&](tensor::ConcatOp op) { concats.push_back(op); });
+    for (tensor::ConcatOp op : concats)
+      writeConcatAsGeneric(rewriter, op, maxConcatOperands);
+    SmallVector<tensor::ExtractSliceOp> slices;
+    getOperation().walk([&](tensor::ExtractSliceOp op) { slices.push_back(op); });
+    for (tensor::ExtractSliceOp op : slices) {
+      foldSliceIntoReaders(op);
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln
