@@ -186,8 +186,7 @@ void writeConcatAsGeneric(IRRewriter &rewriter, tensor::ConcatOp concat, int64_t
         Value chosen = args[ends.size() - 1];
         for (int64_t k = static_cast<int64_t>(ends.size()) - 2; k >= 0; --k) {
           Value end = arith::ConstantIndexOp::create(b, l, ends[k]);
-          Value inside =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, index, end);
+          Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, index, end);
           chosen = arith::SelectOp::create(b, l, inside, args[k], chosen);
         }
         linalg::YieldOp::create(b, l, chosen);

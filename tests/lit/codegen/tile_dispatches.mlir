@@ -345,3 +345,39 @@ module @split {
     return %sum : tensor<4xf32>
   }
 }
+
+// -----
+
+// Tests that a concatenation written as a generic (kiln-fold-data-movement: operands read at
+// (i - start) mod size, selected by i) reads its wrapped operands inside the body, at the maps'
+// indices of the tile's global position, and not through tile slices (a tile's slice of a
+// wrapping read is not the range between its first and last index); the operand read through a
+// plain map keeps its slice.
+// CHECK-LABEL: func.func private @concat_last_axis
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<64x100xf32>{{.*}}, %[[B:[a-z0-9]+]]: tensor<64x28xf32>{{.*}}, %[[BIAS:[a-z0-9]+]]: tensor<64x128xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true})
+// CHECK: scf.forall (%[[I:.+]]) in (64)
+// CHECK-NOT: tensor.extract_slice %[[A]]
+// CHECK-NOT: tensor.extract_slice %[[B]]
+// CHECK: %[[IN:.+]] = tensor.extract_slice %[[BIAS]][%[[I]], 0] [1, 128] [1, 1]
+// CHECK-NOT: tensor.extract_slice %[[A]]
+// CHECK-NOT: tensor.extract_slice %[[B]]
+// CHECK: linalg.generic {{.*}}ins(%[[IN]] : tensor<1x128xf32>)
+// CHECK: tensor.extract %[[A]][
+// CHECK: tensor.extract %[[B]][
+// CHECK: arith.select
+// CHECK: scf.forall.in_parallel
+module @concatenation {
+  func.func private @concat_last_axis(%a: tensor<64x100xf32>, %b: tensor<64x28xf32>, %bias: tensor<64x128xf32>) -> tensor<64x128xf32> attributes {kiln.description = "linalg.generic", kiln.dispatch} {
+    %e = tensor.empty() : tensor<64x128xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1 mod 100)>, affine_map<(d0, d1) -> (d0, (d1 - 100) mod 28)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a, %b, %bias : tensor<64x100xf32>, tensor<64x28xf32>, tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) {
+    ^bb0(%x: f32, %y: f32, %z: f32, %out: f32):
+      %i = linalg.index 1 : index
+      %c100 = arith.constant 100 : index
+      %low = arith.cmpi ult, %i, %c100 : index
+      %s = arith.select %low, %x, %y : f32
+      %r = arith.addf %s, %z : f32
+      linalg.yield %r : f32
+    } -> tensor<64x128xf32>
+    return %0 : tensor<64x128xf32>
+  }
+}

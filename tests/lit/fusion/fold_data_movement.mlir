@@ -1,0 +1,91 @@
+// RUN: kiln-opt --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fold-data-movement))' %s | FileCheck %s
+// RUN: kiln-opt --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fold-data-movement,kiln-fuse-elementwise,kiln-fuse-shared-producers,canonicalize,cse))' %s | FileCheck %s --check-prefix=FUSED
+// RUN: kiln-opt --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fold-data-movement{max-concat-operands=1}))' %s | FileCheck %s --check-prefix=LIMIT
+
+// Tests that a rotary position embedding (x * cos + concat(-x[..., 16:], x[..., :16]) * sin on
+// the heads-first transpose of x) keeps no transpose, slice or concatenation: the transpose is a
+// generic, the negation reads the upper half at d3 + 16, the concatenation selects by d3 among
+// its operands read at d3 mod 16 (the lower half straight from the transpose), and elementwise
+// fusion then makes the whole of it one generic. With at most one operand allowed, the
+// concatenation stays.
+// CHECK-DAG: #[[TRANSPOSED:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+// CHECK-DAG: #[[UPPER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3 + 16)>
+// CHECK-DAG: #[[WRAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3 mod 16)>
+// CHECK-LABEL: func.func @rotary
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[T:.+]] = linalg.generic {indexing_maps = [#[[TRANSPOSED]], {{.*}}ins(%arg0 :
+// CHECK: %[[NEG:.+]] = linalg.generic {indexing_maps = [#[[UPPER]], {{.*}}ins(%[[T]] : tensor<1x8x64x32xf32>)
+// CHECK: arith.negf
+// CHECK: %[[CAT:.+]] = linalg.generic {indexing_maps = [#[[WRAP]], #[[WRAP]], {{.*}}ins(%[[NEG]], %[[T]] : tensor<1x8x64x16xf32>, tensor<1x8x64x32xf32>)
+// CHECK: %[[I:.+]] = linalg.index 3
+// CHECK: %[[LOW:.+]] = arith.cmpi ult, %[[I]], %c16
+// CHECK: arith.select %[[LOW]]
+// CHECK: linalg.generic {{.*}}ins(%[[T]], %arg1, %[[CAT]], %arg2 :
+// CHECK-NOT: tensor.concat
+// CHECK: return
+// FUSED-LABEL: func.func @rotary
+// FUSED-COUNT-1: linalg.generic
+// FUSED-NOT: linalg.generic
+// FUSED: return
+// LIMIT-LABEL: func.func @rotary
+// LIMIT: tensor.concat
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#bc = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>
+func.func @rotary(%x: tensor<1x64x8x32xf32>, %cos: tensor<1x1x64x32xf32>, %sin: tensor<1x1x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  %e0 = tensor.empty() : tensor<1x8x64x32xf32>
+  %t = linalg.transpose ins(%x : tensor<1x64x8x32xf32>) outs(%e0 : tensor<1x8x64x32xf32>) permutation = [0, 2, 1, 3]
+  %lo = tensor.extract_slice %t[0, 0, 0, 0] [1, 8, 64, 16] [1, 1, 1, 1] : tensor<1x8x64x32xf32> to tensor<1x8x64x16xf32>
+  %hi = tensor.extract_slice %t[0, 0, 0, 16] [1, 8, 64, 16] [1, 1, 1, 1] : tensor<1x8x64x32xf32> to tensor<1x8x64x16xf32>
+  %e1 = tensor.empty() : tensor<1x8x64x16xf32>
+  %n = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%hi : tensor<1x8x64x16xf32>) outs(%e1 : tensor<1x8x64x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.negf %in : f32
+    linalg.yield %v : f32
+  } -> tensor<1x8x64x16xf32>
+  %c = tensor.concat dim(3) %n, %lo : (tensor<1x8x64x16xf32>, tensor<1x8x64x16xf32>) -> tensor<1x8x64x32xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #bc, #id4, #bc, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t, %cos, %c, %sin : tensor<1x8x64x32xf32>, tensor<1x1x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x1x64x32xf32>) outs(%e0 : tensor<1x8x64x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %d: f32, %s: f32, %out: f32):
+    %m1 = arith.mulf %a, %b : f32
+    %m2 = arith.mulf %d, %s : f32
+    %v = arith.addf %m1, %m2 : f32
+    linalg.yield %v : f32
+  } -> tensor<1x8x64x32xf32>
+  return %r : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Tests what stays: a slice that is a view (one contiguous run at an aligned offset costs
+// nothing), the start of a longer dimension that the reader reads by a bare index (the loop would
+// take the source's extent), and concatenations read by another concatenation and by a library
+// call; while a rank-reducing strided slice is folded (the dropped dimension a constant).
+// CHECK-DAG: #[[STRIDED:.+]] = affine_map<(d0, d1) -> (3, d1 * 2 + 1)>
+// CHECK-LABEL: func.func @what_stays
+// CHECK: %[[VIEW:.+]] = tensor.extract_slice %arg0[2, 0] [1, 64] [1, 1]
+// CHECK: %[[HEAD:.+]] = tensor.extract_slice %arg0[0, 0] [4, 16] [1, 1]
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[STRIDED]], #{{.+}}], {{.*}}ins(%[[VIEW]], %[[HEAD]], %arg0 :
+// CHECK: %[[CAT:.+]] = tensor.concat dim(0)
+// CHECK: %[[WIDE:.+]] = tensor.concat dim(1) %[[CAT]], %[[CAT]], %[[CAT]], %[[CAT]]
+// CHECK: call @library(%[[WIDE]])
+#row = affine_map<(d0, d1) -> (0, d0 + d1)>
+#head = affine_map<(d0, d1) -> (d0, d1)>
+#odd = affine_map<(d0, d1) -> (d1)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @library(tensor<8x64xf32>) -> tensor<8x64xf32> attributes {kiln.library_call = "onednn.matmul"}
+func.func @what_stays(%x: tensor<8x64xf32>) -> (tensor<4x16xf32>, tensor<8x64xf32>) {
+  %view = tensor.extract_slice %x[2, 0] [1, 64] [1, 1] : tensor<8x64xf32> to tensor<1x64xf32>
+  %head = tensor.extract_slice %x[0, 0] [4, 16] [1, 1] : tensor<8x64xf32> to tensor<4x16xf32>
+  %odd = tensor.extract_slice %x[3, 1] [1, 16] [1, 2] : tensor<8x64xf32> to tensor<16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#row, #head, #odd, #out], iterator_types = ["parallel", "parallel"]} ins(%view, %head, %odd : tensor<1x64xf32>, tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %t = arith.addf %s, %c : f32
+    linalg.yield %t : f32
+  } -> tensor<4x16xf32>
+  %cat = tensor.concat dim(0) %head, %head : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %wide = tensor.concat dim(1) %cat, %cat, %cat, %cat : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x64xf32>
+  %l = call @library(%wide) : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %r, %l : tensor<4x16xf32>, tensor<8x64xf32>
+}
