@@ -124,21 +124,21 @@ void foldSliceIntoReaders(tensor::ExtractSliceOp slice) {
     MLIRContext *context = reader.getContext();
     SmallVector<AffineExpr> results;
     unsigned kept = 0;
-    bool valid = true;
     for (int64_t d = 0; d < slice.getSourceType().getRank(); ++d) {
       AffineExpr offset = getAffineConstantExpr((*offsets)[d], context);
       if (dropped.test(d)) {
         results.push_back(offset);
         continue;
       }
-      results.push_back(offset + read.getResult(kept++) * (*strides)[d]);
-      // A loop read as a bare index gets its extent from the operand: the start of a longer
-      // dimension (x[..., :h] read as x[..., i]) would stretch the loop.
-      valid &= !isa<AffineDimExpr>(results.back()) ||
-               slice.getStaticSizes()[d] == slice.getSourceType().getDimSize(d);
+      AffineExpr index = read.getResult(kept++);
+      results.push_back(offset + index * (*strides)[d]);
+      // A loop read as a bare index takes its extent from the operand: the start of a longer
+      // dimension (x[..., :h] read as x[..., i]) would stretch the loop. Read at i mod h, the
+      // same element for every i of the loop, it does not.
+      int64_t size = slice.getStaticSizes()[d];
+      if (isa<AffineDimExpr>(results.back()) && size != slice.getSourceType().getDimSize(d))
+        results.back() = index % size;
     }
-    if (!valid)
-      continue;
     SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
     maps[use.getOperandNumber()] =
         AffineMap::get(read.getNumDims(), read.getNumSymbols(), results, context);

@@ -91,10 +91,12 @@ def FoldDataMovementPass : Pass<"kiln-fold-data-movement", "mlir::func::FuncOp">
     embeddings (`x * cos + concat(-x[..., h:], x[..., :h]) * sin`) took a transpose, two slices,
     a negation, a concatenation and the multiply-add, six kernels for each of Q and K.
 
-    - A `linalg.transpose` read only by generics or by slices becomes a generic.
+    - A `linalg.transpose` read only by generics, slices or concatenations becomes a generic.
     - A `tensor.extract_slice` with constant offsets and strides that is not a view (not one
-      contiguous run at an aligned offset, which costs nothing) is read by each generic reader
-      directly from its source: the reader's indexing map becomes `offset + stride * index`.
+      contiguous run at an aligned offset, which costs nothing) and that only generics read is
+      read by each of them directly from its source: the reader's indexing map becomes
+      `offset + stride * index`, or `index mod size` where that would be a bare index into a
+      longer dimension (which would give the loop the source's extent).
     - A `tensor.concat` of at most `max-concat-operands` operands read only by generics becomes a
       generic that reads operand k at `(i - start_k) mod size_k` along the axis (in bounds at
       every point) and selects by `i`: its operands' producers and its readers then fuse with it.

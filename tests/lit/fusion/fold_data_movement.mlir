@@ -57,15 +57,17 @@ func.func @rotary(%x: tensor<1x64x8x32xf32>, %cos: tensor<1x1x64x32xf32>, %sin: 
 // -----
 
 // Tests what stays: a slice that is a view (one contiguous run at an aligned offset costs
-// nothing), the start of a longer dimension that the reader reads by a bare index (the loop would
-// take the source's extent), and concatenations read by another concatenation and by a library
-// call; while a rank-reducing strided slice is folded (the dropped dimension a constant).
+// nothing), and concatenations read by another concatenation and by a library call; while a
+// rank-reducing strided slice is folded (the dropped dimension a constant), and so is the start
+// of longer dimensions that the reader reads by bare indices, read at i mod size (a bare index
+// would give the loop the source's extent).
+// CHECK-DAG: #[[HEADMAP:.+]] = affine_map<(d0, d1) -> (d0 mod 4, d1 mod 16)>
 // CHECK-DAG: #[[STRIDED:.+]] = affine_map<(d0, d1) -> (3, d1 * 2 + 1)>
 // CHECK-LABEL: func.func @what_stays
 // CHECK: %[[VIEW:.+]] = tensor.extract_slice %arg0[2, 0] [1, 64] [1, 1]
-// CHECK: %[[HEAD:.+]] = tensor.extract_slice %arg0[0, 0] [4, 16] [1, 1]
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[STRIDED]], #{{.+}}], {{.*}}ins(%[[VIEW]], %[[HEAD]], %arg0 :
-// CHECK: %[[CAT:.+]] = tensor.concat dim(0)
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[HEADMAP]], #[[STRIDED]], #{{.+}}], {{.*}}ins(%[[VIEW]], %arg0, %arg0 :
+// CHECK: %[[PIECE:.+]] = tensor.extract_slice %arg0[0, 0] [4, 16] [1, 1]
+// CHECK: %[[CAT:.+]] = tensor.concat dim(0) %[[PIECE]], %[[PIECE]]
 // CHECK: %[[WIDE:.+]] = tensor.concat dim(1) %[[CAT]], %[[CAT]], %[[CAT]], %[[CAT]]
 // CHECK: call @library(%[[WIDE]])
 #row = affine_map<(d0, d1) -> (0, d0 + d1)>
@@ -84,7 +86,8 @@ func.func @what_stays(%x: tensor<8x64xf32>) -> (tensor<4x16xf32>, tensor<8x64xf3
     %t = arith.addf %s, %c : f32
     linalg.yield %t : f32
   } -> tensor<4x16xf32>
-  %cat = tensor.concat dim(0) %head, %head : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %piece = tensor.extract_slice %x[0, 0] [4, 16] [1, 1] : tensor<8x64xf32> to tensor<4x16xf32>
+  %cat = tensor.concat dim(0) %piece, %piece : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
   %wide = tensor.concat dim(1) %cat, %cat, %cat, %cat : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x64xf32>
   %l = call @library(%wide) : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %r, %l : tensor<4x16xf32>, tensor<8x64xf32>
