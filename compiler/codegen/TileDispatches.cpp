@@ -273,9 +273,11 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       if (!function->hasAttr(kDispatchAttr) || function.isExternal())
         continue;
       IRRewriter rewriter(function.getContext());
-      function.walk([&](linalg::GenericOp op) { readWrappedOperandsInBody(rewriter, op); });
+      bool tileable = true;
+      function.walk(
+          [&](linalg::GenericOp op) { tileable &= readWrappedOperandsInBody(rewriter, op); });
       convertToDestinationPassing(function);
-      if ((tile || rowTiles) && failed(tileRoot(function)))
+      if ((tile || rowTiles) && tileable && failed(tileRoot(function)))
         return signalPassFailure();
     }
   }

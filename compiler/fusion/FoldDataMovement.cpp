@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_FOLDDATAMOVEMENTPASS
@@ -73,12 +74,25 @@ static bool wraps(AffineMap map) {
   return found;
 }
 
-void readWrappedOperandsInBody(RewriterBase &rewriter, linalg::GenericOp op) {
+bool readWrappedOperandsInBody(RewriterBase &rewriter, linalg::GenericOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   Block *body = op.getBody();
+  bool all = true;
   for (int64_t i = op.getNumDpsInputs() - 1; i >= 0; --i) {
     if (!wraps(maps[i]))
       continue;
+    // Every loop takes its extent from an operand that reads along it by a bare index: one
+    // that only this operand reads along (a reduction over a concatenated axis) keeps it.
+    llvm::SmallBitVector covered(op.getNumLoops());
+    for (auto [j, map] : llvm::enumerate(maps))
+      if (static_cast<int64_t>(j) != i)
+        for (AffineExpr result : map.getResults())
+          if (auto dim = dyn_cast<AffineDimExpr>(result))
+            covered.set(dim.getPosition());
+    if (!covered.all()) {
+      all = false;
+      continue;
+    }
     OpOperand *operand = op.getDpsInputOperand(i);
     Value tensor = operand->get();
     rewriter.setInsertionPointToStart(body);
@@ -97,6 +111,7 @@ void readWrappedOperandsInBody(RewriterBase &rewriter, linalg::GenericOp op) {
     maps.erase(maps.begin() + i);
     op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
   }
+  return all;
 }
 
 namespace {
@@ -144,6 +159,79 @@ void foldSliceIntoReaders(tensor::ExtractSliceOp slice) {
         AffineMap::get(read.getNumDims(), read.getNumSymbols(), results, context);
     reader.setIndexingMapsAttr(Builder(context).getAffineMapArrayAttr(maps));
     use.set(slice.getSource());
+  }
+}
+
+/// Reads a reshape that only inserts or drops dimensions of one element (an unsqueeze before a
+/// broadcast) in each generic reader straight from its source.
+template <typename ReshapeOp> void foldUnitReshapeIntoReaders(ReshapeOp reshape) {
+  constexpr bool expands = std::is_same_v<ReshapeOp, tensor::ExpandShapeOp>;
+  auto source = cast<RankedTensorType>(reshape.getSrc().getType());
+  auto result = cast<RankedTensorType>(reshape.getResult().getType());
+  if (!source.hasStaticShape() || !result.hasStaticShape() ||
+      !readOnlyByGenerics(reshape.getResult()))
+    return;
+  // Each group of the larger shape holds at most one dimension of more than one element.
+  ArrayRef<int64_t> large = expands ? result.getShape() : source.getShape();
+  SmallVector<ReassociationIndices> groups = reshape.getReassociationIndices();
+  SmallVector<int64_t> kept; // Per group: its dimension of the larger shape that is kept, or -1.
+  for (const ReassociationIndices &group : groups) {
+    int64_t keep = -1;
+    for (int64_t d : group)
+      if (large[d] != 1) {
+        if (keep >= 0)
+          return;
+        keep = d;
+      }
+    kept.push_back(keep);
+  }
+  for (OpOperand &use : llvm::make_early_inc_range(reshape.getResult().getUses())) {
+    auto reader = cast<linalg::GenericOp>(use.getOwner());
+    AffineMap read = reader.getMatchingIndexingMap(&use);
+    MLIRContext *context = reader.getContext();
+    // A loop read only through a dimension that goes away would lose its extent: dropped reads
+    // must be constants or loops the reader writes along.
+    llvm::SmallBitVector written(reader.getNumLoops());
+    for (OpOperand &init : reader.getDpsInitsMutable())
+      for (AffineExpr expr : reader.getMatchingIndexingMap(&init).getResults())
+        if (auto dim = dyn_cast<AffineDimExpr>(expr))
+          written.set(dim.getPosition());
+    auto droppable = [&](AffineExpr expr) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      return isa<AffineConstantExpr>(expr) || (dim && written.test(dim.getPosition()));
+    };
+    SmallVector<AffineExpr> results;
+    bool valid = true;
+    AffineExpr zero = getAffineConstantExpr(0, context);
+    if (groups.empty()) {
+      // Between a 0-d tensor and dimensions of one element each.
+      if (expands)
+        valid = llvm::all_of(read.getResults(), droppable);
+      else
+        results.assign(large.size(), zero);
+    }
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      if (expands) {
+        // The reader indexes the larger shape; the source has one dimension per group.
+        for (int64_t d : group)
+          if (d != kept[g])
+            valid &= droppable(read.getResult(d));
+        results.push_back(kept[g] >= 0 ? read.getResult(kept[g]) : zero);
+      } else {
+        // The reader indexes one dimension per group; the source has the group's dimensions.
+        if (kept[g] < 0)
+          valid &= droppable(read.getResult(g));
+        for (int64_t d : group)
+          results.push_back(d == kept[g] ? read.getResult(g) : zero);
+      }
+    }
+    if (!valid)
+      continue;
+    SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
+    maps[use.getOperandNumber()] =
+        AffineMap::get(read.getNumDims(), read.getNumSymbols(), results, context);
+    reader.setIndexingMapsAttr(Builder(context).getAffineMapArrayAttr(maps));
+    use.set(reshape.getSrc());
   }
 }
 
@@ -219,6 +307,26 @@ struct FoldDataMovementPass : impl::FoldDataMovementPassBase<FoldDataMovementPas
     getOperation().walk([&](tensor::ConcatOp op) { concats.push_back(op); });
     for (tensor::ConcatOp op : concats)
       writeConcatAsGeneric(rewriter, op, maxConcatOperands);
+    // Reshapes that only insert or drop unit dimensions (an unsqueeze before a broadcast), once
+    // a reshape through one dimension (the lowering's collapse then expand) is made one.
+    RewritePatternSet patterns(&getContext());
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    SmallVector<Operation *> reshapes;
+    getOperation().walk([&](Operation *op) {
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+        reshapes.push_back(op);
+    });
+    for (Operation *op : reshapes) {
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+        foldUnitReshapeIntoReaders(expand);
+      else
+        foldUnitReshapeIntoReaders(cast<tensor::CollapseShapeOp>(op));
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+    }
     SmallVector<tensor::ExtractSliceOp> slices;
     getOperation().walk([&](tensor::ExtractSliceOp op) { slices.push_back(op); });
     for (tensor::ExtractSliceOp op : slices) {

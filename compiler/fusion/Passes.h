@@ -46,8 +46,9 @@ inline constexpr int64_t kViewByteAlignment = 256;
 /// Reads each input of `op` whose indexing map wraps (a `mod`: a concatenation written by
 /// kiln-fold-data-movement) inside the body instead, by `tensor.extract` at the map's indices.
 /// Tiling slices every operand to the range between a tile's first and last index, which a
-/// wrapping read leaves; a tensor read in the body is not sliced.
-void readWrappedOperandsInBody(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp op);
+/// wrapping read leaves; a tensor read in the body is not sliced. Returns false when an operand
+/// had to stay (the only one reading along some loop by a bare index): `op` must not be tiled.
+bool readWrappedOperandsInBody(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp op);
 
 /// Collects the names of the model nodes recorded in a location (NameLoc inside FusedLoc and
 /// CallSiteLoc).

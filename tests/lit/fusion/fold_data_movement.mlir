@@ -92,3 +92,49 @@ func.func @what_stays(%x: tensor<8x64xf32>) -> (tensor<4x16xf32>, tensor<8x64xf3
   %l = call @library(%wide) : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %r, %l : tensor<4x16xf32>, tensor<8x64xf32>
 }
+
+// -----
+
+// Tests that a reshape inserting a unit dimension (written by the lowering as a collapse to one
+// dimension and an expansion) before a broadcast is read by the broadcast straight from its
+// source, so the producer fuses into it (grouped-query attention's repeated keys: the rotary
+// embedding computed inside the repeat); a reshape that splits a dimension stays.
+// CHECK-DAG: #[[REPEAT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d1, d3, d4)>
+// CHECK-LABEL: func.func @unsqueeze_before_broadcast
+// CHECK: %[[K:.+]] = linalg.generic
+// CHECK: arith.mulf
+// CHECK-NOT: tensor.expand_shape %[[K]]
+// CHECK-NOT: tensor.collapse_shape %[[K]]
+// CHECK: linalg.generic {indexing_maps = [#[[REPEAT]], {{.*}}ins(%[[K]] : tensor<1x2x64x32xf32>)
+// CHECK: %[[SPLIT:.+]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2], [3, 4]]
+// CHECK: linalg.generic {{.*}}ins(%[[SPLIT]] : tensor<1x2x64x4x8xf32>)
+// FUSED-LABEL: func.func @unsqueeze_before_broadcast
+// FUSED: linalg.generic {{.*}}outs(%{{.+}} : tensor<1x2x4x64x32xf32>)
+// FUSED: arith.mulf
+// FUSED: return
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#bcast = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, 0, d3, d4)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @unsqueeze_before_broadcast(%x: tensor<1x2x64x32xf32>) -> (tensor<1x2x4x64x32xf32>, tensor<1x2x64x4x8xf32>) {
+  %e = tensor.empty() : tensor<1x2x64x32xf32>
+  %k = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x2x64x32xf32>) outs(%e : tensor<1x2x64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.mulf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<1x2x64x32xf32>
+  %flat = tensor.collapse_shape %k [[0, 1, 2, 3]] : tensor<1x2x64x32xf32> into tensor<4096xf32>
+  %u = tensor.expand_shape %flat [[0, 1, 2, 3, 4]] output_shape [1, 2, 1, 64, 32] : tensor<4096xf32> into tensor<1x2x1x64x32xf32>
+  %e2 = tensor.empty() : tensor<1x2x4x64x32xf32>
+  %r = linalg.generic {indexing_maps = [#bcast, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%u : tensor<1x2x1x64x32xf32>) outs(%e2 : tensor<1x2x4x64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x4x64x32xf32>
+  %s = tensor.expand_shape %x [[0], [1], [2], [3, 4]] output_shape [1, 2, 64, 4, 8] : tensor<1x2x64x32xf32> into tensor<1x2x64x4x8xf32>
+  %e3 = tensor.empty() : tensor<1x2x64x4x8xf32>
+  %n = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x64x4x8xf32>) outs(%e3 : tensor<1x2x64x4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.negf %in : f32
+    linalg.yield %v : f32
+  } -> tensor<1x2x64x4x8xf32>
+  return %r, %n : tensor<1x2x4x64x32xf32>, tensor<1x2x64x4x8xf32>
+}
