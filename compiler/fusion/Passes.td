@@ -97,12 +97,17 @@ def FoldDataMovementPass : Pass<"kiln-fold-data-movement", "mlir::func::FuncOp">
       read by each of them directly from its source: the reader's indexing map becomes
       `offset + stride * index`, or `index mod size` where that would be a bare index into a
       longer dimension (which would give the loop the source's extent).
+    - A `tensor.expand_shape` or `tensor.collapse_shape` that only inserts or drops dimensions
+      of one element (an unsqueeze before a broadcast; a reshape through one dimension is first
+      made one reshape) and that only generics read is read by each of them from its source,
+      where every dropped read is a constant or a loop the reader writes along.
     - A `tensor.concat` of at most `max-concat-operands` operands read only by generics becomes a
       generic that reads operand k at `(i - start_k) mod size_k` along the axis (in bounds at
       every point) and selects by `i`: its operands' producers and its readers then fuse with it.
       Tiling slices every operand to the range between a tile's first and last index, which a
       wrapping read leaves: `kiln-tile-dispatches` first reads such operands inside the body
-      (`tensor.extract` at the map's indices), after fusion has taken their producers in.
+      (`tensor.extract` at the map's indices), after fusion has taken their producers in, and
+      leaves a kernel whole where such an operand alone gives a loop its extent.
   }];
   let options = [
     Option<"maxConcatOperands", "max-concat-operands", "int64_t", /*default=*/"4",
