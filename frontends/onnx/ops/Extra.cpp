@@ -681,63 +681,26 @@ FailureOr<int64_t> positiveConstant(NodeContext &ctx, int index, StringRef what)
   return (*given)[0];
 }
 
-/// DFT (opset 17: axis an attribute, default 1; opset 20: an optional scalar input, default
-/// -2): the axis is moved last, the signal's components split, the transform done as products
-/// with constant matrices (fourierRows), and the result laid out back with its components last.
-LogicalResult translateDFT(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  RankedTensorType type = ctx.inputType(0);
-  Type element = type.getElementType();
-  if (!type.hasStaticShape())
-    return ctx.emitError() << "needs a static input shape, but input type is " << type
-                           << " (bind it with --shape)";
-  if (!element.isF32() && !element.isF64())
-    return ctx.emitError() << "takes f32 and f64 signals, not " << element;
+/// The DFT of `signal` ([.., L, .., c], c 1 for a real signal or 2) along `axis`, of length `n`
+/// (the signal cut or zero-padded): the axis is moved last, the components split, the transform
+/// done as products with constant matrices (fourierRows), and the result laid out back with its
+/// components last. Its shape along the axis: n, n / 2 + 1 when one-sided, n for the real result
+/// of an inverse one-sided transform.
+Value dftAlong(NodeContext &ctx, Decomposition &d, Value signal, int64_t axis, int64_t n,
+               bool inverse, bool onesided) {
+  auto type = cast<RankedTensorType>(signal.getType());
   int64_t rank = type.getRank();
   int64_t components = type.getDimSize(rank - 1);
-  if (rank < 2 || (components != 1 && components != 2))
-    return ctx.emitError() << "the signal's last dimension must be 1 (real) or 2 (complex), not "
-                           << type;
-  int64_t axis = ctx.opset() >= 20 ? -2 : ctx.intAttr("axis", 1);
-  if (ctx.opset() >= 20 && ctx.hasInput(2)) {
-    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(2, "axis");
-    if (failed(given))
-      return failure();
-    if (given->size() != 1)
-      return ctx.emitError() << "axis must be a scalar";
-    axis = (*given)[0];
-  }
-  if (axis < -rank || axis >= rank)
-    return ctx.emitError() << "axis " << axis << " is outside the signal's rank " << rank;
-  axis = axis < 0 ? axis + rank : axis;
-  if (axis == rank - 1)
-    return ctx.emitError() << "axis " << axis << " is the real/imaginary dimension";
-  bool inverse = ctx.intAttr("inverse", 0) != 0;
-  bool onesided = ctx.intAttr("onesided", 0) != 0;
   int64_t length = type.getDimSize(axis);
-  int64_t n = inverse && onesided ? 2 * (length - 1) : length;
-  if (ctx.hasInput(1)) {
-    FailureOr<int64_t> given = positiveConstant(ctx, 1, "dft_length");
-    if (failed(given))
-      return failure();
-    n = *given;
-  }
-  if (n < 1)
-    return ctx.emitError() << "the transform's length is " << n;
-  if (onesided && !inverse && components == 2)
-    return ctx.emitError() << "a one-sided transform takes a real signal";
   bool realOutput = inverse && onesided;
   int64_t bins = realOutput ? n : onesided ? n / 2 + 1 : n;
-
-  Decomposition d(ctx);
   // [.., L, .., c] -> [rest.., L, c] -> rows [M, L] per component.
   SmallVector<int64_t> permutation;
   for (int64_t i = 0; i < rank - 1; ++i)
     if (i != axis)
       permutation.push_back(i);
   permutation.append({axis, rank - 1});
-  Value moved = d.transpose(ctx.input(0), permutation);
+  Value moved = d.transpose(signal, permutation);
   int64_t rows = type.getNumElements() / (length * components);
   auto component = [&](int64_t c) {
     SmallVector<int64_t> starts(rank, 0), limits, strides(rank, 1);
@@ -753,8 +716,9 @@ LogicalResult translateDFT(NodeContext &ctx) {
   Value real = component(0);
   Value imag = components == 2 ? component(1) : Value();
   if (d.failed())
-    return failure();
-  auto [re, im] = fourierRows(ctx, d, real, imag, length, n, bins, inverse, realOutput, element);
+    return Value();
+  auto [re, im] =
+      fourierRows(ctx, d, real, imag, length, n, bins, inverse, realOutput, type.getElementType());
   // [M, K] per component -> [rest.., K, c] -> the axis back in place.
   SmallVector<int64_t> shape;
   for (int64_t i : ArrayRef<int64_t>(permutation).drop_back(2))
@@ -766,7 +730,101 @@ LogicalResult translateDFT(NodeContext &ctx) {
   SmallVector<int64_t> inversePermutation(rank);
   for (int64_t i = 0; i < rank; ++i)
     inversePermutation[permutation[i]] = i;
-  return d.finish(d.transpose(result, inversePermutation));
+  return d.transpose(result, inversePermutation);
+}
+
+/// DFT (opset 17: axis an attribute, default 1; opset 20: an optional scalar input, default
+/// -2). An axis of the run takes the declared result shape: the transform is computed along
+/// every axis that gives it, the run's axis selects one, and a check of every run fails it when
+/// the axis is none of them.
+LogicalResult translateDFT(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  Type element = type.getElementType();
+  if (!type.hasStaticShape())
+    return ctx.emitError() << "needs a static input shape, but input type is " << type
+                           << " (bind it with --shape)";
+  if (!element.isF32() && !element.isF64())
+    return ctx.emitError() << "takes f32 and f64 signals, not " << element;
+  int64_t rank = type.getRank();
+  int64_t components = type.getDimSize(rank - 1);
+  if (rank < 2 || (components != 1 && components != 2))
+    return ctx.emitError() << "the signal's last dimension must be 1 (real) or 2 (complex), not "
+                           << type;
+  bool inverse = ctx.intAttr("inverse", 0) != 0;
+  bool onesided = ctx.intAttr("onesided", 0) != 0;
+  if (onesided && !inverse && components == 2)
+    return ctx.emitError() << "a one-sided transform takes a real signal";
+  std::optional<int64_t> givenLength;
+  if (ctx.hasInput(1)) {
+    FailureOr<int64_t> given = positiveConstant(ctx, 1, "dft_length");
+    if (failed(given))
+      return failure();
+    givenLength = *given;
+  }
+  // The transform's length along `axis`: dft_length, else the signal's (twice the bins less
+  // one for the real result of an inverse one-sided transform).
+  auto lengthAlong = [&](int64_t axis) {
+    int64_t length = type.getDimSize(axis);
+    return givenLength ? *givenLength : inverse && onesided ? 2 * (length - 1) : length;
+  };
+  bool runTimeAxis = ctx.opset() >= 20 && ctx.hasInput(2) && !ctx.knownAtImport(2);
+  if (runTimeAxis) {
+    RankedTensorType declared = declaredResultType(ctx, 0, 2, "axis");
+    if (!declared)
+      return failure();
+    auto candidates = masksOf(ctx, "axis (input 2)", rank, 1, [&](ArrayRef<int64_t> mask) {
+      int64_t axis = llvm::find(mask, 1) - mask.begin();
+      int64_t n = lengthAlong(axis);
+      if (axis == rank - 1 || n < 1)
+        return false;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[axis] = inverse && onesided ? n : onesided ? n / 2 + 1 : n;
+      shape[rank - 1] = inverse && onesided ? 1 : 2;
+      return ArrayRef<int64_t>(shape) == declared.getShape();
+    });
+    Decomposition d(ctx);
+    Value mask = axesMask(d, runTimeVector(d, 2, "axis"), rank);
+    if (failed(candidates) || d.failed() ||
+        failed(checkMaskIsOneOf(d, mask, *candidates, "axis (input 2)", declared)))
+      return failure();
+    // The last candidate is what the run gets when no earlier one matches (the check then
+    // fails the run).
+    Value result;
+    for (const SmallVector<int64_t> &candidate : llvm::reverse(*candidates)) {
+      int64_t axis = llvm::find(candidate, 1) - candidate.begin();
+      Value transformed =
+          dftAlong(ctx, d, ctx.input(0), axis, lengthAlong(axis), inverse, onesided);
+      if (!transformed)
+        return failure();
+      result =
+          result ? d.select(equalsConstant(d, mask, candidate), transformed, result) : transformed;
+    }
+    return d.finish(result);
+  }
+  int64_t axis = ctx.opset() >= 20 ? -2 : ctx.intAttr("axis", 1);
+  if (ctx.opset() >= 20 && ctx.hasInput(2)) {
+    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(2, "axis");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1)
+      return ctx.emitError() << "axis must be a scalar";
+    axis = (*given)[0];
+  }
+  if (axis < -rank || axis >= rank)
+    return ctx.emitError() << "axis " << axis << " is outside the signal's rank " << rank;
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis == rank - 1)
+    return ctx.emitError() << "axis " << axis << " is the real/imaginary dimension";
+  int64_t n = lengthAlong(axis);
+  if (n < 1)
+    return ctx.emitError() << "the transform's length is " << n;
+  Decomposition d(ctx);
+  Value result = dftAlong(ctx, d, ctx.input(0), axis, n, inverse, onesided);
+  if (!result)
+    return failure();
+  return d.finish(result);
 }
 
 /// STFT (opset 17): signal [B, L, 1|2], frame_step, an optional window [W] and frame_length;

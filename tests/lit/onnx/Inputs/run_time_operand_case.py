@@ -23,6 +23,8 @@ Cases:
              declares its length (6), which the ramp takes
   stft       STFT([1,16,1] with a run-time frame_step and a window of 4 -> the declared 4 frames
              of 3 bins: a step of 4)
+  dft        DFT (opset 20) of a real [1,6,6,1] along a run-time axis -> the declared [1,6,6,2]:
+             axes 1 and 2 (and their negatives) both give it, with different values
   resize     Resize(linear, [1,1,3,4] by run-time scales -> [1,1,6,6]: [1,1,2,1.5] and
              [1,1,2.2,1.6] both give it, at different sample positions); compared with
              linear interpolation as ONNX defines it (half_pixel coordinates, edge values
@@ -48,6 +50,7 @@ DATA = {
     "nonzero": np.array([[0, 1.5, 0], [-2, 0, 3]], dtype=np.float32),
     "resize": rng.standard_normal((1, 1, 3, 4)).astype(np.float32),
     "stft": rng.standard_normal((1, 16, 1)).astype(np.float32),
+    "dft": rng.standard_normal((1, 6, 6, 1)).astype(np.float32),
 }
 WINDOW = np.array([0.5, 1.0, 1.0, 0.5], dtype=np.float32)
 SCALES = {"even": [1, 1, 2, 1.5], "uneven": [1, 1, 2.2, 1.6], "bad": [1, 1, 2, 2],
@@ -107,6 +110,14 @@ def make():
                          initializer=[h.make_tensor("window", T.FLOAT, [4], WINDOW)])
     onnx.save(h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 17)]),
               f"{DIR}/stft.onnx")
+    node = h.make_node("DFT", ["x", "", "axis"], ["y"], name="dft")
+    graph = h.make_graph([node], "dft", [h.make_tensor_value_info("x", T.FLOAT, [1, 6, 6, 1]),
+                                         h.make_tensor_value_info("axis", T.INT64, [])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 6, 6, 2])])
+    onnx.save(h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 20)]),
+              f"{DIR}/dft.onnx")
+    for name, value in {"dft_axis_1": 1, "dft_axis_2": 2, "dft_axis_neg": -2, "dft_axis_bad": 3}.items():
+        np.save(f"{DIR}/{name}.npy", np.array(value, dtype=np.int64))
     nodes = [h.make_node("Constant", [], ["zero"], value=h.make_tensor("z", T.INT64, [], [0])),
              h.make_node("Constant", [], ["one"], value=h.make_tensor("o", T.INT64, [], [1])),
              h.make_node("Constant", [], ["half"], value=h.make_tensor("h", T.FLOAT, [], [0.5])),
@@ -187,12 +198,15 @@ def check(case, out, args):
         frames = np.stack([x[0, 4 * f:4 * f + 4, 0] * WINDOW for f in range(4)])
         spectrum = np.fft.rfft(frames.astype(np.float64), axis=-1)
         want = np.stack([spectrum.real, spectrum.imag], axis=-1)[np.newaxis]
+    elif case == "dft":
+        spectrum = np.fft.fft(x[..., 0].astype(np.float64), axis=int(args[0]))
+        want = np.stack([spectrum.real, spectrum.imag], axis=-1)
     elif case == "tile":
         want = np.tile(x, (2, 1))
     else:
         want = np.arange(1.5, 4.0, 0.5, dtype=np.float32)
     assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     print(f"{case} {' '.join(args)} {list(got.shape)} matches NumPy")
 
 
