@@ -162,6 +162,47 @@ void foldSliceIntoReaders(tensor::ExtractSliceOp slice) {
   }
 }
 
+/// Writes an expansion of a slice (the heads of one of the projections fused side by side, split
+/// into [heads, head size]) as a slice of the expanded source, which the slice's readers then read
+/// in place; only where each cut dimension splits into an outer one that the cut falls on.
+void expandBeforeSlice(IRRewriter &rewriter, tensor::ExpandShapeOp expand) {
+  auto slice = expand.getSrc().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !expand.getResultType().hasStaticShape() ||
+      !slice.getSourceType().hasStaticShape() ||
+      slice.getSourceType().getRank() != slice.getResultType().getRank())
+    return;
+  std::optional<SmallVector<int64_t>> offsets = getConstantIntValues(slice.getMixedOffsets());
+  std::optional<SmallVector<int64_t>> strides = getConstantIntValues(slice.getMixedStrides());
+  if (!offsets || !strides)
+    return;
+  ArrayRef<int64_t> source = slice.getSourceType().getShape();
+  ArrayRef<int64_t> sliced = slice.getResultType().getShape();
+  ArrayRef<int64_t> expanded = expand.getResultType().getShape();
+  SmallVector<int64_t> wholeShape, newOffsets;
+  for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
+    int64_t inner = 1;
+    for (int64_t k : ArrayRef<int64_t>(group).drop_front())
+      inner *= expanded[k];
+    bool cut = sliced[d] != source[d];
+    if (cut && ((*strides)[d] != 1 || (*offsets)[d] % inner != 0 || source[d] % inner != 0))
+      return;
+    for (auto [i, k] : llvm::enumerate(group)) {
+      wholeShape.push_back(i == 0 ? source[d] / inner : expanded[k]);
+      newOffsets.push_back(i == 0 ? (*offsets)[d] / inner : 0);
+    }
+  }
+  rewriter.setInsertionPoint(expand);
+  auto wholeType = RankedTensorType::get(wholeShape, expand.getResultType().getElementType());
+  Value whole = tensor::ExpandShapeOp::create(rewriter, expand.getLoc(), wholeType,
+                                              slice.getSource(), expand.getReassociationIndices());
+  SmallVector<int64_t> ones(expanded.size(), 1);
+  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+      expand, expand.getResultType(), whole,
+      ArrayRef<OpFoldResult>(getAsIndexOpFoldResult(rewriter.getContext(), newOffsets)),
+      ArrayRef<OpFoldResult>(getAsIndexOpFoldResult(rewriter.getContext(), expanded)),
+      ArrayRef<OpFoldResult>(getAsIndexOpFoldResult(rewriter.getContext(), ones)));
+}
+
 /// Reads a reshape that only inserts or drops dimensions of one element (an unsqueeze before a
 /// broadcast) in each generic reader straight from its source.
 template <typename ReshapeOp> void foldUnitReshapeIntoReaders(ReshapeOp reshape) {
@@ -292,7 +333,8 @@ struct FoldDataMovementPass : impl::FoldDataMovementPassBase<FoldDataMovementPas
     getOperation().walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
     for (linalg::TransposeOp op : transposes) {
       bool fusible = llvm::all_of(op->getUsers(), [](Operation *user) {
-        return isa<linalg::GenericOp, tensor::ExtractSliceOp, tensor::ConcatOp>(user);
+        return isa<linalg::GenericOp, tensor::ExtractSliceOp, tensor::ConcatOp,
+                   tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user);
       });
       if (!fusible || op->use_empty())
         continue;
@@ -314,6 +356,10 @@ struct FoldDataMovementPass : impl::FoldDataMovementPassBase<FoldDataMovementPas
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    SmallVector<tensor::ExpandShapeOp> expansions;
+    getOperation().walk([&](tensor::ExpandShapeOp op) { expansions.push_back(op); });
+    for (tensor::ExpandShapeOp op : expansions)
+      expandBeforeSlice(rewriter, op);
     SmallVector<Operation *> reshapes;
     getOperation().walk([&](Operation *op) {
       if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))

@@ -74,25 +74,30 @@ std::optional<ArrayRef<char>> biasOf(graph::AddOp add, Value product, int64_t co
   return ArrayRef<char>(repeated);
 }
 
-/// Whether every reader of `value` is a matrix product, reached through reshapes, transposes
-/// and elementwise ops with constants (attention's scale): the readers the library-call
-/// selection reads a slice of the fused product through by strides. A slice that another op
-/// reads (rotary embeddings' halves, an activation) would be copied out by a kernel of its own.
-bool onlyProductsRead(Value value, int depth = 0) {
-  if (depth > 8)
+/// Whether every reader of `value` is a matrix product, reached through reshapes, transposes,
+/// broadcasts, slices, concatenations and elementwise ops (attention's scale, a rotary
+/// embedding, a gated MLP's activation and product): the library-call selection reads a slice
+/// of the fused product through by strides, and a generated kernel through its indexing maps
+/// (kiln-fold-data-movement). A slice that another op reads (a normalization, a graph output)
+/// would be copied out by a kernel of its own.
+bool slicesReadInPlace(Value value, DenseMap<Value, bool> &known, int depth = 0) {
+  if (depth > 16)
     return false;
-  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+  auto [entry, inserted] = known.try_emplace(value, false);
+  if (!inserted)
+    return entry->second;
+  bool readInPlace = llvm::all_of(value.getUsers(), [&](Operation *user) {
     if (isa<graph::MatmulOp>(user))
       return true;
-    if (isa<graph::ReshapeOp, graph::TransposeOp>(user))
-      return onlyProductsRead(user->getResult(0), depth + 1);
-    if (!graph::isElementwise(user) || user->getNumResults() != 1)
-      return false;
-    for (Value operand : user->getOperands())
-      if (operand != value && !operand.getDefiningOp<graph::ConstantOp>())
-        return false;
-    return onlyProductsRead(user->getResult(0), depth + 1);
+    bool passesThrough =
+        isa<graph::ReshapeOp, graph::TransposeOp, graph::ExpandOp, graph::SliceOp, graph::ConcatOp>(
+            user) ||
+        graph::isElementwise(user);
+    return passesThrough && user->getNumResults() == 1 &&
+           slicesReadInPlace(user->getResult(0), known, depth + 1);
   });
+  known[value] = readInPlace;
+  return readInPlace;
 }
 
 std::optional<Sibling> candidate(graph::MatmulOp op, SplatStore &splats) {
@@ -115,7 +120,8 @@ std::optional<Sibling> candidate(graph::MatmulOp op, SplatStore &splats) {
         sibling.biasAdd = add;
         sibling.biasBytes = *bias;
       }
-  if (!onlyProductsRead(sibling.result()))
+  DenseMap<Value, bool> known;
+  if (!slicesReadInPlace(sibling.result(), known))
     return std::nullopt;
   return sibling;
 }

@@ -41,8 +41,13 @@ def FuseSiblingMatmulsPass : Pass<"kiln-fuse-sibling-matmuls", "mlir::func::Func
     its columns, the `graph.add` being the product's only reader) is concatenated too and added
     once; a product without one adds zeros. One library call then does the work of several, at
     a width its kernels use better, and the slices are read through strides
-    (`kiln-select-{cpu,cuda}-library-calls`). The weights and biases are concatenated at compile
-    time; products whose weights' bytes are not at hand (splats) are left alone.
+    (`kiln-select-{cpu,cuda}-library-calls`) or through a generated kernel's indexing maps
+    (`kiln-fold-data-movement`). A product is fused only where every path from its result leads
+    to a product through reshapes, transposes, broadcasts, slices, concatenations and
+    elementwise ops (a rotary embedding, a gated MLP's activation and multiply): a slice that
+    something else reads (a normalization, a graph output) would be copied out. The weights and
+    biases are concatenated at compile time; products whose weights' bytes are not at hand
+    (splats) are left alone.
   }];
   let dependentDialects = ["::kiln::graph::GraphDialect"];
 }

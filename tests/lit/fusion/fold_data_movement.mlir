@@ -138,3 +138,29 @@ func.func @unsqueeze_before_broadcast(%x: tensor<1x2x64x32xf32>) -> (tensor<1x2x
   } -> tensor<1x2x64x4x8xf32>
   return %r, %n : tensor<1x2x4x64x32xf32>, tensor<1x2x64x4x8xf32>
 }
+
+// -----
+
+// Tests that the heads of a projection fused with others (columns [64, 96) of a product, split
+// into 2 heads of 16) are taken as a slice of the product split into heads (heads [4, 6) of 6),
+// which the transpose, written as a generic for the negation that reads it, then reads in place:
+// no slice is left.
+// CHECK-DAG: #[[HEADS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1 + 4, d3)>
+// CHECK-LABEL: func.func @heads_of_a_fused_projection
+// CHECK: %[[SPLIT:.+]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2, 3]] output_shape [1, 8, 6, 16]
+// CHECK-NOT: tensor.extract_slice
+// CHECK: linalg.generic {indexing_maps = [#[[HEADS]], {{.*}}ins(%[[SPLIT]] : tensor<1x8x6x16xf32>)
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @heads_of_a_fused_projection(%qkv: tensor<1x8x96xf32>) -> tensor<1x2x8x16xf32> {
+  %v = tensor.extract_slice %qkv[0, 0, 64] [1, 8, 32] [1, 1, 1] : tensor<1x8x96xf32> to tensor<1x8x32xf32>
+  %heads = tensor.expand_shape %v [[0], [1], [2, 3]] output_shape [1, 8, 2, 16] : tensor<1x8x32xf32> into tensor<1x8x2x16xf32>
+  %e = tensor.empty() : tensor<1x2x8x16xf32>
+  %t = linalg.transpose ins(%heads : tensor<1x8x2x16xf32>) outs(%e : tensor<1x2x8x16xf32>) permutation = [0, 2, 1, 3]
+  %e2 = tensor.empty() : tensor<1x2x8x16xf32>
+  %n = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t : tensor<1x2x8x16xf32>) outs(%e2 : tensor<1x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %neg = arith.negf %in : f32
+    linalg.yield %neg : f32
+  } -> tensor<1x2x8x16xf32>
+  return %n : tensor<1x2x8x16xf32>
+}

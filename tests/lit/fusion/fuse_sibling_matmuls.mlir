@@ -38,8 +38,8 @@ func.func @qkv(%x: tensor<3x2xf32>) -> (tensor<2x1xf32>, tensor<1x2xf32>, tensor
 
 // -----
 
-// Tests that products whose results another op reads (a gated MLP's gate feeds its activation,
-// which would read a slice through a copy of its own) stay apart.
+// Tests that products whose results reach a graph output other than through a product (the
+// gated MLP's result is returned: the output would be a copy of the slices' reader) stay apart.
 // CHECK-LABEL: func.func @gated_mlp
 // CHECK: graph.matmul %arg0, %{{.+}} : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
 // CHECK: graph.matmul %arg0, %{{.+}} : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
@@ -53,4 +53,28 @@ func.func @gated_mlp(%x: tensor<4x2xf32>) -> tensor<4x3xf32> {
   %m = graph.mul %g, %a : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
   %y = graph.mul %m, %u : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
   return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that a gated MLP whose result feeds the down projection, as in a transformer layer, has
+// its gate and up products fused: the activation and the multiply read the two slices (in place,
+// once kiln-fold-data-movement writes them into the generated kernel's indexing maps).
+// CHECK-LABEL: func.func @gated_mlp_into_down_projection
+// CHECK: %[[FUSED:.+]] = graph.matmul %arg0, %{{.+}} : (tensor<4x2xf32>, tensor<2x6xf32>) -> tensor<4x6xf32>
+// CHECK-DAG: %[[GATE:.+]] = graph.slice %[[FUSED]] {limits = array<i64: 4, 3>, starts = array<i64: 0, 0>
+// CHECK-DAG: %[[UP:.+]] = graph.slice %[[FUSED]] {limits = array<i64: 4, 6>, starts = array<i64: 0, 3>
+// CHECK: graph.sigmoid %[[GATE]]
+// CHECK: graph.matmul %{{.+}}, %{{.+}} : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+func.func @gated_mlp_into_down_projection(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %wg = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %wu = graph.constant dense<[[7.0, 8.0, 9.0], [1.0, 2.0, 3.0]]> : tensor<2x3xf32>
+  %wd = graph.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %g = graph.matmul %x, %wg : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %u = graph.matmul %x, %wu : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %a = graph.sigmoid %g : tensor<4x3xf32>
+  %m = graph.mul %g, %a : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %h = graph.mul %m, %u : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = graph.matmul %h, %wd : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
 }
