@@ -96,7 +96,10 @@ def FoldDataMovementPass : Pass<"kiln-fold-data-movement", "mlir::func::FuncOp">
     embeddings (`x * cos + concat(-x[..., h:], x[..., :h]) * sin`) took a transpose, two slices,
     a negation, a concatenation and the multiply-add, six kernels for each of Q and K.
 
-    - A `linalg.transpose` read only by generics, slices or concatenations becomes a generic.
+    - A `linalg.transpose` read only by generics, slices, concatenations or reshapes becomes a
+      generic.
+    - An expansion of a slice (a fused projection's columns split into heads) becomes a slice of
+      the expanded source, where each cut dimension splits into an outer one the cut falls on.
     - A `tensor.extract_slice` with constant offsets and strides that is not a view (not one
       contiguous run at an aligned offset, which costs nothing) and that only generics read is
       read by each of them directly from its source: the reader's indexing map becomes
