@@ -124,6 +124,18 @@ bool readOnlyByGenerics(Value value) {
   });
 }
 
+/// Makes the generic that reads `use` read `source` instead, through `results` (over the
+/// reader's loops) as the operand's indexing map.
+void readThrough(OpOperand &use, Value source, ArrayRef<AffineExpr> results) {
+  auto reader = cast<linalg::GenericOp>(use.getOwner());
+  AffineMap read = reader.getMatchingIndexingMap(&use);
+  SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
+  maps[use.getOperandNumber()] =
+      AffineMap::get(read.getNumDims(), read.getNumSymbols(), results, reader.getContext());
+  reader.setIndexingMapsAttr(Builder(reader.getContext()).getAffineMapArrayAttr(maps));
+  use.set(source);
+}
+
 /// Reads `slice` in each of its generic readers from the slice's source.
 void foldSliceIntoReaders(tensor::ExtractSliceOp slice) {
   std::optional<SmallVector<int64_t>> offsets = getConstantIntValues(slice.getMixedOffsets());
@@ -154,11 +166,7 @@ void foldSliceIntoReaders(tensor::ExtractSliceOp slice) {
       if (isa<AffineDimExpr>(results.back()) && size != slice.getSourceType().getDimSize(d))
         results.back() = index % size;
     }
-    SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
-    maps[use.getOperandNumber()] =
-        AffineMap::get(read.getNumDims(), read.getNumSymbols(), results, context);
-    reader.setIndexingMapsAttr(Builder(context).getAffineMapArrayAttr(maps));
-    use.set(slice.getSource());
+    readThrough(use, slice.getSource(), results);
   }
 }
 
@@ -268,11 +276,7 @@ template <typename ReshapeOp> void foldUnitReshapeIntoReaders(ReshapeOp reshape)
     }
     if (!valid)
       continue;
-    SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
-    maps[use.getOperandNumber()] =
-        AffineMap::get(read.getNumDims(), read.getNumSymbols(), results, context);
-    reader.setIndexingMapsAttr(Builder(context).getAffineMapArrayAttr(maps));
-    use.set(reshape.getSrc());
+    readThrough(use, reshape.getSrc(), results);
   }
 }
 
