@@ -3,6 +3,7 @@
 #include "compiler/artifact/ArtifactWriter.h"
 
 #include "compiler/program/StepOrder.h"
+#include "compiler/program/SymbolicShapes.h"
 
 #include "kiln/artifact_format.h"
 #include "kiln/runtime.h"
@@ -130,9 +131,65 @@ private:
   FailureOr<art::BufferRef> bufferRef(Value value, Operation *user);
   FailureOr<fb::Offset<fb::Vector<fb::Offset<art::Binding>>>> bindings(ValueRange values,
                                                                          Operation *user);
-  fb::Offset<art::TensorType> tensorType(ShapedType type) {
+  /// `type` as the artifact writes it, with the run's dimensions where `buffer` (a program
+  /// buffer) has dynamic ones (kiln.dims on the op defining it).
+  fb::Offset<art::TensorType> tensorType(ShapedType type, Value buffer = nullptr) {
     std::vector<int64_t> dims(type.getShape().begin(), type.getShape().end());
-    return art::CreateTensorTypeDirect(fbb_, elementTypeCode(type.getElementType()), &dims);
+    AffineMapAttr shape;
+    if (buffer)
+      if (Operation *definer = buffer.getDefiningOp())
+        shape = definer->getAttrOfType<AffineMapAttr>(kDimsAttr);
+    std::vector<fb::Offset<art::DimExpr>> dynamicDims;
+    if (shape && shape.getValue().getNumResults() == dims.size())
+      for (AffineExpr expr : shape.getValue().getResults()) {
+        std::vector<int64_t> code;
+        if (!isa<AffineConstantExpr>(expr))
+          encodeDim(expr, code);
+        dynamicDims.push_back(art::CreateDimExprDirect(fbb_, &code));
+      }
+    return art::CreateTensorTypeDirect(fbb_, elementTypeCode(type.getElementType()), &dims,
+                                       dynamicDims.empty() ? nullptr : &dynamicDims);
+  }
+  /// `expr` in the postfix code of artifact.fbs's DimExpr.
+  static void encodeDim(AffineExpr expr, std::vector<int64_t> &code) {
+    if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+      code.insert(code.end(), {0, constant.getValue()});
+      return;
+    }
+    if (auto symbol = dyn_cast<AffineSymbolExpr>(expr)) {
+      code.insert(code.end(), {1, static_cast<int64_t>(symbol.getPosition())});
+      return;
+    }
+    auto binary = cast<AffineBinaryOpExpr>(expr);
+    encodeDim(binary.getLHS(), code);
+    encodeDim(binary.getRHS(), code);
+    switch (binary.getKind()) {
+    case AffineExprKind::Add:
+      code.push_back(2);
+      break;
+    case AffineExprKind::Mul:
+      code.push_back(3);
+      break;
+    case AffineExprKind::FloorDiv:
+      code.push_back(4);
+      break;
+    case AffineExprKind::CeilDiv:
+      code.push_back(5);
+      break;
+    default:
+      code.push_back(6);
+      break;
+    }
+  }
+  fb::Offset<fb::Vector<fb::Offset<art::Symbol>>> symbols() {
+    std::vector<fb::Offset<art::Symbol>> result;
+    for (const DimSymbol &symbol :
+         symbolsFromAttr(program_->getAttrOfType<ArrayAttr>(kSymbolsAttr)))
+      result.push_back(art::CreateSymbolDirect(fbb_, symbol.name.c_str(),
+                                               static_cast<uint32_t>(symbol.input),
+                                               static_cast<uint32_t>(symbol.dim), symbol.min,
+                                               symbol.max));
+    return result.empty() ? 0 : fbb_.CreateVector(result);
   }
   FailureOr<unsigned> codeObjectOf(program::ExecutableOp executable);
   LogicalResult addDispatch(program::DispatchOp op);
@@ -285,7 +342,8 @@ Translator::bindings(ValueRange values, Operation *user) {
     FailureOr<art::BufferRef> ref = bufferRef(value, user);
     if (failed(ref))
       return failure();
-    result.push_back(art::CreateBinding(fbb_, &*ref, tensorType(cast<MemRefType>(value.getType()))));
+    result.push_back(
+        art::CreateBinding(fbb_, &*ref, tensorType(cast<MemRefType>(value.getType()), value)));
   }
   return fbb_.CreateVector(result);
 }
@@ -417,7 +475,8 @@ fb::Offset<fb::Vector<fb::Offset<art::TensorSignature>>> Translator::signature(b
     fb::Offset<fb::String> check;
     if (auto message = op->getAttrOfType<StringAttr>("check"))
       check = fbb_.CreateString(message.getValue().str());
-    result.push_back(art::CreateTensorSignature(fbb_, fbb_.CreateString(name), tensorType(type),
+    result.push_back(art::CreateTensorSignature(fbb_, fbb_.CreateString(name),
+                                                tensorType(type, op->getResult(0)),
                                                 symbols.empty() ? 0 : fbb_.CreateVector(symbols),
                                                 check));
   }
@@ -510,8 +569,11 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
       if (failed(source) || failed(target))
         return failure();
       auto step = art::CreateCopy(
-          fbb_, art::CreateBinding(fbb_, &*source, tensorType(copy.getSource().getType())),
-          art::CreateBinding(fbb_, &*target, tensorType(copy.getTarget().getType())));
+          fbb_,
+          art::CreateBinding(fbb_, &*source,
+                             tensorType(copy.getSource().getType(), copy.getSource())),
+          art::CreateBinding(fbb_, &*target,
+                             tensorType(copy.getTarget().getType(), copy.getTarget())));
       addStep(art::StepKind::Copy, step.Union());
     } else if (!isa<program::ViewOp, program::ConstantOp>(op)) {
       return op.emitError() << "'" << op.getName() << "' has no translation into the artifact";
@@ -532,6 +594,7 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   auto producer = fbb_.CreateString(info_.producer);
   auto device = fbb_.CreateString(program::stringifyDevice(program_.getDevice()).str());
   auto source = fbb_.CreateString(info_.source);
+  auto dimSymbols = symbols();
   flatbuffers::Offset<art::Partition> partition;
   std::vector<art::DeviceArtifactRange> ranges;
   if (!info_.partitionMode.empty()) {
@@ -547,7 +610,8 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   fbb_.ForceDefaults(true);
   auto artifact = art::CreateArtifact(fbb_, KILN_ARTIFACT_FORMAT_VERSION, producer, device, source,
                                       inputs, outputs, codeObjects, program,
-                                      /*constants_offset=*/0, constants_.size, partition);
+                                      /*constants_offset=*/0, constants_.size, partition,
+                                      dimSymbols);
   fbb_.ForceDefaults(false);
   art::FinishArtifactBuffer(fbb_, artifact);
   uint64_t tableSize = fbb_.GetSize();

@@ -190,16 +190,16 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
       for (Value value : captured)
         visit(value);
     }
+    // Dynamic dimensions (a program for a range of shapes) are the run's: kiln-form-program
+    // says what each is in the inputs' dimensions, and the kernel reads them at run time.
     for (Value argument : arguments)
-      if (!isa<RankedTensorType>(argument.getType()) ||
-          !cast<RankedTensorType>(argument.getType()).hasStaticShape())
+      if (!isa<RankedTensorType>(argument.getType()))
         return root->emitError() << "cannot form a kernel: operand of type " << argument.getType()
-                                 << " is not a statically shaped tensor";
+                                 << " is not a ranked tensor";
     for (Type type : root->getResultTypes())
-      if (!isa<RankedTensorType>(type) || !cast<RankedTensorType>(type).hasStaticShape())
+      if (!isa<RankedTensorType>(type))
         return root->emitError() << "cannot form a kernel: result of type " << type
-                                 << " is not a statically shaped tensor; bind the model's "
-                                    "dynamic input dimensions (--shape)";
+                                 << " is not a ranked tensor";
 
     OpBuilder builder(entry);
     SmallVector<Type> argumentTypes;

@@ -30,6 +30,8 @@ namespace kiln {
 inline constexpr llvm::StringLiteral kDispatchAttr = "kiln.dispatch";
 inline constexpr llvm::StringLiteral kDescriptionAttr = "kiln.description";
 inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count";
+/// On a dispatch function kiln-bind-run-sizes gave the run's sizes: how many it reads.
+inline constexpr llvm::StringLiteral kRunSizesAttr = "kiln.run_sizes";
 /// On a library function declaration: the library call's name (e.g. "onednn.convolution").
 inline constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
 inline constexpr llvm::StringLiteral kCudaLaunchesAttr = "kiln.cuda_launches";

@@ -156,6 +156,22 @@ def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp">
   ];
 }
 
+def BindRunSizesPass : Pass<"kiln-bind-run-sizes", "mlir::ModuleOp"> {
+  let summary = "Gives dispatch functions with dynamic bindings the run's sizes";
+  let description = [{
+    Runs on the kernels module before the LLVM lowering (CPU). A program compiled for a range of
+    shapes (`kiln compile --shape-range`) has kernels whose bindings have dynamic dimensions, which
+    the bare-pointer calling convention cannot pass. Such a function takes one more binding before
+    the workgroup id: `memref<Nxi64>`, every dimension of every binding in binding order, which
+    the runtime fills for each run from the artifact's dimension expressions
+    (runtime/include/kiln/kernel_abi.h). Each dynamic binding is passed as a bare pointer
+    (`memref<1xT>`), which the body sees again with its run's dimensions through
+    `memref.reinterpret_cast` (identity layout, row-major strides from the sizes). Functions
+    whose bindings are all static are left as they are.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 def EraseEmptyBindingsPass : Pass<"kiln-erase-empty-bindings", "mlir::ModuleOp"> {
   let summary = "Gives the bindings of dispatch functions that have no elements a plain 1-D type";
   let description = [{

@@ -94,16 +94,32 @@ LogicalResult Compilation::runStage(StringRef stage, const CompilePipelineOption
   return success();
 }
 
-/// After the graph stage every input's shape is known, or the user must bind it.
+/// After the graph stage every input's shape is known, or lies within ranges the user gave
+/// (`--shape-range`), or the user must bind it.
 LogicalResult Compilation::checkStaticInputs(func::FuncOp entry) {
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape()) {
-      auto name = entry.getArgAttrOfType<StringAttr>(i, "kiln.name");
-      return entry.emitError() << "input '" << (name ? name.getValue() : StringRef("?"))
-                               << "' has type " << type
-                               << "; bind its dynamic dimensions with --shape NAME=DIMS";
-    }
+    auto name = entry.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    StringRef inputName = name ? name.getValue() : StringRef("?");
+    if (tensor && tensor.hasStaticShape())
+      continue;
+    auto bounds = entry.getArgAttrOfType<DenseI64ArrayAttr>(i, kDimBoundsAttr);
+    bool bounded = tensor && bounds && bounds.size() == 2 * tensor.getRank() &&
+                   llvm::all_of(llvm::seq<int64_t>(0, tensor.getRank()), [&](int64_t d) {
+                     return !tensor.isDynamicDim(d) || !ShapedType::isDynamic(bounds[2 * d + 1]);
+                   });
+    if (!bounded)
+      return entry.emitError() << "input '" << inputName << "' has type " << type
+                               << "; bind its dynamic dimensions with --shape NAME=DIMS, or "
+                                  "give them ranges with --shape-range NAME=1..8x...";
+    if (options_.device != "cpu")
+      return entry.emitError() << "input '" << inputName << "' keeps dynamic dimensions ("
+                               << type << "): artifacts for a range of shapes are compiled "
+                               << "for the CPU only so far; bind them with --shape";
+    if (options_.devices > 1)
+      return entry.emitError() << "input '" << inputName << "' keeps dynamic dimensions ("
+                               << type << "): a program split over devices needs them bound "
+                               << "with --shape";
   }
   return success();
 }

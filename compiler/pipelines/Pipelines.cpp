@@ -239,6 +239,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     kernels.addPass(createReassociateReductionsPass());
     kernels.addPass(createExpandFloat8ConversionsPass());
     kernels.addPass(createEraseEmptyBindingsPass());
+    kernels.addPass(createBindRunSizesPass());
     addTextual(kernels, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
                         "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
                         "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"

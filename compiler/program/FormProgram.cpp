@@ -3,6 +3,7 @@
 #include "compiler/codegen/Passes.h"
 #include "compiler/fusion/Passes.h"
 #include "compiler/program/Passes.h"
+#include "compiler/program/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -85,6 +86,11 @@ private:
     return user->emitError() << "operand of type " << value.getType()
                              << " has no buffer in the program (its producer was not compiled)";
   }
+  /// The buffer type of host value `value`: its own type where static; otherwise the type at
+  /// the symbols' upper bounds, with the run's dimensions put on `definer` (kiln.dims) once it
+  /// exists.
+  FailureOr<MemRefType> bufferTypeOf(Value value);
+  void setDims(Value value, Operation *definer);
   LogicalResult addCall(func::CallOp call);
   LogicalResult addReturn(func::ReturnOp op);
   std::string describe(func::CallOp call, func::FuncOp callee);
@@ -96,7 +102,29 @@ private:
   OpBuilder builder_;
   program::ProgramOp program_;
   DenseMap<Value, Value> buffers_;
+  std::optional<SymbolicShapes> shapes_;
 };
+
+FailureOr<MemRefType> ProgramFormer::bufferTypeOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.hasStaticShape())
+    return bufferType(type);
+  if (!shapes_)
+    return MemRefType();
+  FailureOr<AffineMap> shape = shapes_->shapeOf(value);
+  if (failed(shape))
+    return failure();
+  return MemRefType::get(shapes_->upperBounds(*shape), type.getElementType());
+}
+
+void ProgramFormer::setDims(Value value, Operation *definer) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.hasStaticShape() || !shapes_)
+    return;
+  FailureOr<AffineMap> shape = shapes_->shapeOf(value);
+  if (succeeded(shape))
+    definer->setAttr(kDimsAttr, AffineMapAttr::get(*shape));
+}
 
 /// oneDNN's convolution accumulates its first 'add' post-op operand of the result's shape into
 /// the result (a sum post-op: the result starts as a copy of it, runtime/src/cpu/onednn), and so
@@ -152,10 +180,15 @@ LogicalResult ProgramFormer::addCall(func::CallOp call) {
     inputs.push_back(*buffer);
   }
   for (Value result : call.getResults()) {
-    auto type = dyn_cast<RankedTensorType>(result.getType());
-    if (!type || !type.hasStaticShape())
+    FailureOr<MemRefType> type = isa<RankedTensorType>(result.getType())
+                                     ? bufferTypeOf(result)
+                                     : FailureOr<MemRefType>(MemRefType());
+    if (failed(type))
+      return failure();
+    if (!*type)
       return call.emitError() << "result of type " << result.getType() << " is not static";
-    Value buffer = program::AllocOp::create(builder_, call.getLoc(), bufferType(type), IntegerAttr());
+    Value buffer = program::AllocOp::create(builder_, call.getLoc(), *type, IntegerAttr());
+    setDims(result, buffer.getDefiningOp());
     buffers_[result] = buffer;
     outputs.push_back(buffer);
   }
@@ -194,20 +227,26 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
     FailureOr<Value> buffer = lookup(operand, op);
     if (failed(buffer))
       return failure();
-    auto type = dyn_cast<RankedTensorType>(entry_.getResultTypes()[i]);
-    if (!type || !type.hasStaticShape())
+    FailureOr<MemRefType> outputBufferType = isa<RankedTensorType>(operand.getType())
+                                                 ? bufferTypeOf(operand)
+                                                 : FailureOr<MemRefType>(MemRefType());
+    if (failed(outputBufferType))
+      return failure();
+    if (!*outputBufferType)
       return op.emitError() << "output " << i << " has type " << entry_.getResultTypes()[i]
                             << ", which is not static";
     auto name = entry_.getResultAttrOfType<StringAttr>(i, "kiln.name");
     auto declared = entry_.getResultAttrOfType<TypeAttr>(i, "kiln.declared_type");
     auto symbols = entry_.getResultAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
     auto check = entry_.getResultAttrOfType<StringAttr>(i, "kiln.check");
-    MemRefType outputType = bufferType(type);
+    MemRefType outputType = *outputBufferType;
     auto createOutput = [&](Location loc) {
-      return program::OutputOp::create(
+      auto output = program::OutputOp::create(
           builder_, loc, outputType, builder_.getI64IntegerAttr(i),
           name ? name : builder_.getStringAttr("output_" + std::to_string(i)),
           declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr(), check);
+      setDims(operand, output);
+      return output;
     };
     // An output computed by a step is written straight into the caller's tensor: the
     // allocation becomes the output (seen through a view where the shapes differ).
@@ -218,8 +257,11 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
       OpBuilder::InsertionGuard guard(builder_);
       builder_.setInsertionPoint(alloc);
       Value output = createOutput(alloc.getLoc());
-      if (output.getType() != alloc.getType())
+      if (output.getType() != alloc.getType()) {
         output = program::ViewOp::create(builder_, alloc.getLoc(), alloc.getType(), output);
+        if (Attribute dims = alloc->getAttr(kDimsAttr))
+          output.getDefiningOp()->setAttr(kDimsAttr, dims);
+      }
       alloc.getResult().replaceAllUsesWith(output);
       claimed[alloc] = output;
       continue;
@@ -244,18 +286,35 @@ LogicalResult ProgramFormer::run() {
     program_.setModeledKernelBytesAttr(modeled);
   builder_.setInsertionPointToStart(&program_.getBody().front());
 
+  if (llvm::any_of(entry_.getArgumentTypes(), [](Type type) {
+        auto tensor = dyn_cast<RankedTensorType>(type);
+        return tensor && !tensor.hasStaticShape();
+      })) {
+    FailureOr<SymbolicShapes> shapes = SymbolicShapes::create(entry_, kernels_);
+    if (failed(shapes))
+      return failure();
+    shapes_.emplace(std::move(*shapes));
+    program_->setAttr(kSymbolsAttr, symbolsAttr(program_.getContext(), shapes_->symbols()));
+  }
+
   for (auto [i, argument] : llvm::enumerate(entry_.getArguments())) {
     auto type = dyn_cast<RankedTensorType>(argument.getType());
-    if (!type || !type.hasStaticShape())
+    FailureOr<MemRefType> inputType =
+        type ? bufferTypeOf(argument) : FailureOr<MemRefType>(MemRefType());
+    if (failed(inputType))
+      return failure();
+    if (!*inputType)
       return entry_.emitError() << "input " << i << " has type " << argument.getType()
                                 << "; bind its dynamic dimensions with --shape";
     auto name = entry_.getArgAttrOfType<StringAttr>(i, "kiln.name");
     auto declared = entry_.getArgAttrOfType<TypeAttr>(i, "kiln.declared_type");
     auto symbols = entry_.getArgAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
-    buffers_[argument] = program::InputOp::create(
-        builder_, argument.getLoc(), bufferType(type), builder_.getI64IntegerAttr(i),
+    auto input = program::InputOp::create(
+        builder_, argument.getLoc(), *inputType, builder_.getI64IntegerAttr(i),
         name ? name : builder_.getStringAttr("input_" + std::to_string(i)),
         declared ? declared : TypeAttr(), symbols ? symbols : ArrayAttr(), StringAttr());
+    setDims(argument, input);
+    buffers_[argument] = input;
   }
 
   for (Operation &op : entry_.getBody().front()) {
@@ -275,14 +334,19 @@ LogicalResult ProgramFormer::run() {
       if (failed(source))
         return failure();
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      FailureOr<MemRefType> viewType =
+          type ? bufferTypeOf(op.getResult(0)) : FailureOr<MemRefType>(MemRefType());
+      if (failed(viewType))
+        return failure();
       // A contiguous slice views part of its operand's bytes; a reshape or cast views all.
       std::optional<int64_t> offset = contiguousSliceByteOffset(&op);
-      if (!type || !type.hasStaticShape() ||
-          (!offset && program::bufferBytes(bufferType(type)) !=
+      if (!*viewType ||
+          (!offset && program::bufferBytes(*viewType) !=
                           program::bufferBytes(cast<MemRefType>(source->getType()))))
         return op.emitError() << "view to " << op.getResult(0).getType()
                               << " does not keep the byte size of its operand";
-      auto view = program::ViewOp::create(builder_, op.getLoc(), bufferType(type), *source);
+      auto view = program::ViewOp::create(builder_, op.getLoc(), *viewType, *source);
+      setDims(op.getResult(0), view);
       if (offset)
         view.setByteOffset(*offset);
       buffers_[op.getResult(0)] = view;

@@ -109,6 +109,20 @@ struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
         return function.emitError("shape binding '")
                << binding << "' does not fit argument " << *index << " of type " << argument.getType();
       argument.setType(meet(type, bound));
+      if (shape.hasRange()) {
+        auto refined = cast<RankedTensorType>(argument.getType());
+        for (auto [d, range] : llvm::enumerate(shape.bounds))
+          if (!refined.isDynamicDim(d) &&
+              (refined.getDimSize(d) < range.first || refined.getDimSize(d) > range.second))
+            return function.emitError("shape binding '")
+                   << binding << "': dimension " << d << " of argument " << *index
+                   << " is " << refined.getDimSize(d) << ", outside the range";
+        SmallVector<int64_t> bounds;
+        for (auto [low, high] : shape.bounds)
+          bounds.append({low, high});
+        function.setArgAttr(*index, kDimBoundsAttr,
+                            Builder(function.getContext()).getDenseI64ArrayAttr(bounds));
+      }
     }
     return success();
   }
@@ -157,22 +171,44 @@ FailureOr<ShapeBinding> parseShapeBinding(StringRef text) {
   binding.name = name.str();
   SmallVector<StringRef> parts;
   dimsText.split(parts, 'x');
+  bool ranged = false;
   for (StringRef part : parts) {
-    int64_t size;
-    if (part == "?")
+    int64_t size, low, high;
+    if (part == "?") {
       binding.dims.push_back(graph::kDynamic);
-    else if (part.getAsInteger(10, size) || size < 0)
+      binding.bounds.push_back({1, graph::kDynamic});
+    } else if (auto [lowText, highText] = part.split(".."); part.contains("..")) {
+      if (lowText.getAsInteger(10, low) || highText.getAsInteger(10, high) || low < 1 ||
+          high < low)
+        return failure();
+      binding.dims.push_back(graph::kDynamic);
+      binding.bounds.push_back({low, high});
+      ranged = true;
+    } else if (part.getAsInteger(10, size) || size < 0) {
       return failure();
-    else
+    } else {
       binding.dims.push_back(size);
+      binding.bounds.push_back({size, size});
+    }
   }
+  // Bounds matter where a range was given; "?" alone leaves the dimension as the model has it.
+  if (!ranged)
+    binding.bounds.clear();
   return binding;
 }
 
 std::string formatShapeBinding(const ShapeBinding &binding) {
   std::string text = binding.name + "=";
-  for (auto [i, dim] : llvm::enumerate(binding.dims))
-    text += (i ? "x" : "") + (dim == graph::kDynamic ? std::string("?") : std::to_string(dim));
+  for (auto [i, dim] : llvm::enumerate(binding.dims)) {
+    text += i ? "x" : "";
+    if (dim != graph::kDynamic)
+      text += std::to_string(dim);
+    else if (binding.hasRange() && binding.bounds[i].second != graph::kDynamic)
+      text += std::to_string(binding.bounds[i].first) + ".." +
+              std::to_string(binding.bounds[i].second);
+    else
+      text += "?";
+  }
   return text;
 }
 

@@ -111,6 +111,7 @@ Status checkRunArguments(const LoadedArtifact& artifact, size_t input_count,
                          const kiln_tensor_t* const* inputs, size_t output_count,
                          kiln_tensor_t* const* outputs) {
   const auto& signatures = artifact.inputs();
+  const bool dynamic = artifact.root().symbols() && artifact.root().symbols()->size() != 0;
   if (input_count != signatures.size()) {
     return Status(KILN_STATUS_INVALID_ARGUMENT, artifact.name() + ": expected " +
                                                     std::to_string(signatures.size()) +
@@ -128,7 +129,8 @@ Status checkRunArguments(const LoadedArtifact& artifact, size_t input_count,
     }
     const HostTensor& host = input->host;
     bool matches = host.elementType() == signature.element_type && host.rank() == signature.rank;
-    for (size_t d = 0; matches && d < signature.rank; ++d) {
+    // A program for a range of shapes checks the dimensions against their ranges (RunShapes).
+    for (size_t d = 0; matches && !dynamic && d < signature.rank; ++d) {
       matches = host.dims()[d] == signature.dims[d];
     }
     if (!matches) {
@@ -156,14 +158,17 @@ Status checkOutputRoom(const LoadedArtifact& artifact, size_t expected, size_t o
   return Status();
 }
 
-Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_tensor_t*>& tensors) {
+Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_tensor_t*>& tensors,
+                             const RunShapes* shapes, const std::vector<int64_t>* values) {
   const auto& signatures = artifact.outputs();
   tensors.assign(signatures.size(), nullptr);
   for (size_t i = 0; i < signatures.size(); ++i) {
     const kiln_tensor_signature_t& signature = signatures[i];
-    auto host =
-        HostTensor::allocate(signature.element_type,
-                             std::vector<int64_t>(signature.dims, signature.dims + signature.rank));
+    auto host = HostTensor::allocate(
+        signature.element_type,
+        shapes != nullptr && shapes->dynamic()
+            ? shapes->outputDims(i, *values)
+            : std::vector<int64_t>(signature.dims, signature.dims + signature.rank));
     if (!host.ok()) {
       releaseTensors(tensors);
       return Status(host.status().code(),

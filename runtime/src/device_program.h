@@ -20,6 +20,7 @@
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
 #include "runtime/src/artifact/artifact.h"
+#include "runtime/src/run_shapes.h"
 #include "runtime/src/trace.h"
 
 namespace kiln::runtime {
@@ -154,9 +155,12 @@ Status checkOutputRoom(const LoadedArtifact& artifact, size_t expected, size_t o
                        kiln_tensor_t* const* outputs);
 
 /// Makes a zero-filled host tensor for every output of `artifact` into `tensors` (resized to the
-/// output count). On failure releases what it made, leaves `tensors` all NULL and returns the
-/// status naming the output.
-Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_tensor_t*>& tensors);
+/// output count), of the run's shape where `shapes` is a program for a range of shapes with the
+/// symbols' `values`. On failure releases what it made, leaves `tensors` all NULL and returns
+/// the status naming the output.
+Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_tensor_t*>& tensors,
+                             const RunShapes* shapes = nullptr,
+                             const std::vector<int64_t>* values = nullptr);
 
 /// Releases every tensor of `tensors` and sets it to NULL.
 void releaseTensors(std::vector<kiln_tensor_t*>& tensors);

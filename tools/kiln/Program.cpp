@@ -285,9 +285,15 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.precisionEvidence = settings.precisionEvidence;
   // An ONNX model's --shape bindings were applied by the import.
   options.shapeBindings = *bindings;
-  if (*kind == ModelKind::Onnx)
+  // (ranges are bound again: the graph's dimensions stay dynamic, their bounds go to the
+  // compiler).
+  if (*kind == ModelKind::Onnx) {
     options.shapeBindings.erase(options.shapeBindings.begin(),
                                 options.shapeBindings.begin() + settings.shapes.size());
+    for (const ShapeBinding &flag : *flags)
+      if (flag.hasRange())
+        options.shapeBindings.push_back(flag);
+  }
   options.onStage = stage;
   if (settings.report)
     options.report = &llvm::outs();
@@ -391,8 +397,12 @@ std::string describeSignature(const TensorSignature &signature) {
   for (size_t i = 0; i < signature.dims.size(); ++i) {
     text += i ? "x" : "";
     bool symbolic = i < signature.dimSymbols.size() && !signature.dimSymbols[i].empty();
-    text += symbolic ? signature.dimSymbols[i] + "=" + std::to_string(signature.dims[i])
-                     : std::to_string(signature.dims[i]);
+    // -1: a dimension that varies from run to run, named by its symbol.
+    if (signature.dims[i] < 0)
+      text += symbolic ? signature.dimSymbols[i] : std::string("?");
+    else
+      text += symbolic ? signature.dimSymbols[i] + "=" + std::to_string(signature.dims[i])
+                       : std::to_string(signature.dims[i]);
   }
   return text + "]";
 }
@@ -499,6 +509,12 @@ std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
       return std::nullopt;
     }
   }
+  // An artifact for a range of shapes: random inputs take each symbol's largest value, and the
+  // runtime checks given inputs against the ranges.
+  std::vector<TensorSignature> largest = signatures;
+  for (const kiln_dim_symbol_t &symbol : artifact.symbols())
+    if (symbol.input < largest.size() && symbol.dim < largest[symbol.input].dims.size())
+      largest[symbol.input].dims[symbol.dim] = symbol.max;
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < signatures.size(); ++i) {
     const TensorSignature &signature = signatures[i];
@@ -510,11 +526,15 @@ std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
                    "=@FILE.npy)");
         return std::nullopt;
       }
-      inputs.push_back(randomTensor(signature, seed + i));
+      inputs.push_back(randomTensor(largest[i], seed + i));
       continue;
     }
     Tensor &tensor = found->second;
-    if (tensor.elementType() != signature.elementType || tensor.dims() != signature.dims) {
+    bool fits = tensor.elementType() == signature.elementType &&
+                tensor.dims().size() == signature.dims.size();
+    for (size_t d = 0; fits && d < signature.dims.size(); ++d)
+      fits = signature.dims[d] < 0 || tensor.dims()[d] == signature.dims[d];
+    if (!fits) {
       printError("input '" + signature.name + "' is " + describeTensor(tensor) +
                  " but the model expects " + describeSignature(signature));
       return std::nullopt;

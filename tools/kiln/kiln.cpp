@@ -247,7 +247,11 @@ int main(int argc, char **argv) {
       ->delimiter(',')
       ->capture_default_str();
   compileApp->add_option("--shape", compile.shapes,
-                         "Bind an input's shape, NAME=1x3x224x224 (dynamic dims must be bound)");
+                         "Bind an input's shape, NAME=1x3x224x224 (dynamic dims must be bound, "
+                         "or given a range)");
+  compileApp->add_option("--shape-range", compile.shapes,
+                         "Keep an input's dimensions dynamic within ranges, NAME=1..32x128 "
+                         "(one artifact runs every shape in them)");
   compileApp->add_option("--memory-limit", compile.memoryLimit,
                          "The most memory the arena may take, e.g. 256MiB (B, KiB, MiB, GiB): "
                          "values are recomputed until the plan fits, or the compile fails");

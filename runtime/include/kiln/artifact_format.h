@@ -13,7 +13,7 @@
 #define KILN_RUNTIME_INCLUDE_KILN_ARTIFACT_FORMAT_H_
 
 /// The one .kiln format version this build writes and reads.
-#define KILN_ARTIFACT_FORMAT_VERSION 2
+#define KILN_ARTIFACT_FORMAT_VERSION 3
 
 /// The FlatBuffers file identifier at bytes [4, 8) of every .kiln file.
 #define KILN_ARTIFACT_FILE_IDENTIFIER "KILN"

@@ -11,6 +11,10 @@
 //   - `workgroup_id` is in [0, workgroup_count[0]). The workgroups of one dispatch are independent:
 //     each writes a disjoint part of the outputs, so the runtime may run them in any order and on
 //     any threads. A kernel that was not split has one workgroup.
+//   - In a program compiled for a range of shapes (Artifact.symbols not empty), `bindings[n]`,
+//     after the step's n bindings, points to the run's sizes of every dimension of every binding,
+//     in binding order (int64_t), which kernels with dynamic bindings read their shapes from
+//     and others ignore. A binding's bytes are then row-major with those sizes.
 //   - Kernels are reentrant: the same kernel may run concurrently for different runs (different
 //     bindings). They touch no global state and call only the C library (libm, malloc/free for
 //     scratch buffers).

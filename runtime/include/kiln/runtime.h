@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 11
+#define KILN_API_VERSION 12
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -440,12 +440,15 @@ typedef struct kiln_tensor_signature_t {
   const char* name;
   kiln_element_type_t element_type;
   size_t rank;
-  /// `rank` dims, outermost first (the compiled, static sizes).
+  /// `rank` dims, outermost first (the compiled, static sizes); -1 for one that
+  /// varies from run to run in an artifact compiled for a range of shapes
+  /// (kiln_artifact_symbol_count).
   const int64_t* dims;
   /// `rank` strings: "" for a dim that was static in the model, otherwise the
-  /// model's symbolic name for it (e.g. "batch"), bound to `dims[i]`.
+  /// model's symbolic name for it (e.g. "batch"), bound to `dims[i]`, or, for a
+  /// dim of -1, the name of its symbol.
   const char* const* dim_symbols;
-  /// The size of the tensor's data in bytes.
+  /// The size of the tensor's data in bytes (at the largest shape of a range).
   uint64_t byte_size;
 } kiln_tensor_signature_t;
 
@@ -458,6 +461,28 @@ KILN_API kiln_status_t* kiln_artifact_input_signature(const kiln_artifact_t* art
 KILN_API kiln_status_t* kiln_artifact_output_signature(const kiln_artifact_t* artifact,
                                                        size_t index,
                                                        kiln_tensor_signature_t* out_signature);
+
+/// A dimension that varies from run to run in an artifact compiled for a range
+/// of shapes (kiln compile --shape-range): dimension `dim` of input `input`,
+/// named `name`, within [min, max]. Inputs sharing a symbol must agree on it.
+/// Added in API version 12.
+typedef struct kiln_dim_symbol_t {
+  const char* name;
+  size_t input;
+  size_t dim;
+  int64_t min;
+  int64_t max;
+} kiln_dim_symbol_t;
+
+/// Returns the number of symbols (0 for an artifact of one shape, or NULL).
+/// Added in API version 12.
+KILN_API size_t kiln_artifact_symbol_count(const kiln_artifact_t* artifact);
+
+/// Writes symbol `index` into `*out_symbol` (its name lives as long as the
+/// artifact). OUT_OF_RANGE past the count; INVALID_ARGUMENT for NULL.
+/// Added in API version 12.
+KILN_API kiln_status_t* kiln_artifact_symbol(const kiln_artifact_t* artifact, size_t index,
+                                             kiln_dim_symbol_t* out_symbol);
 
 /// Returns the number of checks every run makes (0 for NULL): an operand known
 /// only at run time that decides a shape the model declares (a Reshape's shape

@@ -353,6 +353,14 @@ class Artifact {
   }
   size_t inputCount() const { return kiln_artifact_input_count(handle_); }
   size_t outputCount() const { return kiln_artifact_output_count(handle_); }
+  /// The dimensions that vary from run to run (see kiln_artifact_symbol), in order; empty for
+  /// an artifact of one shape.
+  std::vector<kiln_dim_symbol_t> symbols() const {
+    std::vector<kiln_dim_symbol_t> result(kiln_artifact_symbol_count(handle_));
+    for (size_t i = 0; i < result.size(); ++i)
+      Status::fromC(kiln_artifact_symbol(handle_, i, &result[i]));
+    return result;
+  }
   /// The checks every run makes (see kiln_artifact_check_count): their messages.
   std::vector<std::string> checkMessages() const {
     std::vector<std::string> messages;

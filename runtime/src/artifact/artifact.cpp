@@ -247,10 +247,25 @@ void LoadedArtifact::buildTables() {
               stringOr(signature.dim_symbols()->Get(static_cast<flatbuffers::uoffset_t>(d)), "");
         }
       }
-      string_tables_.push_back(std::move(symbols));
-      c.dim_symbols = string_tables_.back().data();
       c.byte_size = kiln_element_type_size(c.element_type);
       for (size_t d = 0; d < c.rank; ++d) c.byte_size *= static_cast<uint64_t>(c.dims[d]);
+      // A dimension that varies from run to run reads -1, named by its symbol where it is one.
+      if (type.dynamic_dims() && type.dynamic_dims()->size() == c.rank && c.rank > 0) {
+        std::vector<int64_t> dims(c.dims, c.dims + c.rank);
+        for (size_t d = 0; d < c.rank; ++d) {
+          const auto* code = type.dynamic_dims()->Get(static_cast<flatbuffers::uoffset_t>(d))->code();
+          if (code == nullptr || code->size() == 0) continue;
+          dims[d] = -1;
+          if (code->size() == 2 && code->Get(0) == 1 && root_->symbols() &&
+              static_cast<uint64_t>(code->Get(1)) < root_->symbols()->size())
+            symbols[d] =
+                root_->symbols()->Get(static_cast<flatbuffers::uoffset_t>(code->Get(1)))->name()->c_str();
+        }
+        dim_tables_.push_back(std::move(dims));
+        c.dims = dim_tables_.back().data();
+      }
+      string_tables_.push_back(std::move(symbols));
+      c.dim_symbols = string_tables_.back().data();
       out->push_back(c);
     }
   };
@@ -468,6 +483,31 @@ size_t kiln_artifact_input_count(const kiln_artifact_t* artifact) {
 
 size_t kiln_artifact_output_count(const kiln_artifact_t* artifact) {
   return artifact ? artifact->artifact->callerOutputCount() : 0;
+}
+
+size_t kiln_artifact_symbol_count(const kiln_artifact_t* artifact) {
+  if (artifact == nullptr) return 0;
+  const auto* symbols = artifact->artifact->root().symbols();
+  return symbols ? symbols->size() : 0;
+}
+
+kiln_status_t* kiln_artifact_symbol(const kiln_artifact_t* artifact, size_t index,
+                                    kiln_dim_symbol_t* out_symbol) {
+  return guardCApi("kiln_artifact_symbol", [&]() -> kiln::Status {
+    if (artifact == nullptr || out_symbol == nullptr)
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_artifact_symbol: the artifact or the result is NULL");
+    size_t count = kiln_artifact_symbol_count(artifact);
+    if (index >= count)
+      return kiln::Status(KILN_STATUS_OUT_OF_RANGE, "kiln_artifact_symbol: symbol " +
+                                                        std::to_string(index) + " of " +
+                                                        std::to_string(count));
+    const kiln::artifact::Symbol& symbol =
+        *artifact->artifact->root().symbols()->Get(static_cast<flatbuffers::uoffset_t>(index));
+    *out_symbol = {symbol.name()->c_str(), symbol.input(), symbol.dim(), symbol.min(),
+                   symbol.max()};
+    return kiln::Status();
+  });
 }
 
 size_t kiln_artifact_check_count(const kiln_artifact_t* artifact) {

@@ -115,6 +115,7 @@ class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
   std::vector<kiln_step_info_t> steps_;
   // Storage the C structs above point into (heap buffers, stable once built).
   std::vector<std::vector<const char*>> string_tables_;
+  std::vector<std::vector<int64_t>> dim_tables_;
   std::vector<std::vector<kiln_binding_info_t>> binding_tables_;
   std::vector<std::unique_ptr<std::string>> parameter_texts_;
 };

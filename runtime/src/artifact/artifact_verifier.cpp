@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/artifact/artifact_verifier.h"
+#include "runtime/src/run_shapes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -89,6 +90,7 @@ class SemanticVerifier {
 
   Status verify() {
     if (Status s = verifyDevice(); !s.ok()) return s;
+    if (Status s = verifySymbols(); !s.ok()) return s;
     if (Status s = verifySignatures(); !s.ok()) return s;
     if (Status s = verifyConstants(); !s.ok()) return s;
     if (Status s = verifyCodeObjects(); !s.ok()) return s;
@@ -121,6 +123,46 @@ class SemanticVerifier {
     Result<size_t> size = computeByteSize(element_type, dims);
     if (!size.ok()) return invalid(where, size.status().message());
     *byte_size = *size;
+    // The run's dimensions of a program for a range of shapes: one code per dimension, over
+    // the symbols (their values never exceed the static dims, which size the buffers).
+    if (type.dynamic_dims() && type.dynamic_dims()->size() != 0) {
+      if (type.dynamic_dims()->size() != dims.size())
+        return invalid(where, "has " + std::to_string(type.dynamic_dims()->size()) +
+                                  " dynamic dimensions for rank " + std::to_string(dims.size()));
+      for (flatbuffers::uoffset_t d = 0; d < type.dynamic_dims()->size(); ++d) {
+        const auto* code = type.dynamic_dims()->Get(d)->code();
+        if (code == nullptr || code->size() == 0) continue;
+        if (std::string problem = checkDimCode(*code, symbolCount()); !problem.empty())
+          return invalid(where, "dimension " + std::to_string(d) + "'s code " + problem);
+      }
+    }
+    return Status();
+  }
+
+  size_t symbolCount() const { return artifact_.symbols() ? artifact_.symbols()->size() : 0; }
+
+  /// The dynamic input dimensions of a program for a range of shapes (CPU programs only).
+  Status verifySymbols() {
+    if (symbolCount() == 0) return Status();
+    if (artifact_.device()->string_view() != "cpu")
+      return invalid("symbols", "a program for a range of shapes runs on the cpu only");
+    const auto& inputs = *artifact_.inputs();
+    for (flatbuffers::uoffset_t s = 0; s < artifact_.symbols()->size(); ++s) {
+      const fb::Symbol& symbol = *artifact_.symbols()->Get(s);
+      std::string where = "symbol " + std::to_string(s) + " '" + symbol.name()->str() + "'";
+      if (symbol.input() >= inputs.size())
+        return invalid(where, "names input " + std::to_string(symbol.input()) + " of " +
+                                  std::to_string(inputs.size()));
+      const auto* dims = inputs.Get(symbol.input())->type()->dims();
+      if (dims == nullptr || symbol.dim() >= dims->size())
+        return invalid(where, "names dimension " + std::to_string(symbol.dim()) +
+                                  " of an input of lower rank");
+      if (symbol.min() < 0 || symbol.min() > symbol.max() ||
+          symbol.max() > dims->Get(symbol.dim()))
+        return invalid(where, "has the range " + std::to_string(symbol.min()) + ".." +
+                                  std::to_string(symbol.max()) + " beyond the input's bound " +
+                                  std::to_string(dims->Get(symbol.dim())));
+    }
     return Status();
   }
 

@@ -77,6 +77,15 @@ Status CpuProgram::prepare() {
   auto table = ProgramTable::build(*artifact_);
   if (!table.ok()) return table.status();
   table_ = std::move(*table);
+  shapes_ = RunShapes::build(*artifact_);
+  if (shapes_.dynamic()) {
+    // Each dispatch's bindings, then the address of its bindings' dimensions.
+    size_t arguments = 0;
+    for (const ProgramStep& step : table_.steps()) {
+      first_argument_.push_back(arguments);
+      if (step.kind == StepKind::kDispatch) arguments += step.binding_count + 1;
+    }
+  }
   steps_.resize(table_.steps().size());
   for (size_t i = 0; i < steps_.size(); ++i) {
     const ProgramStep& step = table_.steps()[i];
@@ -214,6 +223,18 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
   bases.inputs = context.inputs.data();
   bases.outputs = context.output_data.data();
   table_.resolveAddresses(bases, context.addresses);
+  if (shapes_.dynamic()) {
+    shapes_.bindingDims(context.symbol_values, context.dims);
+    context.arguments.resize(first_argument_.empty() ? 0 : first_argument_.back() + 1 +
+                                                               table_.steps().back().binding_count);
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const ProgramStep& step = table_.steps()[i];
+      if (step.kind != StepKind::kDispatch) continue;
+      void** arguments = context.arguments.data() + first_argument_[i];
+      std::copy_n(context.addresses.data() + step.first_binding, step.binding_count, arguments);
+      arguments[step.binding_count] = context.dims.data() + shapes_.firstDim(step.first_binding);
+    }
+  }
 
   // While a trace is on, each step is timed (two clock reads) and the run's slices are added
   // at its end.
@@ -246,8 +267,10 @@ Status CpuProgram::runStep(size_t i, const RunContext& context) {
   switch (step.kind) {
     case StepKind::kDispatch: {
       kiln_cpu_dispatch_fn kernel = steps_[i].kernel;
-      pool_.parallelFor(static_cast<size_t>(step.workgroups), [kernel, addresses](size_t id) {
-        kernel(addresses, static_cast<int64_t>(id));
+      void* const* arguments =
+          shapes_.dynamic() ? context.arguments.data() + first_argument_[i] : addresses;
+      pool_.parallelFor(static_cast<size_t>(step.workgroups), [kernel, arguments](size_t id) {
+        kernel(arguments, static_cast<int64_t>(id));
       });
       break;
     }
@@ -257,9 +280,18 @@ Status CpuProgram::runStep(size_t i, const RunContext& context) {
                       artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
       }
       break;
-    case StepKind::kCopy:
-      if (step.copy_size != 0) std::memmove(addresses[1], addresses[0], step.copy_size);
+    case StepKind::kCopy: {
+      uint64_t bytes = step.copy_size;
+      if (shapes_.dynamic() && step.copy_size != 0) {
+        // The run's elements of the source, row-major at the front of its bytes.
+        const kiln_binding_info_t& source = artifact_->steps()[i].bindings[0];
+        bytes = kiln_element_type_size(source.element_type);
+        for (size_t d = 0; d < shapes_.rank(step.first_binding); ++d)
+          bytes *= static_cast<uint64_t>(context.dims[shapes_.firstDim(step.first_binding) + d]);
+      }
+      if (bytes != 0) std::memmove(addresses[1], addresses[0], bytes);
       break;
+    }
   }
   return Status();
 }
@@ -343,7 +375,16 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
   auto context = acquireContext();
   if (!context.ok()) return context.status();
   RunContext& run_context = **context;
-  if (Status s = allocateOutputTensors(*artifact_, run_context.outputs); !s.ok()) {
+  if (shapes_.dynamic()) {
+    if (Status s = shapes_.bindInputs(inputs, run_context.symbol_values);
+        !s.ok()) {
+      releaseContext(std::move(*context));
+      return s;
+    }
+  }
+  if (Status s = allocateOutputTensors(*artifact_, run_context.outputs, &shapes_,
+                                       &run_context.symbol_values);
+      !s.ok()) {
     releaseContext(std::move(*context));
     return s;
   }

@@ -76,6 +76,11 @@ class CpuProgram final : public DeviceProgram {
     /// The address of every output tensor's data.
     std::vector<void*> output_data;
     std::vector<kiln_tensor_t*> outputs;
+    /// A program for a range of shapes: the symbols' values for the run, every binding's
+    /// dimensions, and each dispatch's bindings followed by its dimensions (kernel_abi.h).
+    std::vector<int64_t> symbol_values;
+    std::vector<int64_t> dims;
+    std::vector<void*> arguments;
   };
 
   CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
@@ -105,6 +110,10 @@ class CpuProgram final : public DeviceProgram {
   /// How many arena values stay in a library's own layout between calls.
   size_t native_layout_values_ = 0;
   ProgramTable table_;
+  RunShapes shapes_;
+  /// In a program for a range of shapes: where each dispatch step's arguments start in
+  /// RunContext::arguments.
+  std::vector<size_t> first_argument_;
   /// One per step of `table_`.
   std::vector<CpuStep> steps_;
   /// The steps of each stream, in order (one stream: every step).

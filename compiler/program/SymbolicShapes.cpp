@@ -1,0 +1,330 @@
+//===- SymbolicShapes.cpp - Dimensions as functions of the inputs' --------===//
+
+#include "compiler/program/SymbolicShapes.h"
+
+#include "compiler/transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineExprVisitor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+int64_t floorDivide(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t ceilDivide(int64_t a, int64_t b) { return -floorDivide(-a, b); }
+
+} // namespace
+
+std::pair<int64_t, int64_t> exprBounds(AffineExpr expr, ArrayRef<DimSymbol> symbols) {
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return {constant.getValue(), constant.getValue()};
+  if (auto symbol = dyn_cast<AffineSymbolExpr>(expr)) {
+    const DimSymbol &s = symbols[symbol.getPosition()];
+    return {s.min, s.max};
+  }
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  auto [a, b] = exprBounds(binary.getLHS(), symbols);
+  auto [c, d] = exprBounds(binary.getRHS(), symbols);
+  auto extremes = [](std::initializer_list<int64_t> values) {
+    return std::make_pair(std::min(values), std::max(values));
+  };
+  switch (binary.getKind()) {
+  case AffineExprKind::Add:
+    return {a + c, b + d};
+  case AffineExprKind::Mul:
+    return extremes({a * c, a * d, b * c, b * d});
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv: {
+    // Divisors of a shape are positive; a range that reaches 0 is clamped to 1.
+    c = std::max<int64_t>(c, 1);
+    d = std::max<int64_t>(d, 1);
+    auto divide = binary.getKind() == AffineExprKind::FloorDiv ? floorDivide : ceilDivide;
+    return extremes({divide(a, c), divide(a, d), divide(b, c), divide(b, d)});
+  }
+  case AffineExprKind::Mod:
+    // In [0, divisor); no more than the dividend where that is non-negative.
+    return {0, a >= 0 ? std::min(b, std::max<int64_t>(d, 1) - 1) : std::max<int64_t>(d, 1) - 1};
+  default:
+    return {0, 0};
+  }
+}
+
+ArrayAttr symbolsAttr(MLIRContext *context, ArrayRef<DimSymbol> symbols) {
+  Builder builder(context);
+  SmallVector<Attribute> entries;
+  for (const DimSymbol &symbol : symbols)
+    entries.push_back(builder.getDictionaryAttr({
+        builder.getNamedAttr("name", builder.getStringAttr(symbol.name)),
+        builder.getNamedAttr("input", builder.getI64IntegerAttr(symbol.input)),
+        builder.getNamedAttr("dim", builder.getI64IntegerAttr(symbol.dim)),
+        builder.getNamedAttr("min", builder.getI64IntegerAttr(symbol.min)),
+        builder.getNamedAttr("max", builder.getI64IntegerAttr(symbol.max)),
+    }));
+  return builder.getArrayAttr(entries);
+}
+
+SmallVector<DimSymbol> symbolsFromAttr(ArrayAttr attr) {
+  SmallVector<DimSymbol> symbols;
+  if (!attr)
+    return symbols;
+  for (Attribute entry : attr) {
+    auto dictionary = cast<DictionaryAttr>(entry);
+    DimSymbol symbol;
+    symbol.name = dictionary.getAs<StringAttr>("name").getValue().str();
+    symbol.input = dictionary.getAs<IntegerAttr>("input").getInt();
+    symbol.dim = dictionary.getAs<IntegerAttr>("dim").getInt();
+    symbol.min = dictionary.getAs<IntegerAttr>("min").getInt();
+    symbol.max = dictionary.getAs<IntegerAttr>("max").getInt();
+    symbols.push_back(symbol);
+  }
+  return symbols;
+}
+
+FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp kernels) {
+  SymbolicShapes shapes(entry, kernels);
+  llvm::StringMap<int64_t> named;
+  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    SmallVector<int64_t> perDim;
+    if (!tensor) {
+      shapes.argumentSymbols_.push_back(perDim);
+      continue;
+    }
+    auto inputName = entry.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    auto dimNames = entry.getArgAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
+    auto bounds = entry.getArgAttrOfType<DenseI64ArrayAttr>(i, kDimBoundsAttr);
+    for (int64_t d = 0; d < tensor.getRank(); ++d) {
+      if (!tensor.isDynamicDim(d)) {
+        perDim.push_back(-1);
+        continue;
+      }
+      if (!bounds || bounds.size() != 2 * tensor.getRank() ||
+          ShapedType::isDynamic(bounds[2 * d + 1]))
+        return entry.emitError() << "dimension " << d << " of input '"
+                                 << (inputName ? inputName.getValue() : StringRef("?"))
+                                 << "' is dynamic without a range; give one with --shape-range";
+      DimSymbol symbol;
+      StringRef dimName;
+      if (dimNames && d < static_cast<int64_t>(dimNames.size()))
+        if (auto text = dyn_cast<StringAttr>(dimNames[d]))
+          dimName = text.getValue();
+      symbol.name = !dimName.empty() ? dimName.str()
+                                     : (inputName ? inputName.getValue().str()
+                                                  : "input " + std::to_string(i)) +
+                                           "[" + std::to_string(d) + "]";
+      symbol.input = static_cast<int64_t>(i);
+      symbol.dim = d;
+      symbol.min = bounds[2 * d];
+      symbol.max = bounds[2 * d + 1];
+      // Dimensions the model names alike are one symbol, within both ranges.
+      if (!dimName.empty()) {
+        auto [it, inserted] = named.try_emplace(dimName, shapes.symbols_.size());
+        if (!inserted) {
+          DimSymbol &shared = shapes.symbols_[it->second];
+          shared.min = std::max(shared.min, symbol.min);
+          shared.max = std::min(shared.max, symbol.max);
+          if (shared.min > shared.max)
+            return entry.emitError() << "the ranges given for dimension '" << dimName
+                                     << "' do not overlap";
+          perDim.push_back(it->second);
+          continue;
+        }
+      }
+      perDim.push_back(static_cast<int64_t>(shapes.symbols_.size()));
+      shapes.symbols_.push_back(symbol);
+    }
+    shapes.argumentSymbols_.push_back(perDim);
+  }
+  return shapes;
+}
+
+SmallVector<int64_t> SymbolicShapes::upperBounds(AffineMap shape) const {
+  SmallVector<int64_t> dims;
+  for (AffineExpr expr : shape.getResults())
+    dims.push_back(std::max<int64_t>(exprBounds(expr, symbols_).second, 0));
+  return dims;
+}
+
+FailureOr<AffineMap> SymbolicShapes::shapeOf(Value value) {
+  auto type = cast<ShapedType>(value.getType());
+  SmallVector<AffineExpr> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    FailureOr<AffineExpr> expr = hostDim(value, static_cast<unsigned>(d));
+    if (failed(expr))
+      return failure();
+    dims.push_back(*expr);
+  }
+  return AffineMap::get(0, symbols_.size(), dims, value.getContext());
+}
+
+FailureOr<AffineExpr> SymbolicShapes::hostDim(Value value, unsigned d) {
+  auto key = std::make_pair(value, d);
+  if (auto it = cache_.find(key); it != cache_.end())
+    return it->second;
+  ArgumentDims arguments = [this](BlockArgument argument, unsigned dim) -> FailureOr<AffineExpr> {
+    MLIRContext *context = argument.getContext();
+    if (argument.getOwner() != &entry_.getBody().front())
+      return failure();
+    int64_t symbol = argumentSymbols_[argument.getArgNumber()][dim];
+    if (symbol < 0)
+      return getAffineConstantExpr(
+          cast<ShapedType>(argument.getType()).getDimSize(dim), context);
+    return getAffineSymbolExpr(static_cast<unsigned>(symbol), context);
+  };
+  FailureOr<AffineExpr> expr = this->dim(value, d, arguments);
+  if (succeeded(expr))
+    cache_[key] = *expr;
+  return expr;
+}
+
+FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const ArgumentDims &arguments) {
+  MLIRContext *context = value.getContext();
+  auto type = cast<ShapedType>(value.getType());
+  if (!type.isDynamicDim(d))
+    return getAffineConstantExpr(type.getDimSize(d), context);
+  auto fail = [&](StringRef why) -> FailureOr<AffineExpr> {
+    Location loc = value.getLoc();
+    emitError(loc) << "dimension " << d << " of " << type
+                   << " is no affine function of the inputs' dimensions (" << why
+                   << "); bind the inputs' shapes with --shape";
+    return failure();
+  };
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    FailureOr<AffineExpr> expr = arguments(argument, d);
+    if (failed(expr))
+      return fail("an argument of a nested region");
+    return expr;
+  }
+  Operation *op = value.getDefiningOp();
+  unsigned result = cast<OpResult>(value).getResultNumber();
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op))
+    return scalar(empty.getDynamicSize(d), arguments);
+  if (auto destination = dyn_cast<DestinationStyleOpInterface>(op))
+    if (destination.getNumDpsInits() > result &&
+        isa<ShapedType>(destination.getDpsInits()[result].getType()))
+      return dim(destination.getDpsInits()[result], d, arguments);
+  if (auto cast = dyn_cast<tensor::CastOp>(op))
+    return dim(cast.getSource(), d, arguments);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    OpFoldResult size = expand.getMixedOutputShape()[d];
+    if (auto attr = dyn_cast<Attribute>(size))
+      return getAffineConstantExpr(cast<IntegerAttr>(attr).getInt(), context);
+    return scalar(cast<Value>(size), arguments);
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    AffineExpr product = getAffineConstantExpr(1, context);
+    for (int64_t source : collapse.getReassociationIndices()[d]) {
+      FailureOr<AffineExpr> factor =
+          dim(collapse.getSrc(), static_cast<unsigned>(source), arguments);
+      if (failed(factor))
+        return failure();
+      product = product * *factor;
+    }
+    return product;
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    unsigned seen = 0;
+    for (auto [i, size] : llvm::enumerate(slice.getMixedSizes())) {
+      if (dropped.test(i))
+        continue;
+      if (seen++ != d)
+        continue;
+      if (auto attr = dyn_cast<Attribute>(size))
+        return getAffineConstantExpr(cast<IntegerAttr>(attr).getInt(), context);
+      return scalar(cast<Value>(size), arguments);
+    }
+  }
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    auto callee =
+        SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+    if (!callee && kernels_)
+      callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+    if (callee && !callee.isExternal()) {
+      auto ret = cast<func::ReturnOp>(callee.getBody().front().getTerminator());
+      ArgumentDims inner = [&](BlockArgument argument,
+                               unsigned dim) -> FailureOr<AffineExpr> {
+        if (argument.getOwner() != &callee.getBody().front())
+          return failure();
+        return this->dim(call.getOperand(argument.getArgNumber()), dim, arguments);
+      };
+      return dim(ret.getOperand(result), d, inner);
+    }
+  }
+  return fail(("computed by '" + op->getName().getStringRef() + "'").str());
+}
+
+FailureOr<AffineExpr> SymbolicShapes::scalar(Value value, const ArgumentDims &arguments) {
+  MLIRContext *context = value.getContext();
+  auto fail = [&](StringRef why) -> FailureOr<AffineExpr> {
+    emitError(value.getLoc()) << "a size computed " << why
+                              << " is no affine function of the inputs' dimensions; bind the "
+                                 "inputs' shapes with --shape";
+    return failure();
+  };
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return fail("from an argument");
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
+      return getAffineConstantExpr(integer.getInt(), context);
+  if (auto dimOp = dyn_cast<tensor::DimOp>(op))
+    if (std::optional<int64_t> index = dimOp.getConstantIndex())
+      return dim(dimOp.getSource(), static_cast<unsigned>(*index), arguments);
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+    return scalar(op->getOperand(0), arguments);
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(op)) {
+    AffineMap map = apply.getAffineMap();
+    SmallVector<AffineExpr> operands;
+    for (Value operand : apply.getMapOperands()) {
+      FailureOr<AffineExpr> expr = scalar(operand, arguments);
+      if (failed(expr))
+        return failure();
+      operands.push_back(*expr);
+    }
+    ArrayRef<AffineExpr> all(operands);
+    return map.getResult(0).replaceDimsAndSymbols(all.take_front(map.getNumDims()),
+                                                  all.drop_front(map.getNumDims()));
+  }
+  if (op->getNumOperands() == 2 &&
+      isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivSIOp, arith::DivUIOp,
+          arith::FloorDivSIOp, arith::CeilDivSIOp, arith::CeilDivUIOp, arith::RemSIOp,
+          arith::RemUIOp>(op)) {
+    FailureOr<AffineExpr> lhs = scalar(op->getOperand(0), arguments);
+    if (failed(lhs))
+      return failure();
+    FailureOr<AffineExpr> rhs = scalar(op->getOperand(1), arguments);
+    if (failed(rhs))
+      return failure();
+    if (isa<arith::AddIOp>(op))
+      return *lhs + *rhs;
+    if (isa<arith::SubIOp>(op))
+      return *lhs - *rhs;
+    if (isa<arith::MulIOp>(op))
+      return *lhs * *rhs;
+    // Sizes are non-negative: truncating and flooring division agree.
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(op))
+      return lhs->floorDiv(*rhs);
+    if (isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
+      return lhs->ceilDiv(*rhs);
+    return *lhs % *rhs;
+  }
+  return fail(("by '" + op->getName().getStringRef() + "'").str());
+}
+
+} // namespace kiln

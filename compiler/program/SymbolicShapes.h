@@ -1,0 +1,89 @@
+//===- SymbolicShapes.h - Dimensions as functions of the inputs' --*- C++ -*-===//
+//
+// A program compiled for a range of shapes (`kiln compile --shape-range`) keeps dynamic
+// dimensions. Each dynamic dimension of an input is a symbol (inputs whose dimensions the model
+// names alike, an ONNX dim_param such as "batch", share one); every other dimension of the
+// program is an affine expression of the symbols (floor and ceiling divisions and remainders
+// included), which the runtime evaluates once per run. Buffers are planned for the symbols'
+// upper bounds: a program buffer keeps its static upper-bound type, and `kiln.dims` on the op
+// that defines it says which dimensions the run sees.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H
+#define KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <string>
+
+namespace kiln {
+
+/// On program.program: the symbols, an array of {name, input, dim, min, max} dictionaries.
+constexpr llvm::StringLiteral kSymbolsAttr = "kiln.symbols";
+/// On an op that defines a program buffer with dynamic dimensions: an affine map from the
+/// symbols to the buffer's dimensions, `()[s0, s1] -> (s0, 16, s1 ceildiv 4)`.
+constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
+
+/// A dynamic dimension of an input.
+struct DimSymbol {
+  /// The model's name for it (a dim_param), or "INPUT[DIM]".
+  std::string name;
+  int64_t input = 0;
+  int64_t dim = 0;
+  int64_t min = 1;
+  int64_t max = 1;
+};
+
+/// [min, max] of `expr` over the symbols' ranges.
+std::pair<int64_t, int64_t> exprBounds(mlir::AffineExpr expr, llvm::ArrayRef<DimSymbol> symbols);
+
+mlir::ArrayAttr symbolsAttr(mlir::MLIRContext *context, llvm::ArrayRef<DimSymbol> symbols);
+llvm::SmallVector<DimSymbol> symbolsFromAttr(mlir::ArrayAttr attr);
+
+/// The dimensions of the values of an entry function (after kiln-form-dispatches: views,
+/// constants, calls of dispatch functions) as affine maps of its inputs' symbols.
+class SymbolicShapes {
+public:
+  /// Fails, naming the input, where a dynamic dimension has no upper bound. The functions the
+  /// entry calls are looked up beside it or in `kernels`.
+  static mlir::FailureOr<SymbolicShapes> create(mlir::func::FuncOp entry,
+                                                mlir::ModuleOp kernels = nullptr);
+
+  llvm::ArrayRef<DimSymbol> symbols() const { return symbols_; }
+  bool empty() const { return symbols_.empty(); }
+
+  /// `value`'s dimensions, `()[symbols] -> (dims)`; fails with an error at `value` where a
+  /// dimension is no affine function of the symbols.
+  mlir::FailureOr<mlir::AffineMap> shapeOf(mlir::Value value);
+
+  /// The static type that holds `type` at the symbols' upper bounds for `shape`.
+  llvm::SmallVector<int64_t> upperBounds(mlir::AffineMap shape) const;
+
+private:
+  SymbolicShapes(mlir::func::FuncOp entry, mlir::ModuleOp kernels)
+      : entry_(entry), kernels_(kernels) {}
+
+  using ArgumentDims = std::function<mlir::FailureOr<mlir::AffineExpr>(mlir::BlockArgument,
+                                                                       unsigned)>;
+  mlir::FailureOr<mlir::AffineExpr> dim(mlir::Value value, unsigned d,
+                                        const ArgumentDims &arguments);
+  mlir::FailureOr<mlir::AffineExpr> scalar(mlir::Value value, const ArgumentDims &arguments);
+  mlir::FailureOr<mlir::AffineExpr> hostDim(mlir::Value value, unsigned d);
+
+  mlir::func::FuncOp entry_;
+  mlir::ModuleOp kernels_;
+  llvm::SmallVector<DimSymbol> symbols_;
+  /// Per entry argument, per dimension: its symbol, or -1 for a static dimension.
+  llvm::SmallVector<llvm::SmallVector<int64_t>> argumentSymbols_;
+  llvm::DenseMap<std::pair<mlir::Value, unsigned>, mlir::AffineExpr> cache_;
+};
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H

@@ -1,0 +1,188 @@
+//===- run_shapes.cpp - The shapes of one run of a program for a range of shapes ----------===//
+
+#include "runtime/src/run_shapes.h"
+
+#include "runtime/src/artifact/artifact.h"
+#include "runtime/src/tensor.h"
+
+namespace kiln::runtime {
+
+namespace fb = kiln::artifact;
+
+namespace {
+
+enum Opcode : int64_t { kConstant = 0, kSymbol = 1, kAdd = 2, kMul = 3, kFloorDiv = 4,
+                        kCeilDiv = 5, kMod = 6 };
+
+int64_t floorDivide(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+}  // namespace
+
+std::string checkDimCode(const flatbuffers::Vector<int64_t>& code, size_t symbol_count) {
+  size_t depth = 0;
+  for (flatbuffers::uoffset_t i = 0; i < code.size(); ++i) {
+    int64_t op = code.Get(i);
+    if (op == kConstant || op == kSymbol) {
+      if (i + 1 >= code.size()) return "ends inside an instruction";
+      int64_t operand = code.Get(++i);
+      if (op == kSymbol && (operand < 0 || static_cast<uint64_t>(operand) >= symbol_count))
+        return "reads symbol " + std::to_string(operand) + " of " + std::to_string(symbol_count);
+      ++depth;
+    } else if (op >= kAdd && op <= kMod) {
+      if (depth < 2) return "has an operation with fewer than two operands";
+      --depth;
+    } else {
+      return "has the unknown opcode " + std::to_string(op);
+    }
+  }
+  if (depth != 1) return "leaves " + std::to_string(depth) + " values instead of one";
+  return "";
+}
+
+bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* values,
+                     size_t value_count, int64_t* result) {
+  int64_t stack[32];
+  size_t depth = 0;
+  for (flatbuffers::uoffset_t i = 0; i < code.size(); ++i) {
+    int64_t op = code.Get(i);
+    if (op == kConstant || op == kSymbol) {
+      if (i + 1 >= code.size() || depth == 32) return false;
+      int64_t operand = code.Get(++i);
+      if (op == kSymbol && (operand < 0 || static_cast<uint64_t>(operand) >= value_count))
+        return false;
+      stack[depth++] = op == kConstant ? operand : values[operand];
+      continue;
+    }
+    if (depth < 2) return false;
+    int64_t b = stack[--depth], a = stack[depth - 1], r = 0;
+    switch (op) {
+      case kAdd: r = a + b; break;
+      case kMul: r = a * b; break;
+      case kFloorDiv:
+      case kCeilDiv:
+      case kMod:
+        if (b == 0) return false;
+        if (op == kFloorDiv) r = floorDivide(a, b);
+        else if (op == kCeilDiv) r = -floorDivide(-a, b);
+        else r = a - floorDivide(a, b) * b;
+        break;
+      default:
+        return false;
+    }
+    stack[depth - 1] = r;
+  }
+  if (depth != 1) return false;
+  *result = stack[0];
+  return true;
+}
+
+void RunShapes::addType(const fb::TensorType& type, std::vector<Dim>& dims) {
+  size_t rank = type.dims() ? type.dims()->size() : 0;
+  for (size_t d = 0; d < rank; ++d) {
+    Dim dim;
+    dim.size = type.dims()->Get(static_cast<flatbuffers::uoffset_t>(d));
+    if (type.dynamic_dims() && type.dynamic_dims()->size() == rank) {
+      const fb::DimExpr* expr = type.dynamic_dims()->Get(static_cast<flatbuffers::uoffset_t>(d));
+      if (expr->code() && expr->code()->size() != 0) dim.code = expr->code();
+    }
+    dims.push_back(dim);
+  }
+}
+
+RunShapes RunShapes::build(const LoadedArtifact& artifact) {
+  RunShapes shapes;
+  if (artifact.root().symbols())
+    for (const fb::Symbol* symbol : *artifact.root().symbols()) shapes.symbols_.push_back(symbol);
+  auto addBinding = [&shapes](const fb::Binding& binding) {
+    addType(*binding.type(), shapes.binding_dims_);
+    shapes.first_dim_.push_back(shapes.binding_dims_.size());
+  };
+  // The bindings in the order ProgramTable::build lists them.
+  for (const fb::Step* step : *artifact.program().steps()) {
+    switch (step->kind_type()) {
+      case fb::StepKind::Dispatch:
+        for (const fb::Binding* binding : *step->kind_as_Dispatch()->bindings())
+          addBinding(*binding);
+        break;
+      case fb::StepKind::LibraryCall:
+        for (const fb::Binding* binding : *step->kind_as_LibraryCall()->bindings())
+          addBinding(*binding);
+        break;
+      case fb::StepKind::Copy:
+        addBinding(*step->kind_as_Copy()->source());
+        addBinding(*step->kind_as_Copy()->destination());
+        break;
+      default:
+        break;
+    }
+  }
+  for (const fb::TensorSignature* signature : *artifact.root().inputs()) {
+    shapes.input_names_.push_back(signature->name()->str());
+    shapes.inputs_.emplace_back();
+    addType(*signature->type(), shapes.inputs_.back());
+  }
+  for (const fb::TensorSignature* signature : *artifact.root().outputs()) {
+    shapes.outputs_.emplace_back();
+    addType(*signature->type(), shapes.outputs_.back());
+  }
+  return shapes;
+}
+
+int64_t RunShapes::evaluate(const Dim& dim, const std::vector<int64_t>& values) const {
+  if (dim.code == nullptr) return dim.size;
+  int64_t result = 0;
+  // The verifier checked every code; a division by zero cannot come from sizes in range.
+  if (!evaluateDimCode(*dim.code, values.data(), values.size(), &result)) return 0;
+  return result;
+}
+
+Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
+                             std::vector<int64_t>& values) const {
+  values.assign(symbols_.size(), 0);
+  for (size_t s = 0; s < symbols_.size(); ++s) {
+    const fb::Symbol& symbol = *symbols_[s];
+    int64_t value = inputs[symbol.input()]->host.dims()[symbol.dim()];
+    if (value < symbol.min() || value > symbol.max()) {
+      return Status(KILN_STATUS_INVALID_ARGUMENT,
+                    "input '" + input_names_[symbol.input()] + "': dimension " +
+                        std::to_string(symbol.dim()) + " (" + symbol.name()->str() + ") is " +
+                        std::to_string(value) + ", outside its range " +
+                        std::to_string(symbol.min()) + ".." + std::to_string(symbol.max()) +
+                        " (kiln compile --shape-range)");
+    }
+    values[s] = value;
+  }
+  // Every other dimension follows: a static one, or a symbol another input gave first.
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const HostTensor& host = inputs[i]->host;
+    for (size_t d = 0; d < inputs_[i].size(); ++d) {
+      int64_t expected = evaluate(inputs_[i][d], values);
+      if (host.dims()[d] == expected) continue;
+      std::vector<int64_t> dims;
+      for (const Dim& dim : inputs_[i]) dims.push_back(evaluate(dim, values));
+      return Status(KILN_STATUS_INVALID_ARGUMENT,
+                    "input '" + input_names_[i] + "': dimension " + std::to_string(d) +
+                        " is " + std::to_string(host.dims()[d]) + " where the other inputs make it " +
+                        std::to_string(expected) + " (expected " +
+                        LoadedArtifact::formatType(host.elementType(), dims.data(), dims.size()) +
+                        ")");
+    }
+  }
+  return Status();
+}
+
+void RunShapes::bindingDims(const std::vector<int64_t>& values, std::vector<int64_t>& dims) const {
+  dims.resize(binding_dims_.size());
+  for (size_t i = 0; i < binding_dims_.size(); ++i) dims[i] = evaluate(binding_dims_[i], values);
+}
+
+std::vector<int64_t> RunShapes::outputDims(size_t index, const std::vector<int64_t>& values) const {
+  std::vector<int64_t> dims;
+  for (const Dim& dim : outputs_[index]) dims.push_back(evaluate(dim, values));
+  return dims;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,77 @@
+//===- run_shapes.h - The shapes of one run of a program for a range of shapes -*- C++ -*-===//
+//
+// A program compiled for a range of shapes (kiln compile --shape-range) names its dynamic
+// dimensions as symbols, each a dimension of an input with a range, and every other dynamic
+// dimension as code over them (artifact.fbs, DimExpr). RunShapes reads the symbols' values off a
+// run's inputs, checks every input against them and their ranges, and evaluates the dimensions
+// of every binding (which kernels read, kernel_abi.h) and of every output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_RUN_SHAPES_H_
+#define KILN_RUNTIME_SRC_RUN_SHAPES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
+#include "runtime/schema/artifact_generated.h"
+
+namespace kiln::runtime {
+
+class LoadedArtifact;
+
+/// Evaluates DimExpr code with the symbols' `values`; false where the code is malformed (an
+/// unknown opcode or symbol, a stack that does not end with one value) or divides by zero.
+bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* values,
+                     size_t value_count, int64_t* result);
+
+/// What is wrong with DimExpr code over `symbol_count` symbols: "" when nothing.
+std::string checkDimCode(const flatbuffers::Vector<int64_t>& code, size_t symbol_count);
+
+class RunShapes {
+ public:
+  /// The dimensions of `artifact` (verified), its bindings in ProgramTable order.
+  static RunShapes build(const LoadedArtifact& artifact);
+
+  /// Whether the program was compiled for a range of shapes.
+  bool dynamic() const { return !symbols_.empty(); }
+
+  /// Reads each symbol's value off the inputs and checks every input dimension against the
+  /// artifact's: INVALID_ARGUMENT naming the input, the dimension and its range, e.g.
+  /// "input 'x': dimension 0 (batch) is 9, outside its range 1..8".
+  Status bindInputs(const kiln_tensor_t* const* inputs,
+                    std::vector<int64_t>& values) const;
+
+  /// The dimensions of every binding for the symbols' `values`, flat in binding order; binding
+  /// b's start at firstDim(b).
+  void bindingDims(const std::vector<int64_t>& values, std::vector<int64_t>& dims) const;
+  size_t firstDim(size_t binding) const { return first_dim_[binding]; }
+  size_t rank(size_t binding) const { return first_dim_[binding + 1] - first_dim_[binding]; }
+
+  /// Output `index`'s dimensions for the symbols' `values`.
+  std::vector<int64_t> outputDims(size_t index, const std::vector<int64_t>& values) const;
+
+ private:
+  /// One dimension: its static size, or the code giving it.
+  struct Dim {
+    int64_t size = 0;
+    const flatbuffers::Vector<int64_t>* code = nullptr;
+  };
+  static void addType(const kiln::artifact::TensorType& type, std::vector<Dim>& dims);
+  int64_t evaluate(const Dim& dim, const std::vector<int64_t>& values) const;
+
+  std::vector<const kiln::artifact::Symbol*> symbols_;
+  std::vector<Dim> binding_dims_;
+  /// binding_dims_ index of each binding's first dimension, and one past the last binding.
+  std::vector<size_t> first_dim_{0};
+  std::vector<std::vector<Dim>> inputs_, outputs_;
+  std::vector<std::string> input_names_;
+};
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_SRC_RUN_SHAPES_H_
