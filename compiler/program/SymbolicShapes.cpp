@@ -250,6 +250,37 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
       return scalar(cast<Value>(size), arguments);
     }
   }
+  auto folded = [&](OpFoldResult size) -> FailureOr<AffineExpr> {
+    if (auto attr = dyn_cast<Attribute>(size))
+      return getAffineConstantExpr(cast<IntegerAttr>(attr).getInt(), context);
+    return scalar(cast<Value>(size), arguments);
+  };
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    FailureOr<AffineExpr> source = dim(pad.getSource(), d, arguments);
+    if (failed(source))
+      return failure();
+    FailureOr<AffineExpr> low = folded(pad.getMixedLowPad()[d]);
+    if (failed(low))
+      return failure();
+    FailureOr<AffineExpr> high = folded(pad.getMixedHighPad()[d]);
+    if (failed(high))
+      return failure();
+    return *source + *low + *high;
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    if (concat.getDim() != d)
+      for (Value input : concat.getInputs())
+        if (!cast<ShapedType>(input.getType()).isDynamicDim(d) || input == concat.getInputs().back())
+          return dim(input, d, arguments);
+    AffineExpr sum = getAffineConstantExpr(0, context);
+    for (Value input : concat.getInputs()) {
+      FailureOr<AffineExpr> part = dim(input, d, arguments);
+      if (failed(part))
+        return failure();
+      sum = sum + *part;
+    }
+    return sum;
+  }
   if (auto call = dyn_cast<func::CallOp>(op)) {
     auto callee =
         SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
