@@ -125,8 +125,8 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
           dimName = text.getValue();
       symbol.name = !dimName.empty() ? dimName.str()
                                      : (inputName ? inputName.getValue().str()
-                                                  : "input " + std::to_string(i)) +
-                                           "[" + std::to_string(d) + "]";
+                                                  : "input" + std::to_string(i)) +
+                                           "." + std::to_string(d);
       symbol.input = static_cast<int64_t>(i);
       symbol.dim = d;
       symbol.min = bounds[2 * d];

@@ -32,7 +32,7 @@ constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
 
 /// A dynamic dimension of an input.
 struct DimSymbol {
-  /// The model's name for it (a dim_param), or "INPUT[DIM]".
+  /// The model's name for it (a dim_param), or "INPUT.DIM" ("x.0").
   std::string name;
   int64_t input = 0;
   int64_t dim = 0;

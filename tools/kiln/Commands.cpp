@@ -683,6 +683,14 @@ int runInspect(const InspectCommand &command) {
     TensorSignature signature = artifact.output(i).value();
     os << "  " << signature.name << ": " << describeSignature(signature) << "\n";
   }
+  std::vector<kiln_dim_symbol_t> symbols = artifact.symbols();
+  if (!symbols.empty()) {
+    os << "dimensions that vary from run to run (kiln compile --shape-range):\n";
+    for (const kiln_dim_symbol_t &symbol : symbols)
+      os << "  " << symbol.name << ": dimension " << symbol.dim << " of input '"
+         << artifact.input(symbol.input).value().name << "', " << symbol.min << ".."
+         << symbol.max << "\n";
+  }
   std::vector<std::string> checks = artifact.checkMessages();
   if (!checks.empty()) {
     os << "checks of every run:\n";

@@ -394,8 +394,10 @@ readInputFiles(const std::vector<InputFile> &inputs) {
 
 std::string describeSignature(const TensorSignature &signature) {
   std::string text = std::string(kiln_element_type_name(signature.elementType)) + "[";
+  // Dimensions named by symbols read better apart: f32[batch, seq, 768].
+  bool varies = llvm::any_of(signature.dims, [](int64_t dim) { return dim < 0; });
   for (size_t i = 0; i < signature.dims.size(); ++i) {
-    text += i ? "x" : "";
+    text += i ? (varies ? ", " : "x") : "";
     bool symbolic = i < signature.dimSymbols.size() && !signature.dimSymbols[i].empty();
     // -1: a dimension that varies from run to run, named by its symbol.
     if (signature.dims[i] < 0)
