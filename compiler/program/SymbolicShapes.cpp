@@ -115,9 +115,10 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
       }
       if (!bounds || bounds.size() != 2 * tensor.getRank() ||
           ShapedType::isDynamic(bounds[2 * d + 1]))
-        return entry.emitError() << "dimension " << d << " of input '"
-                                 << (inputName ? inputName.getValue() : StringRef("?"))
-                                 << "' is dynamic without a range; give one with --shape-range";
+        return entry.emitError() << "dimension " << d << " of input "
+                                 << (inputName ? "'" + inputName.getValue().str() + "'"
+                                               : std::to_string(i))
+                                 << " is dynamic without a range; give one with --shape-range";
       DimSymbol symbol;
       StringRef dimName;
       if (dimNames && d < static_cast<int64_t>(dimNames.size()))

@@ -134,11 +134,47 @@ module @uncompiled {
 
 // -----
 
-// Tests that an input whose dimensions were not bound is an error that says how to bind them.
+// Tests that an input dimension left dynamic without a range is an error that says how to give
+// one.
 module @dynamic {
-  // expected-error @+1 {{input 0 has type 'tensor<?x4xf32>'; bind its dynamic dimensions with --shape}}
+  // expected-error @+1 {{dimension 0 of input 0 is dynamic without a range; give one with --shape-range}}
   func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
     return %x : tensor<?x4xf32>
+  }
+}
+
+// -----
+
+// Tests a program for a range of shapes: each ranged input dimension is a symbol; buffers take
+// the shape at the symbols' upper bounds, and kiln.dims the run's, through kernels (a dispatch's
+// result sized from its argument) and views (a collapse multiplies the dimensions).
+// (The maps print before the module.)
+// CHECK: #[[XDIMS:.+]] = affine_map<()[s0, s1] -> (s0, s1, 4)>
+// CHECK-NEXT: #[[FLAT:.+]] = affine_map<()[s0, s1] -> (s0 * s1, 4)>
+// CHECK-LABEL: module @ranges
+// CHECK: program.program @forward device(cpu) attributes {kiln.symbols = [{dim = 0 : i64, input = 0 : i64, max = 8 : i64, min = 1 : i64, name = "x.0"}, {dim = 1 : i64, input = 0 : i64, max = 16 : i64, min = 2 : i64, name = "x.1"}]}
+// CHECK: %[[X:.+]] = program.input 0 "x" {kiln.dims = #[[XDIMS]]} : memref<8x16x4xf32>
+// CHECK: %[[Y:.+]] = program.output 0 "y" {kiln.dims = #[[FLAT]]} : memref<128x4xf32>
+// CHECK: %[[E:.+]] = program.view %[[Y]] {kiln.dims = #[[XDIMS]]} : memref<128x4xf32> to memref<8x16x4xf32>
+// CHECK: program.dispatch @kernels::@dispatch_0 ins(%[[X]] : memref<8x16x4xf32>) outs(%[[E]] : memref<8x16x4xf32>)
+module @ranges {
+  func.func private @dispatch_0(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> attributes {kiln.dispatch} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = tensor.dim %x, %c0 : tensor<?x?x4xf32>
+    %m = tensor.dim %x, %c1 : tensor<?x?x4xf32>
+    %e = tensor.empty(%n, %m) : tensor<?x?x4xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x4xf32>) outs(%e : tensor<?x?x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %1 = math.exp %in : f32
+      linalg.yield %1 : f32
+    } -> tensor<?x?x4xf32>
+    return %0 : tensor<?x?x4xf32>
+  }
+  func.func @forward(%x: tensor<?x?x4xf32> {kiln.name = "x", kiln.dim_bounds = array<i64: 1, 8, 2, 16, 4, 4>}) -> (tensor<?x4xf32> {kiln.name = "y"}) {
+    %0 = call @dispatch_0(%x) : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+    %1 = tensor.collapse_shape %0 [[0, 1], [2]] : tensor<?x?x4xf32> into tensor<?x4xf32>
+    return %1 : tensor<?x4xf32>
   }
 }
 
