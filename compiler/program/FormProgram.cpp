@@ -292,7 +292,7 @@ LogicalResult ProgramFormer::run() {
         return tensor && !tensor.hasStaticShape();
       })) {
     FailureOr<SymbolicShapes> shapes = SymbolicShapes::create(entry_, kernels_);
-    if (failed(shapes))
+    if (failed(shapes) || failed(shapes->unify()))
       return failure();
     shapes_.emplace(std::move(*shapes));
     program_->setAttr(kSymbolsAttr, symbolsAttr(program_.getContext(), shapes_->symbols()));

@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/IR/Builders.h"
@@ -152,6 +153,126 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
     shapes.argumentSymbols_.push_back(perDim);
   }
   return shapes;
+}
+
+unsigned SymbolicShapes::find(unsigned symbol) {
+  while (parent_[symbol] != symbol)
+    symbol = parent_[symbol] = parent_[parent_[symbol]];
+  return symbol;
+}
+
+LogicalResult SymbolicShapes::requireEqual(AffineExpr a, AffineExpr b, Operation *op) {
+  // Read each symbol as its class's representative.
+  auto canonical = [&](AffineExpr expr) {
+    SmallVector<AffineExpr> replacements;
+    for (unsigned s = 0; s < symbols_.size(); ++s)
+      replacements.push_back(getAffineSymbolExpr(find(s), op->getContext()));
+    return simplifyAffineExpr(expr.replaceSymbols(replacements), 0, symbols_.size());
+  };
+  a = canonical(a);
+  b = canonical(b);
+  if (a == b)
+    return success();
+  auto symbolA = dyn_cast<AffineSymbolExpr>(a);
+  auto symbolB = dyn_cast<AffineSymbolExpr>(b);
+  auto describe = [&](AffineExpr expr) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (auto symbol = dyn_cast<AffineSymbolExpr>(expr))
+      os << "'" << symbols_[symbol.getPosition()].name << "'";
+    else
+      os << expr;
+    return text;
+  };
+  if (symbolA && symbolB) {
+    DimSymbol &kept = symbols_[symbolA.getPosition()];
+    const DimSymbol &merged = symbols_[symbolB.getPosition()];
+    kept.min = std::max(kept.min, merged.min);
+    kept.max = std::min(kept.max, merged.max);
+    if (kept.min > kept.max)
+      return op->emitError() << "reads dimensions " << describe(a) << " and " << describe(b)
+                             << " as one, but their ranges do not overlap";
+    parent_[symbolB.getPosition()] = symbolA.getPosition();
+    return success();
+  }
+  auto constant = dyn_cast<AffineConstantExpr>(symbolA ? b : a);
+  AffineSymbolExpr symbol = symbolA ? symbolA : symbolB;
+  if (symbol && constant) {
+    DimSymbol &only = symbols_[symbol.getPosition()];
+    if (constant.getValue() < only.min || constant.getValue() > only.max)
+      return op->emitError() << "reads dimension " << describe(symbol) << " as "
+                             << constant.getValue() << ", outside its range " << only.min
+                             << ".." << only.max;
+    only.min = only.max = constant.getValue();
+    return success();
+  }
+  return op->emitError() << "reads dimensions " << describe(a) << " and " << describe(b)
+                         << " as one, which the inputs' ranges do not make equal; bind the "
+                            "inputs' shapes with --shape";
+}
+
+LogicalResult SymbolicShapes::unify() {
+  parent_.clear();
+  for (unsigned s = 0; s < symbols_.size(); ++s)
+    parent_.push_back(s);
+  WalkResult walked = entry_.walk([&](func::CallOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+    if (!callee && kernels_)
+      callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+    if (!callee || callee.isExternal())
+      return WalkResult::advance();
+    ArgumentDims inner = [&](BlockArgument argument, unsigned d) -> FailureOr<AffineExpr> {
+      if (argument.getOwner() != &callee.getBody().front())
+        return failure();
+      return hostDim(call.getOperand(argument.getArgNumber()), d);
+    };
+    WalkResult inside = callee.walk([&](linalg::LinalgOp op) {
+      // The first operand dimension each loop reads, against which the others must agree.
+      SmallVector<std::optional<AffineExpr>> loops(op.getNumLoops());
+      for (OpOperand &operand : op->getOpOperands()) {
+        auto type = dyn_cast<ShapedType>(operand.get().getType());
+        if (!type)
+          continue;
+        AffineMap map = op.getMatchingIndexingMap(&operand);
+        for (auto [d, result] : llvm::enumerate(map.getResults())) {
+          auto loop = dyn_cast<AffineDimExpr>(result);
+          if (!loop)
+            continue;
+          FailureOr<AffineExpr> size = dim(operand.get(), static_cast<unsigned>(d), inner);
+          if (failed(size))
+            return WalkResult::interrupt();
+          std::optional<AffineExpr> &first = loops[loop.getPosition()];
+          if (!first) {
+            first = *size;
+            continue;
+          }
+          if (failed(requireEqual(*first, *size, op)))
+            return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    return inside.wasInterrupted() ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return failure();
+
+  // The representatives, renumbered; each argument dimension reads its class's symbol.
+  SmallVector<DimSymbol> kept;
+  SmallVector<int64_t> renumbered(symbols_.size(), -1);
+  for (unsigned s = 0; s < symbols_.size(); ++s)
+    if (find(s) == s) {
+      renumbered[s] = static_cast<int64_t>(kept.size());
+      kept.push_back(symbols_[s]);
+    }
+  for (SmallVector<int64_t> &dims : argumentSymbols_)
+    for (int64_t &symbol : dims)
+      if (symbol >= 0)
+        symbol = renumbered[find(static_cast<unsigned>(symbol))];
+  symbols_ = std::move(kept);
+  parent_.clear();
+  cache_.clear();
+  return success();
 }
 
 SmallVector<int64_t> SymbolicShapes::upperBounds(AffineMap shape) const {

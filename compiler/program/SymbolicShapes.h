@@ -55,6 +55,13 @@ public:
   static mlir::FailureOr<SymbolicShapes> create(mlir::func::FuncOp entry,
                                                 mlir::ModuleOp kernels = nullptr);
 
+  /// Requires the dimensions that the kernels of the entry's calls iterate together (the operand
+  /// dimensions a linalg op's loop reads) to be equal: two symbols become one (their ranges
+  /// intersected; the runtime then checks that the inputs agree), a symbol equal to a constant
+  /// keeps only that value; any other pair the compiler cannot show equal is an error naming the
+  /// op. Run before shapeOf.
+  mlir::LogicalResult unify();
+
   llvm::ArrayRef<DimSymbol> symbols() const { return symbols_; }
   bool empty() const { return symbols_.empty(); }
 
@@ -75,6 +82,8 @@ private:
                                         const ArgumentDims &arguments);
   mlir::FailureOr<mlir::AffineExpr> scalar(mlir::Value value, const ArgumentDims &arguments);
   mlir::FailureOr<mlir::AffineExpr> hostDim(mlir::Value value, unsigned d);
+  unsigned find(unsigned symbol);
+  mlir::LogicalResult requireEqual(mlir::AffineExpr a, mlir::AffineExpr b, mlir::Operation *op);
 
   mlir::func::FuncOp entry_;
   mlir::ModuleOp kernels_;
@@ -82,6 +91,8 @@ private:
   /// Per entry argument, per dimension: its symbol, or -1 for a static dimension.
   llvm::SmallVector<llvm::SmallVector<int64_t>> argumentSymbols_;
   llvm::DenseMap<std::pair<mlir::Value, unsigned>, mlir::AffineExpr> cache_;
+  /// Union-find over the symbols while unify() runs.
+  llvm::SmallVector<unsigned> parent_;
 };
 
 } // namespace kiln
