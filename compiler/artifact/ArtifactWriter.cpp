@@ -2,6 +2,7 @@
 
 #include "compiler/artifact/ArtifactWriter.h"
 
+#include "compiler/codegen/Passes.h"
 #include "compiler/program/StepOrder.h"
 #include "compiler/program/SymbolicShapes.h"
 
@@ -405,8 +406,12 @@ LogicalResult Translator::addDispatch(program::DispatchOp op) {
     return success();
   }
   std::vector<uint32_t> count{static_cast<uint32_t>(*kernel.getWorkgroups()), 1, 1};
+  fb::Offset<fb::Vector<int64_t>> workgroupDims;
+  if (auto dims = kernel->getAttrOfType<DenseI64ArrayAttr>(kWorkgroupDimsAttr))
+    workgroupDims = fbb_.CreateVector(dims.asArrayRef().data(), dims.size());
   auto dispatch = art::CreateDispatch(fbb_, *codeObject, symbolIndex(*kernel.getSymbol()),
-                                      fbb_.CreateVector(count), *bound, description);
+                                      fbb_.CreateVector(count), *bound, description, 0,
+                                      workgroupDims);
   addStep(art::StepKind::Dispatch, dispatch.Union());
   return success();
 }
@@ -697,7 +702,22 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
           os << ", " << cast<program::CudaLaunchAttr>(launch).getItems() << " items";
         os << "): " << description << "\n";
       } else {
-        os << "kernel  " << name << " x" << (kernel ? *kernel.getWorkgroups() : 0) << ": "
+        os << "kernel  " << name << " x";
+        // A grid known at run time: the product of ceil(binding dimension / tile).
+        if (auto grid = kernel ? kernel->getAttrOfType<DenseI64ArrayAttr>(kWorkgroupDimsAttr)
+                               : DenseI64ArrayAttr()) {
+          for (size_t i = 0; i + 2 < grid.size(); i += 3) {
+            os << (i ? "*" : "(");
+            if (grid[i] < 0)
+              os << llvm::divideCeil(grid[i + 1], grid[i + 2]);
+            else
+              os << "ceil(b" << grid[i] << ".d" << grid[i + 1] << "/" << grid[i + 2] << ")";
+          }
+          os << ")";
+        } else {
+          os << (kernel ? *kernel.getWorkgroups() : 0);
+        }
+        os << ": "
            << description << "\n";
       }
     } else if (auto call = dyn_cast<program::LibraryCallOp>(op)) {

@@ -53,7 +53,11 @@ struct BindRunSizesPass : impl::BindRunSizesPassBase<BindRunSizesPass> {
         dims += memref.getRank();
       }
       auto sizesType = MemRefType::get({std::max<int64_t>(dims, 1)}, IntegerType::get(context, 64));
-      BlockArgument sizes = entry.insertArgument(bindings, sizesType, function.getLoc());
+      if (failed(function.insertArgument(bindings, sizesType, {}, function.getLoc()))) {
+        function.emitError("cannot add the run's sizes argument");
+        return WalkResult::interrupt();
+      }
+      BlockArgument sizes = entry.getArgument(bindings);
 
       OpBuilder builder = OpBuilder::atBlockBegin(&entry);
       Location loc = function.getLoc();

@@ -62,6 +62,33 @@ std::optional<SmallVector<int64_t>> staticTripCounts(scf::ForallOp loop) {
   return counts;
 }
 
+/// For a forall whose extents are known only at run time (a program for a range of shapes):
+/// per loop, (binding, dimension, step) as kiln.workgroup_dims describes it, where each upper
+/// bound is a constant or a dimension of one of the function's bindings and each lower bound 0;
+/// nothing otherwise.
+std::optional<SmallVector<int64_t>> dynamicTripCounts(scf::ForallOp loop, func::FuncOp function) {
+  std::optional<SmallVector<int64_t>> lower = getConstantIntValues(loop.getMixedLowerBound());
+  std::optional<SmallVector<int64_t>> steps = getConstantIntValues(loop.getMixedStep());
+  if (!lower || !steps || llvm::any_of(*lower, [](int64_t lb) { return lb != 0; }))
+    return std::nullopt;
+  SmallVector<int64_t> dims;
+  for (auto [upper, step] : llvm::zip(loop.getMixedUpperBound(), *steps)) {
+    if (step <= 0)
+      return std::nullopt;
+    if (std::optional<int64_t> extent = getConstantIntValue(upper)) {
+      dims.append({-1, *extent, step});
+      continue;
+    }
+    auto dim = cast<Value>(upper).getDefiningOp<memref::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    auto argument = dim ? dyn_cast<BlockArgument>(dim.getSource()) : BlockArgument();
+    if (!index || !argument || argument.getOwner() != &function.getBody().front())
+      return std::nullopt;
+    dims.append({static_cast<int64_t>(argument.getArgNumber()), *index, step});
+  }
+  return dims;
+}
+
 struct DistributeWorkgroupsPass
     : impl::DistributeWorkgroupsPassBase<DistributeWorkgroupsPass> {
   LogicalResult distribute(func::FuncOp function) {
@@ -82,8 +109,14 @@ struct DistributeWorkgroupsPass
         otherWrites = true;
     }
     std::optional<SmallVector<int64_t>> counts;
-    if (loops.size() == 1 && !otherWrites)
+    std::optional<SmallVector<int64_t>> dynamicCounts;
+    if (loops.size() == 1 && !otherWrites) {
       counts = staticTripCounts(loops.front());
+      if (!counts)
+        dynamicCounts = dynamicTripCounts(loops.front(), function);
+    }
+    if (dynamicCounts)
+      return distributeDynamic(function, loops.front(), workgroupId, *dynamicCounts);
     int64_t workgroups = 1;
     if (counts) {
       for (int64_t count : *counts)
@@ -127,6 +160,45 @@ struct DistributeWorkgroupsPass
     rewriter.inlineBlockBefore(loopBody, loop, inductionValues);
     rewriter.eraseOp(loop);
     function->setAttr(kWorkgroupCountAttr, rewriter.getI64IntegerAttr(workgroups));
+    return success();
+  }
+
+  /// Maps a forall with run-time extents to the workgroup id: the trip counts are computed in
+  /// the kernel from its bindings' dimensions, as the runtime computes the workgroup count from
+  /// kiln.workgroup_dims.
+  LogicalResult distributeDynamic(func::FuncOp function, scf::ForallOp loop, Value workgroupId,
+                                  ArrayRef<int64_t> dims) {
+    IRRewriter rewriter(function.getContext());
+    rewriter.setInsertionPoint(loop);
+    Location loc = loop.getLoc();
+    SmallVector<OpFoldResult> basis;
+    for (auto [upper, step] : llvm::zip(loop.getMixedUpperBound(), loop.getMixedStep())) {
+      AffineExpr extent = rewriter.getAffineSymbolExpr(0);
+      int64_t stride = *getConstantIntValue(step);
+      basis.push_back(affine::makeComposedFoldedAffineApply(
+          rewriter, loc, extent.ceilDiv(stride), ArrayRef<OpFoldResult>{upper}));
+    }
+    SmallVector<Value> indices;
+    if (basis.size() == 1) {
+      indices.push_back(workgroupId);
+    } else {
+      auto delinearized = affine::AffineDelinearizeIndexOp::create(rewriter, loc, workgroupId,
+                                                                   basis, /*hasOuterBound=*/true);
+      llvm::append_range(indices, delinearized.getResults());
+    }
+    SmallVector<Value> inductionValues;
+    for (auto [index, step] : llvm::zip(indices, loop.getMixedStep())) {
+      Value stride = getValueOrCreateConstantIndexOp(rewriter, loc, step);
+      inductionValues.push_back(arith::MulIOp::create(rewriter, loc, index, stride));
+    }
+    if (loop.getNumResults() != 0)
+      return loop.emitError("the workgroup loop still has tensor results after bufferization");
+    Block *loopBody = loop.getBody();
+    rewriter.eraseOp(loopBody->getTerminator());
+    rewriter.inlineBlockBefore(loopBody, loop, inductionValues);
+    rewriter.eraseOp(loop);
+    function->setAttr(kWorkgroupCountAttr, rewriter.getI64IntegerAttr(1));
+    function->setAttr(kWorkgroupDimsAttr, rewriter.getDenseI64ArrayAttr(dims));
     return success();
   }
 

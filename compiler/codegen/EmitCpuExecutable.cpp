@@ -31,6 +31,8 @@ struct EmitCpuExecutablePass : impl::EmitCpuExecutablePassBase<EmitCpuExecutable
         entry.symbol = ("kiln_" + function.getName()).str();
         if (auto count = function->getAttrOfType<IntegerAttr>(kWorkgroupCountAttr))
           entry.workgroupCount = count.getInt();
+        if (auto dims = function->getAttrOfType<DenseI64ArrayAttr>(kWorkgroupDimsAttr))
+          entry.workgroupDims.assign(dims.asArrayRef().begin(), dims.asArrayRef().end());
         image.kernels.push_back(entry.symbol);
         table.dispatches[function.getName()] = entry;
       }

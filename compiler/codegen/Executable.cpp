@@ -1,6 +1,7 @@
 //===- Executable.cpp - Compiled kernels as a program.executable -------------===//
 
 #include "compiler/codegen/Executable.h"
+#include "compiler/codegen/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -55,6 +56,8 @@ void replaceWithExecutable(ModuleOp kernels, const KernelTable &table) {
     } else {
       kernel.setSymbolAttr(builder.getStringAttr(entry.symbol));
       kernel.setWorkgroupsAttr(builder.getI64IntegerAttr(entry.workgroupCount));
+      if (!entry.workgroupDims.empty())
+        kernel->setAttr(kWorkgroupDimsAttr, builder.getDenseI64ArrayAttr(entry.workgroupDims));
     }
   }
   for (const CodeObjectImage &image : table.codeObjects) {

@@ -36,6 +36,8 @@ struct KernelTable {
     /// CPU: the exported kernel and the workgroups it runs over.
     std::string symbol;
     int64_t workgroupCount = 1;
+    /// Or a count known at run time (kiln.workgroup_dims): (binding, dimension, tile) per loop.
+    llvm::SmallVector<int64_t> workgroupDims;
     /// CUDA: the kernels launched in order (a dispatch that writes nothing has none) and the
     /// scratch buffers (memref types) they bind after the dispatch's outputs.
     std::optional<llvm::SmallVector<mlir::Attribute>> cudaLaunches;

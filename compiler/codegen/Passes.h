@@ -30,6 +30,14 @@ namespace kiln {
 inline constexpr llvm::StringLiteral kDispatchAttr = "kiln.dispatch";
 inline constexpr llvm::StringLiteral kDescriptionAttr = "kiln.description";
 inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count";
+/// On a dispatch function's argument or result with dynamic dimensions: the shape at the
+/// program's upper bounds (kiln-form-program), which tiling sizes its tiles for.
+inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
+/// On a dispatch function split over a number of workgroups known only at run time: for each
+/// loop of the grid, (binding, dimension, tile): the count is the product of
+/// ceil(dimension `dimension` of binding `binding` / tile); binding -1 names a static extent
+/// `dimension`.
+inline constexpr llvm::StringLiteral kWorkgroupDimsAttr = "kiln.workgroup_dims";
 /// On a dispatch function kiln-bind-run-sizes gave the run's sizes: how many it reads.
 inline constexpr llvm::StringLiteral kRunSizesAttr = "kiln.run_sizes";
 /// On a library function declaration: the library call's name (e.g. "onednn.convolution").

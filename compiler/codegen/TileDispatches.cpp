@@ -68,11 +68,12 @@ void convertToDestinationPassing(func::FuncOp function) {
   SmallVector<Value> materialized;
   for (auto [i, result] : llvm::enumerate(returnOp.getOperands())) {
     auto type = cast<RankedTensorType>(result.getType());
-    function.insertArgument(firstOutput + i, type,
-                            DictionaryAttr::get(context, {NamedAttribute(
-                                                             StringAttr::get(context,
-                                                                             "bufferization.writable"),
-                                                             BoolAttr::get(context, true))}),
+    SmallVector<NamedAttribute> attributes{
+        NamedAttribute(StringAttr::get(context, "bufferization.writable"),
+                       BoolAttr::get(context, true))};
+    if (auto bounds = function.getResultAttr(i, kBoundsAttr))
+      attributes.push_back(NamedAttribute(StringAttr::get(context, kBoundsAttr), bounds));
+    function.insertArgument(firstOutput + i, type, DictionaryAttr::get(context, attributes),
                             function.getLoc());
     Value output = function.getArgument(firstOutput + i);
     if (auto dps = result.getDefiningOp<DestinationStyleOpInterface>()) {
@@ -114,6 +115,10 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       std::optional<int64_t> offset = getConstantIntValue(range.offset);
       std::optional<int64_t> size = getConstantIntValue(range.size);
       std::optional<int64_t> stride = getConstantIntValue(range.stride);
+      // A dynamic extent (a program for a range of shapes) is sized for its upper bound; the
+      // workgroup count then follows the run's extent (kiln-distribute-workgroups).
+      if (!size)
+        size = upperBound(range.size);
       if (!offset || !size || !stride || *offset != 0 || *stride != 1)
         return {};
       extents.push_back(*size);
@@ -142,6 +147,24 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     if (tiles <= 1)
       return {};
     return sizes;
+  }
+
+  /// The upper bound of a loop extent that is a dimension of a dispatch function's argument
+  /// with known bounds (kiln.bounds), or nothing.
+  static std::optional<int64_t> upperBound(OpFoldResult extent) {
+    auto value = dyn_cast<Value>(extent);
+    auto dim = value ? value.getDefiningOp<tensor::DimOp>() : tensor::DimOp();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    auto argument = dim ? dyn_cast<BlockArgument>(dim.getSource()) : BlockArgument();
+    if (!index || !argument)
+      return std::nullopt;
+    auto function = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+    auto bounds =
+        function ? function.getArgAttrOfType<DenseI64ArrayAttr>(argument.getArgNumber(), kBoundsAttr)
+                 : DenseI64ArrayAttr();
+    if (!bounds || *index >= bounds.size())
+      return std::nullopt;
+    return bounds[*index];
   }
 
   /// Tile sizes for a CUDA row kernel: one tile per point of a fused group's shared loops

@@ -205,6 +205,16 @@ LogicalResult ProgramFormer::addCall(func::CallOp call) {
   if (!callee->hasAttr(kDispatchAttr) || callee->getParentOp() != kernels_)
     return call.emitError() << "call to @" << call.getCallee()
                             << ", which is neither a kernel nor a library call";
+  // A kernel over dynamic dimensions learns their upper bounds, which its tiling is sized for.
+  for (auto [i, input] : llvm::enumerate(inputs))
+    if (!cast<RankedTensorType>(callee.getArgumentTypes()[i]).hasStaticShape())
+      callee.setArgAttr(i, kBoundsAttr,
+                        builder_.getDenseI64ArrayAttr(cast<MemRefType>(input.getType()).getShape()));
+  for (auto [i, output] : llvm::enumerate(outputs))
+    if (!cast<RankedTensorType>(callee.getResultTypes()[i]).hasStaticShape())
+      callee.setResultAttr(
+          i, kBoundsAttr,
+          builder_.getDenseI64ArrayAttr(cast<MemRefType>(output.getType()).getShape()));
   auto kernel = SymbolRefAttr::get(builder_.getContext(), kKernelsSymbol,
                                    {FlatSymbolRefAttr::get(callee.getSymNameAttr())});
   SmallVector<int64_t> pairs = inPlacePairs(callee);

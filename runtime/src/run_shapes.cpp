@@ -2,6 +2,8 @@
 
 #include "runtime/src/run_shapes.h"
 
+#include <algorithm>
+
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/tensor.h"
 
@@ -177,6 +179,18 @@ Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
 void RunShapes::bindingDims(const std::vector<int64_t>& values, std::vector<int64_t>& dims) const {
   dims.resize(binding_dims_.size());
   for (size_t i = 0; i < binding_dims_.size(); ++i) dims[i] = evaluate(binding_dims_[i], values);
+}
+
+uint64_t RunShapes::workgroups(const fb::Dispatch& dispatch, size_t first_binding,
+                               const std::vector<int64_t>& dims) const {
+  const auto& grid = *dispatch.workgroup_dims();
+  uint64_t count = 1;
+  for (flatbuffers::uoffset_t i = 0; i + 2 < grid.size(); i += 3) {
+    int64_t binding = grid.Get(i), dim = grid.Get(i + 1), tile = grid.Get(i + 2);
+    int64_t size = binding < 0 ? dim : dims[firstDim(first_binding + binding) + dim];
+    count *= static_cast<uint64_t>((std::max<int64_t>(size, 0) + tile - 1) / tile);
+  }
+  return count;
 }
 
 std::vector<int64_t> RunShapes::outputDims(size_t index, const std::vector<int64_t>& values) const {

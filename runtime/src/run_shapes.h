@@ -52,6 +52,11 @@ class RunShapes {
   size_t firstDim(size_t binding) const { return first_dim_[binding]; }
   size_t rank(size_t binding) const { return first_dim_[binding + 1] - first_dim_[binding]; }
 
+  /// The workgroups of a dispatch whose count is known only at run time (workgroup_dims), its
+  /// bindings starting at binding `first_binding`, with the run's binding `dims`.
+  uint64_t workgroups(const kiln::artifact::Dispatch& dispatch, size_t first_binding,
+                      const std::vector<int64_t>& dims) const;
+
   /// Output `index`'s dimensions for the symbols' `values`.
   std::vector<int64_t> outputDims(size_t index, const std::vector<int64_t>& values) const;
 

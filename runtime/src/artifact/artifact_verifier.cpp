@@ -438,6 +438,25 @@ class SemanticVerifier {
       }
       total *= count;
     }
+    // A count known at run time: (binding, dimension, tile) triples naming the bindings'
+    // dimensions, in a program for a range of shapes.
+    if (const auto* grid = dispatch.workgroup_dims(); grid != nullptr && grid->size() != 0) {
+      if (symbolCount() == 0 || grid->size() % 3 != 0)
+        return invalid(where, "workgroup_dims must be (binding, dimension, tile) triples of a "
+                              "program for a range of shapes");
+      const auto& bindings = *dispatch.bindings();
+      for (flatbuffers::uoffset_t i = 0; i < grid->size(); i += 3) {
+        int64_t binding = grid->Get(i), dim = grid->Get(i + 1), tile = grid->Get(i + 2);
+        bool valid = tile > 0 && (binding < 0 ? dim >= 0 : binding < static_cast<int64_t>(bindings.size()));
+        if (valid && binding >= 0) {
+          const auto* dims = bindings.Get(static_cast<flatbuffers::uoffset_t>(binding))->type()->dims();
+          valid = dim >= 0 && dims != nullptr && dim < static_cast<int64_t>(dims->size());
+        }
+        if (!valid)
+          return invalid(where, "workgroup_dims entry " + std::to_string(i / 3) +
+                                    " names no dimension of a binding");
+      }
+    }
     return verifyBindings(*dispatch.bindings(), where);
   }
 

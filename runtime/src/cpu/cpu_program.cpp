@@ -233,6 +233,11 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
       void** arguments = context.arguments.data() + first_argument_[i];
       std::copy_n(context.addresses.data() + step.first_binding, step.binding_count, arguments);
       arguments[step.binding_count] = context.dims.data() + shapes_.firstDim(step.first_binding);
+      const fb::Dispatch& dispatch = *step.dispatch;
+      context.workgroups.resize(steps_.size());
+      context.workgroups[i] = dispatch.workgroup_dims() && dispatch.workgroup_dims()->size() != 0
+                                  ? shapes_.workgroups(dispatch, step.first_binding, context.dims)
+                                  : step.workgroups;
     }
   }
 
@@ -269,7 +274,8 @@ Status CpuProgram::runStep(size_t i, const RunContext& context) {
       kiln_cpu_dispatch_fn kernel = steps_[i].kernel;
       void* const* arguments =
           shapes_.dynamic() ? context.arguments.data() + first_argument_[i] : addresses;
-      pool_.parallelFor(static_cast<size_t>(step.workgroups), [kernel, arguments](size_t id) {
+      uint64_t workgroups = shapes_.dynamic() ? context.workgroups[i] : step.workgroups;
+      pool_.parallelFor(static_cast<size_t>(workgroups), [kernel, arguments](size_t id) {
         kernel(arguments, static_cast<int64_t>(id));
       });
       break;

@@ -81,6 +81,8 @@ class CpuProgram final : public DeviceProgram {
     std::vector<int64_t> symbol_values;
     std::vector<int64_t> dims;
     std::vector<void*> arguments;
+    /// Each step's workgroups for the run (dispatches whose count depends on the shapes).
+    std::vector<uint64_t> workgroups;
   };
 
   CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
