@@ -150,17 +150,46 @@ module @two_loops {
 
 // -----
 
-// Tests that a loop whose trip count is not static is not split: it runs sequentially.
+// Tests that a loop whose trip count is a dimension of a binding (a program for a range of
+// shapes) is split over a grid the runtime counts from that dimension (kiln.workgroup_dims:
+// binding 0, dimension 0, tile 4; then a static extent of 2 in tiles of 1): the workgroup id is
+// delinearized over the trip counts computed in the kernel.
 // CHECK-LABEL: func.func private @dispatch_0
 // CHECK-SAME: kiln.workgroup_count = 1 : i64
-// CHECK: %[[N:.+]] = memref.dim
+// CHECK-SAME: kiln.workgroup_dims = array<i64: 0, 0, 4, -1, 2, 1>
+// CHECK: %[[N:.+]] = memref.dim %[[OUT:.+]], %c0
+// CHECK: %[[TILES:.+]] = affine.apply #{{.+}}()[%[[N]]]
+// CHECK: affine.delinearize_index %{{.+}} into (%[[TILES]], 2)
+// CHECK-NOT: scf.forall
+module @dynamic_bounds {
+  func.func private @dispatch_0(%out: memref<?x2xf32>) attributes {kiln.dispatch} {
+    %zero = arith.constant 0.0 : f32
+    %c0 = arith.constant 0 : index
+    %n = memref.dim %out, %c0 : memref<?x2xf32>
+    scf.forall (%i, %j) = (0, 0) to (%n, 2) step (4, 1) {
+      memref.store %zero, %out[%i, %j] : memref<?x2xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Tests that a loop whose trip count is neither static nor a binding's dimension is not split:
+// it runs sequentially.
+// CHECK-LABEL: func.func private @dispatch_0
+// CHECK-SAME: kiln.workgroup_count = 1 : i64
+// CHECK-NOT: kiln.workgroup_dims
+// CHECK: %[[N:.+]] = arith.muli
 // CHECK-NOT: scf.forall
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[N]] step
-module @dynamic_bounds {
+module @computed_bounds {
   func.func private @dispatch_0(%out: memref<?xf32>) attributes {kiln.dispatch} {
     %zero = arith.constant 0.0 : f32
     %c0 = arith.constant 0 : index
-    %n = memref.dim %out, %c0 : memref<?xf32>
+    %c2 = arith.constant 2 : index
+    %d = memref.dim %out, %c0 : memref<?xf32>
+    %n = arith.muli %d, %c2 : index
     scf.forall (%i) in (%n) {
       memref.store %zero, %out[%i] : memref<?xf32>
     }
