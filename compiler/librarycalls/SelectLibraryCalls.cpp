@@ -107,13 +107,20 @@ struct CallPlan {
   bool widened = false;
 };
 
-/// The element type every operand and result of `op` has, when all are static tensors of one;
-/// null otherwise.
-Type staticUniformElementType(Operation *op) {
+/// The element type every operand and result of `op` has, when all are static tensors of one
+/// (or, with `dynamicBatch`, static but for their first dimension: a convolution of a program
+/// for a range of batches, whose calls the runtime sets up per shape); null otherwise.
+Type staticUniformElementType(Operation *op, bool dynamicBatch = false) {
   Type element;
   auto uniform = [&](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape())
+    if (!tensor)
+      return false;
+    bool static_ = tensor.hasStaticShape() ||
+                   (dynamicBatch && tensor.getRank() > 0 &&
+                    llvm::all_of(tensor.getShape().drop_front(),
+                                 [](int64_t dim) { return !ShapedType::isDynamic(dim); }));
+    if (!static_)
       return false;
     if (!element)
       element = tensor.getElementType();
@@ -134,8 +141,8 @@ bool takes(const Target &target, Type element) {
 
 /// Whether every operand and result of `op` is a static tensor of one element type the target's
 /// library computes in.
-bool hasStaticLibraryTypes(Operation *op, const Target &target) {
-  return takes(target, staticUniformElementType(op));
+bool hasStaticLibraryTypes(Operation *op, const Target &target, bool dynamicBatch = false) {
+  return takes(target, staticUniformElementType(op, dynamicBatch));
 }
 
 /// The value of `value` when it is a splat f32, f16 or bf16 graph.constant other than NaN.
@@ -522,7 +529,10 @@ CallPlan startPlan(const Target &target, StringRef name, Operation *anchor, int6
 /// Plans a convolution call, or fails for one the runtime does not take.
 FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
   auto inputType = cast<RankedTensorType>(conv.getInput().getType());
-  if (!hasStaticLibraryTypes(conv, target) || inputType.getRank() < 3 || inputType.getRank() > 5)
+  // oneDNN's convolutions are set up per shape at run time; a dynamic batch is theirs to take.
+  bool dynamicBatch = target.convolution == "onednn.convolution";
+  if (!hasStaticLibraryTypes(conv, target, dynamicBatch) || inputType.getRank() < 3 ||
+      inputType.getRank() > 5)
     return failure();
   Builder b(conv.getContext());
   CallPlan plan =

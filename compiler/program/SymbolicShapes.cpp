@@ -219,7 +219,33 @@ LogicalResult SymbolicShapes::unify() {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
     if (!callee && kernels_)
       callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
-    if (!callee || callee.isExternal())
+    if (callee && callee.isExternal()) {
+      // A library call reads the dynamic dimensions of its operands of the result's rank as
+      // the result's.
+      for (auto [r, value] : llvm::enumerate(call.getResults())) {
+        auto type = dyn_cast<ShapedType>(value.getType());
+        if (!type)
+          continue;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d))
+            continue;
+          FailureOr<AffineExpr> size = hostDim(value, static_cast<unsigned>(d));
+          if (failed(size))
+            return WalkResult::interrupt();
+          for (Value operand : call.getOperands()) {
+            auto operandType = dyn_cast<ShapedType>(operand.getType());
+            if (!operandType || operandType.getRank() != type.getRank() ||
+                !operandType.isDynamicDim(d))
+              continue;
+            FailureOr<AffineExpr> other = hostDim(operand, static_cast<unsigned>(d));
+            if (failed(other) || failed(requireEqual(*size, *other, call)))
+              return WalkResult::interrupt();
+          }
+        }
+      }
+      return WalkResult::advance();
+    }
+    if (!callee)
       return WalkResult::advance();
     ArgumentDims inner = [&](BlockArgument argument, unsigned d) -> FailureOr<AffineExpr> {
       if (argument.getOwner() != &callee.getBody().front())
@@ -418,8 +444,25 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
       };
       return dim(ret.getOperand(result), d, inner);
     }
+    // A library call (a convolution over a dynamic batch): a dynamic dimension of its result is
+    // that of its first operand of the same rank (unify() checks that the others agree).
+    if (Value source = libraryCallSource(call, result, d))
+      return dim(source, d, arguments);
   }
   return fail(("computed by '" + op->getName().getStringRef() + "'").str());
+}
+
+Value SymbolicShapes::libraryCallSource(func::CallOp call, unsigned result, unsigned d) {
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+  if (!callee || !callee.isExternal() || !callee->hasAttr("kiln.library_call"))
+    return Value();
+  auto type = cast<ShapedType>(call.getResult(result).getType());
+  for (Value operand : call.getOperands()) {
+    auto operandType = dyn_cast<ShapedType>(operand.getType());
+    if (operandType && operandType.getRank() == type.getRank() && operandType.isDynamicDim(d))
+      return operand;
+  }
+  return Value();
 }
 
 FailureOr<AffineExpr> SymbolicShapes::scalar(Value value, const ArgumentDims &arguments) {

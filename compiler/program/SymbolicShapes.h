@@ -83,6 +83,8 @@ private:
   mlir::FailureOr<mlir::AffineExpr> scalar(mlir::Value value, const ArgumentDims &arguments);
   mlir::FailureOr<mlir::AffineExpr> hostDim(mlir::Value value, unsigned d);
   unsigned find(unsigned symbol);
+  /// The operand whose dimension `d` a library call's result `result` takes, or null.
+  mlir::Value libraryCallSource(mlir::func::CallOp call, unsigned result, unsigned d);
   mlir::LogicalResult requireEqual(mlir::AffineExpr a, mlir::AffineExpr b, mlir::Operation *op);
 
   mlir::func::FuncOp entry_;

@@ -25,7 +25,8 @@ std::string formatTypeDims(const std::vector<int64_t>& dims) {
 
 Status LibraryCallView::create(const kiln::artifact::LibraryCall& call,
                                const std::vector<kiln_element_type_t>& element_types,
-                               const std::string& element_types_text, LibraryCallView* out) {
+                               const std::string& element_types_text, LibraryCallView* out,
+                               const std::vector<std::vector<int64_t>>* run_dims) {
   LibraryCallView view;
   view.name_ = call.name() ? call.name()->str() : std::string();
   view.label_ = "library call '" + view.name_ + "'";
@@ -56,6 +57,20 @@ Status LibraryCallView::create(const kiln::artifact::LibraryCall& call,
         if (elements > (uint64_t{1} << 48))
           return view.invalid("binding " + std::to_string(i) + " is too large");
       }
+    }
+    if (run_dims != nullptr) {
+      // One shape of a program for a range of shapes: the run's dimensions, within the bounds.
+      const std::vector<int64_t>& dims = (*run_dims)[i];
+      bool fits = dims.size() == info.dims.size();
+      for (size_t d = 0; fits && d < dims.size(); ++d) fits = dims[d] >= 1 && dims[d] <= info.dims[d];
+      if (run_dims->size() != call.bindings()->size() || !fits)
+        return view.invalid("binding " + std::to_string(i) + ": the run's dimensions " +
+                            formatTypeDims(i < run_dims->size() ? (*run_dims)[i]
+                                                                : std::vector<int64_t>{}) +
+                            " do not fit its bounds " + formatTypeDims(info.dims));
+      info.dims = dims;
+      elements = 1;
+      for (int64_t dim : dims) elements *= static_cast<uint64_t>(dim);
     }
     uint64_t bytes = elements * kiln_element_type_size(element_type);
     if (binding->buffer()->size() < bytes)

@@ -54,9 +54,13 @@ class LibraryCallView {
   /// static size, a buffer too small for its type, or a binding whose element type is not one of
   /// `element_types` (the message then ends in "; " + `element_types_text`, which says what the
   /// library takes, e.g. "oneDNN calls take f32 tensors only").
+  /// `run_dims`, when given, holds each binding's dimensions for one shape of a program compiled
+  /// for a range of shapes (each within the binding's static upper bounds), which replace the
+  /// artifact's.
   static Status create(const kiln::artifact::LibraryCall& call,
                        const std::vector<kiln_element_type_t>& element_types,
-                       const std::string& element_types_text, LibraryCallView* out);
+                       const std::string& element_types_text, LibraryCallView* out,
+                       const std::vector<std::vector<int64_t>>* run_dims = nullptr);
 
   /// "library call 'onednn.convolution' (description)", for messages.
   const std::string& label() const { return label_; }

@@ -838,8 +838,12 @@ int runBench(const BenchCommand &command) {
   std::optional<Artifact> artifact = loadModel(command.model, settings, &compileSeconds);
   if (!artifact)
     return kExitFailure;
+  // An artifact for a range of shapes runs at the shape --shape gives (the largest otherwise).
+  std::optional<std::vector<ShapeBinding>> shapes = parseShapeFlags(command.shapes);
+  if (!shapes)
+    return kExitUsage;
   std::optional<std::vector<Tensor>> inputs =
-      arrangeInputs(*artifact, {}, /*randomizeMissing=*/true, command.seed);
+      arrangeInputs(*artifact, {}, /*randomizeMissing=*/true, command.seed, *shapes);
   if (!inputs)
     return kExitUsage;
   // A split model runs every device's session at once, a thread each; the first is traced.
@@ -934,12 +938,10 @@ int runBench(const BenchCommand &command) {
   std::sort(sorted.begin(), sorted.end());
   auto percentile = [&](double q) { return percentileOf(sorted, q); };
   double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(sorted.size());
+  // The batch the runs took: the first input's leading dimension.
   int64_t batch = 1;
-  if (artifact->inputCount() > 0) {
-    TensorSignature first = artifact->input(0).value();
-    if (!first.dims.empty() && first.dims[0] > 0)
-      batch = first.dims[0];
-  }
+  if (!inputs->empty() && !inputs->front().dims().empty() && inputs->front().dims()[0] > 0)
+    batch = inputs->front().dims()[0];
   Result<kiln_session_statistics_t> statistics = session->statistics();
   nlohmann::json result = {
       {"model", command.model},

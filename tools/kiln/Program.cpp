@@ -495,7 +495,8 @@ Tensor randomTensor(const TensorSignature &signature, uint64_t seed) {
 
 std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
                                                  std::map<std::string, Tensor> given,
-                                                 bool randomizeMissing, uint64_t seed) {
+                                                 bool randomizeMissing, uint64_t seed,
+                                                 const std::vector<ShapeBinding> &shapes) {
   std::vector<TensorSignature> signatures;
   std::vector<std::string> names;
   for (size_t i = 0; i < artifact.inputCount(); ++i) {
@@ -517,6 +518,13 @@ std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
   for (const kiln_dim_symbol_t &symbol : artifact.symbols())
     if (symbol.input < largest.size() && symbol.dim < largest[symbol.input].dims.size())
       largest[symbol.input].dims[symbol.dim] = symbol.max;
+  if (!artifact.symbols().empty())
+    for (const ShapeBinding &shape : shapes)
+      for (TensorSignature &signature : largest)
+        if (signature.name == shape.name && shape.dims.size() == signature.dims.size())
+          for (size_t d = 0; d < shape.dims.size(); ++d)
+            if (!mlir::ShapedType::isDynamic(shape.dims[d]))
+              signature.dims[d] = shape.dims[d];
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < signatures.size(); ++i) {
     const TensorSignature &signature = signatures[i];

@@ -113,10 +113,13 @@ std::optional<std::map<std::string, Tensor>> readInputFiles(const std::vector<In
 
 /// Orders `given` by the artifact's inputs, checking that every input has a value and every value
 /// names an input; a missing, unknown, mis-shaped or mis-typed input is reported by name with what
-/// the artifact expects. Inputs not in `given` are made from `seed` when `randomizeMissing`.
+/// the artifact expects. Inputs not in `given` are made from `seed` when `randomizeMissing`: in
+/// an artifact for a range of shapes, of the shape `shapes` binds for them (--shape), else the
+/// largest.
 std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
                                                  std::map<std::string, Tensor> given,
-                                                 bool randomizeMissing, uint64_t seed);
+                                                 bool randomizeMissing, uint64_t seed,
+                                                 const std::vector<ShapeBinding> &shapes = {});
 
 /// A seeded pseudo-random tensor for `signature`: floats uniform in [-1, 1), integers in [0, 4),
 /// booleans 0 or 1.

@@ -48,6 +48,21 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::create(
   return program;
 }
 
+namespace {
+
+/// Whether a binding of `call` has a dimension that varies from run to run.
+bool hasDynamicBinding(const fb::LibraryCall& call) {
+  for (const fb::Binding* binding : *call.bindings()) {
+    const auto* dims = binding->type()->dynamic_dims();
+    if (dims == nullptr) continue;
+    for (const fb::DimExpr* dim : *dims)
+      if (dim->code() != nullptr && dim->code()->size() != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status CpuProgram::prepare() {
   const fb::Artifact& root = artifact_->root();
   const std::string& name = artifact_->name();
@@ -100,6 +115,11 @@ Status CpuProgram::prepare() {
                       "step " + std::to_string(i) + ": " + address.status().message());
       }
       resolved.kernel = reinterpret_cast<kiln_cpu_dispatch_fn>(*address);
+    } else if (step.kind == StepKind::kLibraryCall && shapes_.dynamic() &&
+               hasDynamicBinding(*step.library_call)) {
+      // Set up for each shape the runs bring (callsFor).
+      resolved.per_shape = true;
+      per_shape_calls_ = true;
     } else if (step.kind == StepKind::kLibraryCall) {
       const fb::LibraryCall& call = *step.library_call;
       std::unique_ptr<LibraryCallKernel> kernel;
@@ -150,7 +170,7 @@ void CpuProgram::negotiateLayouts() {
       if (binding.kind != fb::BufferKind::Arena) continue;
       Value& value = values[binding.index];
       value.accesses.push_back({i, b});
-      if (step.kind != StepKind::kLibraryCall) value.qualifies = false;
+      if (step.kind != StepKind::kLibraryCall || steps_[i].per_shape) value.qualifies = false;
     }
   }
   for (auto& [index, value] : values) {
@@ -239,6 +259,11 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
                                   ? shapes_.workgroups(dispatch, step.first_binding, context.dims)
                                   : step.workgroups;
     }
+    if (per_shape_calls_) {
+      auto calls = callsFor(context.symbol_values, context.dims);
+      if (!calls.ok()) return calls.status();
+      context.calls = std::move(*calls);
+    }
   }
 
   // While a trace is on, each step is timed (two clock reads) and the run's slices are added
@@ -281,7 +306,9 @@ Status CpuProgram::runStep(size_t i, const RunContext& context) {
       break;
     }
     case StepKind::kLibraryCall:
-      if (Status s = steps_[i].library_call->run(addresses); !s.ok()) {
+      if (Status s = (steps_[i].per_shape ? context.calls->by_step[i] : steps_[i].library_call)
+                         ->run(addresses);
+          !s.ok()) {
         return Status(s.code(),
                       artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
       }
@@ -406,6 +433,43 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
   }
   releaseContext(std::move(*context));
   return status;
+}
+
+Result<std::shared_ptr<const CpuProgram::ShapeCalls>> CpuProgram::callsFor(
+    const std::vector<int64_t>& values, const std::vector<int64_t>& dims) {
+  std::lock_guard<std::mutex> lock(shape_calls_mutex_);
+  for (auto it = shape_calls_.begin(); it != shape_calls_.end(); ++it) {
+    if (it->first != values) continue;
+    auto found = *it;
+    shape_calls_.erase(it);
+    shape_calls_.push_back(found);
+    return found.second;
+  }
+  auto calls = std::make_shared<ShapeCalls>();
+  calls->by_step.assign(steps_.size(), nullptr);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (!steps_[i].per_shape) continue;
+    const ProgramStep& step = table_.steps()[i];
+    std::vector<std::vector<int64_t>> run_dims;
+    for (size_t b = 0; b < step.binding_count; ++b) {
+      size_t first = shapes_.firstDim(step.first_binding + b);
+      run_dims.emplace_back(dims.begin() + static_cast<std::ptrdiff_t>(first),
+                            dims.begin() + static_cast<std::ptrdiff_t>(
+                                               first + shapes_.rank(step.first_binding + b)));
+    }
+    std::unique_ptr<LibraryCallKernel> kernel;
+    if (Status s = createLibraryCallKernel(*step.library_call, artifact_->constantsData(),
+                                           collectives_, &kernel, &run_dims);
+        !s.ok()) {
+      return Status(s.code(), artifact_->name() + ": step " + std::to_string(i) + ": " +
+                                  s.message());
+    }
+    calls->by_step[i] = kernel.get();
+    calls->kernels.push_back(std::move(kernel));
+  }
+  if (shape_calls_.size() == kShapeCallsKept) shape_calls_.erase(shape_calls_.begin());
+  shape_calls_.emplace_back(values, calls);
+  return std::shared_ptr<const ShapeCalls>(std::move(calls));
 }
 
 ProgramStatistics CpuProgram::statistics() const {

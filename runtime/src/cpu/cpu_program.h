@@ -61,6 +61,15 @@ class CpuProgram final : public DeviceProgram {
   struct CpuStep {
     kiln_cpu_dispatch_fn kernel = nullptr;
     LibraryCallKernel* library_call = nullptr;
+    /// A library call over dynamic dimensions, set up per shape (ShapeCalls).
+    bool per_shape = false;
+  };
+
+  /// The library calls of a program for a range of shapes set up for one shape: per step, its
+  /// kernel (null for other steps).
+  struct ShapeCalls {
+    std::vector<std::unique_ptr<LibraryCallKernel>> kernels;
+    std::vector<LibraryCallKernel*> by_step;
   };
 
   /// The memory one run uses besides its outputs.
@@ -83,12 +92,18 @@ class CpuProgram final : public DeviceProgram {
     std::vector<void*> arguments;
     /// Each step's workgroups for the run (dispatches whose count depends on the shapes).
     std::vector<uint64_t> workgroups;
+    /// The library calls set up for the run's shape.
+    std::shared_ptr<const ShapeCalls> calls;
   };
 
   CpuProgram(std::shared_ptr<const LoadedArtifact> artifact, size_t num_threads,
              std::shared_ptr<Collectives> collectives);
 
   Status prepare();
+  /// The library calls set up for the shape of `values` (the symbols) whose bindings have the
+  /// run's `dims`: from the cache of the most recent shapes, or set up now.
+  Result<std::shared_ptr<const ShapeCalls>> callsFor(const std::vector<int64_t>& values,
+                                                     const std::vector<int64_t>& dims);
   /// Lets values passed from one library call to others stay in the calls' own layout
   /// (LibraryCallKernel's layout negotiation).
   void negotiateLayouts();
@@ -116,6 +131,11 @@ class CpuProgram final : public DeviceProgram {
   /// In a program for a range of shapes: where each dispatch step's arguments start in
   /// RunContext::arguments.
   std::vector<size_t> first_argument_;
+  bool per_shape_calls_ = false;
+  std::mutex shape_calls_mutex_;
+  /// The shapes set up most recently, oldest first; at most kShapeCallsKept.
+  std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const ShapeCalls>>> shape_calls_;
+  static constexpr size_t kShapeCallsKept = 16;
   /// One per step of `table_`.
   std::vector<CpuStep> steps_;
   /// The steps of each stream, in order (one stream: every step).

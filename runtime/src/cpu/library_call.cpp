@@ -17,12 +17,16 @@ namespace kiln::runtime::cpu {
 
 Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                                const std::shared_ptr<Collectives>& collectives,
-                               std::unique_ptr<LibraryCallKernel>* out) {
+                               std::unique_ptr<LibraryCallKernel>* out,
+                               const std::vector<std::vector<int64_t>>* run_dims) {
   std::string_view name = call.name()->string_view();
   constexpr std::string_view kOneDnnPrefix = "onednn.";
   if (name.substr(0, kOneDnnPrefix.size()) == kOneDnnPrefix) {
-    return createOneDnnKernel(call, constants, out);
+    return createOneDnnKernel(call, constants, out, run_dims);
   }
+  if (run_dims != nullptr)
+    return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
+                                                 "' cannot be set up for a shape of the run");
   if (name == "kiln.attention") return createAttentionKernel(call, out);
   if (name == "gloo.all_reduce") return createAllReduceKernel(call, collectives, out);
   if (name == "gloo.all_gather") return createAllGatherKernel(call, collectives, out);

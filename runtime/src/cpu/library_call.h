@@ -10,6 +10,7 @@
 #ifndef KILN_RUNTIME_SRC_CPU_LIBRARY_CALL_H_
 #define KILN_RUNTIME_SRC_CPU_LIBRARY_CALL_H_
 
+#include <vector>
 #include <cstdint>
 #include <memory>
 
@@ -72,9 +73,12 @@ class LibraryCallKernel {
 /// once (e.g. reorder weights into the layout the library prefers); it keeps no pointer to them.
 /// `collectives` joins the devices of a partitioned program ("gloo.all_reduce"); null for a
 /// single device.
+/// `run_dims` (oneDNN calls only) sets the call up for one shape of a program compiled for a
+/// range of shapes: each binding's dimensions for the run (LibraryCallView::create).
 Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
                                const std::shared_ptr<class Collectives>& collectives,
-                               std::unique_ptr<LibraryCallKernel>* out);
+                               std::unique_ptr<LibraryCallKernel>* out,
+                               const std::vector<std::vector<int64_t>>* run_dims = nullptr);
 
 }  // namespace kiln::runtime::cpu
 

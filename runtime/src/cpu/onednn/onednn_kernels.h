@@ -59,6 +59,7 @@
 #ifndef KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_KERNELS_H_
 #define KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_KERNELS_H_
 
+#include <vector>
 #include <cstdint>
 #include <memory>
 
@@ -72,7 +73,8 @@ namespace kiln::runtime::cpu {
 /// naming the call for bad bindings or parameters, UNIMPLEMENTED for an unknown name or a
 /// combination oneDNN cannot run.
 Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t* constants,
-                          std::unique_ptr<LibraryCallKernel>* out);
+                          std::unique_ptr<LibraryCallKernel>* out,
+                          const std::vector<std::vector<int64_t>>* run_dims = nullptr);
 
 }  // namespace kiln::runtime::cpu
 
