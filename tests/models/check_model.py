@@ -3,7 +3,7 @@
 
     .venv/bin/python tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
         [--exporter torchscript|dynamo] [--device cpu|cuda|cuda-sim] [--compile-only] [--cache DIR]
-        [--rtol R] [--atol A] [--precision fp16|bf16] [--dynamic] [--keep DIR]
+        [--rtol R] [--atol A] [--precision fp16|bf16] [--dynamic [--range-batches 1,3]] [--keep DIR]
 
 Run it with the project's environment (.venv, from scripts/requirements.txt). Exports MODEL with
 benchmarks/models/export.py (cached, per exporter: TorchScript at opset 17 by default, or
@@ -186,6 +186,46 @@ def compare(name: str, got, expected, rtol: float, atol: float) -> bool:
     return ok
 
 
+def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: float,
+                atol: float) -> int:
+    """Compiles the dynamic export once for batches 1..max(batches) and checks that artifact at
+    each batch against PyTorch (the inputs and references of the export at that batch)."""
+    import numpy as np
+    with tempfile.TemporaryDirectory(prefix="kiln-model-") as scratch:
+        out = args.keep if args.keep else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        artifact = out / "model.kiln"
+        command = [str(args.kiln), "compile", str(directory / "model.onnx"), "-o", str(artifact),
+                   "--quiet", "--force"]
+        for entry in meta["inputs"]:
+            dims = [f"1..{max(batches)}"] + [str(d) for d in entry["shape"][1:]]
+            command += ["--shape-range", f"{entry['name']}={'x'.join(dims)}"]
+        print("check_model: " + " ".join(command), flush=True)
+        start = time.monotonic()
+        if subprocess.run(command).returncode != 0:
+            return 1
+        print(f"check_model: kiln compile took {time.monotonic() - start:.1f} s")
+        ok = True
+        for batch in batches:
+            at = export.ensure_exported(args.model, batch, cache=args.cache,
+                                        exporter=args.exporter, dynamic=True)
+            run = [str(args.kiln), "run", str(artifact), "--output-dir", str(out / f"b{batch}")]
+            for entry in meta["inputs"]:
+                run += ["--input", f"{entry['name']}=@{at / 'inputs' / (entry['name'] + '.npy')}"]
+            print("check_model: " + " ".join(run), flush=True)
+            if subprocess.run(run).returncode != 0:
+                return 1
+            print(f"check_model: {args.model} at batch {batch} from the one artifact, rtol {rtol:g}, "
+                  f"atol {atol:g}")
+            for entry in meta["outputs"]:
+                got = np.load(out / f"b{batch}" / f"{entry['name']}.npy")
+                expected = np.load(at / "reference" / f"{entry['name']}.npy")
+                ok = compare(entry["name"], got, expected, rtol, atol) and ok
+    print(f"check_model: {args.model} {'matches' if ok else 'DOES NOT MATCH'} PyTorch at batches "
+          f"{', '.join(map(str, batches))} from one artifact")
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model", choices=sorted(TOLERANCES))
@@ -218,6 +258,10 @@ def main() -> int:
     parser.add_argument("--precision", choices=["fp16", "bf16"], default=None,
                         help="compile in this precision (--keep-io-types) and compare with "
                              "PyTorch's fp32 within rtol = atol = 1e-2 (fp16) or 3e-2 (bf16)")
+    parser.add_argument("--range-batches", default=None,
+                        help="with --dynamic: compile the export once for batches 1 to the "
+                             "largest of these, comma-separated (kiln compile --shape-range), "
+                             "and run that one artifact at each against PyTorch")
     parser.add_argument("--keep", type=Path, default=None,
                         help="write Kiln's outputs here instead of a temporary directory")
     args = parser.parse_args()
@@ -255,6 +299,12 @@ def main() -> int:
     directory = export.ensure_exported(args.model, args.batch, cache=args.cache,
                                        exporter=args.exporter, dynamic=args.dynamic)
     meta = json.loads((directory / "meta.json").read_text())
+    if args.range_batches:
+        if not args.dynamic:
+            print("check_model: --range-batches needs --dynamic", file=sys.stderr)
+            return 2
+        batches = [int(b) for b in args.range_batches.split(",")]
+        return check_range(args, export, directory, meta, batches, rtol, atol)
 
     with tempfile.TemporaryDirectory(prefix="kiln-model-") as scratch:
         out = args.keep if args.keep else Path(scratch)
