@@ -267,9 +267,17 @@ bool eltwiseParametersAgree(const CallPlan &plan) {
 LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   auto resultType = cast<RankedTensorType>(plan.result.getType());
   auto addendType = dyn_cast<RankedTensorType>(addend.getType());
-  if (!addendType || !addendType.hasStaticShape() ||
-      addendType.getElementType() != resultType.getElementType())
+  if (!addendType || addendType.getElementType() != resultType.getElementType())
     return failure();
+  if (!addendType.hasStaticShape()) {
+    // A convolution over a dynamic batch (set up per shape) adds a residual of its result's
+    // shape; the runtime checks that their batches agree (the same symbol).
+    if (plan.name != "onednn.convolution" || addendType.getShape() != resultType.getShape())
+      return failure();
+    plan.postOps.push_back("add");
+    plan.addends.push_back(addend);
+    return success();
+  }
   Broadcast broadcast =
       classifyAddend(cast<RankedTensorType>(addend.getType()), resultType, plan.biasAxis);
   if (broadcast == Broadcast::None)

@@ -137,7 +137,10 @@ Status CpuProgram::prepare() {
       library_calls_.push_back(std::move(kernel));
     }
   }
-  negotiateLayouts();
+  // Calls set up per shape negotiate among themselves once set up (callsFor).
+  negotiateLayouts([this](size_t i) {
+    return steps_[i].per_shape ? nullptr : steps_[i].library_call;
+  });
   uint32_t streams = std::max<uint32_t>(artifact_->program().stream_count(), 1);
   stream_steps_.assign(streams, {});
   waited_for_.assign(steps_.size(), false);
@@ -149,7 +152,8 @@ Status CpuProgram::prepare() {
   return Status();
 }
 
-void CpuProgram::negotiateLayouts() {
+void CpuProgram::negotiateLayouts(const std::function<LibraryCallKernel*(size_t)>& kernelOf,
+                                  bool count) {
   // Every step's accesses to each arena value (a BufferRef index names one value; views of it
   // share the index). A value qualifies when one library call writes it first and only library
   // calls that accept the writer's native layout read it.
@@ -170,14 +174,14 @@ void CpuProgram::negotiateLayouts() {
       if (binding.kind != fb::BufferKind::Arena) continue;
       Value& value = values[binding.index];
       value.accesses.push_back({i, b});
-      if (step.kind != StepKind::kLibraryCall || steps_[i].per_shape) value.qualifies = false;
+      if (step.kind != StepKind::kLibraryCall || kernelOf(i) == nullptr) value.qualifies = false;
     }
   }
   for (auto& [index, value] : values) {
     (void)index;
     if (!value.qualifies || value.accesses.size() < 2) continue;
     const Access& first = value.accesses.front();
-    LibraryCallKernel* writer = steps_[first.step].library_call;
+    LibraryCallKernel* writer = kernelOf(first.step);
     if (!writer->writes(first.binding)) continue;
     std::shared_ptr<const ActivationLayout> layout = writer->nativeLayout(first.binding);
     if (!layout) continue;
@@ -186,13 +190,13 @@ void CpuProgram::negotiateLayouts() {
     bool all_accept = true;
     for (size_t a = 1; a < value.accesses.size() && all_accept; ++a) {
       const Access& access = value.accesses[a];
-      LibraryCallKernel* reader = steps_[access.step].library_call;
+      LibraryCallKernel* reader = kernelOf(access.step);
       all_accept = !reader->writes(access.binding) && reader->accepts(access.binding, *layout);
     }
     if (!all_accept) continue;
     for (const Access& access : value.accesses)
-      steps_[access.step].library_call->useLayout(access.binding, *layout);
-    ++native_layout_values_;
+      kernelOf(access.step)->useLayout(access.binding, *layout);
+    if (count) ++native_layout_values_;
   }
 }
 
@@ -467,6 +471,7 @@ Result<std::shared_ptr<const CpuProgram::ShapeCalls>> CpuProgram::callsFor(
     calls->by_step[i] = kernel.get();
     calls->kernels.push_back(std::move(kernel));
   }
+  negotiateLayouts([&calls](size_t i) { return calls->by_step[i]; }, /*count=*/false);
   if (shape_calls_.size() == kShapeCallsKept) shape_calls_.erase(shape_calls_.begin());
   shape_calls_.emplace_back(values, calls);
   return std::shared_ptr<const ShapeCalls>(std::move(calls));

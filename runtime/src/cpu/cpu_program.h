@@ -12,6 +12,7 @@
 #define KILN_RUNTIME_SRC_CPU_CPU_PROGRAM_H_
 
 #include <atomic>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -106,7 +107,10 @@ class CpuProgram final : public DeviceProgram {
                                                      const std::vector<int64_t>& dims);
   /// Lets values passed from one library call to others stay in the calls' own layout
   /// (LibraryCallKernel's layout negotiation).
-  void negotiateLayouts();
+  /// `kernelOf(i)` is step i's library call kernel, or null where the step takes no part; `count`
+  /// adds the values kept in a native layout to native_layout_values_.
+  void negotiateLayouts(const std::function<LibraryCallKernel*(size_t)>& kernelOf,
+                        bool count = true);
   Result<std::unique_ptr<RunContext>> acquireContext();
   void releaseContext(std::unique_ptr<RunContext> context);
   /// Resolves the binding addresses for `inputs` and the context's outputs, then runs every step.
