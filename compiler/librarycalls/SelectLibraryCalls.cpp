@@ -566,7 +566,9 @@ FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
 template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Target &target) {
   auto inputType = cast<RankedTensorType>(pool.getInput().getType());
   auto resultType = cast<RankedTensorType>(pool.getType());
-  if (target.pooling.empty() || !hasStaticLibraryTypes(pool, target) || inputType.getRank() < 3 ||
+  bool dynamicBatch = target.pooling == "onednn.pooling";
+  if (target.pooling.empty() || !hasStaticLibraryTypes(pool, target, dynamicBatch) ||
+      inputType.getRank() < 3 ||
       inputType.getRank() > 5 || pool.getChannelsLast())
     return failure();
   bool isMax = std::is_same_v<PoolOp, graph::MaxPoolOp>;
@@ -605,7 +607,10 @@ template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Ta
 FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
-  if (!hasStaticLibraryTypes(matmul, target) || lhs.getRank() < 2 || rhs.getRank() < 2)
+  // A dynamic batch of rows times static weights is oneDNN's to take, set up per shape.
+  bool dynamicBatch = target.matmul == "onednn.matmul" && rhs.hasStaticShape();
+  if (!hasStaticLibraryTypes(matmul, target, dynamicBatch) || lhs.getRank() < 2 ||
+      rhs.getRank() < 2)
     return failure();
   if (!target.partialBatchBroadcast) {
     // Each operand's batch dimensions (right-aligned) must be all of the result's or all 1.
@@ -687,6 +692,13 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
 /// dimensions nesting as one stride). A result with an `add` post-op keeps its layout (the addend
 /// is indexed as the result is).
 void absorbDataMovement(CallPlan &plan) {
+  // A product over a dynamic batch reads its operands as they lie: views are static strides.
+  auto isDynamic = [](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type && !type.hasStaticShape();
+  };
+  if (llvm::any_of(plan.operands, isDynamic) || isDynamic(plan.result))
+    return;
   if (!isa<graph::MatmulOp>(plan.anchor))
     return;
   Builder b(plan.anchor->getContext());

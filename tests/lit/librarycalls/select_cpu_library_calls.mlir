@@ -124,24 +124,44 @@ func.func @batched_bias(%x: tensor<2x7x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3
 // -----
 
 // Tests that what the oneDNN calls do not take stays a graph op: a 1-D matmul operand, dynamic
-// shapes, and an addend oneDNN cannot broadcast (which ends the epilogue). An f16 matmul is
+// shapes other than a leading batch of rows times static weights, and an addend oneDNN cannot broadcast (which ends the epilogue). An f16 matmul is
 // computed in f32 by oneDNN between casts (f16 storage, f32 accumulation).
 // CHECK-LABEL: func.func @not_selected
 // CHECK: graph.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<8xf32>, tensor<8x3xf32>)
-// CHECK: graph.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<?x8xf32>, tensor<8x3xf32>)
+// CHECK: graph.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<4x?xf32>, tensor<?x3xf32>)
 // CHECK: %[[HA:.+]] = graph.cast %{{[a-z0-9_]+}} : tensor<4x8xf16> to f32
 // CHECK: %[[HB:.+]] = graph.cast %{{[a-z0-9_]+}} : tensor<8x3xf16> to f32
 // CHECK: %[[HP:.+]] = call @onednn.matmul_0(%[[HA]], %[[HB]]) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
 // CHECK: graph.cast %[[HP]] : tensor<4x3xf32> to f16
 // CHECK: %[[Y:.+]] = call @onednn.matmul_1
 // CHECK: graph.add %[[Y]], %{{[a-z0-9_]+}} : (tensor<2x4x3xf32>, tensor<2x1x3xf32>)
-func.func @not_selected(%v: tensor<8xf32>, %w: tensor<8x3xf32>, %d: tensor<?x8xf32>, %h: tensor<4x8xf16>, %hw: tensor<8x3xf16>, %bx: tensor<2x4x8xf32>, %odd: tensor<2x1x3xf32>) -> (tensor<3xf32>, tensor<?x3xf32>, tensor<4x3xf16>, tensor<2x4x3xf32>) {
+func.func @not_selected(%v: tensor<8xf32>, %w: tensor<8x3xf32>, %d: tensor<4x?xf32>, %dw: tensor<?x3xf32>, %h: tensor<4x8xf16>, %hw: tensor<8x3xf16>, %bx: tensor<2x4x8xf32>, %odd: tensor<2x1x3xf32>) -> (tensor<3xf32>, tensor<4x3xf32>, tensor<4x3xf16>, tensor<2x4x3xf32>) {
   %0 = graph.matmul %v, %w : (tensor<8xf32>, tensor<8x3xf32>) -> tensor<3xf32>
-  %1 = graph.matmul %d, %w : (tensor<?x8xf32>, tensor<8x3xf32>) -> tensor<?x3xf32>
+  %1 = graph.matmul %d, %dw : (tensor<4x?xf32>, tensor<?x3xf32>) -> tensor<4x3xf32>
   %2 = graph.matmul %h, %hw : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf16>
   %3 = graph.matmul %bx, %w : (tensor<2x4x8xf32>, tensor<8x3xf32>) -> tensor<2x4x3xf32>
   %4 = graph.add %3, %odd : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
-  return %0, %1, %2, %4 : tensor<3xf32>, tensor<?x3xf32>, tensor<4x3xf16>, tensor<2x4x3xf32>
+  return %0, %1, %2, %4 : tensor<3xf32>, tensor<4x3xf32>, tensor<4x3xf16>, tensor<2x4x3xf32>
+}
+
+// -----
+
+// Tests that over a dynamic batch (a program for a range of shapes, whose calls the runtime sets
+// up per shape) a product of rows with static weights and a convolution stay oneDNN calls, with
+// their bias and the convolution's residual add and ReLU as post-ops.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK: call @onednn.matmul_0(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<?x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+// CHECK: call @onednn.convolution_0(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {{.*}}post_ops = ["add", "relu"]{{.*}} : (tensor<?x4x6x6xf32>, tensor<4x4x3x3xf32>, tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
+// CHECK-NOT: graph.add
+// CHECK-NOT: graph.max
+func.func @dynamic_batch(%x: tensor<?x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>, %image: tensor<?x4x6x6xf32>, %f: tensor<4x4x3x3xf32>) -> (tensor<?x3xf32>, tensor<?x4x6x6xf32>) {
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %0 = graph.matmul %x, %w : (tensor<?x8xf32>, tensor<8x3xf32>) -> tensor<?x3xf32>
+  %1 = graph.add %0, %b : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  %2 = graph.conv %image, %f {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<?x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<?x4x6x6xf32>
+  %3 = graph.add %2, %image : (tensor<?x4x6x6xf32>, tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
+  %4 = graph.max %3, %zero : (tensor<?x4x6x6xf32>, tensor<f32>) -> tensor<?x4x6x6xf32>
+  return %1, %4 : tensor<?x3xf32>, tensor<?x4x6x6xf32>
 }
 
 // -----
