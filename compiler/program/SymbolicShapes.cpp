@@ -343,6 +343,12 @@ FailureOr<AffineExpr> SymbolicShapes::hostDim(Value value, unsigned d) {
 FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const ArgumentDims &arguments) {
   MLIRContext *context = value.getContext();
   auto type = cast<ShapedType>(value.getType());
+  if (d >= type.getRank()) {
+    emitError(value.getLoc()) << "dimension " << d << " of " << type << " does not exist";
+    if (Operation *op = value.getDefiningOp())
+      op->emitRemark() << "defined here";
+    return failure();
+  }
   if (!type.isDynamicDim(d))
     return getAffineConstantExpr(type.getDimSize(d), context);
   auto fail = [&](StringRef why) -> FailureOr<AffineExpr> {
@@ -376,7 +382,8 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
     AffineExpr product = getAffineConstantExpr(1, context);
-    for (int64_t source : collapse.getReassociationIndices()[d]) {
+    SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+    for (int64_t source : groups[d]) {
       FailureOr<AffineExpr> factor =
           dim(collapse.getSrc(), static_cast<unsigned>(source), arguments);
       if (failed(factor))

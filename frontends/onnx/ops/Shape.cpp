@@ -205,11 +205,20 @@ LogicalResult translateReshape(NodeContext &ctx) {
   for (auto [i, entry] : llvm::enumerate(*entries)) {
     int64_t source = -1;
     int64_t size = entry.value;
-    if (entry.isDynamicDim()) {
-      if (entry.source != input)
+    if (entry.isDynamicDim() && entry.source != input) {
+      // A dynamic dimension of another value (the batch of the tokens, reshaping the
+      // attention's heads) is the one the element count leaves: it is inferred, as a -1 is.
+      if (inferred || llvm::any_of(*entries, [&](const NodeContext::ShapeEntry &other) {
+            return &other != &entry && (other.value == -1 || (other.isDynamicDim() &&
+                                                              other.source != input));
+          }))
         return ctx.emitError() << "shape entry " << i << " is dynamic dimension " << entry.dim
                                << " of another value (" << entry.source.getType()
-                               << "); bind the graph inputs' shapes with --shape";
+                               << ") beside another unknown entry; bind the graph inputs' "
+                                  "shapes with --shape";
+      inferred = i;
+      size = -1;
+    } else if (entry.isDynamicDim()) {
       source = entry.dim;
     } else if (size == 0 && !allowZero) {
       if (static_cast<int64_t>(i) >= type.getRank())
