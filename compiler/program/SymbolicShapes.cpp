@@ -527,6 +527,26 @@ FailureOr<AffineExpr> SymbolicShapes::scalar(Value value, const ArgumentDims &ar
       return lhs->ceilDiv(*rhs);
     return *lhs % *rhs;
   }
+  // A clamp (a slice's limit against a dynamic dimension) the ranges decide: the smaller or
+  // larger side over every shape of the ranges.
+  if (isa<arith::MinSIOp, arith::MaxSIOp, arith::MinUIOp, arith::MaxUIOp>(op)) {
+    FailureOr<AffineExpr> lhs = scalar(op->getOperand(0), arguments);
+    if (failed(lhs))
+      return failure();
+    FailureOr<AffineExpr> rhs = scalar(op->getOperand(1), arguments);
+    if (failed(rhs))
+      return failure();
+    auto [lhsMin, lhsMax] = exprBounds(*lhs, symbols_);
+    auto [rhsMin, rhsMax] = exprBounds(*rhs, symbols_);
+    bool minimum = isa<arith::MinSIOp, arith::MinUIOp>(op);
+    if (lhsMax <= rhsMin)
+      return minimum ? *lhs : *rhs;
+    if (rhsMax <= lhsMin)
+      return minimum ? *rhs : *lhs;
+    return fail(("by '" + op->getName().getStringRef() +
+                 "', whose operands' order the ranges leave open")
+                    .str());
+  }
   return fail(("by '" + op->getName().getStringRef() + "'").str());
 }
 

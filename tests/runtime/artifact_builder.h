@@ -96,6 +96,18 @@ struct SignatureSpec {
   std::vector<std::string> symbols;
   /// An output that is a check of every run (TensorSignature.check): its message.
   std::optional<std::string> check;
+  /// A program for a range of shapes: per dimension, the DimExpr code giving the run's size
+  /// (empty for a static dimension); no entries for a signature of one shape.
+  std::vector<std::vector<int64_t>> dim_codes;
+};
+
+/// A dynamic input dimension of a program for a range of shapes (Artifact.symbols).
+struct SymbolSpec {
+  std::string name;
+  uint32_t input = 0;
+  uint32_t dim = 0;
+  int64_t min = 1;
+  int64_t max = 1;
 };
 
 struct CodeObjectSpec {
@@ -117,6 +129,7 @@ struct ArtifactSpec {
   uint64_t naive_intermediate_size = 0;
   uint32_t arena_alignment = 64;
   uint32_t stream_count = 0;
+  std::vector<SymbolSpec> symbols;
 };
 
 /// The rows of the affine program; each is one workgroup.
@@ -339,7 +352,15 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
       auto name = fbb.CreateString(s.name);
       auto check =
           s.check ? fbb.CreateString(*s.check) : flatbuffers::Offset<flatbuffers::String>();
-      offsets.push_back(fb::CreateTensorSignature(fbb, name, type(s.type, s.dims), symbols, check));
+      flatbuffers::Offset<fb::TensorType> tensor_type = type(s.type, s.dims);
+      if (!s.dim_codes.empty()) {
+        std::vector<flatbuffers::Offset<fb::DimExpr>> codes;
+        for (const std::vector<int64_t>& code : s.dim_codes)
+          codes.push_back(fb::CreateDimExpr(fbb, fbb.CreateVector(code)));
+        tensor_type = fb::CreateTensorType(fbb, static_cast<int32_t>(s.type),
+                                           fbb.CreateVector(s.dims), fbb.CreateVector(codes));
+      }
+      offsets.push_back(fb::CreateTensorSignature(fbb, name, tensor_type, symbols, check));
     }
     return fbb.CreateVector(offsets);
   };
@@ -432,8 +453,13 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
   // The constants section follows the table (format version 2): its offset is set in place once
   // the table's size is known.
   fbb.ForceDefaults(true);
+  std::vector<flatbuffers::Offset<fb::Symbol>> symbols;
+  for (const SymbolSpec& symbol : spec.symbols)
+    symbols.push_back(fb::CreateSymbol(fbb, fbb.CreateString(symbol.name), symbol.input,
+                                       symbol.dim, symbol.min, symbol.max));
   auto root = fb::CreateArtifact(fbb, spec.format_version, producer, device, source, inputs,
-                                 outputs, code_objects_vector, program, 0, spec.constants.size());
+                                 outputs, code_objects_vector, program, 0, spec.constants.size(),
+                                 0, symbols.empty() ? 0 : fbb.CreateVector(symbols));
   fb::FinishArtifactBuffer(fbb, root);
   std::string bytes(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
   if (!spec.constants.empty()) {

@@ -30,6 +30,56 @@ Result<Artifact> load(const std::string& bytes, const std::string& name = "test.
 
 Status loadStatus(const ArtifactSpec& spec) { return load(buildArtifact(spec)).status(); }
 
+// Tests that an artifact for a range of shapes reports its symbols (name, input, dimension,
+// range) and a dimension that varies as -1 named by its symbol, where the static dims give the
+// upper bound.
+TEST(ArtifactTest, ReportsTheDimensionsOfARange) {
+  ArtifactSpec spec = addAffineSpec();
+  spec.symbols = {{"batch", 0, 0, 2, kRows}};
+  spec.inputs[0].dim_codes = {{1, 0}, {}};
+  Result<Artifact> artifact = load(buildArtifact(spec), "range.kiln");
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  std::vector<kiln_dim_symbol_t> symbols = artifact->symbols();
+  ASSERT_EQ(symbols.size(), 1u);
+  EXPECT_STREQ(symbols[0].name, "batch");
+  EXPECT_EQ(symbols[0].input, 0u);
+  EXPECT_EQ(symbols[0].dim, 0u);
+  EXPECT_EQ(symbols[0].min, 2);
+  EXPECT_EQ(symbols[0].max, kRows);
+  TensorSignature x = artifact->input(0).value();
+  EXPECT_EQ(x.dims, (std::vector<int64_t>{-1, KILN_TEST_BLOCK}));
+  EXPECT_EQ(x.dimSymbols[0], "batch");
+  // The other input keeps its static dims.
+  EXPECT_EQ(artifact->input(1).value().dims, (std::vector<int64_t>{kRows, KILN_TEST_BLOCK}));
+  kiln_dim_symbol_t past{};
+  Status status = Status::fromC(kiln_artifact_symbol(artifact->get(), 1, &past));
+  EXPECT_EQ(status.code(), KILN_STATUS_OUT_OF_RANGE);
+}
+
+// Tests that the verifier refuses a range artifact's malformed dimensions, naming what is wrong:
+// a code that reads a symbol the artifact does not have, one that leaves two values, one with an
+// unknown opcode, and a symbol whose range passes its input's upper bound.
+TEST(ArtifactTest, RefusesMalformedDimensionsOfARange) {
+  auto refused = [](std::vector<int64_t> code, SymbolSpec symbol) {
+    ArtifactSpec spec = addAffineSpec();
+    spec.symbols = {symbol};
+    spec.inputs[0].dim_codes = {code, {}};
+    return loadStatus(spec);
+  };
+  SymbolSpec batch{"batch", 0, 0, 1, kRows};
+  Status missing = refused({1, 3}, batch);
+  EXPECT_EQ(missing.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(missing.message(), testing::HasSubstr("input 0 'x': dimension 0's code reads symbol 3 of 1"));
+  Status two = refused({1, 0, 0, 4}, batch);
+  EXPECT_THAT(two.message(), testing::HasSubstr("leaves 2 values instead of one"));
+  Status opcode = refused({1, 0, 0, 4, 9}, batch);
+  EXPECT_THAT(opcode.message(), testing::HasSubstr("unknown opcode 9"));
+  Status bound = refused({1, 0}, SymbolSpec{"batch", 0, 0, 1, kRows + 1});
+  EXPECT_THAT(bound.message(),
+              testing::HasSubstr("symbol 0 'batch': has the range 1.." + std::to_string(kRows + 1) +
+                                 " beyond the input's bound " + std::to_string(kRows)));
+}
+
 // Tests that a valid artifact loads and every query reports what was written; a wrong value
 // would mislead `kiln inspect` and the callers that size their buffers from the signature.
 TEST(ArtifactTest, DescribesAValidArtifact) {

@@ -230,3 +230,27 @@ module @matmul_residual {
     return %1 : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Tests that a clamp of a dynamic size (a slice's limit against its dimension, as exporters
+// write it) is decided by the ranges: the dimension is at most 8, so min(dim, 100) is the
+// dimension and the result's upper bound 8.
+// CHECK-LABEL: module @clamp
+// CHECK: program.output 0 "y" {kiln.dims = #{{.+}}} : memref<8x4xf32>
+module @clamp {
+  func.func private @dispatch_0(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {kiln.dispatch} {
+    %c0 = arith.constant 0 : index
+    %c100 = arith.constant 100 : index
+    %n = tensor.dim %x, %c0 : tensor<?x4xf32>
+    %m = arith.minsi %n, %c100 : index
+    %e = tensor.empty(%m) : tensor<?x4xf32>
+    %0 = tensor.extract_slice %x[0, 0] [%m, 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+    %1 = linalg.copy ins(%0 : tensor<?x4xf32>) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+    return %1 : tensor<?x4xf32>
+  }
+  func.func @forward(%x: tensor<?x4xf32> {kiln.name = "x", kiln.dim_bounds = array<i64: 1, 8, 4, 4>}) -> (tensor<?x4xf32> {kiln.name = "y"}) {
+    %0 = call @dispatch_0(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    return %0 : tensor<?x4xf32>
+  }
+}
