@@ -186,10 +186,9 @@ private:
     std::vector<fb::Offset<art::Symbol>> result;
     for (const DimSymbol &symbol :
          symbolsFromAttr(program_->getAttrOfType<ArrayAttr>(kSymbolsAttr)))
-      result.push_back(art::CreateSymbolDirect(fbb_, symbol.name.c_str(),
-                                               static_cast<uint32_t>(symbol.input),
-                                               static_cast<uint32_t>(symbol.dim), symbol.min,
-                                               symbol.max));
+      result.push_back(
+          art::CreateSymbolDirect(fbb_, symbol.name.c_str(), static_cast<uint32_t>(symbol.input),
+                                  static_cast<uint32_t>(symbol.dim), symbol.min, symbol.max));
     return result.empty() ? 0 : fbb_.CreateVector(result);
   }
   FailureOr<unsigned> codeObjectOf(program::ExecutableOp executable);
@@ -409,9 +408,9 @@ LogicalResult Translator::addDispatch(program::DispatchOp op) {
   fb::Offset<fb::Vector<int64_t>> workgroupDims;
   if (auto dims = kernel->getAttrOfType<DenseI64ArrayAttr>(kWorkgroupDimsAttr))
     workgroupDims = fbb_.CreateVector(dims.asArrayRef().data(), dims.size());
-  auto dispatch = art::CreateDispatch(fbb_, *codeObject, symbolIndex(*kernel.getSymbol()),
-                                      fbb_.CreateVector(count), *bound, description, 0,
-                                      workgroupDims);
+  auto dispatch =
+      art::CreateDispatch(fbb_, *codeObject, symbolIndex(*kernel.getSymbol()),
+                          fbb_.CreateVector(count), *bound, description, 0, workgroupDims);
   addStep(art::StepKind::Dispatch, dispatch.Union());
   return success();
 }
@@ -480,10 +479,9 @@ fb::Offset<fb::Vector<fb::Offset<art::TensorSignature>>> Translator::signature(b
     fb::Offset<fb::String> check;
     if (auto message = op->getAttrOfType<StringAttr>("check"))
       check = fbb_.CreateString(message.getValue().str());
-    result.push_back(art::CreateTensorSignature(fbb_, fbb_.CreateString(name),
-                                                tensorType(type, op->getResult(0)),
-                                                symbols.empty() ? 0 : fbb_.CreateVector(symbols),
-                                                check));
+    result.push_back(art::CreateTensorSignature(
+        fbb_, fbb_.CreateString(name), tensorType(type, op->getResult(0)),
+        symbols.empty() ? 0 : fbb_.CreateVector(symbols), check));
   }
   return fbb_.CreateVector(result);
 }
@@ -613,10 +611,10 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   // The section's offset is the table's size rounded up, known only once the table is finished:
   // the field is stored even while 0 and set in place afterwards.
   fbb_.ForceDefaults(true);
-  auto artifact = art::CreateArtifact(fbb_, KILN_ARTIFACT_FORMAT_VERSION, producer, device, source,
-                                      inputs, outputs, codeObjects, program,
-                                      /*constants_offset=*/0, constants_.size, partition,
-                                      dimSymbols);
+  auto artifact =
+      art::CreateArtifact(fbb_, KILN_ARTIFACT_FORMAT_VERSION, producer, device, source, inputs,
+                          outputs, codeObjects, program,
+                          /*constants_offset=*/0, constants_.size, partition, dimSymbols);
   fbb_.ForceDefaults(false);
   art::FinishArtifactBuffer(fbb_, artifact);
   uint64_t tableSize = fbb_.GetSize();
@@ -717,8 +715,7 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
         } else {
           os << (kernel ? *kernel.getWorkgroups() : 0);
         }
-        os << ": "
-           << description << "\n";
+        os << ": " << description << "\n";
       }
     } else if (auto call = dyn_cast<program::LibraryCallOp>(op)) {
       os << "library " << call.getCallee() << ": "

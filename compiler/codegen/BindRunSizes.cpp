@@ -84,7 +84,10 @@ struct BindRunSizesPass : impl::BindRunSizesPassBase<BindRunSizesPass> {
         OpFoldResult stride = builder.getIndexAttr(1);
         for (int64_t d = type.getRank() - 1; d >= 0; --d) {
           strides[d] = stride;
-          std::optional<int64_t> a = getConstantIntValue(stride), b = getConstantIntValue(runSizes[d]);
+          if (d == 0)
+            break;
+          std::optional<int64_t> a = getConstantIntValue(stride),
+                                 b = getConstantIntValue(runSizes[d]);
           if (a && b) {
             stride = builder.getIndexAttr(*a * *b);
             continue;
@@ -94,7 +97,8 @@ struct BindRunSizesPass : impl::BindRunSizesPassBase<BindRunSizesPass> {
               return arith::ConstantIndexOp::create(builder, loc, cast<IntegerAttr>(attr).getInt());
             return cast<Value>(folded);
           };
-          stride = arith::MulIOp::create(builder, loc, value(stride), value(runSizes[d])).getResult();
+          stride =
+              arith::MulIOp::create(builder, loc, value(stride), value(runSizes[d])).getResult();
         }
         auto pointer = MemRefType::get({1}, type.getElementType(), MemRefLayoutAttrInterface{},
                                        type.getMemorySpace());
@@ -103,8 +107,8 @@ struct BindRunSizesPass : impl::BindRunSizesPassBase<BindRunSizesPass> {
                                                       builder.getIndexAttr(0), runSizes, strides);
         argument.replaceAllUsesExcept(view.getResult(), view);
       }
-      function.setFunctionType(FunctionType::get(context, entry.getArgumentTypes(),
-                                                 function.getResultTypes()));
+      function.setFunctionType(
+          FunctionType::get(context, entry.getArgumentTypes(), function.getResultTypes()));
       function->setAttr(kRunSizesAttr, builder.getI64IntegerAttr(dims));
       return WalkResult::advance();
     });

@@ -89,6 +89,17 @@ std::optional<SmallVector<int64_t>> dynamicTripCounts(scf::ForallOp loop, func::
   return dims;
 }
 
+/// Replaces `loop` by its body at `inductionValues`: the one tile a workgroup runs.
+LogicalResult runOneTile(IRRewriter &rewriter, scf::ForallOp loop, ValueRange inductionValues) {
+  if (loop.getNumResults() != 0)
+    return loop.emitError("the workgroup loop still has tensor results after bufferization");
+  Block *loopBody = loop.getBody();
+  rewriter.eraseOp(loopBody->getTerminator());
+  rewriter.inlineBlockBefore(loopBody, loop, inductionValues);
+  rewriter.eraseOp(loop);
+  return success();
+}
+
 struct DistributeWorkgroupsPass
     : impl::DistributeWorkgroupsPassBase<DistributeWorkgroupsPass> {
   LogicalResult distribute(func::FuncOp function) {
@@ -153,12 +164,8 @@ struct DistributeWorkgroupsPass
       Value scaled = arith::MulIOp::create(rewriter, loc, index, stride);
       inductionValues.push_back(arith::AddIOp::create(rewriter, loc, lower, scaled));
     }
-    if (loop.getNumResults() != 0)
-      return loop.emitError("the workgroup loop still has tensor results after bufferization");
-    Block *loopBody = loop.getBody();
-    rewriter.eraseOp(loopBody->getTerminator());
-    rewriter.inlineBlockBefore(loopBody, loop, inductionValues);
-    rewriter.eraseOp(loop);
+    if (failed(runOneTile(rewriter, loop, inductionValues)))
+      return failure();
     function->setAttr(kWorkgroupCountAttr, rewriter.getI64IntegerAttr(workgroups));
     return success();
   }
@@ -175,8 +182,8 @@ struct DistributeWorkgroupsPass
     for (auto [upper, step] : llvm::zip(loop.getMixedUpperBound(), loop.getMixedStep())) {
       AffineExpr extent = rewriter.getAffineSymbolExpr(0);
       int64_t stride = *getConstantIntValue(step);
-      basis.push_back(affine::makeComposedFoldedAffineApply(
-          rewriter, loc, extent.ceilDiv(stride), ArrayRef<OpFoldResult>{upper}));
+      basis.push_back(affine::makeComposedFoldedAffineApply(rewriter, loc, extent.ceilDiv(stride),
+                                                            ArrayRef<OpFoldResult>{upper}));
     }
     SmallVector<Value> indices;
     if (basis.size() == 1) {
@@ -191,12 +198,8 @@ struct DistributeWorkgroupsPass
       Value stride = getValueOrCreateConstantIndexOp(rewriter, loc, step);
       inductionValues.push_back(arith::MulIOp::create(rewriter, loc, index, stride));
     }
-    if (loop.getNumResults() != 0)
-      return loop.emitError("the workgroup loop still has tensor results after bufferization");
-    Block *loopBody = loop.getBody();
-    rewriter.eraseOp(loopBody->getTerminator());
-    rewriter.inlineBlockBefore(loopBody, loop, inductionValues);
-    rewriter.eraseOp(loop);
+    if (failed(runOneTile(rewriter, loop, inductionValues)))
+      return failure();
     function->setAttr(kWorkgroupCountAttr, rewriter.getI64IntegerAttr(1));
     function->setAttr(kWorkgroupDimsAttr, rewriter.getDenseI64ArrayAttr(dims));
     return success();

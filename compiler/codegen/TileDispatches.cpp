@@ -68,9 +68,8 @@ void convertToDestinationPassing(func::FuncOp function) {
   SmallVector<Value> materialized;
   for (auto [i, result] : llvm::enumerate(returnOp.getOperands())) {
     auto type = cast<RankedTensorType>(result.getType());
-    SmallVector<NamedAttribute> attributes{
-        NamedAttribute(StringAttr::get(context, "bufferization.writable"),
-                       BoolAttr::get(context, true))};
+    SmallVector<NamedAttribute> attributes{NamedAttribute(
+        StringAttr::get(context, "bufferization.writable"), BoolAttr::get(context, true))};
     if (auto bounds = function.getResultAttr(i, kBoundsAttr))
       attributes.push_back(NamedAttribute(StringAttr::get(context, kBoundsAttr), bounds));
     function.insertArgument(firstOutput + i, type, DictionaryAttr::get(context, attributes),
@@ -159,9 +158,9 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
     if (!index || !argument)
       return std::nullopt;
     auto function = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
-    auto bounds =
-        function ? function.getArgAttrOfType<DenseI64ArrayAttr>(argument.getArgNumber(), kBoundsAttr)
-                 : DenseI64ArrayAttr();
+    auto bounds = function ? function.getArgAttrOfType<DenseI64ArrayAttr>(argument.getArgNumber(),
+                                                                          kBoundsAttr)
+                           : DenseI64ArrayAttr();
     if (!bounds || *index >= bounds.size())
       return std::nullopt;
     return bounds[*index];

@@ -568,8 +568,7 @@ template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Ta
   auto resultType = cast<RankedTensorType>(pool.getType());
   bool dynamicBatch = target.pooling == "onednn.pooling";
   if (target.pooling.empty() || !hasStaticLibraryTypes(pool, target, dynamicBatch) ||
-      inputType.getRank() < 3 ||
-      inputType.getRank() > 5 || pool.getChannelsLast())
+      inputType.getRank() < 3 || inputType.getRank() > 5 || pool.getChannelsLast())
     return failure();
   bool isMax = std::is_same_v<PoolOp, graph::MaxPoolOp>;
   bool countPad = false;

@@ -208,8 +208,9 @@ LogicalResult ProgramFormer::addCall(func::CallOp call) {
   // A kernel over dynamic dimensions learns their upper bounds, which its tiling is sized for.
   for (auto [i, input] : llvm::enumerate(inputs))
     if (!cast<RankedTensorType>(callee.getArgumentTypes()[i]).hasStaticShape())
-      callee.setArgAttr(i, kBoundsAttr,
-                        builder_.getDenseI64ArrayAttr(cast<MemRefType>(input.getType()).getShape()));
+      callee.setArgAttr(
+          i, kBoundsAttr,
+          builder_.getDenseI64ArrayAttr(cast<MemRefType>(input.getType()).getShape()));
   for (auto [i, output] : llvm::enumerate(outputs))
     if (!cast<RankedTensorType>(callee.getResultTypes()[i]).hasStaticShape())
       callee.setResultAttr(
@@ -351,9 +352,8 @@ LogicalResult ProgramFormer::run() {
         return failure();
       // A contiguous slice views part of its operand's bytes; a reshape or cast views all.
       std::optional<int64_t> offset = contiguousSliceByteOffset(&op);
-      if (!*viewType ||
-          (!offset && program::bufferBytes(*viewType) !=
-                          program::bufferBytes(cast<MemRefType>(source->getType()))))
+      if (!*viewType || (!offset && program::bufferBytes(*viewType) !=
+                                        program::bufferBytes(cast<MemRefType>(source->getType()))))
         return op.emitError() << "view to " << op.getResult(0).getType()
                               << " does not keep the byte size of its operand";
       auto view = program::ViewOp::create(builder_, op.getLoc(), *viewType, *source);
@@ -368,7 +368,8 @@ LogicalResult ProgramFormer::run() {
     } else if (isa<tensor::EmptyOp>(op) && op.use_empty()) {
       continue;
     } else if (shapes_ && isPure(&op) && op.getNumRegions() == 0 &&
-               llvm::none_of(op.getResultTypes(), [](Type type) { return isa<ShapedType>(type); })) {
+               llvm::none_of(op.getResultTypes(),
+                             [](Type type) { return isa<ShapedType>(type); })) {
       continue; // A size of a dynamic dimension: kiln.dims says what the run's is.
     } else {
       return op.emitError() << "'" << op.getName() << "' was not compiled into a kernel";

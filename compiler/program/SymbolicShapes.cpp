@@ -125,10 +125,10 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
       if (dimNames && d < static_cast<int64_t>(dimNames.size()))
         if (auto text = dyn_cast<StringAttr>(dimNames[d]))
           dimName = text.getValue();
-      symbol.name = !dimName.empty() ? dimName.str()
-                                     : (inputName ? inputName.getValue().str()
-                                                  : "input" + std::to_string(i)) +
-                                           "." + std::to_string(d);
+      symbol.name = !dimName.empty()
+                        ? dimName.str()
+                        : (inputName ? inputName.getValue().str() : "input" + std::to_string(i)) +
+                              "." + std::to_string(d);
       symbol.input = static_cast<int64_t>(i);
       symbol.dim = d;
       symbol.min = bounds[2 * d];
@@ -141,8 +141,8 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
           shared.min = std::max(shared.min, symbol.min);
           shared.max = std::min(shared.max, symbol.max);
           if (shared.min > shared.max)
-            return entry.emitError() << "the ranges given for dimension '" << dimName
-                                     << "' do not overlap";
+            return entry.emitError()
+                   << "the ranges given for dimension '" << dimName << "' do not overlap";
           perDim.push_back(it->second);
           continue;
         }
@@ -201,8 +201,8 @@ LogicalResult SymbolicShapes::requireEqual(AffineExpr a, AffineExpr b, Operation
     DimSymbol &only = symbols_[symbol.getPosition()];
     if (constant.getValue() < only.min || constant.getValue() > only.max)
       return op->emitError() << "reads dimension " << describe(symbol) << " as "
-                             << constant.getValue() << ", outside its range " << only.min
-                             << ".." << only.max;
+                             << constant.getValue() << ", outside its range " << only.min << ".."
+                             << only.max;
     only.min = only.max = constant.getValue();
     return success();
   }
@@ -222,7 +222,7 @@ LogicalResult SymbolicShapes::unify() {
     if (callee && callee.isExternal()) {
       // A library call reads the dynamic dimensions of its operands of the result's rank as
       // the result's.
-      for (auto [r, value] : llvm::enumerate(call.getResults())) {
+      for (Value value : call.getResults()) {
         auto type = dyn_cast<ShapedType>(value.getType());
         if (!type)
           continue;
@@ -330,8 +330,7 @@ FailureOr<AffineExpr> SymbolicShapes::hostDim(Value value, unsigned d) {
       return failure();
     int64_t symbol = argumentSymbols_[argument.getArgNumber()][dim];
     if (symbol < 0)
-      return getAffineConstantExpr(
-          cast<ShapedType>(argument.getType()).getDimSize(dim), context);
+      return getAffineConstantExpr(cast<ShapedType>(argument.getType()).getDimSize(dim), context);
     return getAffineSymbolExpr(static_cast<unsigned>(symbol), context);
   };
   FailureOr<AffineExpr> expr = this->dim(value, d, arguments);
@@ -425,7 +424,8 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     if (concat.getDim() != d)
       for (Value input : concat.getInputs())
-        if (!cast<ShapedType>(input.getType()).isDynamicDim(d) || input == concat.getInputs().back())
+        if (!cast<ShapedType>(input.getType()).isDynamicDim(d) ||
+            input == concat.getInputs().back())
           return dim(input, d, arguments);
     AffineExpr sum = getAffineConstantExpr(0, context);
     for (Value input : concat.getInputs()) {
@@ -437,14 +437,12 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
     return sum;
   }
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    auto callee =
-        SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
     if (!callee && kernels_)
       callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
     if (callee && !callee.isExternal()) {
       auto ret = cast<func::ReturnOp>(callee.getBody().front().getTerminator());
-      ArgumentDims inner = [&](BlockArgument argument,
-                               unsigned dim) -> FailureOr<AffineExpr> {
+      ArgumentDims inner = [&](BlockArgument argument, unsigned dim) -> FailureOr<AffineExpr> {
         if (argument.getOwner() != &callee.getBody().front())
           return failure();
         return this->dim(call.getOperand(argument.getArgNumber()), dim, arguments);
@@ -470,6 +468,17 @@ Value SymbolicShapes::libraryCallSource(func::CallOp call, unsigned result, unsi
       return operand;
   }
   return Value();
+}
+
+FailureOr<std::pair<AffineExpr, AffineExpr>>
+SymbolicShapes::scalarOperands(Operation *op, const ArgumentDims &arguments) {
+  FailureOr<AffineExpr> lhs = scalar(op->getOperand(0), arguments);
+  if (failed(lhs))
+    return failure();
+  FailureOr<AffineExpr> rhs = scalar(op->getOperand(1), arguments);
+  if (failed(rhs))
+    return failure();
+  return std::make_pair(*lhs, *rhs);
 }
 
 FailureOr<AffineExpr> SymbolicShapes::scalar(Value value, const ArgumentDims &arguments) {
@@ -504,48 +513,43 @@ FailureOr<AffineExpr> SymbolicShapes::scalar(Value value, const ArgumentDims &ar
     return map.getResult(0).replaceDimsAndSymbols(all.take_front(map.getNumDims()),
                                                   all.drop_front(map.getNumDims()));
   }
-  if (op->getNumOperands() == 2 &&
-      isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivSIOp, arith::DivUIOp,
-          arith::FloorDivSIOp, arith::CeilDivSIOp, arith::CeilDivUIOp, arith::RemSIOp,
-          arith::RemUIOp>(op)) {
-    FailureOr<AffineExpr> lhs = scalar(op->getOperand(0), arguments);
-    if (failed(lhs))
+  if (op->getNumOperands() == 2 && isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivSIOp,
+                                       arith::DivUIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
+                                       arith::CeilDivUIOp, arith::RemSIOp, arith::RemUIOp>(op)) {
+    FailureOr<std::pair<AffineExpr, AffineExpr>> operands = scalarOperands(op, arguments);
+    if (failed(operands))
       return failure();
-    FailureOr<AffineExpr> rhs = scalar(op->getOperand(1), arguments);
-    if (failed(rhs))
-      return failure();
+    auto [lhs, rhs] = *operands;
     if (isa<arith::AddIOp>(op))
-      return *lhs + *rhs;
+      return lhs + rhs;
     if (isa<arith::SubIOp>(op))
-      return *lhs - *rhs;
+      return lhs - rhs;
     if (isa<arith::MulIOp>(op))
-      return *lhs * *rhs;
+      return lhs * rhs;
     // Sizes are non-negative: truncating and flooring division agree.
     if (isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(op))
-      return lhs->floorDiv(*rhs);
+      return lhs.floorDiv(rhs);
     if (isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
-      return lhs->ceilDiv(*rhs);
-    return *lhs % *rhs;
+      return lhs.ceilDiv(rhs);
+    return lhs % rhs;
   }
   // A clamp (a slice's limit against a dynamic dimension) the ranges decide: the smaller or
   // larger side over every shape of the ranges.
   if (isa<arith::MinSIOp, arith::MaxSIOp, arith::MinUIOp, arith::MaxUIOp>(op)) {
-    FailureOr<AffineExpr> lhs = scalar(op->getOperand(0), arguments);
-    if (failed(lhs))
+    FailureOr<std::pair<AffineExpr, AffineExpr>> operands = scalarOperands(op, arguments);
+    if (failed(operands))
       return failure();
-    FailureOr<AffineExpr> rhs = scalar(op->getOperand(1), arguments);
-    if (failed(rhs))
-      return failure();
-    auto [lhsMin, lhsMax] = exprBounds(*lhs, symbols_);
-    auto [rhsMin, rhsMax] = exprBounds(*rhs, symbols_);
+    auto [lhs, rhs] = *operands;
+    auto [lhsMin, lhsMax] = exprBounds(lhs, symbols_);
+    auto [rhsMin, rhsMax] = exprBounds(rhs, symbols_);
     bool minimum = isa<arith::MinSIOp, arith::MinUIOp>(op);
     if (lhsMax <= rhsMin)
-      return minimum ? *lhs : *rhs;
+      return minimum ? lhs : rhs;
     if (rhsMax <= lhsMin)
-      return minimum ? *rhs : *lhs;
-    return fail(("by '" + op->getName().getStringRef() +
-                 "', whose operands' order the ranges leave open")
-                    .str());
+      return minimum ? rhs : lhs;
+    return fail(
+        ("by '" + op->getName().getStringRef() + "', whose operands' order the ranges leave open")
+            .str());
   }
   return fail(("by '" + op->getName().getStringRef() + "'").str());
 }

@@ -76,11 +76,14 @@ private:
   SymbolicShapes(mlir::func::FuncOp entry, mlir::ModuleOp kernels)
       : entry_(entry), kernels_(kernels) {}
 
-  using ArgumentDims = std::function<mlir::FailureOr<mlir::AffineExpr>(mlir::BlockArgument,
-                                                                       unsigned)>;
+  using ArgumentDims =
+      std::function<mlir::FailureOr<mlir::AffineExpr>(mlir::BlockArgument, unsigned)>;
   mlir::FailureOr<mlir::AffineExpr> dim(mlir::Value value, unsigned d,
                                         const ArgumentDims &arguments);
   mlir::FailureOr<mlir::AffineExpr> scalar(mlir::Value value, const ArgumentDims &arguments);
+  /// The two operands of a binary index op, as scalar() reads them.
+  mlir::FailureOr<std::pair<mlir::AffineExpr, mlir::AffineExpr>>
+  scalarOperands(mlir::Operation *op, const ArgumentDims &arguments);
   mlir::FailureOr<mlir::AffineExpr> hostDim(mlir::Value value, unsigned d);
   unsigned find(unsigned symbol);
   /// The operand whose dimension `d` a library call's result `result` takes, or null.

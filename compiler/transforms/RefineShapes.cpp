@@ -115,8 +115,8 @@ struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
           if (!refined.isDynamicDim(d) &&
               (refined.getDimSize(d) < range.first || refined.getDimSize(d) > range.second))
             return function.emitError("shape binding '")
-                   << binding << "': dimension " << d << " of argument " << *index
-                   << " is " << refined.getDimSize(d) << ", outside the range";
+                   << binding << "': dimension " << d << " of argument " << *index << " is "
+                   << refined.getDimSize(d) << ", outside the range";
         SmallVector<int64_t> bounds;
         for (auto [low, high] : shape.bounds)
           bounds.append({low, high});
@@ -178,8 +178,7 @@ FailureOr<ShapeBinding> parseShapeBinding(StringRef text) {
       binding.dims.push_back(graph::kDynamic);
       binding.bounds.push_back({1, graph::kDynamic});
     } else if (auto [lowText, highText] = part.split(".."); part.contains("..")) {
-      if (lowText.getAsInteger(10, low) || highText.getAsInteger(10, high) || low < 1 ||
-          high < low)
+      if (lowText.getAsInteger(10, low) || highText.getAsInteger(10, high) || low < 1 || high < low)
         return failure();
       binding.dims.push_back(graph::kDynamic);
       binding.bounds.push_back({low, high});
@@ -204,8 +203,8 @@ std::string formatShapeBinding(const ShapeBinding &binding) {
     if (dim != graph::kDynamic)
       text += std::to_string(dim);
     else if (binding.hasRange() && binding.bounds[i].second != graph::kDynamic)
-      text += std::to_string(binding.bounds[i].first) + ".." +
-              std::to_string(binding.bounds[i].second);
+      text +=
+          std::to_string(binding.bounds[i].first) + ".." + std::to_string(binding.bounds[i].second);
     else
       text += "?";
   }

@@ -13,8 +13,18 @@ namespace fb = kiln::artifact;
 
 namespace {
 
-enum Opcode : int64_t { kConstant = 0, kSymbol = 1, kAdd = 2, kMul = 3, kFloorDiv = 4,
-                        kCeilDiv = 5, kMod = 6 };
+enum Opcode : int64_t {
+  kConstant = 0,
+  kSymbol = 1,
+  kAdd = 2,
+  kMul = 3,
+  kFloorDiv = 4,
+  kCeilDiv = 5,
+  kMod = 6
+};
+
+/// The deepest stack a code may use.
+constexpr size_t kMaxDepth = 32;
 
 int64_t floorDivide(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -32,7 +42,7 @@ std::string checkDimCode(const flatbuffers::Vector<int64_t>& code, size_t symbol
       int64_t operand = code.Get(++i);
       if (op == kSymbol && (operand < 0 || static_cast<uint64_t>(operand) >= symbol_count))
         return "reads symbol " + std::to_string(operand) + " of " + std::to_string(symbol_count);
-      ++depth;
+      if (++depth > kMaxDepth) return "needs a stack deeper than " + std::to_string(kMaxDepth);
     } else if (op >= kAdd && op <= kMod) {
       if (depth < 2) return "has an operation with fewer than two operands";
       --depth;
@@ -46,12 +56,12 @@ std::string checkDimCode(const flatbuffers::Vector<int64_t>& code, size_t symbol
 
 bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* values,
                      size_t value_count, int64_t* result) {
-  int64_t stack[32];
+  int64_t stack[kMaxDepth];
   size_t depth = 0;
   for (flatbuffers::uoffset_t i = 0; i < code.size(); ++i) {
     int64_t op = code.Get(i);
     if (op == kConstant || op == kSymbol) {
-      if (i + 1 >= code.size() || depth == 32) return false;
+      if (i + 1 >= code.size() || depth == kMaxDepth) return false;
       int64_t operand = code.Get(++i);
       if (op == kSymbol && (operand < 0 || static_cast<uint64_t>(operand) >= value_count))
         return false;
@@ -61,15 +71,22 @@ bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* va
     if (depth < 2) return false;
     int64_t b = stack[--depth], a = stack[depth - 1], r = 0;
     switch (op) {
-      case kAdd: r = a + b; break;
-      case kMul: r = a * b; break;
+      case kAdd:
+        r = a + b;
+        break;
+      case kMul:
+        r = a * b;
+        break;
       case kFloorDiv:
       case kCeilDiv:
       case kMod:
         if (b == 0) return false;
-        if (op == kFloorDiv) r = floorDivide(a, b);
-        else if (op == kCeilDiv) r = -floorDivide(-a, b);
-        else r = a - floorDivide(a, b) * b;
+        if (op == kFloorDiv)
+          r = floorDivide(a, b);
+        else if (op == kCeilDiv)
+          r = -floorDivide(-a, b);
+        else
+          r = a - floorDivide(a, b) * b;
         break;
       default:
         return false;
@@ -129,6 +146,7 @@ RunShapes RunShapes::build(const LoadedArtifact& artifact) {
   for (const fb::TensorSignature* signature : *artifact.root().outputs()) {
     shapes.outputs_.emplace_back();
     addType(*signature->type(), shapes.outputs_.back());
+    addType(*signature->type(), shapes.outputs_flat_);
   }
   return shapes;
 }
@@ -136,9 +154,20 @@ RunShapes RunShapes::build(const LoadedArtifact& artifact) {
 int64_t RunShapes::evaluate(const Dim& dim, const std::vector<int64_t>& values) const {
   if (dim.code == nullptr) return dim.size;
   int64_t result = 0;
-  // The verifier checked every code; a division by zero cannot come from sizes in range.
+  // The verifier checked every code; bindInputs checked that the run's values evaluate.
   if (!evaluateDimCode(*dim.code, values.data(), values.size(), &result)) return 0;
   return result;
+}
+
+bool RunShapes::evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].code == nullptr) continue;
+    int64_t result = 0;
+    if (!evaluateDimCode(*dims[i].code, values.data(), values.size(), &result) || result < 0 ||
+        result > dims[i].size)
+      return false;
+  }
+  return true;
 }
 
 Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
@@ -157,6 +186,11 @@ Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
     }
     values[s] = value;
   }
+  // Every dimension of the program must have a size within its bound for these values (a
+  // division by zero or a size past the bound would be the compiler's error, never a run's).
+  if (!evaluates(binding_dims_, values) || !evaluates(outputs_flat_, values))
+    return Status(KILN_STATUS_INTERNAL,
+                  "the inputs' shape gives a dimension of the program no size within its bound");
   // Every other dimension follows: a static one, or a symbol another input gave first.
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const HostTensor& host = inputs[i]->host;
@@ -166,8 +200,8 @@ Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
       std::vector<int64_t> dims;
       for (const Dim& dim : inputs_[i]) dims.push_back(evaluate(dim, values));
       return Status(KILN_STATUS_INVALID_ARGUMENT,
-                    "input '" + input_names_[i] + "': dimension " + std::to_string(d) +
-                        " is " + std::to_string(host.dims()[d]) + " where the other inputs make it " +
+                    "input '" + input_names_[i] + "': dimension " + std::to_string(d) + " is " +
+                        std::to_string(host.dims()[d]) + " where the other inputs make it " +
                         std::to_string(expected) + " (expected " +
                         LoadedArtifact::formatType(host.elementType(), dims.data(), dims.size()) +
                         ")");

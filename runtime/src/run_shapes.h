@@ -43,8 +43,7 @@ class RunShapes {
   /// Reads each symbol's value off the inputs and checks every input dimension against the
   /// artifact's: INVALID_ARGUMENT naming the input, the dimension and its range, e.g.
   /// "input 'x': dimension 0 (batch) is 9, outside its range 1..8".
-  Status bindInputs(const kiln_tensor_t* const* inputs,
-                    std::vector<int64_t>& values) const;
+  Status bindInputs(const kiln_tensor_t* const* inputs, std::vector<int64_t>& values) const;
 
   /// The dimensions of every binding for the symbols' `values`, flat in binding order; binding
   /// b's start at firstDim(b).
@@ -68,12 +67,16 @@ class RunShapes {
   };
   static void addType(const kiln::artifact::TensorType& type, std::vector<Dim>& dims);
   int64_t evaluate(const Dim& dim, const std::vector<int64_t>& values) const;
+  /// Whether every code of `dims` evaluates for `values` to a size within its static bound.
+  static bool evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values);
 
   std::vector<const kiln::artifact::Symbol*> symbols_;
   std::vector<Dim> binding_dims_;
   /// binding_dims_ index of each binding's first dimension, and one past the last binding.
   std::vector<size_t> first_dim_{0};
   std::vector<std::vector<Dim>> inputs_, outputs_;
+  /// Every output's dimensions, flat.
+  std::vector<Dim> outputs_flat_;
   std::vector<std::string> input_names_;
 };
 

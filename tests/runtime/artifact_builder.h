@@ -355,7 +355,7 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
       flatbuffers::Offset<fb::TensorType> tensor_type = type(s.type, s.dims);
       if (!s.dim_codes.empty()) {
         std::vector<flatbuffers::Offset<fb::DimExpr>> codes;
-        for (const std::vector<int64_t>& code : s.dim_codes)
+        for (const std::vector<int64_t> &code : s.dim_codes)
           codes.push_back(fb::CreateDimExpr(fbb, fbb.CreateVector(code)));
         tensor_type = fb::CreateTensorType(fbb, static_cast<int32_t>(s.type),
                                            fbb.CreateVector(s.dims), fbb.CreateVector(codes));
@@ -454,12 +454,12 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
   // the table's size is known.
   fbb.ForceDefaults(true);
   std::vector<flatbuffers::Offset<fb::Symbol>> symbols;
-  for (const SymbolSpec& symbol : spec.symbols)
-    symbols.push_back(fb::CreateSymbol(fbb, fbb.CreateString(symbol.name), symbol.input,
-                                       symbol.dim, symbol.min, symbol.max));
+  for (const SymbolSpec &symbol : spec.symbols)
+    symbols.push_back(fb::CreateSymbol(fbb, fbb.CreateString(symbol.name), symbol.input, symbol.dim,
+                                       symbol.min, symbol.max));
   auto root = fb::CreateArtifact(fbb, spec.format_version, producer, device, source, inputs,
-                                 outputs, code_objects_vector, program, 0, spec.constants.size(),
-                                 0, symbols.empty() ? 0 : fbb.CreateVector(symbols));
+                                 outputs, code_objects_vector, program, 0, spec.constants.size(), 0,
+                                 symbols.empty() ? 0 : fbb.CreateVector(symbols));
   fb::FinishArtifactBuffer(fbb, root);
   std::string bytes(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
   if (!spec.constants.empty()) {

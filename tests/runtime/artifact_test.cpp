@@ -69,7 +69,8 @@ TEST(ArtifactTest, RefusesMalformedDimensionsOfARange) {
   SymbolSpec batch{"batch", 0, 0, 1, kRows};
   Status missing = refused({1, 3}, batch);
   EXPECT_EQ(missing.code(), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_THAT(missing.message(), testing::HasSubstr("input 0 'x': dimension 0's code reads symbol 3 of 1"));
+  EXPECT_THAT(missing.message(),
+              testing::HasSubstr("input 0 'x': dimension 0's code reads symbol 3 of 1"));
   Status two = refused({1, 0, 0, 4}, batch);
   EXPECT_THAT(two.message(), testing::HasSubstr("leaves 2 values instead of one"));
   Status opcode = refused({1, 0, 0, 4, 9}, batch);

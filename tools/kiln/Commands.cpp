@@ -688,8 +688,8 @@ int runInspect(const InspectCommand &command) {
     os << "dimensions that vary from run to run (kiln compile --shape-range):\n";
     for (const kiln_dim_symbol_t &symbol : symbols)
       os << "  " << symbol.name << ": dimension " << symbol.dim << " of input '"
-         << artifact.input(symbol.input).value().name << "', " << symbol.min << ".."
-         << symbol.max << "\n";
+         << artifact.input(symbol.input).value().name << "', " << symbol.min << ".." << symbol.max
+         << "\n";
   }
   std::vector<std::string> checks = artifact.checkMessages();
   if (!checks.empty()) {

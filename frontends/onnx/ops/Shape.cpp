@@ -209,8 +209,8 @@ LogicalResult translateReshape(NodeContext &ctx) {
       // A dynamic dimension of another value (the batch of the tokens, reshaping the
       // attention's heads) is the one the element count leaves: it is inferred, as a -1 is.
       if (inferred || llvm::any_of(*entries, [&](const NodeContext::ShapeEntry &other) {
-            return &other != &entry && (other.value == -1 || (other.isDynamicDim() &&
-                                                              other.source != input));
+            return &other != &entry &&
+                   (other.value == -1 || (other.isDynamicDim() && other.source != input));
           }))
         return ctx.emitError() << "shape entry " << i << " is dynamic dimension " << entry.dim
                                << " of another value (" << entry.source.getType()

@@ -253,13 +253,16 @@ void LoadedArtifact::buildTables() {
       if (type.dynamic_dims() && type.dynamic_dims()->size() == c.rank && c.rank > 0) {
         std::vector<int64_t> dims(c.dims, c.dims + c.rank);
         for (size_t d = 0; d < c.rank; ++d) {
-          const auto* code = type.dynamic_dims()->Get(static_cast<flatbuffers::uoffset_t>(d))->code();
+          const auto* code =
+              type.dynamic_dims()->Get(static_cast<flatbuffers::uoffset_t>(d))->code();
           if (code == nullptr || code->size() == 0) continue;
           dims[d] = -1;
           if (code->size() == 2 && code->Get(0) == 1 && root_->symbols() &&
               static_cast<uint64_t>(code->Get(1)) < root_->symbols()->size())
-            symbols[d] =
-                root_->symbols()->Get(static_cast<flatbuffers::uoffset_t>(code->Get(1)))->name()->c_str();
+            symbols[d] = root_->symbols()
+                             ->Get(static_cast<flatbuffers::uoffset_t>(code->Get(1)))
+                             ->name()
+                             ->c_str();
         }
         dim_tables_.push_back(std::move(dims));
         c.dims = dim_tables_.back().data();
@@ -499,9 +502,9 @@ kiln_status_t* kiln_artifact_symbol(const kiln_artifact_t* artifact, size_t inde
                           "kiln_artifact_symbol: the artifact or the result is NULL");
     size_t count = kiln_artifact_symbol_count(artifact);
     if (index >= count)
-      return kiln::Status(KILN_STATUS_OUT_OF_RANGE, "kiln_artifact_symbol: symbol " +
-                                                        std::to_string(index) + " of " +
-                                                        std::to_string(count));
+      return kiln::Status(
+          KILN_STATUS_OUT_OF_RANGE,
+          "kiln_artifact_symbol: symbol " + std::to_string(index) + " of " + std::to_string(count));
     const kiln::artifact::Symbol& symbol =
         *artifact->artifact->root().symbols()->Get(static_cast<flatbuffers::uoffset_t>(index));
     *out_symbol = {symbol.name()->c_str(), symbol.input(), symbol.dim(), symbol.min(),

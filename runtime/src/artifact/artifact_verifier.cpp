@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/artifact/artifact_verifier.h"
-#include "runtime/src/run_shapes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include "kiln/artifact_format.h"
 #include "runtime/schema/artifact_generated.h"
 #include "runtime/src/element_type.h"
+#include "runtime/src/run_shapes.h"
 #include "runtime/src/tensor.h"
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
 #include "runtime/src/cuda/cuda_library_call.h"
@@ -157,8 +157,7 @@ class SemanticVerifier {
       if (dims == nullptr || symbol.dim() >= dims->size())
         return invalid(where, "names dimension " + std::to_string(symbol.dim()) +
                                   " of an input of lower rank");
-      if (symbol.min() < 0 || symbol.min() > symbol.max() ||
-          symbol.max() > dims->Get(symbol.dim()))
+      if (symbol.min() < 0 || symbol.min() > symbol.max() || symbol.max() > dims->Get(symbol.dim()))
         return invalid(where, "has the range " + std::to_string(symbol.min()) + ".." +
                                   std::to_string(symbol.max()) + " beyond the input's bound " +
                                   std::to_string(dims->Get(symbol.dim())));
@@ -442,14 +441,17 @@ class SemanticVerifier {
     // dimensions, in a program for a range of shapes.
     if (const auto* grid = dispatch.workgroup_dims(); grid != nullptr && grid->size() != 0) {
       if (symbolCount() == 0 || grid->size() % 3 != 0)
-        return invalid(where, "workgroup_dims must be (binding, dimension, tile) triples of a "
-                              "program for a range of shapes");
+        return invalid(where,
+                       "workgroup_dims must be (binding, dimension, tile) triples of a "
+                       "program for a range of shapes");
       const auto& bindings = *dispatch.bindings();
       for (flatbuffers::uoffset_t i = 0; i < grid->size(); i += 3) {
         int64_t binding = grid->Get(i), dim = grid->Get(i + 1), tile = grid->Get(i + 2);
-        bool valid = tile > 0 && (binding < 0 ? dim >= 0 : binding < static_cast<int64_t>(bindings.size()));
+        bool valid =
+            tile > 0 && (binding < 0 ? dim >= 0 : binding < static_cast<int64_t>(bindings.size()));
         if (valid && binding >= 0) {
-          const auto* dims = bindings.Get(static_cast<flatbuffers::uoffset_t>(binding))->type()->dims();
+          const auto* dims =
+              bindings.Get(static_cast<flatbuffers::uoffset_t>(binding))->type()->dims();
           valid = dim >= 0 && dims != nullptr && dim < static_cast<int64_t>(dims->size());
         }
         if (!valid)

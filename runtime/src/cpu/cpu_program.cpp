@@ -100,6 +100,7 @@ Status CpuProgram::prepare() {
       first_argument_.push_back(arguments);
       if (step.kind == StepKind::kDispatch) arguments += step.binding_count + 1;
     }
+    argument_count_ = arguments;
   }
   steps_.resize(table_.steps().size());
   for (size_t i = 0; i < steps_.size(); ++i) {
@@ -138,9 +139,8 @@ Status CpuProgram::prepare() {
     }
   }
   // Calls set up per shape negotiate among themselves once set up (callsFor).
-  negotiateLayouts([this](size_t i) {
-    return steps_[i].per_shape ? nullptr : steps_[i].library_call;
-  });
+  negotiateLayouts(
+      [this](size_t i) { return steps_[i].per_shape ? nullptr : steps_[i].library_call; });
   uint32_t streams = std::max<uint32_t>(artifact_->program().stream_count(), 1);
   stream_steps_.assign(streams, {});
   waited_for_.assign(steps_.size(), false);
@@ -249,8 +249,8 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
   table_.resolveAddresses(bases, context.addresses);
   if (shapes_.dynamic()) {
     shapes_.bindingDims(context.symbol_values, context.dims);
-    context.arguments.resize(first_argument_.empty() ? 0 : first_argument_.back() + 1 +
-                                                               table_.steps().back().binding_count);
+    context.arguments.resize(argument_count_);
+    context.workgroups.resize(steps_.size());
     for (size_t i = 0; i < steps_.size(); ++i) {
       const ProgramStep& step = table_.steps()[i];
       if (step.kind != StepKind::kDispatch) continue;
@@ -258,7 +258,6 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
       std::copy_n(context.addresses.data() + step.first_binding, step.binding_count, arguments);
       arguments[step.binding_count] = context.dims.data() + shapes_.firstDim(step.first_binding);
       const fb::Dispatch& dispatch = *step.dispatch;
-      context.workgroups.resize(steps_.size());
       context.workgroups[i] = dispatch.workgroup_dims() && dispatch.workgroup_dims()->size() != 0
                                   ? shapes_.workgroups(dispatch, step.first_binding, context.dims)
                                   : step.workgroups;
@@ -413,8 +412,7 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
   if (!context.ok()) return context.status();
   RunContext& run_context = **context;
   if (shapes_.dynamic()) {
-    if (Status s = shapes_.bindInputs(inputs, run_context.symbol_values);
-        !s.ok()) {
+    if (Status s = shapes_.bindInputs(inputs, run_context.symbol_values); !s.ok()) {
       releaseContext(std::move(*context));
       return s;
     }
@@ -457,16 +455,16 @@ Result<std::shared_ptr<const CpuProgram::ShapeCalls>> CpuProgram::callsFor(
     std::vector<std::vector<int64_t>> run_dims;
     for (size_t b = 0; b < step.binding_count; ++b) {
       size_t first = shapes_.firstDim(step.first_binding + b);
-      run_dims.emplace_back(dims.begin() + static_cast<std::ptrdiff_t>(first),
-                            dims.begin() + static_cast<std::ptrdiff_t>(
-                                               first + shapes_.rank(step.first_binding + b)));
+      run_dims.emplace_back(
+          dims.begin() + static_cast<std::ptrdiff_t>(first),
+          dims.begin() + static_cast<std::ptrdiff_t>(first + shapes_.rank(step.first_binding + b)));
     }
     std::unique_ptr<LibraryCallKernel> kernel;
     if (Status s = createLibraryCallKernel(*step.library_call, artifact_->constantsData(),
                                            collectives_, &kernel, &run_dims);
         !s.ok()) {
-      return Status(s.code(), artifact_->name() + ": step " + std::to_string(i) + ": " +
-                                  s.message());
+      return Status(s.code(),
+                    artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
     }
     calls->by_step[i] = kernel.get();
     calls->kernels.push_back(std::move(kernel));

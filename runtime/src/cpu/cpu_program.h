@@ -12,9 +12,9 @@
 #define KILN_RUNTIME_SRC_CPU_CPU_PROGRAM_H_
 
 #include <atomic>
-#include <functional>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -135,6 +135,7 @@ class CpuProgram final : public DeviceProgram {
   /// In a program for a range of shapes: where each dispatch step's arguments start in
   /// RunContext::arguments.
   std::vector<size_t> first_argument_;
+  size_t argument_count_ = 0;
   bool per_shape_calls_ = false;
   std::mutex shape_calls_mutex_;
   /// The shapes set up most recently, oldest first; at most kShapeCallsKept.

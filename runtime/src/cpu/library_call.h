@@ -10,9 +10,9 @@
 #ifndef KILN_RUNTIME_SRC_CPU_LIBRARY_CALL_H_
 #define KILN_RUNTIME_SRC_CPU_LIBRARY_CALL_H_
 
-#include <vector>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "kiln/runtime.hpp"
 #include "runtime/schema/artifact_generated.h"

@@ -14,9 +14,9 @@ Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t
   onednn::CallView view;
   // bf16 where the compiler found the CPU computes it (kiln-select-cpu-library-calls'
   // native-bf16); f16 is widened to f32 around the call.
-  Status status = onednn::CallView::create(call, {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_BF16},
-                                           "oneDNN calls take f32 and bf16 tensors", &view,
-                                           run_dims);
+  Status status =
+      onednn::CallView::create(call, {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_BF16},
+                               "oneDNN calls take f32 and bf16 tensors", &view, run_dims);
   if (!status.ok()) return status;
   if (view.name() == "onednn.convolution") return createOneDnnConvolution(view, constants, out);
   if (view.name() == "onednn.matmul") return createOneDnnMatmul(view, constants, out);

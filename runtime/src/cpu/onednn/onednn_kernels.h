@@ -59,9 +59,9 @@
 #ifndef KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_KERNELS_H_
 #define KILN_RUNTIME_SRC_CPU_ONEDNN_ONEDNN_KERNELS_H_
 
-#include <vector>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "runtime/src/cpu/library_call.h"
 
