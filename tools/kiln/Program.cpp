@@ -512,19 +512,27 @@ std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
       return std::nullopt;
     }
   }
-  // An artifact for a range of shapes: random inputs take each symbol's largest value, and the
-  // runtime checks given inputs against the ranges.
-  std::vector<TensorSignature> largest = signatures;
+  // An artifact for a range of shapes: random inputs take each symbol's value from --shape
+  // where a binding gives one of its dimensions, else its largest; every input dimension of
+  // the symbol (it names them, -1 in the signature) takes that value. The runtime checks given
+  // inputs against the ranges.
+  std::map<std::string, int64_t> symbolValues;
   for (const kiln_dim_symbol_t &symbol : artifact.symbols())
-    if (symbol.input < largest.size() && symbol.dim < largest[symbol.input].dims.size())
-      largest[symbol.input].dims[symbol.dim] = symbol.max;
-  if (!artifact.symbols().empty())
-    for (const ShapeBinding &shape : shapes)
-      for (TensorSignature &signature : largest)
-        if (signature.name == shape.name && shape.dims.size() == signature.dims.size())
-          for (size_t d = 0; d < shape.dims.size(); ++d)
-            if (!mlir::ShapedType::isDynamic(shape.dims[d]))
-              signature.dims[d] = shape.dims[d];
+    symbolValues[symbol.name] = symbol.max;
+  for (const ShapeBinding &shape : shapes)
+    for (const TensorSignature &signature : signatures)
+      if (signature.name == shape.name && shape.dims.size() == signature.dims.size())
+        for (size_t d = 0; d < shape.dims.size(); ++d)
+          if (signature.dims[d] < 0 && d < signature.dimSymbols.size() &&
+              symbolValues.count(signature.dimSymbols[d]) &&
+              !mlir::ShapedType::isDynamic(shape.dims[d]))
+            symbolValues[signature.dimSymbols[d]] = shape.dims[d];
+  std::vector<TensorSignature> chosen = signatures;
+  for (TensorSignature &signature : chosen)
+    for (size_t d = 0; d < signature.dims.size(); ++d)
+      if (signature.dims[d] < 0 && d < signature.dimSymbols.size() &&
+          symbolValues.count(signature.dimSymbols[d]))
+        signature.dims[d] = symbolValues[signature.dimSymbols[d]];
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < signatures.size(); ++i) {
     const TensorSignature &signature = signatures[i];
@@ -536,7 +544,7 @@ std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
                    "=@FILE.npy)");
         return std::nullopt;
       }
-      inputs.push_back(randomTensor(largest[i], seed + i));
+      inputs.push_back(randomTensor(chosen[i], seed + i));
       continue;
     }
     Tensor &tensor = found->second;
