@@ -89,7 +89,8 @@ private:
   }
   /// The buffer type of host value `value`: its own type where static; otherwise the type at
   /// the symbols' upper bounds, with the run's dimensions put on `definer` (kiln.dims) once it
-  /// exists.
+  /// exists. A null type for what no buffer holds (not a ranked tensor, or dynamic without
+  /// ranges).
   FailureOr<MemRefType> bufferTypeOf(Value value);
   void setDims(Value value, Operation *definer);
   LogicalResult addCall(func::CallOp call);
@@ -107,7 +108,9 @@ private:
 };
 
 FailureOr<MemRefType> ProgramFormer::bufferTypeOf(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return MemRefType();
   if (type.hasStaticShape())
     return bufferType(type);
   if (!shapes_)
@@ -181,9 +184,7 @@ LogicalResult ProgramFormer::addCall(func::CallOp call) {
     inputs.push_back(*buffer);
   }
   for (Value result : call.getResults()) {
-    FailureOr<MemRefType> type = isa<RankedTensorType>(result.getType())
-                                     ? bufferTypeOf(result)
-                                     : FailureOr<MemRefType>(MemRefType());
+    FailureOr<MemRefType> type = bufferTypeOf(result);
     if (failed(type))
       return failure();
     if (!*type)
@@ -239,9 +240,7 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
     FailureOr<Value> buffer = lookup(operand, op);
     if (failed(buffer))
       return failure();
-    FailureOr<MemRefType> outputBufferType = isa<RankedTensorType>(operand.getType())
-                                                 ? bufferTypeOf(operand)
-                                                 : FailureOr<MemRefType>(MemRefType());
+    FailureOr<MemRefType> outputBufferType = bufferTypeOf(operand);
     if (failed(outputBufferType))
       return failure();
     if (!*outputBufferType)
@@ -310,9 +309,7 @@ LogicalResult ProgramFormer::run() {
   }
 
   for (auto [i, argument] : llvm::enumerate(entry_.getArguments())) {
-    auto type = dyn_cast<RankedTensorType>(argument.getType());
-    FailureOr<MemRefType> inputType =
-        type ? bufferTypeOf(argument) : FailureOr<MemRefType>(MemRefType());
+    FailureOr<MemRefType> inputType = bufferTypeOf(argument);
     if (failed(inputType))
       return failure();
     if (!*inputType)
@@ -345,9 +342,7 @@ LogicalResult ProgramFormer::run() {
       FailureOr<Value> source = lookup(op.getOperand(0), &op);
       if (failed(source))
         return failure();
-      auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
-      FailureOr<MemRefType> viewType =
-          type ? bufferTypeOf(op.getResult(0)) : FailureOr<MemRefType>(MemRefType());
+      FailureOr<MemRefType> viewType = bufferTypeOf(op.getResult(0));
       if (failed(viewType))
         return failure();
       // A contiguous slice views part of its operand's bytes; a reshape or cast views all.
