@@ -60,15 +60,18 @@ Status LibraryCallView::create(const kiln::artifact::LibraryCall& call,
     }
     if (run_dims != nullptr) {
       // One shape of a program for a range of shapes: the run's dimensions, within the bounds.
+      if (run_dims->size() != call.bindings()->size())
+        return view.invalid("has " + std::to_string(call.bindings()->size()) +
+                            " bindings; the run gives dimensions for " +
+                            std::to_string(run_dims->size()));
       const std::vector<int64_t>& dims = (*run_dims)[i];
       bool fits = dims.size() == info.dims.size();
       for (size_t d = 0; fits && d < dims.size(); ++d)
         fits = dims[d] >= 1 && dims[d] <= info.dims[d];
-      if (run_dims->size() != call.bindings()->size() || !fits)
-        return view.invalid(
-            "binding " + std::to_string(i) + ": the run's dimensions " +
-            formatTypeDims(i < run_dims->size() ? (*run_dims)[i] : std::vector<int64_t>{}) +
-            " do not fit its bounds " + formatTypeDims(info.dims));
+      if (!fits)
+        return view.invalid("binding " + std::to_string(i) + ": the run's dimensions " +
+                            formatTypeDims(dims) + " do not fit its bounds " +
+                            formatTypeDims(info.dims));
       info.dims = dims;
       elements = 1;
       for (int64_t dim : dims) elements *= static_cast<uint64_t>(dim);
