@@ -154,11 +154,11 @@ private:
   /// `expr` in the postfix code of artifact.fbs's DimExpr.
   static void encodeDim(AffineExpr expr, std::vector<int64_t> &code) {
     if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
-      code.insert(code.end(), {0, constant.getValue()});
+      code.insert(code.end(), {KILN_DIM_CONSTANT, constant.getValue()});
       return;
     }
     if (auto symbol = dyn_cast<AffineSymbolExpr>(expr)) {
-      code.insert(code.end(), {1, static_cast<int64_t>(symbol.getPosition())});
+      code.insert(code.end(), {KILN_DIM_SYMBOL, static_cast<int64_t>(symbol.getPosition())});
       return;
     }
     auto binary = cast<AffineBinaryOpExpr>(expr);
@@ -166,19 +166,19 @@ private:
     encodeDim(binary.getRHS(), code);
     switch (binary.getKind()) {
     case AffineExprKind::Add:
-      code.push_back(2);
+      code.push_back(KILN_DIM_ADD);
       break;
     case AffineExprKind::Mul:
-      code.push_back(3);
+      code.push_back(KILN_DIM_MUL);
       break;
     case AffineExprKind::FloorDiv:
-      code.push_back(4);
+      code.push_back(KILN_DIM_FLOOR_DIV);
       break;
     case AffineExprKind::CeilDiv:
-      code.push_back(5);
+      code.push_back(KILN_DIM_CEIL_DIV);
       break;
     default:
-      code.push_back(6);
+      code.push_back(KILN_DIM_MOD);
       break;
     }
   }
@@ -704,7 +704,7 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
         // A grid known at run time: the product of ceil(binding dimension / tile).
         if (auto grid = kernel ? kernel->getAttrOfType<DenseI64ArrayAttr>(kWorkgroupDimsAttr)
                                : DenseI64ArrayAttr()) {
-          for (size_t i = 0; i + 2 < grid.size(); i += 3) {
+          for (int64_t i = 0; i + 2 < grid.size(); i += 3) {
             os << (i ? "*" : "(");
             if (grid[i] < 0)
               os << llvm::divideCeil(grid[i + 1], grid[i + 2]);

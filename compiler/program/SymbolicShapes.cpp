@@ -2,6 +2,7 @@
 
 #include "compiler/program/SymbolicShapes.h"
 
+#include "compiler/codegen/Passes.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -13,23 +14,13 @@
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
 using namespace mlir;
 
 namespace kiln {
-
-namespace {
-
-int64_t floorDivide(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t ceilDivide(int64_t a, int64_t b) { return -floorDivide(-a, b); }
-
-} // namespace
 
 std::pair<int64_t, int64_t> exprBounds(AffineExpr expr, ArrayRef<DimSymbol> symbols) {
   if (auto constant = dyn_cast<AffineConstantExpr>(expr))
@@ -54,7 +45,10 @@ std::pair<int64_t, int64_t> exprBounds(AffineExpr expr, ArrayRef<DimSymbol> symb
     // Divisors of a shape are positive; a range that reaches 0 is clamped to 1.
     c = std::max<int64_t>(c, 1);
     d = std::max<int64_t>(d, 1);
-    auto divide = binary.getKind() == AffineExprKind::FloorDiv ? floorDivide : ceilDivide;
+    auto divide = [&](int64_t x, int64_t y) {
+      return binary.getKind() == AffineExprKind::FloorDiv ? llvm::divideFloorSigned(x, y)
+                                                          : llvm::divideCeilSigned(x, y);
+    };
     return extremes({divide(a, c), divide(a, d), divide(b, c), divide(b, d)});
   }
   case AffineExprKind::Mod:
@@ -216,27 +210,20 @@ LogicalResult SymbolicShapes::unify() {
   for (unsigned s = 0; s < symbols_.size(); ++s)
     parent_.push_back(s);
   WalkResult walked = entry_.walk([&](func::CallOp call) {
-    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-    if (!callee && kernels_)
-      callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+    func::FuncOp callee = calleeOf(call);
     if (callee && callee.isExternal()) {
       // A library call reads the dynamic dimensions of its operands of the result's rank as
       // the result's.
       for (Value value : call.getResults()) {
         auto type = dyn_cast<ShapedType>(value.getType());
-        if (!type)
-          continue;
-        for (int64_t d = 0; d < type.getRank(); ++d) {
-          if (!type.isDynamicDim(d))
+        for (int64_t d = 0; type && d < type.getRank(); ++d) {
+          SmallVector<Value> sources = libraryCallSources(call, value, d);
+          if (sources.empty())
             continue;
           FailureOr<AffineExpr> size = hostDim(value, static_cast<unsigned>(d));
           if (failed(size))
             return WalkResult::interrupt();
-          for (Value operand : call.getOperands()) {
-            auto operandType = dyn_cast<ShapedType>(operand.getType());
-            if (!operandType || operandType.getRank() != type.getRank() ||
-                !operandType.isDynamicDim(d))
-              continue;
+          for (Value operand : sources) {
             FailureOr<AffineExpr> other = hostDim(operand, static_cast<unsigned>(d));
             if (failed(other) || failed(requireEqual(*size, *other, call)))
               return WalkResult::interrupt();
@@ -365,6 +352,11 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
   }
   Operation *op = value.getDefiningOp();
   unsigned result = cast<OpResult>(value).getResultNumber();
+  auto folded = [&](OpFoldResult size) -> FailureOr<AffineExpr> {
+    if (auto attr = dyn_cast<Attribute>(size))
+      return getAffineConstantExpr(cast<IntegerAttr>(attr).getInt(), context);
+    return scalar(cast<Value>(size), arguments);
+  };
   if (auto empty = dyn_cast<tensor::EmptyOp>(op))
     return scalar(empty.getDynamicSize(d), arguments);
   if (auto destination = dyn_cast<DestinationStyleOpInterface>(op))
@@ -373,12 +365,8 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
       return dim(destination.getDpsInits()[result], d, arguments);
   if (auto cast = dyn_cast<tensor::CastOp>(op))
     return dim(cast.getSource(), d, arguments);
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    OpFoldResult size = expand.getMixedOutputShape()[d];
-    if (auto attr = dyn_cast<Attribute>(size))
-      return getAffineConstantExpr(cast<IntegerAttr>(attr).getInt(), context);
-    return scalar(cast<Value>(size), arguments);
-  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return folded(expand.getMixedOutputShape()[d]);
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
     AffineExpr product = getAffineConstantExpr(1, context);
     SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
@@ -397,18 +385,10 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
     for (auto [i, size] : llvm::enumerate(slice.getMixedSizes())) {
       if (dropped.test(i))
         continue;
-      if (seen++ != d)
-        continue;
-      if (auto attr = dyn_cast<Attribute>(size))
-        return getAffineConstantExpr(cast<IntegerAttr>(attr).getInt(), context);
-      return scalar(cast<Value>(size), arguments);
+      if (seen++ == d)
+        return folded(size);
     }
   }
-  auto folded = [&](OpFoldResult size) -> FailureOr<AffineExpr> {
-    if (auto attr = dyn_cast<Attribute>(size))
-      return getAffineConstantExpr(cast<IntegerAttr>(attr).getInt(), context);
-    return scalar(cast<Value>(size), arguments);
-  };
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
     FailureOr<AffineExpr> source = dim(pad.getSource(), d, arguments);
     if (failed(source))
@@ -422,11 +402,9 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
     return *source + *low + *high;
   }
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    // Along another dimension every input has the result's size.
     if (concat.getDim() != d)
-      for (Value input : concat.getInputs())
-        if (!cast<ShapedType>(input.getType()).isDynamicDim(d) ||
-            input == concat.getInputs().back())
-          return dim(input, d, arguments);
+      return dim(concat.getInputs().front(), d, arguments);
     AffineExpr sum = getAffineConstantExpr(0, context);
     for (Value input : concat.getInputs()) {
       FailureOr<AffineExpr> part = dim(input, d, arguments);
@@ -437,9 +415,7 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
     return sum;
   }
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-    if (!callee && kernels_)
-      callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+    func::FuncOp callee = calleeOf(call);
     if (callee && !callee.isExternal()) {
       auto ret = cast<func::ReturnOp>(callee.getBody().front().getTerminator());
       ArgumentDims inner = [&](BlockArgument argument, unsigned dim) -> FailureOr<AffineExpr> {
@@ -451,23 +427,32 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
     }
     // A library call (a convolution over a dynamic batch): a dynamic dimension of its result is
     // that of its first operand of the same rank (unify() checks that the others agree).
-    if (Value source = libraryCallSource(call, result, d))
-      return dim(source, d, arguments);
+    SmallVector<Value> sources = libraryCallSources(call, value, d);
+    if (!sources.empty())
+      return dim(sources.front(), d, arguments);
   }
   return fail(("computed by '" + op->getName().getStringRef() + "'").str());
 }
 
-Value SymbolicShapes::libraryCallSource(func::CallOp call, unsigned result, unsigned d) {
+func::FuncOp SymbolicShapes::calleeOf(func::CallOp call) {
   auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-  if (!callee || !callee.isExternal() || !callee->hasAttr("kiln.library_call"))
-    return Value();
-  auto type = cast<ShapedType>(call.getResult(result).getType());
+  if (!callee && kernels_)
+    callee = kernels_.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+  return callee;
+}
+
+SmallVector<Value> SymbolicShapes::libraryCallSources(func::CallOp call, Value result, int64_t d) {
+  func::FuncOp callee = calleeOf(call);
+  auto type = cast<ShapedType>(result.getType());
+  SmallVector<Value> sources;
+  if (!callee || !callee->hasAttr(kLibraryCallAttr) || !type.isDynamicDim(d))
+    return sources;
   for (Value operand : call.getOperands()) {
     auto operandType = dyn_cast<ShapedType>(operand.getType());
     if (operandType && operandType.getRank() == type.getRank() && operandType.isDynamicDim(d))
-      return operand;
+      sources.push_back(operand);
   }
-  return Value();
+  return sources;
 }
 
 FailureOr<std::pair<AffineExpr, AffineExpr>>

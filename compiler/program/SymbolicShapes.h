@@ -86,8 +86,12 @@ private:
   scalarOperands(mlir::Operation *op, const ArgumentDims &arguments);
   mlir::FailureOr<mlir::AffineExpr> hostDim(mlir::Value value, unsigned d);
   unsigned find(unsigned symbol);
-  /// The operand whose dimension `d` a library call's result `result` takes, or null.
-  mlir::Value libraryCallSource(mlir::func::CallOp call, unsigned result, unsigned d);
+  /// The function `call` calls: beside the entry, or in the kernels module.
+  mlir::func::FuncOp calleeOf(mlir::func::CallOp call);
+  /// For a library call's `result` with dynamic dimension `d`: its operands of the result's
+  /// rank dynamic at `d`, which give the result's size there.
+  llvm::SmallVector<mlir::Value> libraryCallSources(mlir::func::CallOp call, mlir::Value result,
+                                                    int64_t d);
   mlir::LogicalResult requireEqual(mlir::AffineExpr a, mlir::AffineExpr b, mlir::Operation *op);
 
   mlir::func::FuncOp entry_;

@@ -25,7 +25,8 @@ std::string describe(const char* what, const flatbuffers::String* name,
 
 void ProgramTable::addBinding(const fb::Binding& binding) {
   const fb::BufferRef& buffer = *binding.buffer();
-  bindings_.push_back({buffer.kind(), buffer.index(), buffer.offset(), buffer.size()});
+  bindings_.push_back(
+      {buffer.kind(), buffer.index(), buffer.offset(), buffer.size(), binding.type()});
 }
 
 Result<ProgramTable> ProgramTable::build(const LoadedArtifact& artifact) {

@@ -77,6 +77,8 @@ struct ResolvedBinding {
   uint32_t index = 0;
   uint64_t offset = 0;
   uint64_t bytes = 0;
+  /// The type the step sees the buffer as (in the artifact).
+  const kiln::artifact::TensorType* type = nullptr;
 };
 
 /// One step of a ProgramTable: what every device needs to know before it adds its own part (a

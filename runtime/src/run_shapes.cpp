@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "kiln/artifact_format.h"
 #include "runtime/src/artifact/artifact.h"
+#include "runtime/src/device_program.h"
 #include "runtime/src/tensor.h"
 
 namespace kiln::runtime {
@@ -12,16 +14,6 @@ namespace kiln::runtime {
 namespace fb = kiln::artifact;
 
 namespace {
-
-enum Opcode : int64_t {
-  kConstant = 0,
-  kSymbol = 1,
-  kAdd = 2,
-  kMul = 3,
-  kFloorDiv = 4,
-  kCeilDiv = 5,
-  kMod = 6
-};
 
 /// The deepest stack a code may use.
 constexpr size_t kMaxDepth = 32;
@@ -37,13 +29,13 @@ std::string checkDimCode(const flatbuffers::Vector<int64_t>& code, size_t symbol
   size_t depth = 0;
   for (flatbuffers::uoffset_t i = 0; i < code.size(); ++i) {
     int64_t op = code.Get(i);
-    if (op == kConstant || op == kSymbol) {
+    if (op == KILN_DIM_CONSTANT || op == KILN_DIM_SYMBOL) {
       if (i + 1 >= code.size()) return "ends inside an instruction";
       int64_t operand = code.Get(++i);
-      if (op == kSymbol && (operand < 0 || static_cast<uint64_t>(operand) >= symbol_count))
+      if (op == KILN_DIM_SYMBOL && (operand < 0 || static_cast<uint64_t>(operand) >= symbol_count))
         return "reads symbol " + std::to_string(operand) + " of " + std::to_string(symbol_count);
       if (++depth > kMaxDepth) return "needs a stack deeper than " + std::to_string(kMaxDepth);
-    } else if (op >= kAdd && op <= kMod) {
+    } else if (op >= KILN_DIM_ADD && op <= KILN_DIM_MOD) {
       if (depth < 2) return "has an operation with fewer than two operands";
       --depth;
     } else {
@@ -60,30 +52,30 @@ bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* va
   size_t depth = 0;
   for (flatbuffers::uoffset_t i = 0; i < code.size(); ++i) {
     int64_t op = code.Get(i);
-    if (op == kConstant || op == kSymbol) {
+    if (op == KILN_DIM_CONSTANT || op == KILN_DIM_SYMBOL) {
       if (i + 1 >= code.size() || depth == kMaxDepth) return false;
       int64_t operand = code.Get(++i);
-      if (op == kSymbol && (operand < 0 || static_cast<uint64_t>(operand) >= value_count))
+      if (op == KILN_DIM_SYMBOL && (operand < 0 || static_cast<uint64_t>(operand) >= value_count))
         return false;
-      stack[depth++] = op == kConstant ? operand : values[operand];
+      stack[depth++] = op == KILN_DIM_CONSTANT ? operand : values[operand];
       continue;
     }
     if (depth < 2) return false;
     int64_t b = stack[--depth], a = stack[depth - 1], r = 0;
     switch (op) {
-      case kAdd:
+      case KILN_DIM_ADD:
         r = a + b;
         break;
-      case kMul:
+      case KILN_DIM_MUL:
         r = a * b;
         break;
-      case kFloorDiv:
-      case kCeilDiv:
-      case kMod:
+      case KILN_DIM_FLOOR_DIV:
+      case KILN_DIM_CEIL_DIV:
+      case KILN_DIM_MOD:
         if (b == 0) return false;
-        if (op == kFloorDiv)
+        if (op == KILN_DIM_FLOOR_DIV)
           r = floorDivide(a, b);
-        else if (op == kCeilDiv)
+        else if (op == KILN_DIM_CEIL_DIV)
           r = -floorDivide(-a, b);
         else
           r = a - floorDivide(a, b) * b;
@@ -111,32 +103,13 @@ void RunShapes::addType(const fb::TensorType& type, std::vector<Dim>& dims) {
   }
 }
 
-RunShapes RunShapes::build(const LoadedArtifact& artifact) {
+RunShapes RunShapes::build(const LoadedArtifact& artifact, const ProgramTable& table) {
   RunShapes shapes;
   if (artifact.root().symbols())
     for (const fb::Symbol* symbol : *artifact.root().symbols()) shapes.symbols_.push_back(symbol);
-  auto addBinding = [&shapes](const fb::Binding& binding) {
-    addType(*binding.type(), shapes.binding_dims_);
+  for (const ResolvedBinding& binding : table.bindings()) {
+    addType(*binding.type, shapes.binding_dims_);
     shapes.first_dim_.push_back(shapes.binding_dims_.size());
-  };
-  // The bindings in the order ProgramTable::build lists them.
-  for (const fb::Step* step : *artifact.program().steps()) {
-    switch (step->kind_type()) {
-      case fb::StepKind::Dispatch:
-        for (const fb::Binding* binding : *step->kind_as_Dispatch()->bindings())
-          addBinding(*binding);
-        break;
-      case fb::StepKind::LibraryCall:
-        for (const fb::Binding* binding : *step->kind_as_LibraryCall()->bindings())
-          addBinding(*binding);
-        break;
-      case fb::StepKind::Copy:
-        addBinding(*step->kind_as_Copy()->source());
-        addBinding(*step->kind_as_Copy()->destination());
-        break;
-      default:
-        break;
-    }
   }
   for (const fb::TensorSignature* signature : *artifact.root().inputs()) {
     shapes.input_names_.push_back(signature->name()->str());
@@ -146,7 +119,6 @@ RunShapes RunShapes::build(const LoadedArtifact& artifact) {
   for (const fb::TensorSignature* signature : *artifact.root().outputs()) {
     shapes.outputs_.emplace_back();
     addType(*signature->type(), shapes.outputs_.back());
-    addType(*signature->type(), shapes.outputs_flat_);
   }
   return shapes;
 }
@@ -159,15 +131,22 @@ int64_t RunShapes::evaluate(const Dim& dim, const std::vector<int64_t>& values) 
   return result;
 }
 
-bool RunShapes::evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values) {
+bool RunShapes::evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values,
+                          int64_t* sizes) {
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i].code == nullptr) continue;
-    int64_t result = 0;
-    if (!evaluateDimCode(*dims[i].code, values.data(), values.size(), &result) || result < 0 ||
-        result > dims[i].size)
+    int64_t result = dims[i].size;
+    if (dims[i].code != nullptr &&
+        (!evaluateDimCode(*dims[i].code, values.data(), values.size(), &result) || result < 0 ||
+         result > dims[i].size))
       return false;
+    if (sizes != nullptr) sizes[i] = result;
   }
   return true;
+}
+
+Status RunShapes::outOfBounds() {
+  return Status(KILN_STATUS_INTERNAL,
+                "the inputs' shape gives a dimension of the program no size within its bound");
 }
 
 Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
@@ -186,11 +165,11 @@ Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
     }
     values[s] = value;
   }
-  // Every dimension of the program must have a size within its bound for these values (a
-  // division by zero or a size past the bound would be the compiler's error, never a run's).
-  if (!evaluates(binding_dims_, values) || !evaluates(outputs_flat_, values))
-    return Status(KILN_STATUS_INTERNAL,
-                  "the inputs' shape gives a dimension of the program no size within its bound");
+  // Every output dimension must have a size within its bound for these values (a division by
+  // zero or a size past the bound would be the compiler's error, never a run's; bindingDims
+  // checks the bindings' the same way).
+  for (const std::vector<Dim>& output : outputs_)
+    if (!evaluates(output, values, nullptr)) return outOfBounds();
   // Every other dimension follows: a static one, or a symbol another input gave first.
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const HostTensor& host = inputs[i]->host;
@@ -210,9 +189,16 @@ Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
   return Status();
 }
 
-void RunShapes::bindingDims(const std::vector<int64_t>& values, std::vector<int64_t>& dims) const {
+Status RunShapes::bindingDims(const std::vector<int64_t>& values,
+                              std::vector<int64_t>& dims) const {
   dims.resize(binding_dims_.size());
-  for (size_t i = 0; i < binding_dims_.size(); ++i) dims[i] = evaluate(binding_dims_[i], values);
+  return evaluates(binding_dims_, values, dims.data()) ? Status() : outOfBounds();
+}
+
+bool RunShapes::varies(size_t first, size_t count) const {
+  for (size_t d = first_dim_[first]; d < first_dim_[first + count]; ++d)
+    if (binding_dims_[d].code != nullptr) return true;
+  return false;
 }
 
 uint64_t RunShapes::workgroups(const fb::Dispatch& dispatch, size_t first_binding,

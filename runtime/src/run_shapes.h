@@ -23,6 +23,7 @@
 namespace kiln::runtime {
 
 class LoadedArtifact;
+class ProgramTable;
 
 /// Evaluates DimExpr code with the symbols' `values`; false where the code is malformed (an
 /// unknown opcode or symbol, a stack that does not end with one value) or divides by zero.
@@ -34,8 +35,8 @@ std::string checkDimCode(const flatbuffers::Vector<int64_t>& code, size_t symbol
 
 class RunShapes {
  public:
-  /// The dimensions of `artifact` (verified), its bindings in ProgramTable order.
-  static RunShapes build(const LoadedArtifact& artifact);
+  /// The dimensions of `artifact` (verified), its bindings those of `table`.
+  static RunShapes build(const LoadedArtifact& artifact, const ProgramTable& table);
 
   /// Whether the program was compiled for a range of shapes.
   bool dynamic() const { return !symbols_.empty(); }
@@ -46,10 +47,12 @@ class RunShapes {
   Status bindInputs(const kiln_tensor_t* const* inputs, std::vector<int64_t>& values) const;
 
   /// The dimensions of every binding for the symbols' `values`, flat in binding order; binding
-  /// b's start at firstDim(b).
-  void bindingDims(const std::vector<int64_t>& values, std::vector<int64_t>& dims) const;
+  /// b's start at firstDim(b). INTERNAL where one has no size within its bound.
+  Status bindingDims(const std::vector<int64_t>& values, std::vector<int64_t>& dims) const;
   size_t firstDim(size_t binding) const { return first_dim_[binding]; }
   size_t rank(size_t binding) const { return first_dim_[binding + 1] - first_dim_[binding]; }
+  /// Whether any of the `count` bindings from `first` has a dimension that varies.
+  bool varies(size_t first, size_t count) const;
 
   /// The workgroups of a dispatch whose count is known only at run time (workgroup_dims), its
   /// bindings starting at binding `first_binding`, with the run's binding `dims`.
@@ -67,16 +70,17 @@ class RunShapes {
   };
   static void addType(const kiln::artifact::TensorType& type, std::vector<Dim>& dims);
   int64_t evaluate(const Dim& dim, const std::vector<int64_t>& values) const;
-  /// Whether every code of `dims` evaluates for `values` to a size within its static bound.
-  static bool evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values);
+  /// Whether every dimension of `dims` evaluates for `values` to a size within its static bound;
+  /// the sizes go to `sizes` (one per dimension) unless it is null.
+  static bool evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values,
+                        int64_t* sizes);
+  static Status outOfBounds();
 
   std::vector<const kiln::artifact::Symbol*> symbols_;
   std::vector<Dim> binding_dims_;
   /// binding_dims_ index of each binding's first dimension, and one past the last binding.
   std::vector<size_t> first_dim_{0};
   std::vector<std::vector<Dim>> inputs_, outputs_;
-  /// Every output's dimensions, flat.
-  std::vector<Dim> outputs_flat_;
   std::vector<std::string> input_names_;
 };
 

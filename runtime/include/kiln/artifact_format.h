@@ -15,6 +15,19 @@
 /// The one .kiln format version this build writes and reads.
 #define KILN_ARTIFACT_FORMAT_VERSION 3
 
+/// The instructions of a DimExpr's code (artifact.fbs), which the compiler writes and the
+/// runtime evaluates: a constant or a symbol's value pushed (each followed by its operand), or
+/// a binary operation on the two values on top of the stack.
+enum kiln_dim_opcode {
+  KILN_DIM_CONSTANT = 0,
+  KILN_DIM_SYMBOL = 1,
+  KILN_DIM_ADD = 2,
+  KILN_DIM_MUL = 3,
+  KILN_DIM_FLOOR_DIV = 4,
+  KILN_DIM_CEIL_DIV = 5,
+  KILN_DIM_MOD = 6,
+};
+
 /// The FlatBuffers file identifier at bytes [4, 8) of every .kiln file.
 #define KILN_ARTIFACT_FILE_IDENTIFIER "KILN"
 

@@ -357,8 +357,12 @@ class Artifact {
   /// an artifact of one shape.
   std::vector<kiln_dim_symbol_t> symbols() const {
     std::vector<kiln_dim_symbol_t> result(kiln_artifact_symbol_count(handle_));
-    for (size_t i = 0; i < result.size(); ++i)
-      Status::fromC(kiln_artifact_symbol(handle_, i, &result[i]));
+    for (size_t i = 0; i < result.size(); ++i) {
+      if (!Status::fromC(kiln_artifact_symbol(handle_, i, &result[i])).ok()) {
+        result.resize(i);  // Only past the count, which the loop never reaches.
+        break;
+      }
+    }
     return result;
   }
   /// The checks every run makes (see kiln_artifact_check_count): their messages.

@@ -48,21 +48,6 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::create(
   return program;
 }
 
-namespace {
-
-/// Whether a binding of `call` has a dimension that varies from run to run.
-bool hasDynamicBinding(const fb::LibraryCall& call) {
-  for (const fb::Binding* binding : *call.bindings()) {
-    const auto* dims = binding->type()->dynamic_dims();
-    if (dims == nullptr) continue;
-    for (const fb::DimExpr* dim : *dims)
-      if (dim->code() != nullptr && dim->code()->size() != 0) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 Status CpuProgram::prepare() {
   const fb::Artifact& root = artifact_->root();
   const std::string& name = artifact_->name();
@@ -92,7 +77,7 @@ Status CpuProgram::prepare() {
   auto table = ProgramTable::build(*artifact_);
   if (!table.ok()) return table.status();
   table_ = std::move(*table);
-  shapes_ = RunShapes::build(*artifact_);
+  shapes_ = RunShapes::build(*artifact_, table_);
   if (shapes_.dynamic()) {
     // Each dispatch's bindings, then the address of its bindings' dimensions.
     size_t arguments = 0;
@@ -116,8 +101,8 @@ Status CpuProgram::prepare() {
                       "step " + std::to_string(i) + ": " + address.status().message());
       }
       resolved.kernel = reinterpret_cast<kiln_cpu_dispatch_fn>(*address);
-    } else if (step.kind == StepKind::kLibraryCall && shapes_.dynamic() &&
-               hasDynamicBinding(*step.library_call)) {
+    } else if (step.kind == StepKind::kLibraryCall &&
+               shapes_.varies(step.first_binding, step.binding_count)) {
       // Set up for each shape the runs bring (callsFor).
       resolved.per_shape = true;
       per_shape_calls_ = true;
@@ -248,7 +233,7 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
   bases.outputs = context.output_data.data();
   table_.resolveAddresses(bases, context.addresses);
   if (shapes_.dynamic()) {
-    shapes_.bindingDims(context.symbol_values, context.dims);
+    if (Status s = shapes_.bindingDims(context.symbol_values, context.dims); !s.ok()) return s;
     context.arguments.resize(argument_count_);
     context.workgroups.resize(steps_.size());
     for (size_t i = 0; i < steps_.size(); ++i) {
