@@ -410,9 +410,23 @@ struct ReshapeLowering : GraphLowering<OpTy> {
   LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     RankedTensorType resultType = signlessType(op.getResult());
-    if (llvm::count(resultType.getShape(), ShapedType::kDynamic) > 1)
-      return rewriter.notifyMatchFailure(op, "more than one dynamic result dimension");
-    rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), resultType));
+    SmallVector<OpFoldResult> sizes;
+    if constexpr (std::is_same_v<OpTy, ReshapeOp>) {
+      // The graph's sizes of the run for its `?` entries.
+      ValueRange given = adaptor.getSizes();
+      size_t next = 0;
+      for (int64_t entry : op.getShape())
+        sizes.push_back(entry == ShapedType::kDynamic ? OpFoldResult(given[next++])
+                                                      : OpFoldResult());
+    }
+    if (sizes.empty() && llvm::count(resultType.getShape(), ShapedType::kDynamic) <= 1) {
+      rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), resultType));
+      return success();
+    }
+    Value result = reshapeToSizes(rewriter, op.getLoc(), adaptor.getInput(), resultType, sizes);
+    if (!result)
+      return rewriter.notifyMatchFailure(op, "a dynamic result dimension has no size");
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

@@ -74,8 +74,35 @@ struct SliceLowering : GraphLowering<SliceOp> {
     // clamp them): clamp here, then count the steps.
     SmallVector<OpFoldResult> offsets, sizes, steps;
     SmallVector<Value> dynamicSizes;
+    ValueRange dynamicLimits = adaptor.getDynamicLimits();
     for (int64_t d = 0; d < resultType.getRank(); ++d) {
       steps.push_back(rewriter.getIndexAttr(strides[d]));
+      if (limits[d] == ShapedType::kDynamic) {
+        // A limit of the run (positive stride), clamped to the dimension as ONNX clamps it;
+        // the start lies within the dimension.
+        Value dim = inputType.isDynamicDim(d)
+                        ? Value(tensor::DimOp::create(rewriter, loc, input, d))
+                        : Value(arith::ConstantIndexOp::create(rewriter, loc,
+                                                               inputType.getDimSize(d)));
+        Value start = arith::ConstantIndexOp::create(rewriter, loc, starts[d]);
+        if (inputType.isDynamicDim(d))
+          start = arith::MinSIOp::create(rewriter, loc, start, dim);
+        Value limit = arith::MinSIOp::create(rewriter, loc, dynamicLimits.front(), dim);
+        dynamicLimits = dynamicLimits.drop_front();
+        Value span = arith::MaxSIOp::create(rewriter, loc,
+                                            arith::SubIOp::create(rewriter, loc, limit, start),
+                                            arith::ConstantIndexOp::create(rewriter, loc, 0));
+        Value size = arith::CeilDivSIOp::create(
+            rewriter, loc, span, arith::ConstantIndexOp::create(rewriter, loc, strides[d]));
+        offsets.push_back(start);
+        if (resultType.isDynamicDim(d)) {
+          sizes.push_back(size);
+          dynamicSizes.push_back(size);
+        } else {
+          sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(d)));
+        }
+        continue;
+      }
       if (!inputType.isDynamicDim(d) || strides[d] < 0) {
         int64_t span = strides[d] > 0 ? limits[d] - starts[d] : starts[d] - limits[d];
         int64_t step = std::abs(strides[d]);
@@ -129,6 +156,52 @@ struct SliceLowering : GraphLowering<SliceOp> {
           return source;
         });
     rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct DimLowering : GraphLowering<DimOp> {
+  using GraphLowering::GraphLowering;
+
+  LogicalResult matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::DimOp>(op, adaptor.getInput(),
+                                               static_cast<int64_t>(op.getDim()));
+    return success();
+  }
+};
+
+/// iota: each element its position, converted to the element type.
+struct IotaLowering : GraphLowering<IotaOp> {
+  using GraphLowering::GraphLowering;
+
+  LogicalResult matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType resultType = signlessType(op.getResult());
+    Location loc = op.getLoc();
+    SmallVector<Value> dynamicSizes;
+    if (resultType.isDynamicDim(0))
+      dynamicSizes.push_back(adaptor.getLength());
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType(), dynamicSizes);
+    Type element = resultType.getElementType();
+    auto map = AffineMap::getMultiDimIdentityMap(1, rewriter.getContext());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{}, ValueRange{init},
+        ArrayRef<AffineMap>{map}, ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value index = linalg::IndexOp::create(b, l, 0);
+          Value wide = arith::IndexCastOp::create(b, l, b.getI64Type(), index);
+          Value value;
+          if (llvm::isa<FloatType>(element))
+            value = arith::SIToFPOp::create(b, l, element, wide);
+          else if (element.getIntOrFloatBitWidth() < 64)
+            value = arith::TruncIOp::create(b, l, element, wide);
+          else
+            value = wide;
+          linalg::YieldOp::create(b, l, value);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };
@@ -309,6 +382,6 @@ struct SplitLowering : GraphLowering<SplitOp> {
 
 void kiln::conversion::populateDataMovementLowerings(const TypeConverter &converter,
                                                      RewritePatternSet &patterns) {
-  patterns.add<ConcatLowering, ExpandLowering, SliceLowering, PadLowering, GatherLowering,
+  patterns.add<ConcatLowering, DimLowering, IotaLowering, ExpandLowering, SliceLowering, PadLowering, GatherLowering,
                SplitLowering>(converter, patterns.getContext());
 }

@@ -3,8 +3,11 @@
 #include "compiler/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -304,6 +307,99 @@ Value reshapeTo(OpBuilder &b, Location loc, Value input, RankedTensorType result
     outputShape.push_back(arith::DivUIOp::create(b, loc, total, divisor).getResult());
   }
   ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank()));
+  return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
+                                       ArrayRef<ReassociationIndices>{all}, outputShape);
+}
+
+Value reshapeToSizes(OpBuilder &b, Location loc, Value input, RankedTensorType resultType,
+                     ArrayRef<OpFoldResult> sizes) {
+  auto inputType = llvm::cast<RankedTensorType>(input.getType());
+  int64_t inputRank = inputType.getRank(), resultRank = resultType.getRank();
+  if (inputType == resultType)
+    return input;
+  auto product = [&](Value value, ArrayRef<int64_t> dims) -> Value {
+    Value total = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t d : dims)
+      total = arith::MulIOp::create(b, loc, total, tensor::DimOp::create(b, loc, value, d));
+    return total;
+  };
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(inputType, resultType);
+  if (groups && inputRank > resultRank)
+    return tensor::CollapseShapeOp::create(b, loc, resultType, input, *groups);
+  if (groups && inputRank < resultRank) {
+    SmallVector<OpFoldResult> outputShape;
+    for (auto [source, group] : llvm::enumerate(*groups)) {
+      // A dynamic result dimension is its size of the run, or the source dimension over the
+      // group's other (static) dimensions.
+      int64_t staticProduct = 1, dynamicCount = 0;
+      for (int64_t d : group) {
+        if (resultType.isDynamicDim(d))
+          ++dynamicCount;
+        else
+          staticProduct *= resultType.getDimSize(d);
+      }
+      for (int64_t d : group) {
+        if (!resultType.isDynamicDim(d)) {
+          outputShape.push_back(b.getIndexAttr(resultType.getDimSize(d)));
+        } else if (sizes.size() == static_cast<size_t>(resultRank) && sizes[d]) {
+          outputShape.push_back(sizes[d]);
+        } else if (dynamicCount == 1) {
+          Value dim = tensor::DimOp::create(b, loc, input, static_cast<int64_t>(source));
+          outputShape.push_back(
+              arith::DivUIOp::create(b, loc, dim,
+                                     arith::ConstantIndexOp::create(b, loc, staticProduct))
+                  .getResult());
+        } else {
+          return {};
+        }
+      }
+    }
+    return tensor::ExpandShapeOp::create(b, loc, resultType, input, *groups, outputShape);
+  }
+  // Flatten, then expand to the sizes; an entry without one is the element count over the rest.
+  Value flat = input;
+  if (inputRank != 1) {
+    auto flatType = RankedTensorType::get(
+        {inputType.hasStaticShape() ? inputType.getNumElements() : ShapedType::kDynamic},
+        inputType.getElementType());
+    if (inputRank == 0)
+      flat = tensor::ExpandShapeOp::create(b, loc, flatType, input,
+                                           ArrayRef<ReassociationIndices>{},
+                                           ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    else
+      flat = tensor::CollapseShapeOp::create(
+          b, loc, flatType, input,
+          ArrayRef<ReassociationIndices>{llvm::to_vector(llvm::seq<int64_t>(0, inputRank))});
+  }
+  if (resultRank == 0)
+    return tensor::CollapseShapeOp::create(b, loc, resultType, flat,
+                                           ArrayRef<ReassociationIndices>{});
+  SmallVector<OpFoldResult> outputShape;
+  std::optional<int64_t> open;
+  Value known = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = 0; d < resultRank; ++d) {
+    if (!resultType.isDynamicDim(d)) {
+      outputShape.push_back(b.getIndexAttr(resultType.getDimSize(d)));
+    } else if (sizes.size() == static_cast<size_t>(resultRank) && sizes[d]) {
+      outputShape.push_back(sizes[d]);
+    } else if (open) {
+      return {};
+    } else {
+      open = d;
+      outputShape.push_back(OpFoldResult());
+      continue;
+    }
+    known = arith::MulIOp::create(b, loc, known,
+                                  getValueOrCreateConstantIndexOp(b, loc, outputShape.back()));
+  }
+  if (open)
+    outputShape[*open] =
+        arith::DivUIOp::create(b, loc, product(flat, {0}), known).getResult();
+  if (resultRank == 1)
+    return flat.getType() == resultType ? flat
+                                        : Value(tensor::CastOp::create(b, loc, resultType, flat));
+  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, resultRank));
   return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
                                        ArrayRef<ReassociationIndices>{all}, outputShape);
 }

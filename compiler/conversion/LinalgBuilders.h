@@ -140,6 +140,16 @@ mlir::Value countAlong(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
                       mlir::RankedTensorType resultType);
 
+/// Reinterprets `input` with `resultType` where several result dimensions may be dynamic:
+/// `sizes` holds one entry per result dimension, the size of the run for a dynamic one given by
+/// the graph (null where the element count decides it). Dimensions keep their groups when the
+/// shapes pair up in order (dynamic with dynamic, static products with static products: a view
+/// of the same dimensions, as exporters write the heads' reshapes), else the elements are
+/// flattened and expanded to `sizes`. Null when a dynamic result dimension has no size.
+mlir::Value reshapeToSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                           mlir::RankedTensorType resultType,
+                           llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
 /// Re-inserts the reduced `axes` of `reduced` as size-1 dimensions, giving `resultType`.
 mlir::Value expandReducedDims(mlir::OpBuilder &b, mlir::Location loc, mlir::Value reduced,
                               mlir::RankedTensorType resultType, llvm::ArrayRef<int64_t> axes);

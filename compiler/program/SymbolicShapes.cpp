@@ -205,6 +205,24 @@ LogicalResult SymbolicShapes::requireEqual(AffineExpr a, AffineExpr b, Operation
                             "inputs' shapes with --shape";
 }
 
+LogicalResult SymbolicShapes::requireExpandAgrees(tensor::ExpandShapeOp expand,
+                                                  const ArgumentDims &arguments) {
+  // A source dimension expanded to one result dimension whose size the graph gave (a
+  // reshape's `?` entry paired with the dimension at its position) is that dimension.
+  for (auto [source, group] : llvm::enumerate(expand.getReassociationIndices())) {
+    if (group.size() != 1 || !expand.getResultType().isDynamicDim(group[0]))
+      continue;
+    FailureOr<AffineExpr> input = dim(expand.getSrc(), static_cast<unsigned>(source), arguments);
+    if (failed(input))
+      return failure();
+    FailureOr<AffineExpr> output =
+        dim(expand.getResult(), static_cast<unsigned>(group[0]), arguments);
+    if (failed(output) || failed(requireEqual(*input, *output, expand)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult SymbolicShapes::unify() {
   parent_.clear();
   for (unsigned s = 0; s < symbols_.size(); ++s)
@@ -239,7 +257,13 @@ LogicalResult SymbolicShapes::unify() {
         return failure();
       return hostDim(call.getOperand(argument.getArgNumber()), d);
     };
-    WalkResult inside = callee.walk([&](linalg::LinalgOp op) {
+    WalkResult inside = callee.walk([&](Operation *operation) {
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(operation))
+        return failed(requireExpandAgrees(expand, inner)) ? WalkResult::interrupt()
+                                                          : WalkResult::advance();
+      auto op = dyn_cast<linalg::LinalgOp>(operation);
+      if (!op)
+        return WalkResult::advance();
       // The first operand dimension each loop reads, against which the others must agree.
       SmallVector<std::optional<AffineExpr>> loops(op.getNumLoops());
       for (OpOperand &operand : op->getOpOperands()) {
@@ -268,6 +292,14 @@ LogicalResult SymbolicShapes::unify() {
     return inside.wasInterrupted() ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (walked.wasInterrupted())
+    return failure();
+  ArgumentDims host = [this](BlockArgument argument, unsigned d) { return hostDim(argument, d); };
+  if (entry_
+          .walk([&](tensor::ExpandShapeOp expand) {
+            return failed(requireExpandAgrees(expand, host)) ? WalkResult::interrupt()
+                                                             : WalkResult::advance();
+          })
+          .wasInterrupted())
     return failure();
 
   // The representatives, renumbered; each argument dimension reads its class's symbol.

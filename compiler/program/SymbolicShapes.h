@@ -14,6 +14,7 @@
 #define KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -93,6 +94,10 @@ private:
   llvm::SmallVector<mlir::Value> libraryCallSources(mlir::func::CallOp call, mlir::Value result,
                                                     int64_t d);
   mlir::LogicalResult requireEqual(mlir::AffineExpr a, mlir::AffineExpr b, mlir::Operation *op);
+  /// An expansion whose one-dimensional groups pair a source dimension with a result
+  /// dimension of the run keeps it: the two must agree.
+  mlir::LogicalResult requireExpandAgrees(mlir::tensor::ExpandShapeOp expand,
+                                          const ArgumentDims &arguments);
 
   mlir::func::FuncOp entry_;
   mlir::ModuleOp kernels_;

@@ -31,6 +31,8 @@ def Graph_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
+  // graph.dim folds to arith.constant (an index).
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 //===----------------------------------------------------------------------===//

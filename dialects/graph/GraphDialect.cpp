@@ -3,6 +3,8 @@
 #include "dialects/graph/GraphDialect.h"
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace kiln::graph;
 
@@ -27,6 +29,9 @@ void GraphDialect::initialize() {
 
 Operation *GraphDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
                                              Location loc) {
+  // graph.dim folds to an index.
+  if (auto integer = llvm::dyn_cast<IntegerAttr>(value); integer && type.isIndex())
+    return arith::ConstantOp::create(builder, loc, type, integer);
   auto elements = llvm::dyn_cast<ElementsAttr>(value);
   if (!elements || elements.getType() != type)
     return nullptr;

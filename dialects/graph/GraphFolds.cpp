@@ -241,9 +241,17 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  RankedTensorType input = getInput().getType();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= input.getRank() || input.isDynamicDim(dim))
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()), input.getDimSize(dim));
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor) {
   RankedTensorType input = getInput().getType();
-  if (!input.hasStaticShape())
+  if (!input.hasStaticShape() || !getDynamicLimits().empty())
     return {};
   for (int64_t d = 0; d < input.getRank(); ++d)
     if (getStarts()[d] != 0 || getStrides()[d] != 1 || getLimits()[d] != input.getDimSize(d))

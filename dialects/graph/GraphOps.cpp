@@ -8,6 +8,7 @@
 
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -355,13 +356,30 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   return success();
 }
 
+/// A size of the run known at compile time: a constant index, or graph.dim of a static
+/// dimension (once shapes are bound).
+static std::optional<int64_t> knownSize(Value size) {
+  if (auto constant = size.getDefiningOp<arith::ConstantIndexOp>())
+    return constant.value();
+  if (auto dim = size.getDefiningOp<DimOp>()) {
+    auto type = llvm::dyn_cast<RankedTensorType>(dim.getInput().getType());
+    int64_t d = static_cast<int64_t>(dim.getDim());
+    if (type && d >= 0 && d < type.getRank() && !type.isDynamicDim(d))
+      return type.getDimSize(d);
+  }
+  return std::nullopt;
+}
+
 LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                           Adaptor adaptor, SmallVectorImpl<Type> &types) {
   RankedTensorType input = rankedType(adaptor.getInput());
   SmallVector<int64_t> shape(adaptor.getShape());
   std::optional<size_t> inferred;
+  size_t fromSizes = 0;
   for (auto [index, size] : llvm::enumerate(shape)) {
-    if (size == -1) {
+    if (size == kDynamic) {
+      ++fromSizes;
+    } else if (size == -1) {
       if (inferred)
         return failInference<ReshapeOp>(loc, "shape may hold at most one -1");
       inferred = index;
@@ -369,8 +387,22 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
       return failInference<ReshapeOp>(loc, "shape entry ", size, " is negative");
     }
   }
+  if (fromSizes != adaptor.getSizes().size())
+    return failInference<ReshapeOp>(loc, "shape has ", fromSizes, " entries '?' but ",
+                                    adaptor.getSizes().size(), " sizes are given");
   int64_t total = productOfDims(input.getShape());
-  if (inferred) {
+  // Sizes of the run that are known (constants, static dimensions) become static entries.
+  size_t next = 0;
+  for (int64_t &size : shape)
+    if (size == kDynamic)
+      if (std::optional<int64_t> known = knownSize(adaptor.getSizes()[next++])) {
+        size = *known;
+        --fromSizes;
+      }
+  if (fromSizes) {
+    // Sizes of the run: the element count is checked where they are known.
+    llvm::replace(shape, int64_t(-1), kDynamic);
+  } else if (inferred) {
     SmallVector<int64_t> known(shape);
     known.erase(known.begin() + *inferred);
     int64_t knownProduct = productOfDims(known);
@@ -400,11 +432,28 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
       failed(checkLength<SliceOp>(loc, limits, rank, "limits")) ||
       failed(checkLength<SliceOp>(loc, strides, rank, "strides")))
     return failure();
+  if (static_cast<size_t>(llvm::count(limits, kDynamic)) != adaptor.getDynamicLimits().size())
+    return failInference<SliceOp>(loc, "limits has ", llvm::count(limits, kDynamic),
+                                  " entries '?' but ", adaptor.getDynamicLimits().size(),
+                                  " dynamic limits are given");
   SmallVector<int64_t> shape;
+  size_t dynamicLimit = 0;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t size = input.getDimSize(d), start = starts[d], limit = limits[d], stride = strides[d];
     if (stride == 0)
       return failInference<SliceOp>(loc, "stride of dimension ", d, " is zero");
+    if (limit == kDynamic) {
+      // A limit of the run, clamped to [start, size].
+      if (stride < 0 || start < 0 || (size != kDynamic && start > size))
+        return failInference<SliceOp>(loc, "dimension ", d, " has a limit of the run, so its "
+                                      "stride must be positive and its start within the size");
+      std::optional<int64_t> known = knownSize(adaptor.getDynamicLimits()[dynamicLimit++]);
+      if (!known || size == kDynamic) {
+        shape.push_back(kDynamic);
+        continue;
+      }
+      limit = std::max(std::min(*known, size), start);
+    }
     bool inRange = stride > 0 ? (0 <= start && start <= limit &&
                                  (size == kDynamic || limit <= size))
                               : (-1 <= limit && limit <= start &&
@@ -422,6 +471,28 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
     shape.push_back((span + step - 1) / step);
   }
   types.push_back(input.clone(shape));
+  return success();
+}
+
+LogicalResult DimOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
+                                      Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  int64_t dim = static_cast<int64_t>(adaptor.getDim());
+  if (dim < 0 || dim >= input.getRank())
+    return failInference<DimOp>(loc, "dimension ", dim, " is outside [0, ", input.getRank(),
+                                ")");
+  types.push_back(IndexType::get(context));
+  return success();
+}
+
+LogicalResult IotaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  Type element = adaptor.getElementType();
+  if (!element.isIntOrFloat() || element.isInteger(1))
+    return failInference<IotaOp>(loc, "element type ", element, " is not numeric");
+  std::optional<int64_t> length = knownSize(adaptor.getLength());
+  types.push_back(RankedTensorType::get({length ? std::max<int64_t>(*length, 0) : kDynamic},
+                                        element));
   return success();
 }
 

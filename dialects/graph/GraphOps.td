@@ -306,39 +306,111 @@ def Graph_PadOp : Graph_Op<"pad", [AllElementTypesMatch<["input", "result"]>]> {
   let hasFolder = 1;
 }
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [SameOperandsAndResultElementType]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", []> {
   let summary = "reinterprets the elements with another shape";
   let description = [{
     Gives the elements, in row-major order, the shape `shape`. At most one entry may be `-1`; that
-    dimension is whatever makes the element counts agree.
+    dimension is whatever makes the element counts agree. An entry `?` takes its size from the next
+    of `sizes` (index values of the run, `graph.dim` of another tensor in exported shape code), so
+    that a reshape may keep several dynamic dimensions (`[batch, sequence, 12, 64]`).
 
     ```mlir
     %r = graph.reshape %x to [-1, 12] : tensor<?x3x4xf32> -> tensor<?x12xf32>
+    %h = graph.reshape %y to [%b, %s, 12, 64] : tensor<?x?x768xf32> -> tensor<?x?x12x64xf32>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let arguments = (ins Graph_Tensor:$input, Variadic<Index>:$sizes, DenseI64ArrayAttr:$shape);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input `to` $shape attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input `to` custom<DynamicIndexList>($sizes, $shape) attr-dict `:` "
+                       "type($input) `->` type($result)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::DenseI64ArrayAttr":$shape), [{
+      build($_builder, $_state, result, input, ::mlir::ValueRange(), shape);
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$shape), [{
+      build($_builder, $_state, result, input, ::mlir::ValueRange(), shape);
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::DenseI64ArrayAttr":$shape), [{
+      build($_builder, $_state, input, ::mlir::ValueRange(), shape);
+    }]>
+  ];
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_Op<"slice", [SameOperandsAndResultElementType]> {
+def Graph_SliceOp : Graph_Op<"slice", []> {
   let summary = "a strided slice";
   let description = [{
     Takes, in each dimension `d`, the indices `starts[d] + k * strides[d]` that lie before
     `limits[d]` (after it for a negative stride). For a positive stride
     `0 <= starts[d] <= limits[d] <= dim`; for a negative one `-1 <= limits[d] <= starts[d] < dim`.
-    Frontends normalize negative and out-of-range indices before creating the op.
+    Frontends normalize negative and out-of-range indices before creating the op. A limit that is
+    `?` (ShapedType::kDynamic) is the next of `dynamic_limits`, an index value of the run (a
+    sequence length, `graph.dim` of another tensor) that must lie in `[starts[d], dim]`; its
+    stride must be positive.
 
     ```mlir
     %r = graph.slice %x {starts = array<i64: 0, 1>, limits = array<i64: 4, 7>, strides = array<i64: 2, 3>} : (tensor<4x8xf32>) -> tensor<2x2xf32>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$limits,
+  let arguments = (ins Graph_Tensor:$input, Variadic<Index>:$dynamic_limits,
+                       DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$limits,
                        DenseI64ArrayAttr:$strides);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input (`limits` `(` $dynamic_limits^ `)`)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::DenseI64ArrayAttr":$starts, "::mlir::DenseI64ArrayAttr":$limits,
+                   "::mlir::DenseI64ArrayAttr":$strides), [{
+      build($_builder, $_state, result, input, ::mlir::ValueRange(), starts, limits, strides);
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::DenseI64ArrayAttr":$starts,
+                   "::mlir::DenseI64ArrayAttr":$limits, "::mlir::DenseI64ArrayAttr":$strides), [{
+      build($_builder, $_state, input, ::mlir::ValueRange(), starts, limits, strides);
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$starts, "::llvm::ArrayRef<int64_t>":$limits,
+                   "::llvm::ArrayRef<int64_t>":$strides), [{
+      build($_builder, $_state, result, input, ::mlir::ValueRange(), starts, limits, strides);
+    }]>
+  ];
   let hasFolder = 1;
+}
+
+def Graph_DimOp : Graph_Op<"dim", []> {
+  let summary = "one dimension of a tensor, as an index value";
+  let description = [{
+    The size of dimension `dim` of `input`: the shape arithmetic that exporters write on a dynamic
+    dimension (Shape, Gather) ends here, and ops whose sizes come from it (`graph.reshape`,
+    `graph.slice`, `graph.iota`) take it as an operand. Folds to a constant for a static
+    dimension.
+
+    ```mlir
+    %s = graph.dim %tokens[1] : tensor<?x?xi64>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$dim);
+  // Not `Index`, whose buildable type would make ODS infer the result instead of the adaptor.
+  let results = (outs AnyTypeOf<[Index]>:$result);
+  let assemblyFormat = "$input `[` $dim `]` attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def Graph_IotaOp : Graph_Op<"iota", []> {
+  let summary = "0, 1, ..., n - 1";
+  let description = [{
+    A vector holding its own positions, `n` of them, of the numeric element type `element_type`
+    (ONNX Range over a dynamic length becomes `start + iota * delta`).
+
+    ```mlir
+    %p = graph.iota %n : i64 -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Index:$length, TypeAttr:$element_type);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$length `:` $element_type attr-dict `->` type($result)";
 }
 
 def Graph_SplitOp : Graph_Op<"split", []> {

@@ -62,6 +62,8 @@ bool areRefinableTypes(mlir::TypeRange inferred, mlir::TypeRange actual) {
   if (inferred.size() != actual.size())
     return false;
   for (auto [i, a] : llvm::zip_equal(inferred, actual)) {
+    if (i == a)
+      continue; // Equal types, tensors or not (graph.dim's index).
     auto it = llvm::dyn_cast<mlir::RankedTensorType>(i);
     auto at = llvm::dyn_cast<mlir::RankedTensorType>(a);
     if (!it || !at || it.getElementType() != at.getElementType() || it.getRank() != at.getRank())

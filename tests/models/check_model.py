@@ -3,7 +3,8 @@
 
     .venv/bin/python tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
         [--exporter torchscript|dynamo] [--device cpu|cuda|cuda-sim] [--compile-only] [--cache DIR]
-        [--rtol R] [--atol A] [--precision fp16|bf16] [--dynamic [--range-batches 1,3]] [--keep DIR]
+        [--rtol R] [--atol A] [--precision fp16|bf16] [--dynamic [--range-batches 1,3
+        [--range-sequences 16,128]]] [--keep DIR]
 
 Run it with the project's environment (.venv, from scripts/requirements.txt). Exports MODEL with
 benchmarks/models/export.py (cached, per exporter: TorchScript at opset 17 by default, or
@@ -186,10 +187,34 @@ def compare(name: str, got, expected, rtol: float, atol: float) -> bool:
     return ok
 
 
+def sequence_references(directory: Path, meta: dict, length: int) -> tuple:
+    """The export's inputs cut to `length` tokens along the sequence axis (axis 1 of integer
+    inputs of rank 2 or more, as export.py --dynamic leaves open) and the eager PyTorch module's
+    fp32 outputs for them (model.pt), as {name: array} each."""
+    import numpy as np
+    import torch
+    model = torch.load(directory / "model.pt", weights_only=False).eval()
+    inputs = {}
+    for entry in meta["inputs"]:
+        value = np.load(directory / "inputs" / f"{entry['name']}.npy")
+        if value.ndim >= 2 and value.dtype.kind in "iu":
+            value = np.ascontiguousarray(value[:, :length])
+        inputs[entry["name"]] = value
+    with torch.inference_mode():
+        outputs = model(*[torch.from_numpy(v) for v in inputs.values()])
+    if isinstance(outputs, torch.Tensor):
+        outputs = (outputs,)
+    references = {entry["name"]: out.float().numpy()
+                  for entry, out in zip(meta["outputs"], outputs)}
+    return inputs, references
+
+
 def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: float,
-                atol: float) -> int:
-    """Compiles the dynamic export once for batches 1..max(batches) and checks that artifact at
-    each batch against PyTorch (the inputs and references of the export at that batch)."""
+                atol: float, sequences: list) -> int:
+    """Compiles the dynamic export once for batches 1..max(batches) (and, with `sequences`, token
+    lengths 1..max(sequences)) and checks that artifact at each batch (and length) against
+    PyTorch: the inputs and references of the export at that batch, or, for a length, those
+    inputs cut to it and the eager module's outputs for them."""
     import numpy as np
     with tempfile.TemporaryDirectory(prefix="kiln-model-") as scratch:
         out = args.keep if args.keep else Path(scratch)
@@ -199,6 +224,8 @@ def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: 
                    "--quiet", "--force"]
         for entry in meta["inputs"]:
             dims = [f"1..{max(batches)}"] + [str(d) for d in entry["shape"][1:]]
+            if sequences and len(dims) >= 2 and entry["dtype"].startswith(("int", "uint")):
+                dims[1] = f"1..{max(sequences)}"
             command += ["--shape-range", f"{entry['name']}={'x'.join(dims)}"]
         print("check_model: " + " ".join(command), flush=True)
         start = time.monotonic()
@@ -209,20 +236,34 @@ def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: 
         for batch in batches:
             at = export.ensure_exported(args.model, batch, cache=args.cache,
                                         exporter=args.exporter, dynamic=True)
-            run = [str(args.kiln), "run", str(artifact), "--output-dir", str(out / f"b{batch}")]
-            for entry in meta["inputs"]:
-                run += ["--input", f"{entry['name']}=@{at / 'inputs' / (entry['name'] + '.npy')}"]
-            print("check_model: " + " ".join(run), flush=True)
-            if subprocess.run(run).returncode != 0:
-                return 1
-            print(f"check_model: {args.model} at batch {batch} from the one artifact, rtol {rtol:g}, "
-                  f"atol {atol:g}")
-            for entry in meta["outputs"]:
-                got = np.load(out / f"b{batch}" / f"{entry['name']}.npy")
-                expected = np.load(at / "reference" / f"{entry['name']}.npy")
-                ok = compare(entry["name"], got, expected, rtol, atol) and ok
+            for length in sequences or [None]:
+                tag = f"b{batch}" + (f"-s{length}" if length else "")
+                if length:
+                    inputs, references = sequence_references(at, meta, length)
+                    for name, value in inputs.items():
+                        np.save(out / f"{tag}-{name}.npy", value)
+                    paths = {name: out / f"{tag}-{name}.npy" for name in inputs}
+                else:
+                    paths = {entry["name"]: at / "inputs" / f"{entry['name']}.npy"
+                             for entry in meta["inputs"]}
+                    references = {entry["name"]: np.load(at / "reference" / f"{entry['name']}.npy")
+                                  for entry in meta["outputs"]}
+                run = [str(args.kiln), "run", str(artifact), "--output-dir", str(out / tag)]
+                for name, path in paths.items():
+                    run += ["--input", f"{name}=@{path}"]
+                print("check_model: " + " ".join(run), flush=True)
+                if subprocess.run(run).returncode != 0:
+                    return 1
+                print(f"check_model: {args.model} at batch {batch}"
+                      f"{f', sequence {length}' if length else ''} from the one artifact, "
+                      f"rtol {rtol:g}, atol {atol:g}")
+                for entry in meta["outputs"]:
+                    got = np.load(out / tag / f"{entry['name']}.npy")
+                    ok = compare(entry["name"], got, references[entry["name"]], rtol, atol) and ok
     print(f"check_model: {args.model} {'matches' if ok else 'DOES NOT MATCH'} PyTorch at batches "
-          f"{', '.join(map(str, batches))} from one artifact")
+          f"{', '.join(map(str, batches))}"
+          f"{' and sequences ' + ', '.join(map(str, sequences)) if sequences else ''} "
+          f"from one artifact")
     return 0 if ok else 1
 
 
@@ -262,6 +303,11 @@ def main() -> int:
                         help="with --dynamic: compile the export once for batches 1 to the "
                              "largest of these, comma-separated (kiln compile --shape-range), "
                              "and run that one artifact at each against PyTorch")
+    parser.add_argument("--range-sequences", default=None,
+                        help="with --range-batches: also leave the token inputs' sequence axis "
+                             "open, 1 to the largest of these lengths, and run the artifact at "
+                             "each (the export's inputs cut to the length; PyTorch's eager "
+                             "outputs for them as the reference)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="write Kiln's outputs here instead of a temporary directory")
     args = parser.parse_args()
@@ -304,7 +350,9 @@ def main() -> int:
             print("check_model: --range-batches needs --dynamic", file=sys.stderr)
             return 2
         batches = [int(b) for b in args.range_batches.split(",")]
-        return check_range(args, export, directory, meta, batches, rtol, atol)
+        sequences = ([int(s) for s in args.range_sequences.split(",")]
+                     if args.range_sequences else [])
+        return check_range(args, export, directory, meta, batches, rtol, atol, sequences)
 
     with tempfile.TemporaryDirectory(prefix="kiln-model-") as scratch:
         out = args.keep if args.keep else Path(scratch)

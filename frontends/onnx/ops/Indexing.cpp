@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
 #include "frontends/onnx/ops/RunTimeOperands.h"
@@ -691,10 +692,52 @@ LogicalResult translateRunTimeRange(NodeContext &ctx) {
                            std::to_string(count));
 }
 
+/// Range to a dynamic dimension (positions up to the sequence length) with integral start and
+/// positive delta known at import: start + iota(max(ceil((limit - start) / delta), 0)) * delta,
+/// its length a size of the run. Failure (nothing reported) when the operands are not of that
+/// form.
+FailureOr<Value> rangeToDynamicDim(NodeContext &ctx) {
+  if (!ctx.knownAtImport(1) || !numbersKnown(ctx, 0) || !numbersKnown(ctx, 2))
+    return failure();
+  FailureOr<SmallVector<NodeContext::ShapeEntry>> limit = ctx.shapeEntries(1, "limit");
+  if (failed(limit) || limit->size() != 1 || !(*limit)[0].isDynamicDim())
+    return failure();
+  FailureOr<SmallVector<double>> start = constantNumbers(ctx, 0, "start");
+  FailureOr<SmallVector<double>> delta = constantNumbers(ctx, 2, "delta");
+  if (failed(start) || failed(delta) || start->size() != 1 || delta->size() != 1 ||
+      (*start)[0] != std::floor((*start)[0]) || (*delta)[0] != std::floor((*delta)[0]) ||
+      (*delta)[0] <= 0)
+    return failure();
+  OpBuilder &b = ctx.builder();
+  Location loc = ctx.loc();
+  int64_t first = static_cast<int64_t>((*start)[0]), step = static_cast<int64_t>((*delta)[0]);
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value span = arith::SubIOp::create(b, loc, ctx.sizeOf((*limit)[0]), index(first));
+  Value length = arith::MaxSIOp::create(
+      b, loc, arith::CeilDivSIOp::create(b, loc, span, index(step)), index(0));
+  Type element = ctx.inputType(0).getElementType();
+  FailureOr<Value> result = ctx.build<IotaOp>({length}, {b.getNamedAttr(
+                                                             "element_type",
+                                                             TypeAttr::get(element))});
+  if (failed(result))
+    return failure();
+  Decomposition d(ctx);
+  Value positions = *result;
+  if (step != 1)
+    positions = d.mul(positions, ctx.scalar(element, static_cast<double>(step)));
+  if (first != 0)
+    positions = d.add(positions, ctx.scalar(element, static_cast<double>(first)));
+  if (d.failed())
+    return failure();
+  return positions;
+}
+
 /// Range with constant start, limit and delta folds to a constant.
 LogicalResult translateRange(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
+  if (FailureOr<Value> toDim = rangeToDynamicDim(ctx); succeeded(toDim))
+    return ctx.setResult(*toDim);
   if (!numbersKnown(ctx, 0) || !numbersKnown(ctx, 1) || !numbersKnown(ctx, 2))
     return translateRunTimeRange(ctx);
   double bounds[3];

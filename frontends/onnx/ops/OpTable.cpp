@@ -1,5 +1,6 @@
 //===- OpTable.cpp - The operator table and the node translation context ---===//
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "frontends/onnx/ops/OpTable.h"
 
 #include "frontends/onnx/ModelLoader.h"
@@ -586,6 +587,12 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(int index, StringRef w
     values.push_back(entry.value);
   }
   return values;
+}
+
+Value NodeContext::sizeOf(const ShapeEntry &entry) {
+  if (!entry.isDynamicDim())
+    return arith::ConstantIndexOp::create(builder_, loc_, entry.value);
+  return graph::DimOp::create(builder_, loc_, entry.source, entry.dim);
 }
 
 Value NodeContext::dynamicShapeOf(Value input, int64_t start, int64_t end) {

@@ -185,6 +185,9 @@ public:
   };
   /// Like constantInts, but also accepts elements that are dynamic dimensions of other values.
   mlir::FailureOr<llvm::SmallVector<ShapeEntry>> shapeEntries(int index, llvm::StringRef what);
+  /// The size of the run of `entry`: graph.dim of its source for a dynamic dimension, else a
+  /// constant index.
+  mlir::Value sizeOf(const ShapeEntry &entry);
   /// A placeholder for Shape of `input`'s dimensions [start, end), some of them dynamic: shape
   /// arithmetic on it is evaluated at import time, and the importer reports it if it is still
   /// used once the graph is translated.

@@ -22,6 +22,7 @@ namespace kiln::onnx_frontend {
 namespace {
 
 constexpr int64_t kUnboundedLimit = std::numeric_limits<int64_t>::max();
+constexpr int64_t kDynamic = mlir::ShapedType::kDynamic;
 
 std::string formatDims(ArrayRef<int64_t> dims) {
   std::string text = "[";
@@ -183,10 +184,12 @@ LogicalResult translateRunTimeReshape(NodeContext &ctx, bool allowZero) {
 }
 
 /// Reshape. Each target entry is a number, -1, 0 (copy the input dimension at that position,
-/// unless allowzero from opset 14) or, from Shape arithmetic, a dynamic dimension of the input.
-/// graph.reshape takes at most one unknown entry, so the -1 is resolved here when every dynamic
-/// input dimension is carried over as itself: the dynamic factors then cancel out. A shape of the
-/// run goes to translateRunTimeReshape.
+/// unless allowzero from opset 14) or, from Shape arithmetic, a dynamic dimension of the input or
+/// of another value. With one unknown entry graph.reshape infers it from the element count (the
+/// -1 is resolved here when every dynamic input dimension is carried over as itself: the dynamic
+/// factors then cancel out); with several, each dynamic dimension becomes a size of the run
+/// (graph.dim) and a -1 is what the element count leaves. A shape of the run goes to
+/// translateRunTimeReshape.
 LogicalResult translateReshape(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -208,15 +211,12 @@ LogicalResult translateReshape(NodeContext &ctx) {
     if (entry.isDynamicDim() && entry.source != input) {
       // A dynamic dimension of another value (the batch of the tokens, reshaping the
       // attention's heads) is the one the element count leaves: it is inferred, as a -1 is.
-      if (inferred || llvm::any_of(*entries, [&](const NodeContext::ShapeEntry &other) {
+      // Beside another unknown entry it is a size of the run (graph.dim, below).
+      if (!inferred && llvm::none_of(*entries, [&](const NodeContext::ShapeEntry &other) {
             return &other != &entry &&
                    (other.value == -1 || (other.isDynamicDim() && other.source != input));
           }))
-        return ctx.emitError() << "shape entry " << i << " is dynamic dimension " << entry.dim
-                               << " of another value (" << entry.source.getType()
-                               << ") beside another unknown entry; bind the graph inputs' "
-                                  "shapes with --shape";
-      inferred = i;
+        inferred = i;
       size = -1;
     } else if (entry.isDynamicDim()) {
       source = entry.dim;
@@ -263,11 +263,28 @@ LogicalResult translateReshape(NodeContext &ctx) {
       }
     }
   }
-  if (unknown > 1)
-    return ctx.emitError() << "shape " << formatDims(requested) << " of input type " << type
-                           << " leaves " << unknown
-                           << " dimensions unknown; graph.reshape infers at most one "
-                              "(bind the graph inputs' shapes with --shape)";
+  if (unknown > 1) {
+    // Several dynamic dimensions: each takes its size of the run from the dimension the shape
+    // arithmetic read (graph.dim), a -1 whatever the element count leaves.
+    SmallVector<Value> operands{input};
+    SmallVector<int64_t> shape;
+    for (auto [i, entry] : llvm::enumerate(*entries)) {
+      if (entry.isDynamicDim()) {
+        operands.push_back(ctx.sizeOf(entry));
+        shape.push_back(kDynamic);
+      } else if (carried[i] >= 0) {
+        operands.push_back(ctx.sizeOf({0, input, carried[i]}));
+        shape.push_back(kDynamic);
+      } else {
+        shape.push_back(target[i]);
+      }
+    }
+    if (llvm::count(shape, int64_t(-1)) > 1)
+      return ctx.emitError() << "shape " << formatDims(requested) << " of input type " << type
+                             << " leaves " << llvm::count(shape, int64_t(-1))
+                             << " dimensions unknown";
+    return ctx.setResult(ctx.build<ReshapeOp>(operands, {ctx.namedArray("shape", shape)}));
+  }
   return ctx.setResult(ctx.build<ReshapeOp>({input}, {ctx.namedArray("shape", target)}));
 }
 
@@ -641,6 +658,7 @@ LogicalResult translateSlice(NodeContext &ctx) {
   RankedTensorType type = ctx.inputType(0);
   int64_t rank = type.getRank();
   SmallVector<int64_t> starts, ends, axes, steps;
+  SmallVector<Value> dynamicEnds;
   if (ctx.opset() < 10) {
     std::optional<SmallVector<int64_t>> s = ctx.intsAttr("starts"), e = ctx.intsAttr("ends");
     if (!s || !e)
@@ -653,11 +671,16 @@ LogicalResult translateSlice(NodeContext &ctx) {
     FailureOr<SmallVector<int64_t>> s = ctx.constantInts(1, "starts");
     if (failed(s))
       return failure();
-    FailureOr<SmallVector<int64_t>> e = ctx.constantInts(2, "ends");
+    FailureOr<SmallVector<NodeContext::ShapeEntry>> e = ctx.shapeEntries(2, "ends");
     if (failed(e))
       return failure();
     starts = *s;
-    ends = *e;
+    // An end that is a dynamic dimension (a causal mask cut to the sequence) is a limit of the
+    // run.
+    for (const NodeContext::ShapeEntry &entry : *e) {
+      ends.push_back(entry.isDynamicDim() ? kDynamic : entry.value);
+      dynamicEnds.push_back(entry.isDynamicDim() ? ctx.sizeOf(entry) : Value());
+    }
     if (ctx.hasInput(3)) {
       FailureOr<SmallVector<int64_t>> a = ctx.constantInts(3, "axes");
       if (failed(a))
@@ -684,6 +707,7 @@ LogicalResult translateSlice(NodeContext &ctx) {
   for (int64_t d = 0; d < rank; ++d)
     outLimits.push_back(type.isDynamicDim(d) ? kUnboundedLimit : type.getDimSize(d));
   SmallVector<bool> seen(rank, false);
+  SmallVector<Value> limitOfAxis(rank);
   for (size_t i = 0; i < starts.size(); ++i) {
     FailureOr<int64_t> axis = normalizeAxis(ctx, axes[i], rank);
     if (failed(axis))
@@ -694,6 +718,20 @@ LogicalResult translateSlice(NodeContext &ctx) {
     int64_t start = starts[i], end = ends[i], step = steps[i];
     if (step == 0)
       return ctx.emitError() << "step of axis " << *axis << " is zero";
+    if (!dynamicEnds.empty() && dynamicEnds[i]) {
+      int64_t dim = type.getDimSize(*axis);
+      if (step < 0 || (type.isDynamicDim(*axis) && start < 0))
+        return ctx.emitError() << "axis " << *axis << " ends at a dynamic dimension, so its step "
+                               << step << " must be positive and its start " << start
+                               << " not negative (bind the inputs' shapes with --shape)";
+      if (!type.isDynamicDim(*axis))
+        start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
+      outStarts[*axis] = start;
+      outLimits[*axis] = kDynamic;
+      outStrides[*axis] = step;
+      limitOfAxis[*axis] = dynamicEnds[i];
+      continue;
+    }
     if (type.isDynamicDim(*axis)) {
       if (step < 0 || start < 0 || end < 0)
         return ctx.emitError() << "dimension " << *axis << " is dynamic, so slice [" << start
@@ -723,7 +761,11 @@ LogicalResult translateSlice(NodeContext &ctx) {
     outLimits[*axis] = end;
     outStrides[*axis] = step;
   }
-  return ctx.setResult(ctx.build<SliceOp>({ctx.input(0)}, {ctx.namedArray("starts", outStarts),
+  SmallVector<Value> operands{ctx.input(0)};
+  for (Value limit : limitOfAxis)
+    if (limit)
+      operands.push_back(limit);
+  return ctx.setResult(ctx.build<SliceOp>(operands, {ctx.namedArray("starts", outStarts),
                                                            ctx.namedArray("limits", outLimits),
                                                            ctx.namedArray("strides", outStrides)}));
 }
