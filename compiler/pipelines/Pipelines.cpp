@@ -181,7 +181,9 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       elementwise.maxRepeatedEvaluations = shared.maxRepeatedEvaluations = 1 << 22;
     pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwisePass(elementwise));
     pm.addNestedPass<mlir::func::FuncOp>(createFuseSharedProducersPass(shared));
-    addTextual(pm, "canonicalize,cse");
+    // Dimensions of the run read from intermediate values (an exporter's Shape of a hidden
+    // state) resolve to the inputs' dimensions, so no value is kept alive for its shape alone.
+    addTextual(pm, "resolve-ranked-shaped-type-result-dims,canonicalize,cse");
     PlanFusionPassOptions plan;
     plan.entryName = options.entry;
     plan.device = "cpu";
@@ -205,7 +207,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     FormDispatchesPassOptions form;
     form.entryName = options.entry;
     pm.addPass(createFormDispatchesPass(form));
-    addTextual(pm, "canonicalize,cse");
+    addTextual(pm, "resolve-ranked-shaped-type-result-dims,canonicalize,cse");
   } else if (stage == "program") {
     FormProgramPassOptions form;
     form.entry = options.entry;
