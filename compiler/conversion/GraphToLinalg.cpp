@@ -413,11 +413,13 @@ struct ReshapeLowering : GraphLowering<OpTy> {
     SmallVector<OpFoldResult> sizes;
     if constexpr (std::is_same_v<OpTy, ReshapeOp>) {
       // The graph's sizes of the run for its `?` entries.
-      ValueRange given = adaptor.getSizes();
-      size_t next = 0;
-      for (int64_t entry : op.getShape())
-        sizes.push_back(entry == ShapedType::kDynamic ? OpFoldResult(given[next++])
-                                                      : OpFoldResult());
+      if (!adaptor.getSizes().empty()) {
+        ValueRange given = adaptor.getSizes();
+        size_t next = 0;
+        for (int64_t entry : op.getShape())
+          sizes.push_back(entry == ShapedType::kDynamic ? OpFoldResult(given[next++])
+                                                        : OpFoldResult());
+      }
     }
     if (sizes.empty() && llvm::count(resultType.getShape(), ShapedType::kDynamic) <= 1) {
       rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), resultType));

@@ -51,9 +51,34 @@ struct ExpandLowering : GraphLowering<ExpandOp> {
 
   LogicalResult matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    Value result = buildElementwise(rewriter, op.getLoc(), signlessType(op.getResult()),
-                                    ValueRange{adaptor.getInput()},
-                                    [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    RankedTensorType resultType = signlessType(op.getResult());
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    // A dynamic result dimension is the input's where it is dynamic, else the graph's size of
+    // the run for the entry (the input's dimension is 1 there).
+    SmallVector<Value> dynamicSizes;
+    ValueRange given = adaptor.getSizes();
+    ArrayRef<int64_t> shape = op.getShape();
+    int64_t rank = resultType.getRank(), offset = rank - inputType.getRank();
+    int64_t shapeOffset = rank - static_cast<int64_t>(shape.size());
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!resultType.isDynamicDim(d))
+        continue;
+      int64_t aligned = d - offset, entry = d - shapeOffset;
+      if (aligned >= 0 && inputType.isDynamicDim(aligned)) {
+        dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, input, aligned));
+        continue;
+      }
+      if (entry < 0 || shape[entry] != ShapedType::kDynamic)
+        return rewriter.notifyMatchFailure(op, "a dynamic result dimension has no size");
+      dynamicSizes.push_back(given[llvm::count(shape.take_front(entry), ShapedType::kDynamic)]);
+    }
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType(), dynamicSizes);
+    Value result = buildGeneric(
+        rewriter, loc, resultType, ValueRange{input},
+        {broadcastMap(rewriter.getContext(), inputType, resultType)}, init, [](OpBuilder &, Location, ValueRange args) { return args[0]; });
     rewriter.replaceOp(op, result);
     return success();
   }

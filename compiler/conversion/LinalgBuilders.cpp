@@ -323,8 +323,9 @@ Value reshapeToSizes(OpBuilder &b, Location loc, Value input, RankedTensorType r
       total = arith::MulIOp::create(b, loc, total, tensor::DimOp::create(b, loc, value, d));
     return total;
   };
-  std::optional<SmallVector<ReassociationIndices>> groups =
-      getReassociationIndicesForReshape(inputType, resultType);
+  std::optional<SmallVector<ReassociationIndices>> groups;
+  if (inputRank > 0 && resultRank > 0)
+    groups = getReassociationIndicesForReshape(inputType, resultType);
   if (groups && inputRank > resultRank)
     return tensor::CollapseShapeOp::create(b, loc, resultType, input, *groups);
   if (groups && inputRank < resultRank) {

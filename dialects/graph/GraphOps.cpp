@@ -279,11 +279,38 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+/// A size of the run known at compile time: a constant index, or graph.dim of a static
+/// dimension (once shapes are bound).
+static std::optional<int64_t> knownSize(Value size) {
+  if (auto constant = size.getDefiningOp<arith::ConstantIndexOp>())
+    return constant.value();
+  if (auto dim = size.getDefiningOp<DimOp>()) {
+    auto type = llvm::dyn_cast<RankedTensorType>(dim.getInput().getType());
+    int64_t d = static_cast<int64_t>(dim.getDim());
+    if (type && d >= 0 && d < type.getRank() && !type.isDynamicDim(d))
+      return type.getDimSize(d);
+  }
+  return std::nullopt;
+}
+
 LogicalResult ExpandOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor, SmallVectorImpl<Type> &types) {
   RankedTensorType input = rankedType(adaptor.getInput());
-  ArrayRef<int64_t> target = adaptor.getShape();
-  if (llvm::any_of(target, [](int64_t d) { return d < 0; }))
+  SmallVector<int64_t> target(adaptor.getShape());
+  size_t fromSizes = 0;
+  for (int64_t &size : target) {
+    if (size != kDynamic)
+      continue;
+    if (fromSizes >= adaptor.getSizes().size())
+      return failInference<ExpandOp>(loc, "shape has more entries '?' than sizes");
+    if (std::optional<int64_t> known = knownSize(adaptor.getSizes()[fromSizes]))
+      size = *known;
+    ++fromSizes;
+  }
+  if (fromSizes != adaptor.getSizes().size())
+    return failInference<ExpandOp>(loc, "shape has ", fromSizes, " entries '?' but ",
+                                   adaptor.getSizes().size(), " sizes are given");
+  if (llvm::any_of(target, [](int64_t d) { return d < 0 && d != kDynamic; }))
     return failInference<ExpandOp>(loc, "shape entries must be non-negative");
   std::optional<SmallVector<int64_t>> shape = broadcastShapes(input.getShape(), target);
   if (!shape)
@@ -354,20 +381,6 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   }
   types.push_back(input.clone(shape));
   return success();
-}
-
-/// A size of the run known at compile time: a constant index, or graph.dim of a static
-/// dimension (once shapes are bound).
-static std::optional<int64_t> knownSize(Value size) {
-  if (auto constant = size.getDefiningOp<arith::ConstantIndexOp>())
-    return constant.value();
-  if (auto dim = size.getDefiningOp<DimOp>()) {
-    auto type = llvm::dyn_cast<RankedTensorType>(dim.getInput().getType());
-    int64_t d = static_cast<int64_t>(dim.getDim());
-    if (type && d >= 0 && d < type.getRank() && !type.isDynamicDim(d))
-      return type.getDimSize(d);
-  }
-  return std::nullopt;
 }
 
 LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

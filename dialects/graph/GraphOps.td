@@ -238,19 +238,29 @@ def Graph_ConcatOp : Graph_Op<"concat", [SameOperandsAndResultElementType]> {
   let hasFolder = 1;
 }
 
-def Graph_ExpandOp : Graph_Op<"expand", [SameOperandsAndResultElementType]> {
+def Graph_ExpandOp : Graph_Op<"expand", []> {
   let summary = "broadcast to a shape";
   let description = [{
     Broadcasts the operand together with `shape` by NumPy's rules (ONNX `Expand`): the result shape
-    is the broadcast of the operand's shape and `shape`.
+    is the broadcast of the operand's shape and `shape`. An entry `?` takes its size from the next
+    of `sizes` (a size of the run, `graph.dim` of another tensor: a class token expanded to the
+    batch).
 
     ```mlir
     %r = graph.expand %x to [4, 1, 3] : tensor<2x1xf32> -> tensor<4x2x3xf32>
+    %c = graph.expand %cls to [%b, 1, 1] : tensor<1x1x768xf32> -> tensor<?x1x768xf32>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let arguments = (ins Graph_Tensor:$input, Variadic<Index>:$sizes, DenseI64ArrayAttr:$shape);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input `to` $shape attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input `to` custom<DynamicIndexList>($sizes, $shape) attr-dict `:` "
+                       "type($input) `->` type($result)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$shape), [{
+      build($_builder, $_state, result, input, ::mlir::ValueRange(), shape);
+    }]>
+  ];
   let hasFolder = 1;
 }
 

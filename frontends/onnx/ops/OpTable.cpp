@@ -511,18 +511,44 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
     }
     int64_t count = type.getNumElements();
     for (int64_t i = 0; i < count; ++i) {
-      SmallVector<int64_t> elements;
+      SmallVector<ShapeEntry> entries;
       for (const KnownIntegers &input : inputs) {
         // Only equal sizes and single elements broadcast here.
         int64_t size = static_cast<int64_t>(input.values.size());
         if (size != 1 && size != count)
           return std::nullopt;
-        const ShapeEntry &entry = input.values[size == 1 ? 0 : i];
-        if (entry.isDynamicDim())
-          return std::nullopt;
-        elements.push_back(entry.value);
+        entries.push_back(input.values[size == 1 ? 0 : i]);
       }
-      if (auto compare = llvm::dyn_cast<graph::CompareOp>(op)) {
+      auto compare = llvm::dyn_cast<graph::CompareOp>(op);
+      if (llvm::any_of(entries, [](const ShapeEntry &e) { return e.isDynamicDim(); })) {
+        // A dynamic dimension is never negative, and equals itself: the exporters' test of a
+        // shape for -1 (expand(-1, ...)) decides; a selection with a known condition picks an
+        // entry, dynamic or not.
+        if (!compare) {
+          if (entries[0].isDynamicDim())
+            return std::nullopt;
+          result.values.push_back(entries[0].value != 0 ? entries[1] : entries[2]);
+          continue;
+        }
+        const ShapeEntry &a = entries[0], &b = entries[1];
+        std::optional<bool> equal;
+        if (a.isDynamicDim() && b.isDynamicDim() && a.source == b.source && a.dim == b.dim)
+          equal = true;
+        else if ((a.isDynamicDim() && !b.isDynamicDim() && b.value < 0) ||
+                 (b.isDynamicDim() && !a.isDynamicDim() && a.value < 0))
+          equal = false;
+        graph::ComparisonDirection direction = compare.getDirection();
+        if (!equal || (direction != graph::ComparisonDirection::eq &&
+                       direction != graph::ComparisonDirection::ne))
+          return std::nullopt;
+        bool holds = direction == graph::ComparisonDirection::eq ? *equal : !*equal;
+        result.values.push_back(number(holds ? 1 : 0));
+        continue;
+      }
+      SmallVector<int64_t> elements;
+      for (const ShapeEntry &entry : entries)
+        elements.push_back(entry.value);
+      if (compare) {
         int64_t a = elements[0], b = elements[1];
         bool holds = false;
         switch (compare.getDirection()) {

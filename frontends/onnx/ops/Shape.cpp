@@ -446,10 +446,27 @@ LogicalResult translateExpand(NodeContext &ctx) {
     return failure();
   if (!ctx.knownAtImport(1))
     return translateRunTimeExpand(ctx);
-  FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
-  if (failed(shape))
+  FailureOr<SmallVector<NodeContext::ShapeEntry>> entries = ctx.shapeEntries(1, "shape");
+  if (failed(entries))
     return failure();
-  return ctx.setResult(ctx.build<ExpandOp>({ctx.input(0)}, {ctx.namedArray("shape", *shape)}));
+  // A dynamic dimension of a value (the batch a class token is expanded to) is a size of the
+  // run; one the input has at the same position is its own.
+  RankedTensorType type = ctx.inputType(0);
+  int64_t offset = static_cast<int64_t>(entries->size()) - type.getRank();
+  SmallVector<Value> operands{ctx.input(0)};
+  SmallVector<int64_t> shape;
+  for (auto [i, entry] : llvm::enumerate(*entries)) {
+    int64_t aligned = static_cast<int64_t>(i) - offset;
+    if (!entry.isDynamicDim()) {
+      shape.push_back(entry.value);
+    } else if (aligned >= 0 && type.isDynamicDim(aligned)) {
+      shape.push_back(1);
+    } else {
+      operands.push_back(ctx.sizeOf(entry));
+      shape.push_back(kDynamic);
+    }
+  }
+  return ctx.setResult(ctx.build<ExpandOp>(operands, {ctx.namedArray("shape", shape)}));
 }
 
 LogicalResult translateTranspose(NodeContext &ctx) {
