@@ -196,6 +196,23 @@ struct DimLowering : GraphLowering<DimOp> {
   }
 };
 
+struct ShapeOfLowering : GraphLowering<ShapeOfOp> {
+  using GraphLowering::GraphLowering;
+
+  LogicalResult matchAndRewrite(ShapeOfOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inputType = llvm::cast<RankedTensorType>(adaptor.getInput().getType());
+    SmallVector<Value> dims;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      dims.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(),
+          tensor::DimOp::create(rewriter, loc, adaptor.getInput(), d)));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, signlessType(op.getResult()), dims);
+    return success();
+  }
+};
+
 /// iota: each element its position, converted to the element type.
 struct IotaLowering : GraphLowering<IotaOp> {
   using GraphLowering::GraphLowering;
@@ -407,6 +424,6 @@ struct SplitLowering : GraphLowering<SplitOp> {
 
 void kiln::conversion::populateDataMovementLowerings(const TypeConverter &converter,
                                                      RewritePatternSet &patterns) {
-  patterns.add<ConcatLowering, DimLowering, IotaLowering, ExpandLowering, SliceLowering, PadLowering, GatherLowering,
+  patterns.add<ConcatLowering, DimLowering, IotaLowering, ShapeOfLowering, ExpandLowering, SliceLowering, PadLowering, GatherLowering,
                SplitLowering>(converter, patterns.getContext());
 }

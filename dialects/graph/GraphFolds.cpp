@@ -249,6 +249,13 @@ OpFoldResult DimOp::fold(FoldAdaptor) {
   return IntegerAttr::get(IndexType::get(getContext()), input.getDimSize(dim));
 }
 
+OpFoldResult ShapeOfOp::fold(FoldAdaptor) {
+  RankedTensorType input = getInput().getType();
+  if (!input.hasStaticShape())
+    return {};
+  return DenseElementsAttr::get(getType(), input.getShape());
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor) {
   RankedTensorType input = getInput().getType();
   if (!input.hasStaticShape() || !getDynamicLimits().empty())

@@ -498,6 +498,13 @@ LogicalResult DimOp::inferReturnTypes(MLIRContext *context, std::optional<Locati
   return success();
 }
 
+LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context, std::optional<Location>,
+                                          Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  types.push_back(RankedTensorType::get({input.getRank()}, IntegerType::get(context, 64)));
+  return success();
+}
+
 LogicalResult IotaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                        Adaptor adaptor, SmallVectorImpl<Type> &types) {
   Type element = adaptor.getElementType();

@@ -408,6 +408,23 @@ def Graph_DimOp : Graph_Op<"dim", []> {
   let hasFolder = 1;
 }
 
+def Graph_ShapeOfOp : Graph_Op<"shape_of", []> {
+  let summary = "the dimensions of a tensor, as an i64 vector of the run";
+  let description = [{
+    The shape of `input` as a tensor value, for exported shape code that computes with it at run
+    time (index arithmetic over a dynamic batch and sequence). Folds to a constant for a static
+    shape.
+
+    ```mlir
+    %s = graph.shape_of %mask : tensor<?x?xi1> -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
 def Graph_IotaOp : Graph_Op<"iota", []> {
   let summary = "0, 1, ..., n - 1";
   let description = [{

@@ -396,21 +396,25 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
     if ((op.getDialect() == graphDialect || llvm::isa<UnrealizedConversionCastOp>(op)) &&
         op.use_empty())
       op.erase();
-  // What is left of Shape on dynamic dimensions is needed at run time, which the graph dialect
-  // cannot express.
-  bool shapesResolved = true;
-  for (auto placeholder : body->getOps<UnrealizedConversionCastOp>()) {
-    Operation *user = *placeholder->getUsers().begin();
-    auto node = llvm::dyn_cast<NameLoc>(placeholder.getLoc());
-    mlir::emitError(placeholder.getLoc())
-        << "node '" << (node ? node.getName().getValue() : StringRef("?"))
-        << "' (Shape): the shape of a value of type " << placeholder.getOperand(0).getType()
-        << " has dynamic dimensions and is used at run time (by "
-        << user->getName() << "); bind the graph inputs' shapes with --shape";
-    shapesResolved = false;
+  // What is left of Shape on dynamic dimensions is needed at run time (index arithmetic over
+  // the batch and sequence): graph.shape_of computes it then.
+  for (auto placeholder :
+       llvm::make_early_inc_range(body->getOps<UnrealizedConversionCastOp>())) {
+    OpBuilder at(placeholder);
+    Location loc = placeholder.getLoc();
+    Value input = placeholder.getOperand(0);
+    auto type = llvm::cast<RankedTensorType>(placeholder.getResult(0).getType());
+    int64_t start =
+        placeholder->getAttrOfType<IntegerAttr>(NodeContext::kShapeStartAttr).getInt();
+    int64_t rank = llvm::cast<RankedTensorType>(input.getType()).getRank();
+    Value shape = graph::ShapeOfOp::create(at, loc, input);
+    if (type.getDimSize(0) != rank)
+      shape = graph::SliceOp::create(at, loc, type, shape, ArrayRef<int64_t>{start},
+                                     ArrayRef<int64_t>{start + type.getDimSize(0)},
+                                     ArrayRef<int64_t>{1});
+    placeholder.getResult(0).replaceAllUsesWith(shape);
+    placeholder.erase();
   }
-  if (!shapesResolved)
-    return failure();
   // Inputs that became constants leave the signature.
   if (options_.foldedInputs)
     for (int index : folded_.set_bits())
@@ -418,7 +422,7 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   if (folded_.any() && failed(function.eraseArguments(folded_)))
     return mlir::emitError(fileLoc()) << "cannot remove the graph inputs imported as constants";
   function.setFunctionType(
-      builder_.getFunctionType(body->getArgumentTypes(), ValueRange(results).getTypes()));
+      builder_.getFunctionType(body->getArgumentTypes(), body->getTerminator()->getOperandTypes()));
   // Outputs keep their ONNX names, as inputs do, for the artifact's signature.
   for (auto [i, output] : llvm::enumerate(graph.output()))
     function.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));

@@ -615,10 +615,113 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(int index, StringRef w
   return values;
 }
 
+std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64_t dim) {
+  for (int steps = 0; steps < 4096; ++steps) {
+    auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+    if (!type || dim < 0 || dim >= type.getRank() || !type.isDynamicDim(dim))
+      return std::nullopt;
+    Operation *op = value.getDefiningOp();
+    if (!op)
+      return std::make_pair(value, dim);
+    // The first operand whose aligned dimension is dynamic (a broadcast reads `?` against `?`
+    // as one dimension).
+    auto aligned = [&](ValueRange operands) -> std::optional<std::pair<Value, int64_t>> {
+      for (Value operand : operands) {
+        auto operandType = llvm::dyn_cast<RankedTensorType>(operand.getType());
+        if (!operandType)
+          continue;
+        int64_t at = dim - (type.getRank() - operandType.getRank());
+        if (at >= 0 && operandType.isDynamicDim(at))
+          return std::make_pair(operand, at);
+      }
+      return std::nullopt;
+    };
+    // A size of the run read with graph.dim.
+    auto fromSize = [](Value size) -> std::optional<std::pair<Value, int64_t>> {
+      if (auto read = size.getDefiningOp<graph::DimOp>())
+        return std::make_pair(read.getInput(), static_cast<int64_t>(read.getDim()));
+      return std::nullopt;
+    };
+    std::optional<std::pair<Value, int64_t>> next;
+    if (op->hasTrait<OpTrait::Elementwise>() ||
+        llvm::isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::PowOp,
+                  graph::MaxOp, graph::MinOp, graph::RemOp, graph::AndOp, graph::OrOp,
+                  graph::XorOp, graph::CompareOp, graph::SelectOp, graph::CastOp,
+                  graph::ShiftLeftOp, graph::ShiftRightOp>(op)) {
+      next = aligned(op->getOperands());
+    } else if (llvm::isa<graph::LayerNormOp, graph::SoftmaxOp, graph::LogSoftmaxOp,
+                         graph::BatchNormOp>(op)) {
+      next = aligned(op->getOperands().take_front(1));
+    } else if (auto transpose = llvm::dyn_cast<graph::TransposeOp>(op)) {
+      next = std::make_pair(transpose.getInput(), transpose.getPermutation()[dim]);
+    } else if (auto matmul = llvm::dyn_cast<graph::MatmulOp>(op)) {
+      int64_t rank = type.getRank();
+      auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
+      auto rhs = llvm::cast<RankedTensorType>(matmul.getRhs().getType());
+      if (dim == rank - 1 && rhs.getRank() >= 2)
+        next = std::make_pair(matmul.getRhs(), rhs.getRank() - 1);
+      else if (dim == rank - 2 && lhs.getRank() >= 2)
+        next = std::make_pair(matmul.getLhs(), lhs.getRank() - 2);
+      else if (dim < rank - 2)
+        next = aligned(ValueRange{matmul.getLhs(), matmul.getRhs()});
+    } else if (llvm::isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp,
+                         graph::UnsqueezeOp>(op)) {
+      auto reshape = llvm::dyn_cast<graph::ReshapeOp>(op);
+      ArrayRef<int64_t> shape = reshape ? reshape.getShape() : ArrayRef<int64_t>();
+      auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+      auto staticProduct = [](RankedTensorType t) {
+        int64_t product = 1;
+        for (int64_t size : t.getShape())
+          if (size != ShapedType::kDynamic)
+            product *= size;
+        return product;
+      };
+      if (dim < static_cast<int64_t>(shape.size()) && shape[dim] == ShapedType::kDynamic) {
+        next = fromSize(
+            reshape.getSizes()[llvm::count(shape.take_front(dim), ShapedType::kDynamic)]);
+      } else if (type.getNumDynamicDims() == 1 && input.getNumDynamicDims() == 1 &&
+                 staticProduct(type) == staticProduct(input)) {
+        // One dynamic dimension on each side and the same static elements: they are equal.
+        for (int64_t d = 0; d < input.getRank(); ++d)
+          if (input.isDynamicDim(d))
+            next = std::make_pair(op->getOperand(0), d);
+      }
+    } else if (auto expand = llvm::dyn_cast<graph::ExpandOp>(op)) {
+      ArrayRef<int64_t> shape = expand.getShape();
+      int64_t entry = dim - (type.getRank() - static_cast<int64_t>(shape.size()));
+      next = aligned(ValueRange{expand.getInput()});
+      if (!next && entry >= 0 && shape[entry] == ShapedType::kDynamic)
+        next = fromSize(expand.getSizes()[llvm::count(shape.take_front(entry), ShapedType::kDynamic)]);
+    } else if (auto gather = llvm::dyn_cast<graph::GatherOp>(op)) {
+      int64_t axis = static_cast<int64_t>(gather.getAxis());
+      int64_t indices = llvm::cast<RankedTensorType>(gather.getIndices().getType()).getRank();
+      if (dim < axis)
+        next = std::make_pair(gather.getInput(), dim);
+      else if (dim < axis + indices)
+        next = std::make_pair(gather.getIndices(), dim - axis);
+      else
+        next = std::make_pair(gather.getInput(), dim - indices + 1);
+    } else if (auto slice = llvm::dyn_cast<graph::SliceOp>(op)) {
+      if (slice.getStarts()[dim] == 0 && slice.getStrides()[dim] == 1 &&
+          slice.getLimits()[dim] == std::numeric_limits<int64_t>::max())
+        next = std::make_pair(slice.getInput(), dim);
+    } else if (auto concat = llvm::dyn_cast<graph::ConcatOp>(op)) {
+      if (static_cast<int64_t>(concat.getAxis()) != dim)
+        next = aligned(concat.getInputs());
+    }
+    if (!next)
+      return std::nullopt;
+    std::tie(value, dim) = *next;
+  }
+  return std::nullopt;
+}
+
 Value NodeContext::sizeOf(const ShapeEntry &entry) {
   if (!entry.isDynamicDim())
     return arith::ConstantIndexOp::create(builder_, loc_, entry.value);
-  return graph::DimOp::create(builder_, loc_, entry.source, entry.dim);
+  auto [source, dim] = dimRoot(entry.source, entry.dim).value_or(
+      std::make_pair(entry.source, entry.dim));
+  return graph::DimOp::create(builder_, loc_, source, dim);
 }
 
 Value NodeContext::dynamicShapeOf(Value input, int64_t start, int64_t end) {

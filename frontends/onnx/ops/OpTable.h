@@ -185,9 +185,14 @@ public:
   };
   /// Like constantInts, but also accepts elements that are dynamic dimensions of other values.
   mlir::FailureOr<llvm::SmallVector<ShapeEntry>> shapeEntries(int index, llvm::StringRef what);
-  /// The size of the run of `entry`: graph.dim of its source for a dynamic dimension, else a
-  /// constant index.
+  /// The size of the run of `entry`: graph.dim of its source for a dynamic dimension (read at
+  /// the graph input it comes from, where dimRoot finds one), else a constant index.
   mlir::Value sizeOf(const ShapeEntry &entry);
+  /// The graph input dimension that dynamic dimension `dim` of `value` provably equals, followed
+  /// through the ops that keep a dimension (broadcasting elementwise ops, normalizations,
+  /// transposes, products' batch and row dimensions, gathers, full slices, concatenations off
+  /// their axis, and sizes of the run); nullopt where an op is not known to keep it.
+  static std::optional<std::pair<mlir::Value, int64_t>> dimRoot(mlir::Value value, int64_t dim);
   /// A placeholder for Shape of `input`'s dimensions [start, end), some of them dynamic: shape
   /// arithmetic on it is evaluated at import time, and the importer reports it if it is still
   /// used once the graph is translated.

@@ -205,6 +205,20 @@ LogicalResult translateReshape(NodeContext &ctx) {
   // The input dimension each target entry carries over, or -1.
   SmallVector<int64_t> carried;
   std::optional<size_t> inferred;
+  // A dynamic dimension of another value that provably is one of the input's (both read at the
+  // same graph input dimension: the batch of the hidden state, reshaping the attention's
+  // projection) is carried over from the input.
+  for (NodeContext::ShapeEntry &entry : *entries) {
+    if (!entry.isDynamicDim() || entry.source == input)
+      continue;
+    std::optional<std::pair<Value, int64_t>> root = NodeContext::dimRoot(entry.source, entry.dim);
+    for (int64_t d = 0; root && d < type.getRank(); ++d)
+      if (type.isDynamicDim(d) && NodeContext::dimRoot(input, d) == root) {
+        entry.source = input;
+        entry.dim = d;
+        break;
+      }
+  }
   for (auto [i, entry] : llvm::enumerate(*entries)) {
     int64_t source = -1;
     int64_t size = entry.value;
