@@ -109,17 +109,19 @@ struct CallPlan {
 
 /// The element type every operand and result of `op` has, when all are static tensors of one
 /// (or, with `dynamicBatch`, static but for their first dimension: a convolution of a program
-/// for a range of batches, whose calls the runtime sets up per shape); null otherwise.
-Type staticUniformElementType(Operation *op, bool dynamicBatch = false) {
+/// for a range of batches, whose calls the runtime sets up per shape; with `anyDynamic`, of any
+/// shape: a product over a dynamic batch and sequence); null otherwise.
+Type staticUniformElementType(Operation *op, bool dynamicBatch = false, bool anyDynamic = false) {
   Type element;
   auto uniform = [&](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor)
       return false;
-    bool static_ = tensor.hasStaticShape() ||
+    ArrayRef<int64_t> shape = tensor.getShape();
+    auto isStatic = [](int64_t dim) { return !ShapedType::isDynamic(dim); };
+    bool static_ = tensor.hasStaticShape() || anyDynamic ||
                    (dynamicBatch && tensor.getRank() > 0 &&
-                    llvm::all_of(tensor.getShape().drop_front(),
-                                 [](int64_t dim) { return !ShapedType::isDynamic(dim); }));
+                    llvm::all_of(shape.drop_front(), isStatic));
     if (!static_)
       return false;
     if (!element)
@@ -141,8 +143,9 @@ bool takes(const Target &target, Type element) {
 
 /// Whether every operand and result of `op` is a static tensor of one element type the target's
 /// library computes in.
-bool hasStaticLibraryTypes(Operation *op, const Target &target, bool dynamicBatch = false) {
-  return takes(target, staticUniformElementType(op, dynamicBatch));
+bool hasStaticLibraryTypes(Operation *op, const Target &target, bool dynamicBatch = false,
+                           bool anyDynamic = false) {
+  return takes(target, staticUniformElementType(op, dynamicBatch, anyDynamic));
 }
 
 /// The value of `value` when it is a splat f32, f16 or bf16 graph.constant other than NaN.
@@ -606,10 +609,11 @@ template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Ta
 FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
-  // A dynamic batch of rows times static weights is oneDNN's to take, set up per shape.
-  bool dynamicBatch = target.matmul == "onednn.matmul" && rhs.hasStaticShape();
-  if (!hasStaticLibraryTypes(matmul, target, dynamicBatch) || lhs.getRank() < 2 ||
-      rhs.getRank() < 2)
+  // Products over a dynamic batch and sequence (projections and attention's) are oneDNN's to
+  // take: the runtime sets them up per shape.
+  bool dynamic = target.matmul == "onednn.matmul";
+  if (!hasStaticLibraryTypes(matmul, target, dynamic, /*anyDynamic=*/dynamic) ||
+      lhs.getRank() < 2 || rhs.getRank() < 2)
     return failure();
   if (!target.partialBatchBroadcast) {
     // Each operand's batch dimensions (right-aligned) must be all of the result's or all 1.

@@ -230,6 +230,23 @@ LogicalResult SymbolicShapes::unify() {
   WalkResult walked = entry_.walk([&](func::CallOp call) {
     func::FuncOp callee = calleeOf(call);
     if (callee && callee.isExternal()) {
+      // A product reads its operands' contraction dimensions as one.
+      auto name = callee->getAttrOfType<StringAttr>(kLibraryCallAttr);
+      if (name && name.getValue().ends_with(".matmul") && call.getNumOperands() >= 2) {
+        auto lhs = dyn_cast<ShapedType>(call.getOperand(0).getType());
+        auto rhs = dyn_cast<ShapedType>(call.getOperand(1).getType());
+        // (Only a product over dynamic shapes: those read their operands as they lie, while a
+        // static one may read them transposed or through views.)
+        if (lhs && rhs && lhs.getRank() >= 2 && rhs.getRank() >= 2 &&
+            (lhs.isDynamicDim(lhs.getRank() - 1) || rhs.isDynamicDim(rhs.getRank() - 2))) {
+          FailureOr<AffineExpr> k =
+              hostDim(call.getOperand(0), static_cast<unsigned>(lhs.getRank() - 1));
+          FailureOr<AffineExpr> other =
+              hostDim(call.getOperand(1), static_cast<unsigned>(rhs.getRank() - 2));
+          if (failed(k) || failed(other) || failed(requireEqual(*k, *other, call)))
+            return WalkResult::interrupt();
+        }
+      }
       // A library call reads the dynamic dimensions of its operands of the result's rank as
       // the result's.
       for (Value value : call.getResults()) {
