@@ -76,9 +76,9 @@ struct ExpandLowering : GraphLowering<ExpandOp> {
     }
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
                                          resultType.getElementType(), dynamicSizes);
-    Value result = buildGeneric(
-        rewriter, loc, resultType, ValueRange{input},
-        {broadcastMap(rewriter.getContext(), inputType, resultType)}, init, [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    Value result = buildGeneric(rewriter, loc, resultType, ValueRange{input},
+                                {broadcastMap(rewriter.getContext(), inputType, resultType)}, init,
+                                [](OpBuilder &, Location, ValueRange args) { return args[0]; });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -105,10 +105,10 @@ struct SliceLowering : GraphLowering<SliceOp> {
       if (limits[d] == ShapedType::kDynamic) {
         // A limit of the run (positive stride), clamped to the dimension as ONNX clamps it;
         // the start lies within the dimension.
-        Value dim = inputType.isDynamicDim(d)
-                        ? Value(tensor::DimOp::create(rewriter, loc, input, d))
-                        : Value(arith::ConstantIndexOp::create(rewriter, loc,
-                                                               inputType.getDimSize(d)));
+        Value dim =
+            inputType.isDynamicDim(d)
+                ? Value(tensor::DimOp::create(rewriter, loc, input, d))
+                : Value(arith::ConstantIndexOp::create(rewriter, loc, inputType.getDimSize(d)));
         Value start = arith::ConstantIndexOp::create(rewriter, loc, starts[d]);
         if (inputType.isDynamicDim(d))
           start = arith::MinSIOp::create(rewriter, loc, start, dim);
@@ -205,9 +205,9 @@ struct ShapeOfLowering : GraphLowering<ShapeOfOp> {
     auto inputType = llvm::cast<RankedTensorType>(adaptor.getInput().getType());
     SmallVector<Value> dims;
     for (int64_t d = 0; d < inputType.getRank(); ++d)
-      dims.push_back(arith::IndexCastOp::create(
-          rewriter, loc, rewriter.getI64Type(),
-          tensor::DimOp::create(rewriter, loc, adaptor.getInput(), d)));
+      dims.push_back(
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                     tensor::DimOp::create(rewriter, loc, adaptor.getInput(), d)));
     rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, signlessType(op.getResult()), dims);
     return success();
   }
@@ -424,6 +424,7 @@ struct SplitLowering : GraphLowering<SplitOp> {
 
 void kiln::conversion::populateDataMovementLowerings(const TypeConverter &converter,
                                                      RewritePatternSet &patterns) {
-  patterns.add<ConcatLowering, DimLowering, IotaLowering, ShapeOfLowering, ExpandLowering, SliceLowering, PadLowering, GatherLowering,
-               SplitLowering>(converter, patterns.getContext());
+  patterns.add<ConcatLowering, DimLowering, IotaLowering, ShapeOfLowering, ExpandLowering,
+               SliceLowering, PadLowering, GatherLowering, SplitLowering>(converter,
+                                                                          patterns.getContext());
 }

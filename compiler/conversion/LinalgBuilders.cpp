@@ -365,9 +365,9 @@ Value reshapeToSizes(OpBuilder &b, Location loc, Value input, RankedTensorType r
         {inputType.hasStaticShape() ? inputType.getNumElements() : ShapedType::kDynamic},
         inputType.getElementType());
     if (inputRank == 0)
-      flat = tensor::ExpandShapeOp::create(b, loc, flatType, input,
-                                           ArrayRef<ReassociationIndices>{},
-                                           ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      flat =
+          tensor::ExpandShapeOp::create(b, loc, flatType, input, ArrayRef<ReassociationIndices>{},
+                                        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     else
       flat = tensor::CollapseShapeOp::create(
           b, loc, flatType, input,
@@ -395,8 +395,7 @@ Value reshapeToSizes(OpBuilder &b, Location loc, Value input, RankedTensorType r
                                   getValueOrCreateConstantIndexOp(b, loc, outputShape.back()));
   }
   if (open)
-    outputShape[*open] =
-        arith::DivUIOp::create(b, loc, product(flat, {0}), known).getResult();
+    outputShape[*open] = arith::DivUIOp::create(b, loc, product(flat, {0}), known).getResult();
   if (resultRank == 1)
     return flat.getType() == resultType ? flat
                                         : Value(tensor::CastOp::create(b, loc, resultType, flat));

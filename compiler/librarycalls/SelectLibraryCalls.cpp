@@ -119,9 +119,9 @@ Type staticUniformElementType(Operation *op, bool dynamicBatch = false, bool any
       return false;
     ArrayRef<int64_t> shape = tensor.getShape();
     auto isStatic = [](int64_t dim) { return !ShapedType::isDynamic(dim); };
-    bool static_ = tensor.hasStaticShape() || anyDynamic ||
-                   (dynamicBatch && tensor.getRank() > 0 &&
-                    llvm::all_of(shape.drop_front(), isStatic));
+    bool static_ =
+        tensor.hasStaticShape() || anyDynamic ||
+        (dynamicBatch && tensor.getRank() > 0 && llvm::all_of(shape.drop_front(), isStatic));
     if (!static_)
       return false;
     if (!element)

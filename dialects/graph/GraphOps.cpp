@@ -458,7 +458,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
     if (limit == kDynamic) {
       // A limit of the run, clamped to [start, size].
       if (stride < 0 || start < 0 || (size != kDynamic && start > size))
-        return failInference<SliceOp>(loc, "dimension ", d, " has a limit of the run, so its "
+        return failInference<SliceOp>(loc, "dimension ", d,
+                                      " has a limit of the run, so its "
                                       "stride must be positive and its start within the size");
       std::optional<int64_t> known = knownSize(adaptor.getDynamicLimits()[dynamicLimit++]);
       if (!known || size == kDynamic) {
@@ -492,8 +493,7 @@ LogicalResult DimOp::inferReturnTypes(MLIRContext *context, std::optional<Locati
   RankedTensorType input = rankedType(adaptor.getInput());
   int64_t dim = static_cast<int64_t>(adaptor.getDim());
   if (dim < 0 || dim >= input.getRank())
-    return failInference<DimOp>(loc, "dimension ", dim, " is outside [0, ", input.getRank(),
-                                ")");
+    return failInference<DimOp>(loc, "dimension ", dim, " is outside [0, ", input.getRank(), ")");
   types.push_back(IndexType::get(context));
   return success();
 }
@@ -505,14 +505,14 @@ LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context, std::optional<Lo
   return success();
 }
 
-LogicalResult IotaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                       Adaptor adaptor, SmallVectorImpl<Type> &types) {
+LogicalResult IotaOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
   Type element = adaptor.getElementType();
   if (!element.isIntOrFloat() || element.isInteger(1))
     return failInference<IotaOp>(loc, "element type ", element, " is not numeric");
   std::optional<int64_t> length = knownSize(adaptor.getLength());
-  types.push_back(RankedTensorType::get({length ? std::max<int64_t>(*length, 0) : kDynamic},
-                                        element));
+  types.push_back(
+      RankedTensorType::get({length ? std::max<int64_t>(*length, 0) : kDynamic}, element));
   return success();
 }
 

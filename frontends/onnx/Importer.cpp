@@ -398,14 +398,12 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
       op.erase();
   // What is left of Shape on dynamic dimensions is needed at run time (index arithmetic over
   // the batch and sequence): graph.shape_of computes it then.
-  for (auto placeholder :
-       llvm::make_early_inc_range(body->getOps<UnrealizedConversionCastOp>())) {
+  for (auto placeholder : llvm::make_early_inc_range(body->getOps<UnrealizedConversionCastOp>())) {
     OpBuilder at(placeholder);
     Location loc = placeholder.getLoc();
     Value input = placeholder.getOperand(0);
     auto type = llvm::cast<RankedTensorType>(placeholder.getResult(0).getType());
-    int64_t start =
-        placeholder->getAttrOfType<IntegerAttr>(NodeContext::kShapeStartAttr).getInt();
+    int64_t start = placeholder->getAttrOfType<IntegerAttr>(NodeContext::kShapeStartAttr).getInt();
     int64_t rank = llvm::cast<RankedTensorType>(input.getType()).getRank();
     Value shape = graph::ShapeOfOp::create(at, loc, input);
     if (type.getDimSize(0) != rank)

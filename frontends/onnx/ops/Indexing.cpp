@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
 #include "frontends/onnx/ops/RunTimeOperands.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -716,9 +716,8 @@ FailureOr<Value> rangeToDynamicDim(NodeContext &ctx) {
   Value length = arith::MaxSIOp::create(
       b, loc, arith::CeilDivSIOp::create(b, loc, span, index(step)), index(0));
   Type element = ctx.inputType(0).getElementType();
-  FailureOr<Value> result = ctx.build<IotaOp>({length}, {b.getNamedAttr(
-                                                             "element_type",
-                                                             TypeAttr::get(element))});
+  FailureOr<Value> result =
+      ctx.build<IotaOp>({length}, {b.getNamedAttr("element_type", TypeAttr::get(element))});
   if (failed(result))
     return failure();
   Decomposition d(ctx);

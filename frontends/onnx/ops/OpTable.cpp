@@ -1,7 +1,7 @@
 //===- OpTable.cpp - The operator table and the node translation context ---===//
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "frontends/onnx/ops/OpTable.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "frontends/onnx/ModelLoader.h"
 
@@ -645,9 +645,9 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
     std::optional<std::pair<Value, int64_t>> next;
     if (op->hasTrait<OpTrait::Elementwise>() ||
         llvm::isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::PowOp,
-                  graph::MaxOp, graph::MinOp, graph::RemOp, graph::AndOp, graph::OrOp,
-                  graph::XorOp, graph::CompareOp, graph::SelectOp, graph::CastOp,
-                  graph::ShiftLeftOp, graph::ShiftRightOp>(op)) {
+                  graph::MaxOp, graph::MinOp, graph::RemOp, graph::AndOp, graph::OrOp, graph::XorOp,
+                  graph::CompareOp, graph::SelectOp, graph::CastOp, graph::ShiftLeftOp,
+                  graph::ShiftRightOp>(op)) {
       next = aligned(op->getOperands());
     } else if (llvm::isa<graph::LayerNormOp, graph::SoftmaxOp, graph::LogSoftmaxOp,
                          graph::BatchNormOp>(op)) {
@@ -664,8 +664,8 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
         next = std::make_pair(matmul.getLhs(), lhs.getRank() - 2);
       else if (dim < rank - 2)
         next = aligned(ValueRange{matmul.getLhs(), matmul.getRhs()});
-    } else if (llvm::isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp,
-                         graph::UnsqueezeOp>(op)) {
+    } else if (llvm::isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp, graph::UnsqueezeOp>(
+                   op)) {
       auto reshape = llvm::dyn_cast<graph::ReshapeOp>(op);
       ArrayRef<int64_t> shape = reshape ? reshape.getShape() : ArrayRef<int64_t>();
       auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
@@ -677,8 +677,8 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
         return product;
       };
       if (dim < static_cast<int64_t>(shape.size()) && shape[dim] == ShapedType::kDynamic) {
-        next = fromSize(
-            reshape.getSizes()[llvm::count(shape.take_front(dim), ShapedType::kDynamic)]);
+        next =
+            fromSize(reshape.getSizes()[llvm::count(shape.take_front(dim), ShapedType::kDynamic)]);
       } else if (type.getNumDynamicDims() == 1 && input.getNumDynamicDims() == 1 &&
                  staticProduct(type) == staticProduct(input)) {
         // One dynamic dimension on each side and the same static elements: they are equal.
@@ -691,7 +691,8 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
       int64_t entry = dim - (type.getRank() - static_cast<int64_t>(shape.size()));
       next = aligned(ValueRange{expand.getInput()});
       if (!next && entry >= 0 && shape[entry] == ShapedType::kDynamic)
-        next = fromSize(expand.getSizes()[llvm::count(shape.take_front(entry), ShapedType::kDynamic)]);
+        next =
+            fromSize(expand.getSizes()[llvm::count(shape.take_front(entry), ShapedType::kDynamic)]);
     } else if (auto gather = llvm::dyn_cast<graph::GatherOp>(op)) {
       int64_t axis = static_cast<int64_t>(gather.getAxis());
       int64_t indices = llvm::cast<RankedTensorType>(gather.getIndices().getType()).getRank();
@@ -719,8 +720,8 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
 Value NodeContext::sizeOf(const ShapeEntry &entry) {
   if (!entry.isDynamicDim())
     return arith::ConstantIndexOp::create(builder_, loc_, entry.value);
-  auto [source, dim] = dimRoot(entry.source, entry.dim).value_or(
-      std::make_pair(entry.source, entry.dim));
+  auto [source, dim] =
+      dimRoot(entry.source, entry.dim).value_or(std::make_pair(entry.source, entry.dim));
   return graph::DimOp::create(builder_, loc_, source, dim);
 }
 

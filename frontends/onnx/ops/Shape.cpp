@@ -797,8 +797,8 @@ LogicalResult translateSlice(NodeContext &ctx) {
     if (limit)
       operands.push_back(limit);
   return ctx.setResult(ctx.build<SliceOp>(operands, {ctx.namedArray("starts", outStarts),
-                                                           ctx.namedArray("limits", outLimits),
-                                                           ctx.namedArray("strides", outStrides)}));
+                                                     ctx.namedArray("limits", outLimits),
+                                                     ctx.namedArray("strides", outStrides)}));
 }
 
 /// Pad: pads and value are attributes before opset 11, inputs from 11 on; opset 18 adds axes.
