@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -412,14 +413,11 @@ struct ReshapeLowering : GraphLowering<OpTy> {
     RankedTensorType resultType = signlessType(op.getResult());
     SmallVector<OpFoldResult> sizes;
     if constexpr (std::is_same_v<OpTy, ReshapeOp>) {
-      // The graph's sizes of the run for its `?` entries.
-      if (!adaptor.getSizes().empty()) {
-        ValueRange given = adaptor.getSizes();
-        size_t next = 0;
-        for (int64_t entry : op.getShape())
-          sizes.push_back(entry == ShapedType::kDynamic ? OpFoldResult(given[next++])
-                                                        : OpFoldResult());
-      }
+      // The graph's sizes of the run for its `?` entries (null for the others).
+      if (!adaptor.getSizes().empty())
+        for (OpFoldResult entry :
+             getMixedValues(op.getShape(), adaptor.getSizes(), rewriter.getContext()))
+          sizes.push_back(llvm::dyn_cast<Value>(entry) ? entry : OpFoldResult());
     }
     if (sizes.empty() && llvm::count(resultType.getShape(), ShapedType::kDynamic) <= 1) {
       rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), resultType));

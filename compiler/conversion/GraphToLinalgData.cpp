@@ -10,9 +10,10 @@
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -58,8 +59,8 @@ struct ExpandLowering : GraphLowering<ExpandOp> {
     // A dynamic result dimension is the input's where it is dynamic, else the graph's size of
     // the run for the entry (the input's dimension is 1 there).
     SmallVector<Value> dynamicSizes;
-    ValueRange given = adaptor.getSizes();
-    ArrayRef<int64_t> shape = op.getShape();
+    SmallVector<OpFoldResult> shape =
+        getMixedValues(op.getShape(), adaptor.getSizes(), rewriter.getContext());
     int64_t rank = resultType.getRank(), offset = rank - inputType.getRank();
     int64_t shapeOffset = rank - static_cast<int64_t>(shape.size());
     for (int64_t d = 0; d < rank; ++d) {
@@ -70,9 +71,10 @@ struct ExpandLowering : GraphLowering<ExpandOp> {
         dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, input, aligned));
         continue;
       }
-      if (entry < 0 || shape[entry] != ShapedType::kDynamic)
+      Value size = entry >= 0 ? llvm::dyn_cast<Value>(shape[entry]) : Value();
+      if (!size)
         return rewriter.notifyMatchFailure(op, "a dynamic result dimension has no size");
-      dynamicSizes.push_back(given[llvm::count(shape.take_front(entry), ShapedType::kDynamic)]);
+      dynamicSizes.push_back(size);
     }
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
                                          resultType.getElementType(), dynamicSizes);

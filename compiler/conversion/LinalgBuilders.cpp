@@ -274,7 +274,8 @@ Value countAlong(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes
   return arith::TruncIOp::create(b, loc, type, asInteger);
 }
 
-Value reshapeTo(OpBuilder &b, Location loc, Value input, RankedTensorType resultType) {
+Value reshapeTo(OpBuilder &b, Location loc, Value input, RankedTensorType resultType,
+                ArrayRef<OpFoldResult> sizes) {
   auto inputType = llvm::cast<RankedTensorType>(input.getType());
   Value flat = input;
   if (inputType.getRank() == 0) {
@@ -291,19 +292,37 @@ Value reshapeTo(OpBuilder &b, Location loc, Value input, RankedTensorType result
   if (resultType.getRank() == 1)
     return flat.getType() == resultType ? flat
                                         : Value(tensor::CastOp::create(b, loc, resultType, flat));
-  // The one dynamic result dimension is the element count over the static ones.
+  // A dynamic result dimension is its size of the run where `sizes` gives one; the one left is
+  // the element count over the others.
+  auto given = [&](int64_t d) {
+    return sizes.size() == static_cast<size_t>(resultType.getRank()) && sizes[d];
+  };
   int64_t staticProduct = 1;
-  for (int64_t size : resultType.getShape())
+  std::optional<int64_t> open;
+  for (auto [d, size] : llvm::enumerate(resultType.getShape())) {
     if (size != ShapedType::kDynamic)
       staticProduct *= size;
+    else if (!given(static_cast<int64_t>(d)) && open)
+      return {};
+    else if (!given(static_cast<int64_t>(d)))
+      open = static_cast<int64_t>(d);
+  }
   SmallVector<OpFoldResult> outputShape;
-  for (int64_t size : resultType.getShape()) {
+  for (auto [d, size] : llvm::enumerate(resultType.getShape())) {
     if (size != ShapedType::kDynamic) {
       outputShape.push_back(b.getIndexAttr(size));
       continue;
     }
+    if (given(static_cast<int64_t>(d))) {
+      outputShape.push_back(sizes[d]);
+      continue;
+    }
     Value total = tensor::DimOp::create(b, loc, flat, 0);
     Value divisor = arith::ConstantIndexOp::create(b, loc, staticProduct);
+    for (auto [e, other] : llvm::enumerate(resultType.getShape()))
+      if (other == ShapedType::kDynamic && e != d)
+        divisor = arith::MulIOp::create(b, loc, divisor,
+                                        getValueOrCreateConstantIndexOp(b, loc, sizes[e]));
     outputShape.push_back(arith::DivUIOp::create(b, loc, total, divisor).getResult());
   }
   ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank()));
@@ -317,12 +336,6 @@ Value reshapeToSizes(OpBuilder &b, Location loc, Value input, RankedTensorType r
   int64_t inputRank = inputType.getRank(), resultRank = resultType.getRank();
   if (inputType == resultType)
     return input;
-  auto product = [&](Value value, ArrayRef<int64_t> dims) -> Value {
-    Value total = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t d : dims)
-      total = arith::MulIOp::create(b, loc, total, tensor::DimOp::create(b, loc, value, d));
-    return total;
-  };
   std::optional<SmallVector<ReassociationIndices>> groups;
   if (inputRank > 0 && resultRank > 0)
     groups = getReassociationIndicesForReshape(inputType, resultType);
@@ -358,50 +371,8 @@ Value reshapeToSizes(OpBuilder &b, Location loc, Value input, RankedTensorType r
     }
     return tensor::ExpandShapeOp::create(b, loc, resultType, input, *groups, outputShape);
   }
-  // Flatten, then expand to the sizes; an entry without one is the element count over the rest.
-  Value flat = input;
-  if (inputRank != 1) {
-    auto flatType = RankedTensorType::get(
-        {inputType.hasStaticShape() ? inputType.getNumElements() : ShapedType::kDynamic},
-        inputType.getElementType());
-    if (inputRank == 0)
-      flat =
-          tensor::ExpandShapeOp::create(b, loc, flatType, input, ArrayRef<ReassociationIndices>{},
-                                        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-    else
-      flat = tensor::CollapseShapeOp::create(
-          b, loc, flatType, input,
-          ArrayRef<ReassociationIndices>{llvm::to_vector(llvm::seq<int64_t>(0, inputRank))});
-  }
-  if (resultRank == 0)
-    return tensor::CollapseShapeOp::create(b, loc, resultType, flat,
-                                           ArrayRef<ReassociationIndices>{});
-  SmallVector<OpFoldResult> outputShape;
-  std::optional<int64_t> open;
-  Value known = arith::ConstantIndexOp::create(b, loc, 1);
-  for (int64_t d = 0; d < resultRank; ++d) {
-    if (!resultType.isDynamicDim(d)) {
-      outputShape.push_back(b.getIndexAttr(resultType.getDimSize(d)));
-    } else if (sizes.size() == static_cast<size_t>(resultRank) && sizes[d]) {
-      outputShape.push_back(sizes[d]);
-    } else if (open) {
-      return {};
-    } else {
-      open = d;
-      outputShape.push_back(OpFoldResult());
-      continue;
-    }
-    known = arith::MulIOp::create(b, loc, known,
-                                  getValueOrCreateConstantIndexOp(b, loc, outputShape.back()));
-  }
-  if (open)
-    outputShape[*open] = arith::DivUIOp::create(b, loc, product(flat, {0}), known).getResult();
-  if (resultRank == 1)
-    return flat.getType() == resultType ? flat
-                                        : Value(tensor::CastOp::create(b, loc, resultType, flat));
-  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, resultRank));
-  return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
-                                       ArrayRef<ReassociationIndices>{all}, outputShape);
+  // Otherwise the elements are flattened and expanded to the sizes.
+  return reshapeTo(b, loc, input, resultType, sizes);
 }
 
 Value padWith(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,

@@ -135,17 +135,20 @@ mlir::Value reduceInto(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input
 mlir::Value countAlong(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
                        llvm::ArrayRef<int64_t> axes, mlir::Type type);
 
-/// Reinterprets `input` with `resultType` (same element count, at most one dynamic result
-/// dimension) by collapsing to one dimension and expanding again; both are views.
+/// Reinterprets `input` with `resultType` (same element count) by collapsing to one dimension
+/// and expanding again; both are views. A dynamic result dimension takes its entry of `sizes`
+/// (one per result dimension, as for reshapeToSizes) where there is one; at most one is left,
+/// the element count over the others. Null when more are left.
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
-                      mlir::RankedTensorType resultType);
+                      mlir::RankedTensorType resultType,
+                      llvm::ArrayRef<mlir::OpFoldResult> sizes = {});
 
 /// Reinterprets `input` with `resultType` where several result dimensions may be dynamic:
 /// `sizes` holds one entry per result dimension, the size of the run for a dynamic one given by
 /// the graph (null where the element count decides it). Dimensions keep their groups when the
 /// shapes pair up in order (dynamic with dynamic, static products with static products: a view
-/// of the same dimensions, as exporters write the heads' reshapes), else the elements are
-/// flattened and expanded to `sizes`. Null when a dynamic result dimension has no size.
+/// of the same dimensions, as exporters write the heads' reshapes), else as reshapeTo does.
+/// Null when a dynamic result dimension has no size.
 mlir::Value reshapeToSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
                            mlir::RankedTensorType resultType,
                            llvm::ArrayRef<mlir::OpFoldResult> sizes);

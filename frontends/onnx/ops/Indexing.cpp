@@ -13,6 +13,7 @@
 #include "frontends/onnx/ops/Decomposition.h"
 #include "frontends/onnx/ops/OpTable.h"
 #include "frontends/onnx/ops/RunTimeOperands.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "llvm/ADT/STLExtras.h"

@@ -1,10 +1,11 @@
 //===- OpTable.cpp - The operator table and the node translation context ---===//
 
 #include "frontends/onnx/ops/OpTable.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "frontends/onnx/ModelLoader.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/STLExtras.h"
@@ -667,7 +668,9 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
     } else if (llvm::isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp, graph::UnsqueezeOp>(
                    op)) {
       auto reshape = llvm::dyn_cast<graph::ReshapeOp>(op);
-      ArrayRef<int64_t> shape = reshape ? reshape.getShape() : ArrayRef<int64_t>();
+      SmallVector<OpFoldResult> shape;
+      if (reshape)
+        shape = getMixedValues(reshape.getShape(), reshape.getSizes(), op->getContext());
       auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
       auto staticProduct = [](RankedTensorType t) {
         int64_t product = 1;
@@ -676,9 +679,8 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
             product *= size;
         return product;
       };
-      if (dim < static_cast<int64_t>(shape.size()) && shape[dim] == ShapedType::kDynamic) {
-        next =
-            fromSize(reshape.getSizes()[llvm::count(shape.take_front(dim), ShapedType::kDynamic)]);
+      if (dim < static_cast<int64_t>(shape.size()) && llvm::isa<Value>(shape[dim])) {
+        next = fromSize(llvm::cast<Value>(shape[dim]));
       } else if (type.getNumDynamicDims() == 1 && input.getNumDynamicDims() == 1 &&
                  staticProduct(type) == staticProduct(input)) {
         // One dynamic dimension on each side and the same static elements: they are equal.
@@ -687,12 +689,12 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
             next = std::make_pair(op->getOperand(0), d);
       }
     } else if (auto expand = llvm::dyn_cast<graph::ExpandOp>(op)) {
-      ArrayRef<int64_t> shape = expand.getShape();
+      SmallVector<OpFoldResult> shape =
+          getMixedValues(expand.getShape(), expand.getSizes(), op->getContext());
       int64_t entry = dim - (type.getRank() - static_cast<int64_t>(shape.size()));
       next = aligned(ValueRange{expand.getInput()});
-      if (!next && entry >= 0 && shape[entry] == ShapedType::kDynamic)
-        next =
-            fromSize(expand.getSizes()[llvm::count(shape.take_front(entry), ShapedType::kDynamic)]);
+      if (!next && entry >= 0 && llvm::isa<Value>(shape[entry]))
+        next = fromSize(llvm::cast<Value>(shape[entry]));
     } else if (auto gather = llvm::dyn_cast<graph::GatherOp>(op)) {
       int64_t axis = static_cast<int64_t>(gather.getAxis());
       int64_t indices = llvm::cast<RankedTensorType>(gather.getIndices().getType()).getRank();
