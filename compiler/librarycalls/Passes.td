@@ -52,7 +52,9 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
     movement before them where a GEMM can (unit stride along one of the last two dims) and
     writes through the transposes and reshapes after it; every view is given (`q_view`,
     `k_view`, `v_view`, `mask_view`, `dst_view`, with dst's batch dims; stride 0 broadcasts),
-    and `scale` is the product of the scalings.
+    and `scale` is the product of the scalings. Key and value heads repeated for grouped
+    queries (`reshape(expand(X))` from Hkv to Hkv * g heads) are read once, before the repeat:
+    `kv_group` g, and Kᵀ's and V's last batch dim is Hkv.
 
     `graph.gemm` maps to `onednn.matmul` with `trans_a` / `trans_b`; `alpha * AB + beta * C` is
     the bias (alpha = beta = 1 and C of shape `N`), or the post-ops `linear(alpha, 0)`, `add C`,

@@ -775,23 +775,50 @@ std::optional<StridedView> alignView(StridedView view, ArrayRef<int64_t> batch,
 }
 
 /// The farthest view of a product operand the attention call reads (the operand itself when no
-/// data movement before it can be read through), aligned to the result's batch dims.
-std::optional<StridedView> attentionOperand(Value operand, ArrayRef<int64_t> batch) {
+/// data movement before it can be read through), aligned to the result's batch dims. With
+/// `group` (Kᵀ and V), heads repeated for grouped queries are read where they lie, once
+/// (ungroupHeads): the view then has the result's batch dims with the last divided by the
+/// group, which is set (1 where nothing is repeated).
+std::optional<StridedView> attentionOperand(Value operand, ArrayRef<int64_t> batch,
+                                            int64_t *group = nullptr) {
   auto type = cast<RankedTensorType>(operand.getType());
   SmallVector<StridedView> candidates = traceOperand(operand);
   candidates.insert(
       candidates.begin(),
       StridedView{
           operand, 0, SmallVector<int64_t>(type.getShape()), rowMajorStrides(type.getShape()), {}});
-  for (const StridedView &view : llvm::reverse(candidates)) {
-    if (!gemmReadable(view))
-      continue;
-    int64_t rank = type.getRank();
-    if (std::optional<StridedView> aligned =
-            alignView(view, batch, false, type.getDimSize(rank - 2), type.getDimSize(rank - 1)))
-      return aligned;
+  int64_t rank = type.getRank();
+  auto farthest = [&](ArrayRef<StridedView> views,
+                      ArrayRef<int64_t> batchDims) -> std::optional<StridedView> {
+    for (const StridedView &view : llvm::reverse(views)) {
+      if (!gemmReadable(view))
+        continue;
+      if (std::optional<StridedView> aligned = alignView(
+              view, batchDims, false, type.getDimSize(rank - 2), type.getDimSize(rank - 1)))
+        return aligned;
+    }
+    return std::nullopt;
+  };
+  if (group) {
+    *group = 1;
+    for (const StridedView &candidate : candidates) {
+      if (candidate.dims.size() != batch.size() + 2)
+        continue;
+      int64_t g = 1;
+      std::optional<StridedView> ungrouped = ungroupHeads(candidate, &g);
+      if (!ungrouped || g < 2)
+        continue;
+      SmallVector<StridedView> further = traceView(*ungrouped);
+      further.insert(further.begin(), *ungrouped);
+      SmallVector<int64_t> kvBatch(batch);
+      kvBatch.back() /= g;
+      if (std::optional<StridedView> view = farthest(further, kvBatch)) {
+        *group = g;
+        return view;
+      }
+    }
   }
-  return std::nullopt;
+  return farthest(candidates, batch);
 }
 
 /// Whether cuDNN's fused attention (runtime/src/cuda/cudnn_attention.cpp, with the limits the
@@ -823,7 +850,8 @@ bool cudnnAttentionTakes(const StridedView &view, size_t unit) {
 /// to f32 on the way to the softmax and its result narrowed back (kiln-assign-precision's form:
 /// one cast before the softmax, anywhere among the scaling and the mask, and one after it).
 /// Q, Kᵀ and V are read where their data lies (through the transposes, slices and splits before
-/// them) and the result is written through the transposes and reshapes after it. Fails for
+/// them; Kᵀ and V before heads repeated for grouped queries, with `kv_group`) and the result is
+/// written through the transposes and reshapes after it. Fails for
 /// anything else, or what the target's call does not take (cudnnAttentionTakes); the ops then
 /// stay for the library calls and kernels they were.
 FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target) {
@@ -963,9 +991,17 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
     return failure();
   int64_t sq = scoresType.getDimSize(rank - 2), skv = scoresType.getDimSize(rank - 1);
 
+  // Grouped-query attention reads Kᵀ and V before their heads are repeated, both with one
+  // group; otherwise as they are.
+  int64_t kGroup = 1, vGroup = 1;
   std::optional<StridedView> q = attentionOperand(scores.getLhs(), batch);
-  std::optional<StridedView> kt = attentionOperand(scores.getRhs(), batch);
-  std::optional<StridedView> v = attentionOperand(context.getRhs(), batch);
+  std::optional<StridedView> kt = attentionOperand(scores.getRhs(), batch, &kGroup);
+  std::optional<StridedView> v = attentionOperand(context.getRhs(), batch, &vGroup);
+  if (kGroup != vGroup) {
+    kGroup = 1;
+    kt = attentionOperand(scores.getRhs(), batch);
+    v = attentionOperand(context.getRhs(), batch);
+  }
   if (!q || !kt || !v)
     return failure();
   size_t last = static_cast<size_t>(rank) - 1;
@@ -1038,6 +1074,8 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
         b.getNamedAttr("mask_view", b.getDenseI64ArrayAttr(maskView->encode())));
   if (guard)
     plan.attributes.push_back(b.getNamedAttr("zero_masked_rows", b.getDenseI64ArrayAttr({1})));
+  if (kGroup != 1)
+    plan.attributes.push_back(b.getNamedAttr("kv_group", b.getI64IntegerAttr(kGroup)));
   for (const StridedView &view : {*q, *kt, *v})
     llvm::append_range(plan.readThrough, view.through);
   plan.fused.assign(chain.rbegin(), chain.rend());

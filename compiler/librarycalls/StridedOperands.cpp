@@ -126,12 +126,15 @@ SmallVector<int64_t> StridedView::encode() const {
 }
 
 SmallVector<StridedView> traceOperand(Value operand) {
-  SmallVector<StridedView> candidates;
   std::optional<StridedView> dense = denseView(operand);
   if (!dense)
-    return candidates;
-  StridedView view = std::move(*dense);
-  Value current = operand;
+    return {};
+  return traceView(std::move(*dense));
+}
+
+SmallVector<StridedView> traceView(StridedView view) {
+  SmallVector<StridedView> candidates;
+  Value current = view.base;
   while (Operation *def = current.getDefiningOp()) {
     if (def->getNumOperands() < 1)
       break;
@@ -175,6 +178,52 @@ SmallVector<StridedView> traceOperand(Value operand) {
     settleUnitStrides(candidates.back());
   }
   return candidates;
+}
+
+std::optional<StridedView> ungroupHeads(const StridedView &view, int64_t *group) {
+  auto reshape = view.base.getDefiningOp<graph::ReshapeOp>();
+  auto expand = reshape ? reshape.getInput().getDefiningOp<graph::ExpandOp>() : nullptr;
+  size_t rank = view.dims.size();
+  if (!expand || rank < 3)
+    return std::nullopt;
+  std::optional<ArrayRef<int64_t>> repeated = staticShape(reshape.getResult());
+  std::optional<ArrayRef<int64_t>> grouped = staticShape(expand.getResult());
+  std::optional<ArrayRef<int64_t>> heads = staticShape(expand.getInput());
+  if (!repeated || !grouped || !heads || grouped->size() != repeated->size() + 1)
+    return std::nullopt;
+  std::optional<Steps> steps = decompose(view, *repeated);
+  // The view's heads (its last batch dim) must walk one dim of the repeated value in order.
+  size_t k = rank - 3;
+  if (!steps || steps->dim[k] < 0 || steps->step[k] != 1)
+    return std::nullopt;
+  size_t h = static_cast<size_t>(steps->dim[k]);
+  if (steps->start[h] != 0 || view.dims[k] != (*repeated)[h] ||
+      llvm::count(steps->dim, static_cast<int64_t>(h)) != 1)
+    return std::nullopt;
+  // The repeated value's dims with dim h split into [Hkv, g] (the expand's result) and [Hkv, 1]
+  // (its input).
+  SmallVector<int64_t> want(repeated->begin(), repeated->end()), input;
+  int64_t g = (*grouped)[h + 1], kvHeads = (*grouped)[h];
+  want[h] = kvHeads;
+  want.insert(want.begin() + h + 1, g);
+  input = want;
+  input[h + 1] = 1;
+  if (ArrayRef<int64_t>(want) != *grouped || ArrayRef<int64_t>(input) != *heads ||
+      kvHeads * g != (*repeated)[h])
+    return std::nullopt;
+  // The view over the expand's input, laid out as the repeated value with Hkv heads.
+  SmallVector<int64_t> shape(repeated->begin(), repeated->end());
+  shape[h] = kvHeads;
+  StridedView ungrouped = view;
+  ungrouped.dims[k] = kvHeads;
+  SmallVector<int64_t> identity = llvm::to_vector(llvm::seq<int64_t>(0, shape.size()));
+  remap(ungrouped, *steps, identity, SmallVector<int64_t>(shape.size(), 1),
+        SmallVector<int64_t>(shape.size(), 0), rowMajorStrides(shape));
+  ungrouped.base = expand.getInput();
+  ungrouped.through.append({reshape, expand});
+  settleUnitStrides(ungrouped);
+  *group = g;
+  return ungrouped;
 }
 
 SmallVector<StridedView> traceResult(Value result) {

@@ -16,6 +16,8 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace kiln {
 
 /// Element (i_0, .., i_r-1) of a tensor of `dims` is element `offset + sum_k i_k * strides[k]`
@@ -40,6 +42,17 @@ llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> dims);
 /// it: one after each transpose, slice or split, nearest first (none when the operand is its own
 /// dense view). A library that takes only some strides picks the farthest it takes.
 llvm::SmallVector<StridedView> traceOperand(mlir::Value operand);
+
+/// traceOperand continued from `view` (of its base, any strides): the views further back.
+llvm::SmallVector<StridedView> traceView(StridedView view);
+
+/// Grouped-query attention as exporters write it (Llama's repeat_kv, the ONNX Attention
+/// operator's decomposition): Kᵀ or V of H = Hkv * g heads is
+/// `reshape(expand(X : [.., Hkv, 1, S, D] -> [.., Hkv, g, S, D]) -> [.., H, S, D])`. For a
+/// view of that reshape's result (`view.base`) whose last batch dim (its rank minus 3) walks
+/// the H heads in order, returns the same view of X with Hkv heads there (query head h reads
+/// head h / g) and sets `group` to g; none for anything else.
+std::optional<StridedView> ungroupHeads(const StridedView &view, int64_t *group);
 
 /// The views `result` can be written through when the single-use chain of graph.reshape,
 /// squeeze, unsqueeze, flatten and transpose after it is absorbed: one after each transpose,

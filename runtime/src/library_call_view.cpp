@@ -232,8 +232,8 @@ Status LibraryCallView::checkKeys(const std::vector<std::string>& known) const {
 
 Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
   Status status;
-  if (!(status = view.checkKeys(
-            {"q_view", "k_view", "v_view", "mask_view", "dst_view", "scale", "zero_masked_rows"}))
+  if (!(status = view.checkKeys({"q_view", "k_view", "v_view", "mask_view", "dst_view", "scale",
+                                 "zero_masked_rows", "kv_group"}))
            .ok())
     return status;
   const size_t count = view.bindings().size();
@@ -248,6 +248,9 @@ Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
   if (!(status = view.intScalar("zero_masked_rows", 0, &zero_masked_rows)).ok()) return status;
   if (zero_masked_rows != 0 && zero_masked_rows != 1)
     return view.invalid("'zero_masked_rows' must be 0 or 1");
+  int64_t kv_group = 1;
+  if (!(status = view.intScalar("kv_group", 1, &kv_group)).ok()) return status;
+  if (kv_group < 1) return view.invalid("'kv_group' must be at least 1");
 
   // Every view is required: the call reads its operands where the data lies.
   auto required = [&](const std::string& key, size_t binding, bool written, StridedView* out) {
@@ -268,16 +271,27 @@ Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
 
   const size_t rank = dst.dims.size();
   std::vector<int64_t> batch_dims(dst.dims.begin(), dst.dims.end() - 2);
-  auto sameBatch = [&](const StridedView& operand, const char* name) -> Status {
-    if (operand.dims.size() != rank ||
-        !std::equal(batch_dims.begin(), batch_dims.end(), operand.dims.begin()))
+  // Grouped queries: the key and value heads are the last batch dim divided by the group.
+  std::vector<int64_t> kv_batch_dims = batch_dims;
+  if (kv_group != 1) {
+    if (batch_dims.empty() || batch_dims.back() % kv_group != 0)
+      return view.invalid("'kv_group' " + std::to_string(kv_group) +
+                          " does not divide the last of dst's batch dims " +
+                          formatTypeDims(batch_dims));
+    kv_batch_dims.back() /= kv_group;
+  }
+  auto sameBatch = [&](const StridedView& operand, const char* name,
+                       const std::vector<int64_t>& want) -> Status {
+    if (operand.dims.size() != rank || !std::equal(want.begin(), want.end(), operand.dims.begin()))
       return view.invalid(std::string(name) + "'s view has dims " + formatTypeDims(operand.dims) +
-                          "; it must have dst's batch dims " + formatTypeDims(batch_dims) +
+                          "; it must have the batch dims " + formatTypeDims(want) +
                           " and two more");
     return Status();
   };
-  if (!(status = sameBatch(q, "q")).ok() || !(status = sameBatch(k, "k")).ok() ||
-      !(status = sameBatch(v, "v")).ok() || (has_mask && !(status = sameBatch(mask, "mask")).ok()))
+  if (!(status = sameBatch(q, "q", batch_dims)).ok() ||
+      !(status = sameBatch(k, "k", kv_batch_dims)).ok() ||
+      !(status = sameBatch(v, "v", kv_batch_dims)).ok() ||
+      (has_mask && !(status = sameBatch(mask, "mask", batch_dims)).ok()))
     return status;
   const int64_t sq = q.dims[rank - 2], d = q.dims[rank - 1];
   const int64_t skv = k.dims[rank - 1], dv = v.dims[rank - 1];
@@ -300,6 +314,7 @@ Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
   call.scale = scale[0];
   call.zero_masked_rows = zero_masked_rows == 1;
   call.batch_dims = std::move(batch_dims);
+  call.kv_group = kv_group;
   call.sq = sq;
   call.skv = skv;
   call.d = d;

@@ -102,21 +102,26 @@ class LibraryCallView {
 /// A scaled dot-product attention call as both devices encode it ("kiln.attention" on the CPU,
 /// "cudnn.attention" on CUDA; runtime/src/cpu/attention.h documents the encoding): bindings q,
 /// k (Kᵀ), v, an optional additive mask, dst, each read through its required view, and
-///   dst[b] = softmax(scale * Q[b] Kᵀ[b] + mask[b], along Skv) V[b].
+///   dst[b] = softmax(scale * Q[b] Kᵀ[kv(b)] + mask[b], along Skv) V[kv(b)],
+/// where kv(b) is b with its last index h read as h / kv_group (grouped-query attention: each
+/// key and value head serves kv_group query heads; 1 without groups).
 struct AttentionCall {
   StridedView q, k, v, mask, dst;
   bool has_mask = false;
   float scale = 1.0f;
   /// Whether a row whose scores are all -inf gives zeros rather than NaN.
   bool zero_masked_rows = false;
-  /// The batch dims every view shares (dst's dims but the last two), and the sizes.
+  /// The batch dims Q, the mask and dst share (dst's dims but the last two), and the sizes.
   std::vector<int64_t> batch_dims;
+  /// Query heads per key and value head; Kᵀ and V have batch_dims with the last divided by it.
+  int64_t kv_group = 1;
   int64_t sq = 0, skv = 0, d = 0, dv = 0;
 };
 
-/// Reads and checks an attention call: its keys, 4 or 5 bindings, one finite scale, and views
-/// whose dims agree (Q Sq x D, Kᵀ D x Skv, V Skv x Dv, mask Sq x Skv, dst Sq x Dv, all with dst's
-/// batch dims). Element types are the caller's to check.
+/// Reads and checks an attention call: its keys, 4 or 5 bindings, one finite scale, a kv_group
+/// that divides the last batch dim, and views whose dims agree (Q Sq x D, Kᵀ D x Skv, V Skv x Dv,
+/// mask Sq x Skv, dst Sq x Dv, all with dst's batch dims, Kᵀ's and V's last one divided by
+/// kv_group). Element types are the caller's to check.
 Status readAttentionCall(const LibraryCallView& view, AttentionCall* out);
 
 }  // namespace kiln::runtime

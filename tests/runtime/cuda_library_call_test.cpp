@@ -398,22 +398,26 @@ std::vector<cudnnConvolutionFwdAlgo_t> algorithms(
   return algos;
 }
 
-/// A cudnn.attention over a fused projection [2 x 24 x 3*H*D] (H = 2 heads of D = 32): Q, Kᵀ and
-/// V are views of it, the mask [2 x 1 x 1 x 24] broadcasts over heads and rows, and dst is the
-/// merged heads [2 x 24 x H*D]. `type` is every binding's.
-LibraryCallBuilder validAttention(int type = kF16) {
-  constexpr int64_t b = 2, s = 24, h = 2, d = 32, row = 3 * h * d;
+/// A cudnn.attention over a fused projection [2 x 24 x (H + 2 Hkv) * D] (H query heads and Hkv
+/// key and value heads of D = 32; kv_group H / Hkv where they differ): Q, Kᵀ and V are views of
+/// it, the mask [2 x 1 x 1 x 24] broadcasts over heads and rows, and dst is the merged heads
+/// [2 x 24 x H*D]. `type` is every binding's.
+LibraryCallBuilder validAttention(int type = kF16, int64_t h = 2, int64_t hkv = 2) {
+  constexpr int64_t b = 2, s = 24, d = 32;
+  const int64_t row = (h + 2 * hkv) * d;
   LibraryCallBuilder builder("cudnn.attention");
   for (int i = 0; i < 3; ++i)
     builder.binding({b, s, row}, BufferKind::Arena, 0, type);
   builder.binding({b, 1, 1, s}, BufferKind::Arena, 0, type)
       .binding({b, s, h * d}, BufferKind::Arena, 0, type);
   builder.ints("q_view", {0, b, h, s, d, s * row, d, row, 1})
-      .ints("k_view", {h * d, b, h, d, s, s * row, d, 1, row})
-      .ints("v_view", {2 * h * d, b, h, s, d, s * row, d, row, 1})
+      .ints("k_view", {h * d, b, hkv, d, s, s * row, d, 1, row})
+      .ints("v_view", {(h + hkv) * d, b, hkv, s, d, s * row, d, row, 1})
       .ints("mask_view", {0, b, h, s, s, s, 0, 0, 1})
       .ints("dst_view", {0, b, h, s, d, s * h * d, d, h * d, 1})
       .floats("scale", {0.125f});
+  if (h != hkv)
+    builder.ints("kv_group", {h / hkv});
   return builder;
 }
 
@@ -432,6 +436,13 @@ TEST(CudaLibraryCallCheckTest, HalfAttentionIsAcceptedAndOthersRefused) {
   LibraryCallBuilder mismatched = validAttention();
   mismatched.ints("v_view", {128, 2, 2, 24, 16, 24 * 192, 32, 192, 1});
   expectRefused(mismatched, KILN_STATUS_INVALID_ARGUMENT, "the views' dims do not agree");
+  // Grouped queries: 4 query heads over 2 key and value heads; a group that does not divide
+  // the heads is refused.
+  LibraryCallBuilder grouped = validAttention(kF16, 4, 2);
+  expectAccepted(grouped);
+  LibraryCallBuilder uneven = validAttention(kF16, 4, 2);
+  uneven.ints("kv_group", {3});
+  expectRefused(uneven, KILN_STATUS_INVALID_ARGUMENT, "'kv_group' 3 does not divide");
 }
 
 TEST(CudaLibraryCallCheckTest, CollectivesCheckTheirDevicesAndSizes) {
@@ -975,22 +986,25 @@ TEST_P(CudaLibraryCallGpuTest, GroupedStridedDilatedConvolution) {
 }
 
 /// softmax(scale * Q Kᵀ + mask) V in double per (batch, head), over the views validAttention
-/// encodes: `qkv` is the fused projection [2 x 24 x 192], `mask` [2 x 24], the result the merged
-/// heads [2 x 24 x 64].
+/// encodes: `qkv` is the fused projection [2 x 24 x (h + 2 hkv) * 32], `mask` [2 x 24], the
+/// result the merged heads [2 x 24 x h * 32]; query head `head` reads key and value head
+/// head / (h / hkv).
 std::vector<float> referenceAttention(const std::vector<float> &qkv, const std::vector<float> &mask,
-                                      float scale) {
-  constexpr int64_t b = 2, s = 24, h = 2, d = 32, row = 3 * h * d;
+                                      float scale, int64_t h = 2, int64_t hkv = 2) {
+  constexpr int64_t b = 2, s = 24, d = 32;
+  const int64_t row = (h + 2 * hkv) * d;
   std::vector<float> out(static_cast<size_t>(b * s * h * d));
   for (int64_t n = 0; n < b; ++n)
     for (int64_t head = 0; head < h; ++head)
       for (int64_t i = 0; i < s; ++i) {
+        const int64_t kv = head / (h / hkv);
         std::vector<double> scores(s);
         double largest = -INFINITY, sum = 0;
         for (int64_t j = 0; j < s; ++j) {
           double dot = 0;
           for (int64_t c = 0; c < d; ++c)
             dot += double(qkv[(n * s + i) * row + head * d + c]) *
-                   double(qkv[(n * s + j) * row + h * d + head * d + c]);
+                   double(qkv[(n * s + j) * row + h * d + kv * d + c]);
           scores[j] = scale * dot + mask[n * s + j];
           largest = std::max(largest, scores[j]);
         }
@@ -999,7 +1013,7 @@ std::vector<float> referenceAttention(const std::vector<float> &qkv, const std::
         for (int64_t c = 0; c < d; ++c) {
           double value = 0;
           for (int64_t j = 0; j < s; ++j)
-            value += scores[j] * double(qkv[(n * s + j) * row + 2 * h * d + head * d + c]);
+            value += scores[j] * double(qkv[(n * s + j) * row + (h + hkv) * d + kv * d + c]);
           out[(n * s + i) * h * d + head * d + c] = static_cast<float>(value / sum);
         }
       }
@@ -1020,6 +1034,22 @@ TEST_P(CudaLibraryCallGpuTest, AttentionThroughViewsWithMask) {
   if (HasFailure())
     return;
   expectResult(actual, referenceAttention(qkv, mask, 0.125f));
+}
+
+// Grouped-query attention: 4 query heads, 2 key and value heads (kv_group 2) read once each.
+TEST_P(CudaLibraryCallGpuTest, GroupedQueryAttention) {
+  int type = elementType();
+  if (type != kF16)
+    GTEST_SKIP() << "cuDNN's fused attention is f16 and bf16 only";
+  std::vector<float> qkv = roundTo(type, randomValues({2, 24, 256}, 12));
+  std::vector<float> mask(2 * 24, 0.0f);
+  for (int j = 17; j < 24; ++j)
+    mask[j] = -10000.0f;
+  std::vector<float> actual =
+      run(validAttention(type, 4, 2).build(), type, {qkv, qkv, qkv, mask}, 2 * 24 * 128);
+  if (HasFailure())
+    return;
+  expectResult(actual, referenceAttention(qkv, mask, 0.125f, 4, 2));
 }
 
 INSTANTIATE_TEST_SUITE_P(

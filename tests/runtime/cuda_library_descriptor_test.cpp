@@ -187,6 +187,24 @@ TEST(CudaLibraryDescriptorTest, CudnnFrontendValidatesAttentionGraphs) {
       EXPECT_TRUE(status.ok()) << "sm_" << sm << ": " << status.toString();
     }
   }
+  // Grouped queries as Llama has them (32 query heads, 8 key and value heads read out of the
+  // fused projection [1, S, (32 + 2 x 8) x 128]): cuDNN's SDPA takes K and V with fewer heads.
+  {
+    const int64_t s = 128, heads = 32, kv = 8, d = 128, row = (heads + 2 * kv) * d;
+    AttentionProblem grouped = bertAttention(KILN_ELEMENT_TYPE_BF16, heads, d);
+    grouped.call.kv_group = heads / kv;
+    grouped.q.strides = {s * row, d, row, 1};
+    grouped.k.offset = heads * d;
+    grouped.k.dims = {1, kv, s, d};
+    grouped.k.strides = {s * row, d, row, 1};
+    grouped.v.offset = (heads + kv) * d;
+    grouped.v.dims = {1, kv, s, d};
+    grouped.v.strides = {s * row, d, row, 1};
+    for (int sm : {80, 90}) {
+      Status status = checkCudnnAttentionGraph(grouped, sm);
+      EXPECT_TRUE(status.ok()) << "sm_" << sm << ": " << status.toString();
+    }
+  }
   // A head dim that is not a multiple of 8: the frontend's support check refuses it.
   Status status = checkCudnnAttentionGraph(bertAttention(KILN_ELEMENT_TYPE_F16, 2, 12), 90);
   EXPECT_EQ(status.code(), KILN_STATUS_UNIMPLEMENTED) << status.toString();

@@ -105,11 +105,17 @@ struct Operand {
   char trans = 'N';
   int64_t ld = 0;
 
-  /// The element offset of batch index `batch` (row-major over `batch_dims`).
+  /// Query heads per head of this operand (Kᵀ and V of grouped-query attention), else 1.
+  int64_t group = 1;
+
+  /// The element offset of batch index `batch` (row-major over `batch_dims`, dst's), its last
+  /// index divided by the group.
   int64_t batchOffset(int64_t batch, const std::vector<int64_t>& batch_dims) const {
     int64_t at = offset;
     for (size_t d = batch_dims.size(); d-- > 0;) {
-      at += (batch % batch_dims[d]) * batch_strides[d];
+      int64_t index = batch % batch_dims[d];
+      if (d + 1 == batch_dims.size()) index /= group;
+      at += index * batch_strides[d];
       batch /= batch_dims[d];
     }
     return at;
@@ -282,6 +288,7 @@ Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
   kernel->q_op = operand(q);
   kernel->k_op = operand(k);
   kernel->v_op = operand(v);
+  kernel->k_op.group = kernel->v_op.group = attention.kv_group;
   kernel->dst_op = operand(dst);
   if (has_mask) kernel->mask_op = operand(mask);
   for (auto [op, name] :

@@ -16,14 +16,19 @@
 //              v_view     [offset, B1..Bn, Skv, Dv, strides...]  V
 //              mask_view  [offset, B1..Bn, Sq, Skv, strides...]  with a mask
 //              dst_view   [offset, B1..Bn, Sq, Dv, strides...]
-//              (library_call_view.h). Every view has the batch dims B1..Bn of dst (n >= 0); a
-//              stride of 0 broadcasts. Q, Kᵀ and V have unit stride along one of their last two
-//              dims (each is a matrix a GEMM reads as it lies, or transposed).
+//              (library_call_view.h). Every view has the batch dims B1..Bn of dst (n >= 0;
+//              Kᵀ and V with Bn / kv_group); a stride of 0 broadcasts. Q, Kᵀ and V have unit
+//              stride along one of their last two dims (each is a matrix a GEMM reads as it
+//              lies, or transposed).
 //   float      scale      one value
 //   int        zero_masked_rows  [0 or 1], optional: 1 makes a row whose scores are all -inf
 //              zero (the ONNX Attention operator's rule) rather than NaN
+//   int        kv_group   [g], optional (1): grouped-query attention. Kᵀ's and V's views have
+//              the batch dims of dst with the last (the heads) divided by g; query head h reads
+//              key and value head h / g (Llama's repeated K and V, read where they lie)
 //
-//   dst[b] = softmax(scale * Q[b] Kᵀ[b] + mask[b], along Skv) V[b]
+//   dst[b] = softmax(scale * Q[b] Kᵀ[kv(b)] + mask[b], along Skv) V[kv(b)],
+//   kv(b) = b with its last index h as h / g
 //
 // The keys are taken in blocks (online softmax): each block's scores are computed by oneDNN's
 // GEMM, the running row maximum and sum are updated, and the block's weighted values are

@@ -304,6 +304,64 @@ func.func @attention_views(%qkv: tensor<2x8x48xf32>, %mask: tensor<2x1x1x8xf32>)
 
 // -----
 
+// Tests grouped-query attention as Llama's export writes it: 4 query heads and 2 key and value
+// heads sliced out of one projection [1, 8, 64], K and V repeated per group (reshape, expand,
+// reshape). The call reads K and V once, before the repeat, out of the projection (offsets 32
+// and 48; 2 heads 8 apart) with kv_group 2; no repeat is left.
+// CHECK-LABEL: func.func @attention_grouped_queries
+// CHECK-SAME: (%[[QKV:.+]]: tensor<1x8x64xf32>)
+// CHECK-NOT: graph.expand
+// CHECK: %[[O:.+]] = call @kiln.attention_0(%[[QKV]], %[[QKV]], %[[QKV]]) {dst_view = array<i64: 0, 1, 4, 8, 8, 256, 8, 32, 1>, k_view = array<i64: 32, 1, 2, 8, 8, 512, 8, 1, 64>, kv_group = 2 : i64, q_view = array<i64: 0, 1, 4, 8, 8, 512, 8, 64, 1>, scale = array<f32: 3.500000e-01>, v_view = array<i64: 48, 1, 2, 8, 8, 512, 8, 64, 1>} : (tensor<1x8x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32>) -> tensor<1x8x32xf32>
+// CHECK-NOT: graph.expand
+// CHECK: return %[[O]]
+func.func @attention_grouped_queries(%qkv: tensor<1x8x64xf32>) -> tensor<1x8x32xf32> {
+  %scale = graph.constant dense<0.35> : tensor<f32>
+  %q0 = graph.slice %qkv {limits = array<i64: 1, 8, 32>, starts = array<i64: 0, 0, 0>, strides = array<i64: 1, 1, 1>} : (tensor<1x8x64xf32>) -> tensor<1x8x32xf32>
+  %k0 = graph.slice %qkv {limits = array<i64: 1, 8, 48>, starts = array<i64: 0, 0, 32>, strides = array<i64: 1, 1, 1>} : (tensor<1x8x64xf32>) -> tensor<1x8x16xf32>
+  %v0 = graph.slice %qkv {limits = array<i64: 1, 8, 64>, starts = array<i64: 0, 0, 48>, strides = array<i64: 1, 1, 1>} : (tensor<1x8x64xf32>) -> tensor<1x8x16xf32>
+  %q1 = graph.reshape %q0 to [1, 8, 4, 8] : tensor<1x8x32xf32> -> tensor<1x8x4x8xf32>
+  %k1 = graph.reshape %k0 to [1, 8, 2, 8] : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %v1 = graph.reshape %v0 to [1, 8, 2, 8] : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %q = graph.transpose %q1, [0, 2, 1, 3] : tensor<1x8x4x8xf32> -> tensor<1x4x8x8xf32>
+  %k = graph.transpose %k1, [0, 2, 1, 3] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %v = graph.transpose %v1, [0, 2, 1, 3] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %k2 = graph.reshape %k to [1, 2, 1, 8, 8] : tensor<1x2x8x8xf32> -> tensor<1x2x1x8x8xf32>
+  %k3 = graph.expand %k2 to [1, 2, 2, 8, 8] : tensor<1x2x1x8x8xf32> -> tensor<1x2x2x8x8xf32>
+  %kr = graph.reshape %k3 to [1, 4, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<1x4x8x8xf32>
+  %v2 = graph.reshape %v to [1, 2, 1, 8, 8] : tensor<1x2x8x8xf32> -> tensor<1x2x1x8x8xf32>
+  %v3 = graph.expand %v2 to [1, 2, 2, 8, 8] : tensor<1x2x1x8x8xf32> -> tensor<1x2x2x8x8xf32>
+  %vr = graph.reshape %v3 to [1, 4, 8, 8] : tensor<1x2x2x8x8xf32> -> tensor<1x4x8x8xf32>
+  %kt = graph.transpose %kr, [0, 1, 3, 2] : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %s1 = graph.mul %s, %scale : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %p = graph.softmax %s1 {axis = 3 : i64} : tensor<1x4x8x8xf32>
+  %o = graph.matmul %p, %vr : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %ot = graph.transpose %o, [0, 2, 1, 3] : tensor<1x4x8x8xf32> -> tensor<1x8x4x8xf32>
+  %r = graph.reshape %ot to [1, 8, 32] : tensor<1x8x4x8xf32> -> tensor<1x8x32xf32>
+  return %r : tensor<1x8x32xf32>
+}
+
+// -----
+
+// Tests that a repeat that is not per head (the sequence repeated, not the heads) is no group:
+// the attention reads the repeated value as it is, without kv_group.
+// CHECK-LABEL: func.func @attention_repeated_sequence
+// CHECK: graph.expand
+// CHECK: call @kiln.attention_0
+// CHECK-NOT: kv_group
+func.func @attention_repeated_sequence(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %k2 = graph.reshape %k to [1, 2, 4, 1, 8] : tensor<1x2x4x8xf32> -> tensor<1x2x4x1x8xf32>
+  %k3 = graph.expand %k2 to [1, 2, 4, 2, 8] : tensor<1x2x4x1x8xf32> -> tensor<1x2x4x2x8xf32>
+  %kr = graph.reshape %k3 to [1, 2, 8, 8] : tensor<1x2x4x2x8xf32> -> tensor<1x2x8x8xf32>
+  %kt = graph.transpose %kr, [0, 1, 3, 2] : tensor<1x2x8x8xf32> -> tensor<1x2x8x8xf32>
+  %s = graph.matmul %q, %kt : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %o : tensor<1x2x8x8xf32>
+}
+
+// -----
+
 // Tests that attention's products read Q, K (transposed) and V through the reshape, transpose
 // and split of the fused projection, and write the merged heads, as strides, where the attention
 // is not one call (the probabilities are a result too): the views index the projection and the

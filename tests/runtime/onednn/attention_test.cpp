@@ -53,6 +53,8 @@ struct Attention {
   float scale = 1.0f;
   /// The call's zero_masked_rows: a row whose scores are all -inf is zero, not NaN.
   bool zero_masked_rows = false;
+  /// The call's kv_group: query heads per key and value head (1: no parameter).
+  int64_t kv_group = 1;
 };
 
 /// The unfused attention in double into `out` (dst's binding, other elements left as they are).
@@ -67,12 +69,18 @@ void reference(const Attention &c, const std::vector<float> &q, const std::vecto
   int64_t skv = c.k.dims[rank - 1], dv = c.v.dims[rank - 1];
   std::vector<double> row(skv);
   for (int64_t b = 0; b < batches; ++b) {
+    // The key and value batch index: the last batch index (the query head) divided by the group.
+    int64_t kb = b;
+    if (rank > 2) {
+      int64_t heads = c.dst.dims[rank - 3];
+      kb = b / heads * (heads / c.kv_group) + b % heads / c.kv_group;
+    }
     for (int64_t i = 0; i < sq; ++i) {
       double max = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < skv; ++j) {
         double s = 0;
         for (int64_t t = 0; t < depth; ++t)
-          s += double(q[c.q.at(b, i, t)]) * k[c.k.at(b, t, j)];
+          s += double(q[c.q.at(b, i, t)]) * k[c.k.at(kb, t, j)];
         s *= c.scale;
         if (c.has_mask)
           s += mask[c.mask.at(b, i, j)];
@@ -85,7 +93,7 @@ void reference(const Attention &c, const std::vector<float> &q, const std::vecto
       for (int64_t t = 0; t < dv; ++t) {
         double acc = 0;
         for (int64_t j = 0; j < skv; ++j)
-          acc += row[j] / sum * v[c.v.at(b, j, t)];
+          acc += row[j] / sum * v[c.v.at(kb, j, t)];
         (*out)[c.dst.at(b, i, t)] = static_cast<float>(acc);
       }
     }
@@ -113,6 +121,8 @@ const kiln::artifact::LibraryCall &build(LibraryCallBuilder &builder, const Atte
     builder.floats("scale", {c.scale});
   if (c.zero_masked_rows)
     builder.ints("zero_masked_rows", {1});
+  if (c.kv_group != 1)
+    builder.ints("kv_group", {c.kv_group});
   return builder.build();
 }
 
@@ -262,6 +272,31 @@ TEST(AttentionTest, BroadcastsAndWritesThroughStrides) {
   check(c);
 }
 
+// Llama's grouped-query attention: 8 query heads, 2 key and value heads (kv_group 4) read where
+// they lie (Kᵀ and V out of the fused projection [B, S, (8 + 2 + 2) * D], never repeated), a
+// causal mask [S, S] broadcast over batch and heads, merged heads written.
+TEST(AttentionTest, ReadsEachKeyHeadForItsGroupOfQueryHeads) {
+  const int64_t B = 2, S = 70, H = 8, Hkv = 2, D = 16;
+  const int64_t token = (H + 2 * Hkv) * D, batch = S * token;
+  Attention c;
+  c.q_dims = c.k_dims = c.v_dims = {B, S, token};
+  c.mask_dims = {S, S};
+  c.dst_dims = {B, S, H * D};
+  c.q = {0, {B, H, S, D}, {batch, D, token, 1}};
+  c.k = {H * D, {B, Hkv, D, S}, {batch, D, 1, token}};
+  c.v = {(H + Hkv) * D, {B, Hkv, S, D}, {batch, D, token, 1}};
+  c.mask = {0, {B, H, S, S}, {0, 0, S, 1}};
+  c.dst = {0, {B, H, S, D}, {S * H * D, D, H * D, 1}};
+  c.has_mask = true;
+  c.scale = 0.25f;
+  c.kv_group = H / Hkv;
+  std::vector<float> mask(S * S, 0.0f);
+  for (int64_t i = 0; i < S; ++i)
+    for (int64_t j = i + 1; j < S; ++j)
+      mask[i * S + j] = kNegInf;
+  check(c, mask);
+}
+
 Attention smallCase() {
   Attention c;
   c.q_dims = c.k_dims = c.v_dims = c.dst_dims = {4, 8};
@@ -305,6 +340,27 @@ TEST(AttentionTest, RefusesMalformedCalls) {
     c.dst = {0, {4, 8}, {1, 1}}; // writes elements twice
     LibraryCallBuilder builder("kiln.attention");
     attentionError(build(builder, c), KILN_STATUS_INVALID_ARGUMENT);
+  }
+  // Grouped queries: 3 query heads do not split into groups of 2, and Kᵀ must have the heads
+  // divided by the group.
+  Attention grouped;
+  grouped.q_dims = grouped.dst_dims = {3, 4, 8};
+  grouped.k_dims = {3, 8, 4};
+  grouped.v_dims = {3, 4, 8};
+  grouped.q = grouped.dst = {0, {3, 4, 8}, {32, 8, 1}};
+  grouped.k = {0, {3, 8, 4}, {32, 4, 1}};
+  grouped.v = {0, {3, 4, 8}, {32, 8, 1}};
+  grouped.kv_group = 2;
+  {
+    LibraryCallBuilder builder("kiln.attention");
+    std::string message = attentionError(build(builder, grouped), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(message.find("'kv_group' 2 does not divide"), std::string::npos) << message;
+  }
+  {
+    grouped.kv_group = 3;
+    LibraryCallBuilder builder("kiln.attention");
+    std::string message = attentionError(build(builder, grouped), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(message.find("k's view has dims"), std::string::npos) << message;
   }
 }
 

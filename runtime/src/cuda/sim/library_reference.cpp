@@ -729,19 +729,19 @@ Status runAttentionReference(const AttentionProblem& problem, void* const* buffe
     return value;
   };
   const int result = common.result_binding;
-  // One unit per (batch, head): its K and V read as floats once, then per row the scores,
-  // softmax and weighted sum of values in f32, with one rounding of each result element, as the
-  // library's fused kernel keeps them on chip.
+  // One unit per (batch, head): its K and V (key and value head h / kv_group) read as floats
+  // once, then per row the scores, softmax and weighted sum of values in f32, with one rounding
+  // of each result element, as the library's fused kernel keeps them on chip.
   forEachUnit(batches, static_cast<double>(batches) * sq * skv * (d + dv),
               [&](int64_t unit, Workspace&) {
-                const int64_t b = unit / heads, h = unit % heads;
+                const int64_t b = unit / heads, h = unit % heads, kv = h / call.kv_group;
                 std::vector<float> keys(static_cast<size_t>(skv * d)),
                     values(static_cast<size_t>(skv * dv));
                 for (int64_t key = 0; key < skv; ++key) {
                   for (int64_t c = 0; c < d; ++c)
-                    keys[key * d + c] = load(1, index(problem.k, b, h, key, c));
+                    keys[key * d + c] = load(1, index(problem.k, b, kv, key, c));
                   for (int64_t c = 0; c < dv; ++c)
-                    values[key * dv + c] = load(2, index(problem.v, b, h, key, c));
+                    values[key * dv + c] = load(2, index(problem.v, b, kv, key, c));
                 }
                 std::vector<float> q(static_cast<size_t>(d)), scores(static_cast<size_t>(skv)),
                     out(static_cast<size_t>(dv));
