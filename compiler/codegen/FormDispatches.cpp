@@ -52,10 +52,13 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
     if (isa<tensor::EmptyOp>(op))
       return true;
     // Scalars (an element read from a tensor, index arithmetic) are computed inside each kernel
-    // that needs them: a binding holds a tensor.
-    if (op->getNumRegions() == 0 && op->getNumResults() > 0 && isPure(op) &&
+    // that needs them: a binding holds a tensor. Divisions of sizes of the run are not
+    // speculatable (their divisor is not a constant), but the kernel computes them where the
+    // program would have, so reading no memory is enough.
+    if (op->getNumRegions() == 0 && op->getNumResults() > 0 && isMemoryEffectFree(op) &&
         llvm::none_of(op->getResultTypes(), [](Type type) { return isa<ShapedType>(type); }) &&
-        llvm::none_of(op->getOperands(), [](Value value) { return isa<BaseMemRefType>(value.getType()); }))
+        llvm::none_of(op->getOperands(),
+                      [](Value value) { return isa<BaseMemRefType>(value.getType()); }))
       return true;
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto type = dyn_cast<RankedTensorType>(constant.getType());
@@ -194,12 +197,13 @@ struct FormDispatchesPass : impl::FormDispatchesPassBase<FormDispatchesPass> {
     // says what each is in the inputs' dimensions, and the kernel reads them at run time.
     for (Value argument : arguments)
       if (!isa<RankedTensorType>(argument.getType()))
-        return root->emitError() << "cannot form a kernel: operand of type " << argument.getType()
+        return root->emitError() << "cannot form a kernel of '" << root->getName()
+                                 << "': operand of type " << argument.getType()
                                  << " is not a ranked tensor";
     for (Type type : root->getResultTypes())
       if (!isa<RankedTensorType>(type))
-        return root->emitError() << "cannot form a kernel: result of type " << type
-                                 << " is not a ranked tensor";
+        return root->emitError() << "cannot form a kernel of '" << root->getName()
+                                 << "': result of type " << type << " is not a ranked tensor";
 
     OpBuilder builder(entry);
     SmallVector<Type> argumentTypes;

@@ -362,7 +362,7 @@ LogicalResult ProgramFormer::run() {
       result = addReturn(ret);
     } else if (isa<tensor::EmptyOp>(op) && op.use_empty()) {
       continue;
-    } else if (shapes_ && isPure(&op) && op.getNumRegions() == 0 &&
+    } else if (shapes_ && isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
                llvm::none_of(op.getResultTypes(),
                              [](Type type) { return isa<ShapedType>(type); })) {
       continue; // A size of a dynamic dimension: kiln.dims says what the run's is.

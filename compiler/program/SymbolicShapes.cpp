@@ -59,6 +59,33 @@ std::pair<int64_t, int64_t> exprBounds(AffineExpr expr, ArrayRef<DimSymbol> symb
   }
 }
 
+/// `expr` as coefficient * rest (rest 1 for a constant).
+std::pair<int64_t, AffineExpr> splitCoefficient(AffineExpr expr) {
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return {constant.getValue(), getAffineConstantExpr(1, expr.getContext())};
+  if (expr.getKind() == AffineExprKind::Mul) {
+    auto binary = cast<AffineBinaryOpExpr>(expr);
+    if (auto constant = dyn_cast<AffineConstantExpr>(binary.getRHS()))
+      return {constant.getValue(), binary.getLHS()};
+    if (auto constant = dyn_cast<AffineConstantExpr>(binary.getLHS()))
+      return {constant.getValue(), binary.getRHS()};
+  }
+  return {1, expr};
+}
+
+/// A division of two multiples of one positive expression (a size split by a reshape and read
+/// back: (s0 * 150528) floordiv (s0 * 50176) is 3), which the affine simplifier leaves as it is.
+std::optional<AffineExpr> divideCommonFactor(AffineExpr lhs, AffineExpr rhs, bool ceil,
+                                             ArrayRef<DimSymbol> symbols) {
+  auto [a, common] = splitCoefficient(lhs);
+  auto [b, other] = splitCoefficient(rhs);
+  if (common != other || b <= 0 || isa<AffineConstantExpr>(common) ||
+      exprBounds(common, symbols).first < 1)
+    return std::nullopt;
+  return getAffineConstantExpr(ceil ? llvm::divideCeilSigned(a, b) : llvm::divideFloorSigned(a, b),
+                               lhs.getContext());
+}
+
 ArrayAttr symbolsAttr(MLIRContext *context, ArrayRef<DimSymbol> symbols) {
   Builder builder(context);
   SmallVector<Attribute> entries;
@@ -561,10 +588,12 @@ FailureOr<AffineExpr> SymbolicShapes::scalar(Value value, const ArgumentDims &ar
     if (isa<arith::MulIOp>(op))
       return lhs * rhs;
     // Sizes are non-negative: truncating and flooring division agree.
-    if (isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(op))
-      return lhs.floorDiv(rhs);
-    if (isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
-      return lhs.ceilDiv(rhs);
+    bool ceil = isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op);
+    if (ceil || isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(op)) {
+      if (std::optional<AffineExpr> quotient = divideCommonFactor(lhs, rhs, ceil, symbols_))
+        return *quotient;
+      return ceil ? lhs.ceilDiv(rhs) : lhs.floorDiv(rhs);
+    }
     return lhs % rhs;
   }
   // A clamp (a slice's limit against a dynamic dimension) the ranges decide: the smaller or

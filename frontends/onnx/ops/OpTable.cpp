@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -286,6 +287,58 @@ ShapeEntry number(int64_t value) {
 /// Tensors with more elements are not evaluated: shape arithmetic works on a handful of values.
 constexpr int64_t kMaxEvaluatedElements = 4096;
 
+/// A dynamic entry's expression over s0, its dimension (s0 itself when it has none).
+AffineExpr expressionOf(const ShapeEntry &entry, MLIRContext *context) {
+  if (!entry.isDynamicDim())
+    return getAffineConstantExpr(entry.value, context);
+  return entry.expr ? entry.expr : getAffineSymbolExpr(0, context);
+}
+
+/// Whether `expr` over a dimension (never negative) is never negative.
+bool nonNegative(AffineExpr expr) {
+  if (auto constant = llvm::dyn_cast<AffineConstantExpr>(expr))
+    return constant.getValue() >= 0;
+  if (llvm::isa<AffineSymbolExpr>(expr))
+    return true;
+  auto binary = llvm::dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return false;
+  if (expr.getKind() == AffineExprKind::Add || expr.getKind() == AffineExprKind::Mul)
+    return nonNegative(binary.getLHS()) && nonNegative(binary.getRHS());
+  auto divisor = llvm::dyn_cast<AffineConstantExpr>(binary.getRHS());
+  return divisor && divisor.getValue() > 0 && nonNegative(binary.getLHS());
+}
+
+/// Shape arithmetic on a dynamic dimension (Swin's `batch * windows / windows`): an Add, Sub or
+/// Mul with a number or the same dimension's expression, or a Div by a positive number of a
+/// never-negative dividend (where ONNX's truncation is the floor), as an expression of that
+/// dimension; a number where it folds to one. Nothing for any other arithmetic.
+std::optional<ShapeEntry> dynamicArithmetic(Operation *op, const ShapeEntry &a,
+                                            const ShapeEntry &b) {
+  if (a.isDynamicDim() && b.isDynamicDim() && (a.source != b.source || a.dim != b.dim))
+    return std::nullopt;
+  MLIRContext *context = op->getContext();
+  AffineExpr x = expressionOf(a, context), y = expressionOf(b, context), result;
+  if (llvm::isa<graph::AddOp>(op)) {
+    result = x + y;
+  } else if (llvm::isa<graph::SubOp>(op)) {
+    result = x - y;
+  } else if (llvm::isa<graph::MulOp>(op) && !(a.isDynamicDim() && b.isDynamicDim())) {
+    result = x * y;
+  } else if (llvm::isa<graph::DivOp>(op) && !b.isDynamicDim() && b.value > 0 && nonNegative(x)) {
+    result = x.floorDiv(b.value);
+  } else {
+    return std::nullopt;
+  }
+  result = simplifyAffineExpr(result, /*numDims=*/0, /*numSymbols=*/1);
+  if (auto constant = llvm::dyn_cast<AffineConstantExpr>(result))
+    return number(constant.getValue());
+  ShapeEntry entry = a.isDynamicDim() ? a : b;
+  entry.value = 0;
+  entry.expr = llvm::isa<AffineSymbolExpr>(result) ? AffineExpr() : result;
+  return entry;
+}
+
 /// Evaluates `value` when it is an integer tensor computed from constants by the ops exported
 /// shape arithmetic uses (Shape folded to a constant, then Gather, Unsqueeze, Concat, Slice, Cast
 /// and elementwise arithmetic, as PyTorch writes `x.view(x.size(0), -1)`). Graph inputs the
@@ -459,43 +512,49 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
     std::optional<KnownIntegers> lhs = operand(0), rhs = operand(1);
     int64_t count = type.getNumElements();
     // Only equal sizes and single elements broadcast here.
-    auto at = [count](const KnownIntegers &known, int64_t i) -> std::optional<int64_t> {
+    auto at = [count](const KnownIntegers &known, int64_t i) -> std::optional<ShapeEntry> {
       size_t index = known.values.size() == 1 ? 0 : static_cast<size_t>(i);
       if (known.values.size() != 1 && static_cast<int64_t>(known.values.size()) != count)
         return std::nullopt;
-      if (known.values[index].isDynamicDim())
-        return std::nullopt;
-      return known.values[index].value;
+      return known.values[index];
     };
     if (!lhs || !rhs)
       return std::nullopt;
     for (int64_t i = 0; i < count; ++i) {
-      std::optional<int64_t> a = at(*lhs, i), b = at(*rhs, i);
-      if (!a || !b)
+      std::optional<ShapeEntry> left = at(*lhs, i), right = at(*rhs, i);
+      if (!left || !right)
         return std::nullopt;
+      if (left->isDynamicDim() || right->isDynamicDim()) {
+        std::optional<ShapeEntry> entry = dynamicArithmetic(op, *left, *right);
+        if (!entry)
+          return std::nullopt;
+        result.values.push_back(*entry);
+        continue;
+      }
+      const int64_t a = left->value, b = right->value;
       int64_t element;
       if (llvm::isa<graph::AddOp>(op))
-        element = *a + *b;
+        element = a + b;
       else if (llvm::isa<graph::SubOp>(op))
-        element = *a - *b;
+        element = a - b;
       else if (llvm::isa<graph::MulOp>(op))
-        element = *a * *b;
+        element = a * b;
       else if (llvm::isa<graph::MaxOp>(op))
-        element = std::max(*a, *b);
+        element = std::max(a, b);
       else if (llvm::isa<graph::MinOp>(op))
-        element = std::min(*a, *b);
+        element = std::min(a, b);
       else if (llvm::isa<graph::AndOp>(op))
-        element = *a & *b;
+        element = a & b;
       else if (llvm::isa<graph::OrOp>(op))
-        element = *a | *b;
+        element = a | b;
       else if (llvm::isa<graph::XorOp>(op))
-        element = *a ^ *b;
-      else if (*b == 0 || (*a == std::numeric_limits<int64_t>::min() && *b == -1))
+        element = a ^ b;
+      else if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
         return std::nullopt;
       else if (llvm::isa<graph::RemOp>(op))
-        element = *a % *b; // The sign of the dividend, as graph.rem defines it.
+        element = a % b; // The sign of the dividend, as graph.rem defines it.
       else
-        element = *a / *b;
+        element = a / b;
       result.values.push_back(number(element));
     }
     return result;
@@ -532,11 +591,15 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
           continue;
         }
         const ShapeEntry &a = entries[0], &b = entries[1];
+        MLIRContext *context = op->getContext();
         std::optional<bool> equal;
-        if (a.isDynamicDim() && b.isDynamicDim() && a.source == b.source && a.dim == b.dim)
+        if (a.isDynamicDim() && b.isDynamicDim() && a.source == b.source && a.dim == b.dim &&
+            a.expr == b.expr)
           equal = true;
-        else if ((a.isDynamicDim() && !b.isDynamicDim() && b.value < 0) ||
-                 (b.isDynamicDim() && !a.isDynamicDim() && a.value < 0))
+        else if ((a.isDynamicDim() && !b.isDynamicDim() && b.value < 0 &&
+                  nonNegative(expressionOf(a, context))) ||
+                 (b.isDynamicDim() && !a.isDynamicDim() && a.value < 0 &&
+                  nonNegative(expressionOf(b, context))))
           equal = false;
         graph::ComparisonDirection direction = compare.getDirection();
         if (!equal || (direction != graph::ComparisonDirection::eq &&
@@ -571,6 +634,12 @@ std::optional<KnownIntegers> evaluateIntegers(Value value, const NodeContext &ct
 }
 
 } // namespace
+
+bool ShapeEntry::neverNegative() const {
+  if (!isDynamicDim())
+    return value >= 0;
+  return !expr || nonNegative(expr);
+}
 
 FailureOr<SmallVector<ShapeEntry>> NodeContext::shapeEntries(int index, StringRef what) {
   std::optional<KnownIntegers> known = evaluateIntegers(input(index), *this);
@@ -724,7 +793,32 @@ Value NodeContext::sizeOf(const ShapeEntry &entry) {
     return arith::ConstantIndexOp::create(builder_, loc_, entry.value);
   auto [source, dim] =
       dimRoot(entry.source, entry.dim).value_or(std::make_pair(entry.source, entry.dim));
-  return graph::DimOp::create(builder_, loc_, source, dim);
+  Value size = graph::DimOp::create(builder_, loc_, source, dim);
+  if (!entry.expr)
+    return size;
+  // Arithmetic on the dimension, as index arithmetic of the run. dynamicArithmetic divides
+  // only never-negative dividends by positive numbers, so the divisions are unsigned.
+  std::function<Value(AffineExpr)> expand = [&](AffineExpr expr) -> Value {
+    if (auto constant = llvm::dyn_cast<AffineConstantExpr>(expr))
+      return arith::ConstantIndexOp::create(builder_, loc_, constant.getValue());
+    auto binary = llvm::dyn_cast<AffineBinaryOpExpr>(expr);
+    if (!binary)
+      return size;
+    Value lhs = expand(binary.getLHS()), rhs = expand(binary.getRHS());
+    switch (expr.getKind()) {
+    case AffineExprKind::Add:
+      return arith::AddIOp::create(builder_, loc_, lhs, rhs);
+    case AffineExprKind::Mul:
+      return arith::MulIOp::create(builder_, loc_, lhs, rhs);
+    case AffineExprKind::FloorDiv:
+      return arith::DivUIOp::create(builder_, loc_, lhs, rhs);
+    case AffineExprKind::CeilDiv:
+      return arith::CeilDivUIOp::create(builder_, loc_, lhs, rhs);
+    default:
+      return arith::RemUIOp::create(builder_, loc_, lhs, rhs);
+    }
+  };
+  return expand(entry.expr);
 }
 
 Value NodeContext::dynamicShapeOf(Value input, int64_t start, int64_t end) {

@@ -14,6 +14,7 @@
 
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -176,12 +177,22 @@ public:
   std::optional<llvm::SmallVector<int64_t>> knownInts(mlir::Value value) const;
 
   /// One element of a shape operand known at import time: a number, or dynamic dimension `dim`
-  /// of `source` (what Shape of a value with dynamic dimensions yields).
+  /// of `source` (what Shape of a value with dynamic dimensions yields), or arithmetic on one
+  /// with numbers (`expr` over the symbol s0 for that dimension: Swin's `batch * windows /
+  /// windows`).
   struct ShapeEntry {
     int64_t value = 0;
     mlir::Value source;
     int64_t dim = -1;
+    /// Null for the dimension itself.
+    mlir::AffineExpr expr;
+    /// A size known only at run time: a dynamic dimension or arithmetic on one.
     bool isDynamicDim() const { return static_cast<bool>(source); }
+    /// Dynamic dimension `dim` of `source` itself, no arithmetic on it.
+    bool isPlainDim() const { return source && !expr; }
+    /// Whether the entry is never negative (a dimension, and arithmetic on one that keeps it
+    /// so: the ONNX operators read a negative entry as counted from the end, or inferred).
+    bool neverNegative() const;
   };
   /// Like constantInts, but also accepts elements that are dynamic dimensions of other values.
   mlir::FailureOr<llvm::SmallVector<ShapeEntry>> shapeEntries(int index, llvm::StringRef what);

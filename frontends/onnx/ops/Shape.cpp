@@ -209,7 +209,7 @@ LogicalResult translateReshape(NodeContext &ctx) {
   // same graph input dimension: the batch of the hidden state, reshaping the attention's
   // projection) is carried over from the input.
   for (NodeContext::ShapeEntry &entry : *entries) {
-    if (!entry.isDynamicDim() || entry.source == input)
+    if (!entry.isPlainDim() || entry.source == input)
       continue;
     std::optional<std::pair<Value, int64_t>> root = NodeContext::dimRoot(entry.source, entry.dim);
     for (int64_t d = 0; root && d < type.getRank(); ++d)
@@ -219,16 +219,25 @@ LogicalResult translateReshape(NodeContext &ctx) {
         break;
       }
   }
+  // A size of the run other than one of the input's own dimensions.
+  auto foreign = [&](const NodeContext::ShapeEntry &entry) {
+    return entry.isDynamicDim() && (!entry.isPlainDim() || entry.source != input);
+  };
   for (auto [i, entry] : llvm::enumerate(*entries)) {
     int64_t source = -1;
     int64_t size = entry.value;
-    if (entry.isDynamicDim() && entry.source != input) {
+    if (entry.isDynamicDim() && !entry.neverNegative())
+      return ctx.emitError() << "shape entry " << i << " is arithmetic on dynamic dimension "
+                             << entry.dim << " of a value of type " << entry.source.getType()
+                             << " that may be negative at run time; bind the graph inputs' "
+                             << "shapes with --shape";
+    if (foreign(entry)) {
       // A dynamic dimension of another value (the batch of the tokens, reshaping the
-      // attention's heads) is the one the element count leaves: it is inferred, as a -1 is.
-      // Beside another unknown entry it is a size of the run (graph.dim, below).
+      // attention's heads), or arithmetic on one (Swin's windows per image), is the one the
+      // element count leaves: it is inferred, as a -1 is. Beside another unknown entry it is a
+      // size of the run (graph.dim, below).
       if (!inferred && llvm::none_of(*entries, [&](const NodeContext::ShapeEntry &other) {
-            return &other != &entry &&
-                   (other.value == -1 || (other.isDynamicDim() && other.source != input));
+            return &other != &entry && (other.value == -1 || foreign(other));
           }))
         inferred = i;
       size = -1;
@@ -706,9 +715,14 @@ LogicalResult translateSlice(NodeContext &ctx) {
     if (failed(e))
       return failure();
     starts = *s;
-    // An end that is a dynamic dimension (a causal mask cut to the sequence) is a limit of the
-    // run.
+    // An end that is a dynamic dimension (a causal mask cut to the sequence), or arithmetic on
+    // one that is never negative, is a limit of the run.
     for (const NodeContext::ShapeEntry &entry : *e) {
+      if (entry.isDynamicDim() && !entry.neverNegative())
+        return ctx.emitError() << "ends (input 2) are arithmetic on dynamic dimension " << entry.dim
+                               << " of a value of type " << entry.source.getType()
+                               << " that may be negative at run time; bind the graph inputs' "
+                               << "shapes with --shape";
       ends.push_back(entry.isDynamicDim() ? kDynamic : entry.value);
       dynamicEnds.push_back(entry.isDynamicDim() ? ctx.sizeOf(entry) : Value());
     }
