@@ -685,7 +685,8 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(int index, StringRef w
   return values;
 }
 
-std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64_t dim) {
+std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64_t dim,
+                                                               bool farthest) {
   for (int steps = 0; steps < 4096; ++steps) {
     auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
     if (!type || dim < 0 || dim >= type.getRank() || !type.isDynamicDim(dim))
@@ -782,7 +783,7 @@ std::optional<std::pair<Value, int64_t>> NodeContext::dimRoot(Value value, int64
         next = aligned(concat.getInputs());
     }
     if (!next)
-      return std::nullopt;
+      return farthest ? std::make_optional(std::make_pair(value, dim)) : std::nullopt;
     std::tie(value, dim) = *next;
   }
   return std::nullopt;

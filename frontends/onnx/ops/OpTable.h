@@ -202,8 +202,11 @@ public:
   /// The graph input dimension that dynamic dimension `dim` of `value` provably equals, followed
   /// through the ops that keep a dimension (broadcasting elementwise ops, normalizations,
   /// transposes, products' batch and row dimensions, gathers, full slices, concatenations off
-  /// their axis, and sizes of the run); nullopt where an op is not known to keep it.
-  static std::optional<std::pair<mlir::Value, int64_t>> dimRoot(mlir::Value value, int64_t dim);
+  /// their axis, and sizes of the run); nullopt where an op is not known to keep it, or with
+  /// `farthest` the value the walk stopped at (two dimensions that reach the same one are
+  /// equal: the windows' count of Swin's attention, read before and after its projection).
+  static std::optional<std::pair<mlir::Value, int64_t>> dimRoot(mlir::Value value, int64_t dim,
+                                                                bool farthest = false);
   /// A placeholder for Shape of `input`'s dimensions [start, end), some of them dynamic: shape
   /// arithmetic on it is evaluated at import time, and the importer reports it if it is still
   /// used once the graph is translated.

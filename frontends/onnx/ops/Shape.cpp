@@ -211,9 +211,10 @@ LogicalResult translateReshape(NodeContext &ctx) {
   for (NodeContext::ShapeEntry &entry : *entries) {
     if (!entry.isPlainDim() || entry.source == input)
       continue;
-    std::optional<std::pair<Value, int64_t>> root = NodeContext::dimRoot(entry.source, entry.dim);
+    std::optional<std::pair<Value, int64_t>> root =
+        NodeContext::dimRoot(entry.source, entry.dim, /*farthest=*/true);
     for (int64_t d = 0; root && d < type.getRank(); ++d)
-      if (type.isDynamicDim(d) && NodeContext::dimRoot(input, d) == root) {
+      if (type.isDynamicDim(d) && NodeContext::dimRoot(input, d, /*farthest=*/true) == root) {
         entry.source = input;
         entry.dim = d;
         break;
