@@ -695,20 +695,20 @@ LogicalResult translateRunTimeRange(NodeContext &ctx) {
 
 /// Range to a dynamic dimension (positions up to the sequence length) with integral start and
 /// positive delta known at import: start + iota(max(ceil((limit - start) / delta), 0)) * delta,
-/// its length a size of the run. Failure (nothing reported) when the operands are not of that
-/// form.
+/// its length a size of the run. A null value (nothing reported) when the operands are not of
+/// that form; failure (reported) when building it fails.
 FailureOr<Value> rangeToDynamicDim(NodeContext &ctx) {
   if (!ctx.knownAtImport(1) || !numbersKnown(ctx, 0) || !numbersKnown(ctx, 2))
-    return failure();
+    return Value();
   FailureOr<SmallVector<NodeContext::ShapeEntry>> limit = ctx.shapeEntries(1, "limit");
   if (failed(limit) || limit->size() != 1 || !(*limit)[0].isDynamicDim())
-    return failure();
+    return Value();
   FailureOr<SmallVector<double>> start = constantNumbers(ctx, 0, "start");
   FailureOr<SmallVector<double>> delta = constantNumbers(ctx, 2, "delta");
   if (failed(start) || failed(delta) || start->size() != 1 || delta->size() != 1 ||
       (*start)[0] != std::floor((*start)[0]) || (*delta)[0] != std::floor((*delta)[0]) ||
       (*delta)[0] <= 0)
-    return failure();
+    return Value();
   OpBuilder &b = ctx.builder();
   Location loc = ctx.loc();
   int64_t first = static_cast<int64_t>((*start)[0]), step = static_cast<int64_t>((*delta)[0]);
@@ -736,7 +736,10 @@ FailureOr<Value> rangeToDynamicDim(NodeContext &ctx) {
 LogicalResult translateRange(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
-  if (FailureOr<Value> toDim = rangeToDynamicDim(ctx); succeeded(toDim))
+  FailureOr<Value> toDim = rangeToDynamicDim(ctx);
+  if (failed(toDim))
+    return failure();
+  if (*toDim)
     return ctx.setResult(*toDim);
   if (!numbersKnown(ctx, 0) || !numbersKnown(ctx, 1) || !numbersKnown(ctx, 2))
     return translateRunTimeRange(ctx);
