@@ -841,6 +841,55 @@ bool cudnnAttentionTakes(const StridedView &view, size_t unit) {
   return true;
 }
 
+/// The attention call over dynamic shapes: Q, Kᵀ, V, the mask and the result as they lie (no
+/// views: the runtime reads each binding with its run's strides, leading dims aligned with the
+/// result's and dims of 1 broadcast), so each must have the result's rank at most and batch dims
+/// that are the result's or 1; the mask f32.
+FailureOr<CallPlan> planDenseAttention(const Target &target, graph::MatmulOp scores,
+                                       graph::MatmulOp context, Value mask, float scale,
+                                       graph::SelectOp guard, ArrayRef<Operation *> chain,
+                                       graph::SoftmaxOp softmax, ArrayRef<Operation *> guardOps) {
+  auto resultType = cast<RankedTensorType>(context.getType());
+  int64_t rank = resultType.getRank();
+  ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
+  auto aligned = [&](Value value, bool matrixMayBroadcast) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || type.getRank() > rank || (!matrixMayBroadcast && type.getRank() < 2))
+      return false;
+    int64_t missing = rank - type.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t at = d + missing;
+      if (at >= rank - 2)
+        continue;
+      if (type.getDimSize(d) != 1 && type.getDimSize(d) != batch[at])
+        return false;
+    }
+    return true;
+  };
+  if (!aligned(scores.getLhs(), false) || !aligned(scores.getRhs(), false) ||
+      !aligned(context.getRhs(), false))
+    return failure();
+  if (mask) {
+    auto maskType = dyn_cast<RankedTensorType>(mask.getType());
+    if (!maskType || !maskType.getElementType().isF32() || !aligned(mask, true))
+      return failure();
+  }
+  Builder b(softmax.getContext());
+  CallPlan plan = startPlan(target, target.attention, scores, rank - 1,
+                            {scores.getLhs(), scores.getRhs(), context.getRhs()});
+  if (mask)
+    plan.operands.push_back(mask);
+  plan.attributes = {b.getNamedAttr("scale", b.getDenseF32ArrayAttr({scale}))};
+  if (guard)
+    plan.attributes.push_back(b.getNamedAttr("zero_masked_rows", b.getDenseI64ArrayAttr({1})));
+  plan.fused.assign(chain.rbegin(), chain.rend());
+  plan.fused.push_back(softmax);
+  llvm::append_range(plan.fused, guardOps);
+  plan.fused.push_back(context);
+  plan.result = context.getResult();
+  return plan;
+}
+
 /// Plans `softmax(scale * Q Kᵀ [+ mask]) V` around `softmax` as one attention call, the form
 /// exporters write: a graph.matmul of Q and Kᵀ, multiplications and divisions by splat constants,
 /// at most one addend (the mask, after the scaling), the softmax along the last axis (optionally
@@ -856,7 +905,10 @@ bool cudnnAttentionTakes(const StridedView &view, size_t unit) {
 /// stay for the library calls and kernels they were.
 FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target) {
   auto scoresType = dyn_cast<RankedTensorType>(softmax.getType());
-  if (target.attention.empty() || !scoresType || !scoresType.hasStaticShape() ||
+  // Over dynamic shapes (a program for a range of shapes) Kiln's call reads each operand as it
+  // lies, its strides the run's (no views); cuDNN's takes static shapes only.
+  bool dynamic = scoresType && !scoresType.hasStaticShape();
+  if (target.attention.empty() || !scoresType || (dynamic && target.halfAttention) ||
       scoresType.getRank() < 2 || !softmax->hasOneUse())
     return failure();
   int64_t rank = scoresType.getRank();
@@ -885,7 +937,7 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
     user = *narrow->getUsers().begin();
   }
   auto context = dyn_cast<graph::MatmulOp>(user);
-  Type element = context ? staticUniformElementType(context) : Type();
+  Type element = context ? staticUniformElementType(context, false, dynamic) : Type();
   if (axis != rank - 1 || !context || context.getLhs() != probabilities ||
       context.getRhs() == probabilities || !element ||
       !(target.halfAttention ? isHalfPrecision(element) : element.isF32()))
@@ -964,7 +1016,7 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   }
   // The cast between the products and the softmax comes with the one after it, and only where
   // the products are in a lower precision than the softmax.
-  if (staticUniformElementType(scores) != element || !std::isfinite(scale) ||
+  if (staticUniformElementType(scores, false, dynamic) != element || !std::isfinite(scale) ||
       static_cast<bool>(widen) != static_cast<bool>(narrow) ||
       (narrow && (getElementTypeOrSelf(widen.getInput().getType()) != element ||
                   scoresType.getElementType() == element)))
@@ -989,6 +1041,9 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   ArrayRef<int64_t> batch = scoresType.getShape().drop_back(2);
   if (contextType.getRank() != rank || contextType.getShape().drop_back(2) != batch)
     return failure();
+  if (dynamic)
+    return planDenseAttention(target, scores, context, mask, scale, guard, chain, softmax,
+                              guardOps);
   int64_t sq = scoresType.getDimSize(rank - 2), skv = scoresType.getDimSize(rank - 1);
 
   // Grouped-query attention reads Kᵀ and V before their heads are repeated, both with one

@@ -274,19 +274,49 @@ LogicalResult SymbolicShapes::unify() {
             return WalkResult::interrupt();
         }
       }
+      // Attention over dynamic shapes reads Q's width as Kᵀ's rows, Kᵀ's columns (the keys) as
+      // V's rows and the mask's columns.
+      if (isDenseAttention(call)) {
+        auto dimOf = [&](unsigned index,
+                         int64_t fromEnd) -> std::optional<std::pair<Value, int64_t>> {
+          if (index >= call.getNumOperands())
+            return std::nullopt;
+          auto type = dyn_cast<ShapedType>(call.getOperand(index).getType());
+          if (!type || type.getRank() < fromEnd)
+            return std::nullopt;
+          return std::make_pair(call.getOperand(index), type.getRank() - fromEnd);
+        };
+        const std::pair<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>> pairs[] = {
+            {{0, 1}, {1, 2}}, {{1, 1}, {2, 2}}, {{3, 1}, {1, 1}}};
+        for (auto [a, b] : pairs) {
+          auto x = dimOf(a.first, a.second), y = dimOf(b.first, b.second);
+          if (!x || !y)
+            continue;
+          auto xType = cast<ShapedType>(x->first.getType());
+          auto yType = cast<ShapedType>(y->first.getType());
+          // A mask's column of 1 broadcasts over the keys.
+          if ((!xType.isDynamicDim(x->second) && !yType.isDynamicDim(y->second)) ||
+              (a.first == 3 && xType.getDimSize(x->second) == 1))
+            continue;
+          FailureOr<AffineExpr> lhs = hostDim(x->first, static_cast<unsigned>(x->second));
+          FailureOr<AffineExpr> rhs = hostDim(y->first, static_cast<unsigned>(y->second));
+          if (failed(lhs) || failed(rhs) || failed(requireEqual(*lhs, *rhs, call)))
+            return WalkResult::interrupt();
+        }
+      }
       // A library call reads the dynamic dimensions of its operands of the result's rank as
       // the result's.
       for (Value value : call.getResults()) {
         auto type = dyn_cast<ShapedType>(value.getType());
         for (int64_t d = 0; type && d < type.getRank(); ++d) {
-          SmallVector<Value> sources = libraryCallSources(call, value, d);
+          SmallVector<std::pair<Value, int64_t>> sources = libraryCallSources(call, value, d);
           if (sources.empty())
             continue;
           FailureOr<AffineExpr> size = hostDim(value, static_cast<unsigned>(d));
           if (failed(size))
             return WalkResult::interrupt();
-          for (Value operand : sources) {
-            FailureOr<AffineExpr> other = hostDim(operand, static_cast<unsigned>(d));
+          for (auto [operand, at] : sources) {
+            FailureOr<AffineExpr> other = hostDim(operand, static_cast<unsigned>(at));
             if (failed(other) || failed(requireEqual(*size, *other, call)))
               return WalkResult::interrupt();
           }
@@ -503,11 +533,17 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
     }
     // A library call (a convolution over a dynamic batch): a dynamic dimension of its result is
     // that of its first operand of the same rank (unify() checks that the others agree).
-    SmallVector<Value> sources = libraryCallSources(call, value, d);
+    SmallVector<std::pair<Value, int64_t>> sources = libraryCallSources(call, value, d);
     if (!sources.empty())
-      return dim(sources.front(), d, arguments);
+      return dim(sources.front().first, static_cast<unsigned>(sources.front().second), arguments);
   }
   return fail(("computed by '" + op->getName().getStringRef() + "'").str());
+}
+
+bool SymbolicShapes::isDenseAttention(func::CallOp call) {
+  func::FuncOp callee = calleeOf(call);
+  auto name = callee ? callee->getAttrOfType<StringAttr>(kLibraryCallAttr) : StringAttr();
+  return name && name.getValue().ends_with(".attention") && !call->hasAttr("q_view");
 }
 
 func::FuncOp SymbolicShapes::calleeOf(func::CallOp call) {
@@ -517,16 +553,41 @@ func::FuncOp SymbolicShapes::calleeOf(func::CallOp call) {
   return callee;
 }
 
-SmallVector<Value> SymbolicShapes::libraryCallSources(func::CallOp call, Value result, int64_t d) {
+SmallVector<std::pair<Value, int64_t>> SymbolicShapes::libraryCallSources(func::CallOp call,
+                                                                          Value result, int64_t d) {
   func::FuncOp callee = calleeOf(call);
   auto type = cast<ShapedType>(result.getType());
-  SmallVector<Value> sources;
+  SmallVector<std::pair<Value, int64_t>> sources;
   if (!callee || !callee->hasAttr(kLibraryCallAttr) || !type.isDynamicDim(d))
     return sources;
+  // Attention over dynamic shapes (its operands as they lie, aligned with the result's trailing
+  // dims): the batch dims are every operand's, the query rows Q's (and the mask's), the value
+  // width V's.
+  if (isDenseAttention(call)) {
+    int64_t rank = type.getRank();
+    auto add = [&](unsigned index, int64_t dim) {
+      if (index >= call.getNumOperands())
+        return;
+      auto operandType = dyn_cast<ShapedType>(call.getOperand(index).getType());
+      int64_t at = operandType ? dim - (rank - operandType.getRank()) : -1;
+      if (at >= 0 && operandType.isDynamicDim(at))
+        sources.push_back({call.getOperand(index), at});
+    };
+    if (d < rank - 2) {
+      for (unsigned index = 0; index < 4; ++index)
+        add(index, d);
+    } else if (d == rank - 2) {
+      add(0, d);
+      add(3, d);
+    } else {
+      add(2, d);
+    }
+    return sources;
+  }
   for (Value operand : call.getOperands()) {
     auto operandType = dyn_cast<ShapedType>(operand.getType());
     if (operandType && operandType.getRank() == type.getRank() && operandType.isDynamicDim(d))
-      sources.push_back(operand);
+      sources.push_back({operand, d});
   }
   return sources;
 }

@@ -89,10 +89,14 @@ private:
   unsigned find(unsigned symbol);
   /// The function `call` calls: beside the entry, or in the kernels module.
   mlir::func::FuncOp calleeOf(mlir::func::CallOp call);
-  /// For a library call's `result` with dynamic dimension `d`: its operands of the result's
-  /// rank dynamic at `d`, which give the result's size there.
-  llvm::SmallVector<mlir::Value> libraryCallSources(mlir::func::CallOp call, mlir::Value result,
-                                                    int64_t d);
+  /// Whether `call` is an attention call without views (over dynamic shapes: its operands as
+  /// they lie).
+  bool isDenseAttention(mlir::func::CallOp call);
+  /// For a library call's `result` with dynamic dimension `d`: its operands, and their
+  /// dimension, that give the result's size there (those of the result's rank dynamic at `d`;
+  /// for attention over dynamic shapes, by the operands' roles).
+  llvm::SmallVector<std::pair<mlir::Value, int64_t>>
+  libraryCallSources(mlir::func::CallOp call, mlir::Value result, int64_t d);
   mlir::LogicalResult requireEqual(mlir::AffineExpr a, mlir::AffineExpr b, mlir::Operation *op);
   /// An expansion whose one-dimensional groups pair a source dimension with a result
   /// dimension of the run keeps it: the two must agree.

@@ -78,11 +78,13 @@ constexpr Param kMatmulParams[] = {{"trans_a", Kind::Bool},       {"trans_b", Ki
                                    {"post_op_args", Kind::Floats}};
 /// The CUDA libraries' switch for TF32 tensor cores, and cuDNN's channels-last tensors (x, the
 /// addend and y as N spatial... C, w as K spatial... C/groups).
+/// Attention's views are all given or none (a call over dynamic shapes, set up per shape, reads
+/// its bindings as they lie: runtime/src/cpu/attention.h).
 constexpr Param kAttentionParams[] = {
-    {"q_view", Kind::Ints, Count::Any, true},   {"k_view", Kind::Ints, Count::Any, true},
-    {"v_view", Kind::Ints, Count::Any, true},   {"mask_view", Kind::Ints},
-    {"dst_view", Kind::Ints, Count::Any, true}, {"scale", Kind::Floats, Count::Any, true},
-    {"zero_masked_rows", Kind::Ints},           {"kv_group", Kind::Int}};
+    {"q_view", Kind::Ints},           {"k_view", Kind::Ints},
+    {"v_view", Kind::Ints},           {"mask_view", Kind::Ints},
+    {"dst_view", Kind::Ints},         {"scale", Kind::Floats, Count::Any, true},
+    {"zero_masked_rows", Kind::Ints}, {"kv_group", Kind::Int}};
 constexpr Param kPoolingParams[] = {{"kind", Kind::Strings, Count::Any, true},
                                     {"kernel", Kind::Ints, Count::Spatial, true},
                                     {"strides", Kind::Ints, Count::Spatial, true},

@@ -252,10 +252,17 @@ Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
   if (!(status = view.intScalar("kv_group", 1, &kv_group)).ok()) return status;
   if (kv_group < 1) return view.invalid("'kv_group' must be at least 1");
 
-  // Every view is required: the call reads its operands where the data lies.
+  // Every view is given (the call reads its operands where the data lies), or none: each
+  // binding is then read as it lies, its leading dims aligned with dst's and dims of 1
+  // broadcast (a call over dynamic shapes, set up per shape, whose strides are the run's).
+  std::vector<int64_t> unused;
+  const char* keys[] = {"q_view", "k_view", "v_view", "mask_view", "dst_view"};
+  const bool dense = std::none_of(std::begin(keys), std::end(keys), [&](const char* key) {
+    return view.ints(key, -1, nullptr, &unused).ok();
+  });
   auto required = [&](const std::string& key, size_t binding, bool written, StridedView* out) {
     Status s = view.view(key, binding, written, out);
-    if (s.ok() && !out->given) return view.invalid("needs the parameter '" + key + "'");
+    if (s.ok() && !out->given && !dense) return view.invalid("needs the parameter '" + key + "'");
     return s;
   };
   StridedView q, k, v, mask, dst;
@@ -265,9 +272,39 @@ Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
       (has_mask && !(status = required("mask_view", 3, false, &mask)).ok()) ||
       !(status = required("dst_view", count - 1, true, &dst)).ok())
     return status;
-  std::vector<int64_t> unused;
   if (!has_mask && view.ints("mask_view", -1, nullptr, &unused).ok())
     return view.invalid("has a 'mask_view' but no mask binding");
+  if (dense) {
+    // Leading dims of 1 in front, then dims of 1 (of the batch, and of the mask's matrix)
+    // broadcast with stride 0 to dst's.
+    const std::vector<int64_t>& want = dst.dims;
+    auto align = [&](StridedView* operand, const char* name, bool broadcastMatrix) -> Status {
+      if (operand->dims.size() > want.size() || want.size() < 2)
+        return view.invalid(std::string(name) + " of dims " + formatTypeDims(operand->dims) +
+                            " has more dims than dst " + formatTypeDims(want));
+      size_t missing = want.size() - operand->dims.size();
+      operand->dims.insert(operand->dims.begin(), missing, 1);
+      operand->strides.insert(operand->strides.begin(), missing, 0);
+      for (size_t d = 0; d < want.size(); ++d) {
+        bool matrix = d + 2 >= want.size();
+        if (operand->dims[d] == 1 && (!matrix || broadcastMatrix)) {
+          operand->strides[d] = 0;
+          if (!matrix) operand->dims[d] = want[d];
+        }
+      }
+      return Status();
+    };
+    if (!(status = align(&q, "q", false)).ok() || !(status = align(&k, "k", false)).ok() ||
+        !(status = align(&v, "v", false)).ok() ||
+        (has_mask && !(status = align(&mask, "mask", true)).ok()))
+      return status;
+    // The mask's broadcast matrix dims take the scores' sizes (Sq x Skv).
+    if (has_mask) {
+      const size_t r = want.size();
+      if (mask.dims[r - 2] == 1) mask.dims[r - 2] = want[r - 2];
+      if (mask.dims[r - 1] == 1) mask.dims[r - 1] = k.dims[r - 1];
+    }
+  }
 
   const size_t rank = dst.dims.size();
   std::vector<int64_t> batch_dims(dst.dims.begin(), dst.dims.end() - 2);

@@ -261,10 +261,11 @@ class AttentionKernel : public LibraryCallKernel {
 }  // namespace
 
 Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
-                             std::unique_ptr<LibraryCallKernel>* out) {
+                             std::unique_ptr<LibraryCallKernel>* out,
+                             const std::vector<std::vector<int64_t>>* run_dims) {
   LibraryCallView view;
   Status status = LibraryCallView::create(call, {KILN_ELEMENT_TYPE_F32},
-                                          "kiln.attention takes f32 tensors only", &view);
+                                          "kiln.attention takes f32 tensors only", &view, run_dims);
   if (!status.ok()) return status;
   AttentionCall attention;
   if (!(status = readAttentionCall(view, &attention)).ok()) return status;

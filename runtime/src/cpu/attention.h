@@ -19,7 +19,9 @@
 //              (library_call_view.h). Every view has the batch dims B1..Bn of dst (n >= 0;
 //              Kᵀ and V with Bn / kv_group); a stride of 0 broadcasts. Q, Kᵀ and V have unit
 //              stride along one of their last two dims (each is a matrix a GEMM reads as it
-//              lies, or transposed).
+//              lies, or transposed). Either every view is given or none: without views (a
+//              call over dynamic shapes, set up per shape) each binding is read as it lies,
+//              its leading dims aligned with dst's and its dims of 1 broadcast.
 //   float      scale      one value
 //   int        zero_masked_rows  [0 or 1], optional: 1 makes a row whose scores are all -inf
 //              zero (the ONNX Attention operator's rule) rather than NaN
@@ -42,6 +44,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "runtime/src/cpu/library_call.h"
 
@@ -50,8 +53,11 @@ namespace kiln::runtime::cpu {
 /// Prepares a "kiln.attention" call: checks its bindings, views and scale. Returns
 /// INVALID_ARGUMENT naming the call for a malformed one, UNIMPLEMENTED for views the GEMM cannot
 /// read (no unit stride in the last two dims).
+/// `run_dims`, when given, are the bindings' dims for one shape of a program compiled for a
+/// range of shapes (the call then has no views: each binding is read as it lies).
 Status createAttentionKernel(const kiln::artifact::LibraryCall& call,
-                             std::unique_ptr<LibraryCallKernel>* out);
+                             std::unique_ptr<LibraryCallKernel>* out,
+                             const std::vector<std::vector<int64_t>>* run_dims = nullptr);
 
 }  // namespace kiln::runtime::cpu
 

@@ -24,10 +24,10 @@ Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const ui
   if (name.substr(0, kOneDnnPrefix.size()) == kOneDnnPrefix) {
     return createOneDnnKernel(call, constants, out, run_dims);
   }
+  if (name == "kiln.attention") return createAttentionKernel(call, out, run_dims);
   if (run_dims != nullptr)
     return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
                                                  "' cannot be set up for a shape of the run");
-  if (name == "kiln.attention") return createAttentionKernel(call, out);
   if (name == "gloo.all_reduce") return createAllReduceKernel(call, collectives, out);
   if (name == "gloo.all_gather") return createAllGatherKernel(call, collectives, out);
   if (name == "gloo.send" || name == "gloo.recv")

@@ -343,6 +343,28 @@ func.func @attention_grouped_queries(%qkv: tensor<1x8x64xf32>) -> tensor<1x8x32x
 
 // -----
 
+// Tests attention over dynamic shapes (a program for a range of batches and sequences): one
+// kiln.attention call with no views, reading Q, Kᵀ, V and the mask as they lie (the runtime sets
+// it up per shape with the run's strides, the mask's dims of 1 broadcast); the transposes before
+// it stay.
+// CHECK-LABEL: func.func @attention_dynamic
+// CHECK: %[[KT:.+]] = graph.transpose %arg1
+// CHECK: %[[O:.+]] = call @kiln.attention_0(%arg0, %[[KT]], %arg2, %arg3) {scale = array<f32: 1.250000e-01>} : (tensor<?x2x?x8xf32>, tensor<?x2x8x?xf32>, tensor<?x2x?x8xf32>, tensor<?x1x1x?xf32>) -> tensor<?x2x?x8xf32>
+// CHECK-NOT: graph.softmax
+// CHECK: return %[[O]]
+func.func @attention_dynamic(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x8xf32>, %mask: tensor<?x1x1x?xf32>) -> tensor<?x2x?x8xf32> {
+  %scale = graph.constant dense<8.0> : tensor<f32>
+  %kt = graph.transpose %k, [0, 1, 3, 2] : tensor<?x2x?x8xf32> -> tensor<?x2x8x?xf32>
+  %s = graph.matmul %q, %kt : (tensor<?x2x?x8xf32>, tensor<?x2x8x?xf32>) -> tensor<?x2x?x?xf32>
+  %s1 = graph.div %s, %scale : (tensor<?x2x?x?xf32>, tensor<f32>) -> tensor<?x2x?x?xf32>
+  %s2 = graph.add %s1, %mask : (tensor<?x2x?x?xf32>, tensor<?x1x1x?xf32>) -> tensor<?x2x?x?xf32>
+  %p = graph.softmax %s2 {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %o = graph.matmul %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  return %o : tensor<?x2x?x8xf32>
+}
+
+// -----
+
 // Tests that a repeat that is not per head (the sequence repeated, not the heads) is no group:
 // the attention reads the repeated value as it is, without kv_group.
 // CHECK-LABEL: func.func @attention_repeated_sequence

@@ -55,6 +55,10 @@ struct Attention {
   bool zero_masked_rows = false;
   /// The call's kv_group: query heads per key and value head (1: no parameter).
   int64_t kv_group = 1;
+  /// Whether the views are parameters (false: the call of a range artifact, set up per shape,
+  /// which reads its bindings as they lie; the views above then describe that for the
+  /// reference).
+  bool views = true;
 };
 
 /// The unfused attention in double into `out` (dst's binding, other elements left as they are).
@@ -108,7 +112,7 @@ const kiln::artifact::LibraryCall &build(LibraryCallBuilder &builder, const Atte
     builder.binding(c.mask_dims);
   builder.binding(c.dst_dims);
   auto view = [&](const std::string &key, const View &v) {
-    if (key != drop)
+    if (key != drop && c.views)
       builder.ints(key, v.encode());
   };
   view("q_view", c.q);
@@ -126,9 +130,11 @@ const kiln::artifact::LibraryCall &build(LibraryCallBuilder &builder, const Atte
   return builder.build();
 }
 
-std::unique_ptr<LibraryCallKernel> prepareAttention(const kiln::artifact::LibraryCall &call) {
+std::unique_ptr<LibraryCallKernel>
+prepareAttention(const kiln::artifact::LibraryCall &call,
+                 const std::vector<std::vector<int64_t>> *run_dims = nullptr) {
   std::unique_ptr<LibraryCallKernel> kernel;
-  kiln::Status status = runtime::cpu::createAttentionKernel(call, &kernel);
+  kiln::Status status = runtime::cpu::createAttentionKernel(call, &kernel, run_dims);
   EXPECT_TRUE(status.ok()) << status.toString();
   return kernel;
 }
@@ -145,9 +151,10 @@ std::string attentionError(const kiln::artifact::LibraryCall &call, kiln_status_
 /// reference; rows listed in `nan_rows` (batch 0, every score -inf) must be NaN, or zero with
 /// zero_masked_rows.
 void check(const Attention &c, std::vector<float> mask = {},
-           const std::vector<int64_t> &nan_rows = {}) {
+           const std::vector<int64_t> &nan_rows = {},
+           const std::vector<std::vector<int64_t>> *run_dims = nullptr) {
   LibraryCallBuilder builder("kiln.attention");
-  std::unique_ptr<LibraryCallKernel> kernel = prepareAttention(build(builder, c));
+  std::unique_ptr<LibraryCallKernel> kernel = prepareAttention(build(builder, c), run_dims);
   ASSERT_NE(kernel, nullptr);
   std::vector<float> q = randomValues(c.q_dims, 1), k = randomValues(c.k_dims, 2),
                      v = randomValues(c.v_dims, 3);
@@ -295,6 +302,51 @@ TEST(AttentionTest, ReadsEachKeyHeadForItsGroupOfQueryHeads) {
     for (int64_t j = i + 1; j < S; ++j)
       mask[i * S + j] = kNegInf;
   check(c, mask);
+}
+
+// A call of a program for a range of shapes: no views, set up for one shape of the run (batch 3
+// and sequence 17 of bindings compiled for up to 4 x 32). Each binding is read as it lies: Q, Kᵀ
+// and V dense, the mask [3, 1, 1, 17] broadcast over the heads and the query rows.
+TEST(AttentionTest, ReadsItsBindingsAsTheyLieForAShapeOfTheRun) {
+  const int64_t B = 3, H = 2, S = 17, D = 8;
+  Attention c;
+  c.views = false;
+  c.has_mask = true;
+  c.scale = 0.3f;
+  // The artifact's dims are the upper bounds; the reference and the buffers use the run's.
+  Attention bounds = c;
+  bounds.q_dims = bounds.v_dims = bounds.dst_dims = {4, H, 32, D};
+  bounds.k_dims = {4, H, D, 32};
+  bounds.mask_dims = {4, 1, 1, 32};
+  c.q_dims = c.v_dims = c.dst_dims = {B, H, S, D};
+  c.k_dims = {B, H, D, S};
+  c.mask_dims = {B, 1, 1, S};
+  c.q = c.v = c.dst = {0, {B, H, S, D}, {H * S * D, S * D, D, 1}};
+  c.k = {0, {B, H, D, S}, {H * D * S, D * S, S, 1}};
+  c.mask = {0, {B, H, S, S}, {S, 0, 0, 1}};
+  std::vector<std::vector<int64_t>> run_dims{c.q_dims, c.k_dims, c.v_dims, c.mask_dims, c.dst_dims};
+  // The kernel is made from the bounds' call and set up for the run's dims.
+  LibraryCallBuilder builder("kiln.attention");
+  std::unique_ptr<LibraryCallKernel> kernel = prepareAttention(build(builder, bounds), &run_dims);
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> q = randomValues(c.q_dims, 1), k = randomValues(c.k_dims, 2),
+                     v = randomValues(c.v_dims, 3), mask = randomValues(c.mask_dims, 4);
+  std::vector<float> dst(numElements(c.dst_dims), 7.0f), expected = dst;
+  std::vector<void *> buffers{q.data(), k.data(), v.data(), mask.data(), dst.data()};
+  ASSERT_TRUE(kernel->run(buffers.data()).ok());
+  reference(c, q, k, v, mask, &expected);
+  expectClose(dst, expected, 2e-5f, 1e-4f);
+  // Views on some operands but not others are refused.
+  {
+    LibraryCallBuilder partial("kiln.attention");
+    Attention some = bounds;
+    some.views = true;
+    some.q = some.v = some.dst = {0, {4, H, 32, D}, {H * 32 * D, 32 * D, D, 1}};
+    some.mask = {0, {4, H, 32, 32}, {32, 0, 0, 1}};
+    const kiln::artifact::LibraryCall &call = build(partial, some, "k_view");
+    EXPECT_NE(attentionError(call, KILN_STATUS_INVALID_ARGUMENT).find("needs the parameter"),
+              std::string::npos);
+  }
 }
 
 Attention smallCase() {
