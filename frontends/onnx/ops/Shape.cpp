@@ -183,6 +183,19 @@ LogicalResult translateRunTimeReshape(NodeContext &ctx, bool allowZero) {
                            formatShape(declared.getShape()));
 }
 
+/// Refuses `entry` of `what` when it is arithmetic on a dynamic dimension that may be negative
+/// at run time (`batch - 2`), which Reshape, Expand and Slice would read as inferred or counted
+/// from the end.
+LogicalResult refuseNegativeSize(NodeContext &ctx, const NodeContext::ShapeEntry &entry,
+                                 const llvm::Twine &what) {
+  if (!entry.isDynamicDim() || entry.neverNegative())
+    return success();
+  return ctx.emitError() << what << " is arithmetic on dynamic dimension " << entry.dim
+                         << " of a value of type " << entry.source.getType()
+                         << " that may be negative at run time; bind the graph inputs' shapes "
+                         << "with --shape";
+}
+
 /// Reshape. Each target entry is a number, -1, 0 (copy the input dimension at that position,
 /// unless allowzero from opset 14) or, from Shape arithmetic, a dynamic dimension of the input or
 /// of another value. With one unknown entry graph.reshape infers it from the element count (the
@@ -227,11 +240,8 @@ LogicalResult translateReshape(NodeContext &ctx) {
   for (auto [i, entry] : llvm::enumerate(*entries)) {
     int64_t source = -1;
     int64_t size = entry.value;
-    if (entry.isDynamicDim() && !entry.neverNegative())
-      return ctx.emitError() << "shape entry " << i << " is arithmetic on dynamic dimension "
-                             << entry.dim << " of a value of type " << entry.source.getType()
-                             << " that may be negative at run time; bind the graph inputs' "
-                             << "shapes with --shape";
+    if (failed(refuseNegativeSize(ctx, entry, "shape entry " + llvm::Twine(i))))
+      return failure();
     if (foreign(entry)) {
       // A dynamic dimension of another value (the batch of the tokens, reshaping the
       // attention's heads), or arithmetic on one (Swin's windows per image), is the one the
@@ -481,6 +491,8 @@ LogicalResult translateExpand(NodeContext &ctx) {
   SmallVector<int64_t> shape;
   for (auto [i, entry] : llvm::enumerate(*entries)) {
     int64_t aligned = static_cast<int64_t>(i) - offset;
+    if (failed(refuseNegativeSize(ctx, entry, "shape entry " + llvm::Twine(i))))
+      return failure();
     if (!entry.isDynamicDim()) {
       shape.push_back(entry.value);
     } else if (aligned >= 0 && type.isDynamicDim(aligned)) {
@@ -719,11 +731,8 @@ LogicalResult translateSlice(NodeContext &ctx) {
     // An end that is a dynamic dimension (a causal mask cut to the sequence), or arithmetic on
     // one that is never negative, is a limit of the run.
     for (const NodeContext::ShapeEntry &entry : *e) {
-      if (entry.isDynamicDim() && !entry.neverNegative())
-        return ctx.emitError() << "ends (input 2) are arithmetic on dynamic dimension " << entry.dim
-                               << " of a value of type " << entry.source.getType()
-                               << " that may be negative at run time; bind the graph inputs' "
-                               << "shapes with --shape";
+      if (failed(refuseNegativeSize(ctx, entry, "an end (input 2)")))
+        return failure();
       ends.push_back(entry.isDynamicDim() ? kDynamic : entry.value);
       dynamicEnds.push_back(entry.isDynamicDim() ? ctx.sizeOf(entry) : Value());
     }
