@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 
+from graph_writer import GraphWriter
+
 SHAPES = [(1, 1), (2, 5), (3, 17), (4, 32)]
 WIDTH, HEADS, HEAD, VOCAB, MAX_POSITIONS = 16, 2, 8, 50, 64
 
@@ -30,17 +32,9 @@ def weights():
 def write(out):
     from onnx import TensorProto, helper, numpy_helper
     w = weights()
-    inits = [numpy_helper.from_array(value, name) for name, value in w.items()]
-
-    def const(name, values):
-        inits.append(numpy_helper.from_array(np.array(values, dtype=np.int64), name))
-        return name
-
-    nodes = []
-
-    def node(op, inputs, output, **attrs):
-        nodes.append(helper.make_node(op, inputs, [output], **attrs))
-        return output
+    graph_writer = GraphWriter([numpy_helper.from_array(value, name) for name, value in w.items()])
+    inits, nodes = graph_writer.inits, graph_writer.nodes
+    const, node = graph_writer.const, graph_writer.node
 
     const("zero", 0)
     const("one", 1)

@@ -15,6 +15,8 @@ import sys
 
 import numpy as np
 
+from graph_writer import GraphWriter
+
 BATCHES = [1, 3, 4]
 GRID, WINDOW, CHANNELS = 4, 2, 4
 WINDOWS = (GRID // WINDOW) ** 2
@@ -47,17 +49,9 @@ def reference(x):
 
 def write(out):
     from onnx import TensorProto, helper, numpy_helper
-    inits = [numpy_helper.from_array(mask(), "mask")]
-
-    def const(name, values):
-        inits.append(numpy_helper.from_array(np.array(values, dtype=np.int64), name))
-        return name
-
-    nodes = []
-
-    def node(op, inputs, output, **attrs):
-        nodes.append(helper.make_node(op, inputs, [output], **attrs))
-        return output
+    graph_writer = GraphWriter([numpy_helper.from_array(mask(), "mask")])
+    inits, nodes = graph_writer.inits, graph_writer.nodes
+    const, node = graph_writer.const, graph_writer.node
 
     g = GRID // WINDOW
     const("zero", 0)
