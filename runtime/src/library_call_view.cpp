@@ -278,8 +278,11 @@ Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
     // Leading dims of 1 in front, then dims of 1 (of the batch, and of the mask's matrix)
     // broadcast with stride 0 to dst's.
     const std::vector<int64_t>& want = dst.dims;
+    if (want.size() < 2)
+      return view.invalid("dst of dims " + formatTypeDims(want) +
+                          " is no matrix (it needs 2 dims or more)");
     auto align = [&](StridedView* operand, const char* name, bool broadcastMatrix) -> Status {
-      if (operand->dims.size() > want.size() || want.size() < 2)
+      if (operand->dims.size() > want.size())
         return view.invalid(std::string(name) + " of dims " + formatTypeDims(operand->dims) +
                             " has more dims than dst " + formatTypeDims(want));
       size_t missing = want.size() - operand->dims.size();
