@@ -631,6 +631,12 @@ class CudaLibraryCallGpuTest
   CallBackend backend() const { return std::get<0>(GetParam()); }
   int elementType() const { return std::get<1>(GetParam()); }
 
+  /// Runs validAttention(type, heads, kvHeads) on a seeded projection with the keys from
+  /// `firstMasked` on of batch entry `maskedBatch` masked out (-10000, a padding mask), against
+  /// referenceAttention. f16 only (cuDNN's fused attention).
+  void checkAttention(int64_t heads, int64_t kvHeads, uint32_t seed, int maskedBatch,
+                      int firstMasked);
+
   /// Runs `call` with `operands` (host f32 values, converted to the call's type) and returns the
   /// result as f32. Runs twice, so that a second enqueue with the same buffers is covered.
   std::vector<float> run(const kiln::artifact::LibraryCall& call, int type,
@@ -1020,37 +1026,28 @@ std::vector<float> referenceAttention(const std::vector<float> &qkv, const std::
   return out;
 }
 
-TEST_P(CudaLibraryCallGpuTest, AttentionThroughViewsWithMask) {
+void CudaLibraryCallGpuTest::checkAttention(int64_t heads, int64_t kvHeads, uint32_t seed,
+                                            int maskedBatch, int firstMasked) {
   int type = elementType();
   if (type != kF16)
     GTEST_SKIP() << "cuDNN's fused attention is f16 and bf16 only";
-  std::vector<float> qkv = roundTo(type, randomValues({2, 24, 192}, 11));
-  // The second sequence's last 5 keys are masked out, as a padding mask does.
+  std::vector<float> qkv = roundTo(type, randomValues({2, 24, (heads + 2 * kvHeads) * 32}, seed));
   std::vector<float> mask(2 * 24, 0.0f);
-  for (int j = 19; j < 24; ++j)
-    mask[24 + j] = -10000.0f;
-  std::vector<float> actual =
-      run(validAttention(type).build(), type, {qkv, qkv, qkv, mask}, 2 * 24 * 64);
+  for (int j = firstMasked; j < 24; ++j)
+    mask[maskedBatch * 24 + j] = -10000.0f;
+  std::vector<float> actual = run(validAttention(type, heads, kvHeads).build(), type,
+                                  {qkv, qkv, qkv, mask}, 2 * 24 * heads * 32);
   if (HasFailure())
     return;
-  expectResult(actual, referenceAttention(qkv, mask, 0.125f));
+  expectResult(actual, referenceAttention(qkv, mask, 0.125f, heads, kvHeads));
 }
 
-// Grouped-query attention: 4 query heads, 2 key and value heads (kv_group 2) read once each.
-TEST_P(CudaLibraryCallGpuTest, GroupedQueryAttention) {
-  int type = elementType();
-  if (type != kF16)
-    GTEST_SKIP() << "cuDNN's fused attention is f16 and bf16 only";
-  std::vector<float> qkv = roundTo(type, randomValues({2, 24, 256}, 12));
-  std::vector<float> mask(2 * 24, 0.0f);
-  for (int j = 17; j < 24; ++j)
-    mask[j] = -10000.0f;
-  std::vector<float> actual =
-      run(validAttention(type, 4, 2).build(), type, {qkv, qkv, qkv, mask}, 2 * 24 * 128);
-  if (HasFailure())
-    return;
-  expectResult(actual, referenceAttention(qkv, mask, 0.125f, 4, 2));
-}
+// The second sequence's last 5 keys are masked out, as a padding mask does.
+TEST_P(CudaLibraryCallGpuTest, AttentionThroughViewsWithMask) { checkAttention(2, 2, 11, 1, 19); }
+
+// Grouped-query attention: 4 query heads, 2 key and value heads (kv_group 2) read once each;
+// the first sequence's last 7 keys masked.
+TEST_P(CudaLibraryCallGpuTest, GroupedQueryAttention) { checkAttention(4, 2, 12, 0, 17); }
 
 INSTANTIATE_TEST_SUITE_P(
     BackendsAndElementTypes, CudaLibraryCallGpuTest,
