@@ -394,10 +394,18 @@ LogicalResult Translator::addDispatch(program::DispatchOp op) {
     // bindings and description in the file.
     for (Attribute attr : *launches) {
       auto launch = cast<program::CudaLaunchAttr>(attr);
-      uint64_t blocks = llvm::divideCeil(launch.getItems(), launch.getBlock());
+      // A launch sized by the run (run_items) is sized again by the runtime for each run.
+      uint64_t blocks =
+          std::max<uint64_t>(llvm::divideCeil(launch.getItems(), launch.getBlock()), 1);
       std::vector<uint32_t> count{static_cast<uint32_t>(std::min<uint64_t>(blocks, UINT32_MAX)),
                                   1, 1};
-      auto cuda = art::CreateCudaLaunch(fbb_, launch.getBlock(), launch.getItems());
+      fb::Offset<fb::Vector<int64_t>> runItems;
+      if (AffineMapAttr items = launch.getRunItems()) {
+        std::vector<int64_t> code;
+        encodeDim(items.getValue().getResult(0), code);
+        runItems = fbb_.CreateVector(code);
+      }
+      auto cuda = art::CreateCudaLaunch(fbb_, launch.getBlock(), launch.getItems(), runItems);
       auto dispatch = art::CreateDispatch(fbb_, *codeObject, symbolIndex(launch.getKernel()),
                                           fbb_.CreateVector(count), *bound, description, cuda);
       addStep(art::StepKind::Dispatch, dispatch.Union());
@@ -696,8 +704,13 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
         ArrayAttr launches = *kernel.getLaunches();
         os << "kernel  " << name << " (" << launches.size()
            << (launches.size() == 1 ? " launch" : " launches");
-        for (Attribute launch : launches)
-          os << ", " << cast<program::CudaLaunchAttr>(launch).getItems() << " items";
+        for (Attribute attr : launches) {
+          auto launch = cast<program::CudaLaunchAttr>(attr);
+          if (AffineMapAttr items = launch.getRunItems())
+            os << ", " << items.getValue().getResult(0) << " items of the run";
+          else
+            os << ", " << launch.getItems() << " items";
+        }
         os << "): " << description << "\n";
       } else {
         os << "kernel  " << name << " x";

@@ -9,6 +9,7 @@
 #include "compiler/codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
@@ -20,6 +21,30 @@ namespace kiln {
 using namespace mlir;
 
 namespace kiln {
+
+Value viewWithRunSizes(OpBuilder &builder, Location loc, Value buffer, MemRefType type,
+                       ArrayRef<OpFoldResult> sizes) {
+  // Row-major: each stride is the product of the sizes after it.
+  SmallVector<OpFoldResult> strides(type.getRank());
+  OpFoldResult stride = builder.getIndexAttr(1);
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    strides[d] = stride;
+    if (d == 0)
+      break;
+    std::optional<int64_t> a = getConstantIntValue(stride), b = getConstantIntValue(sizes[d]);
+    if (a && b) {
+      stride = builder.getIndexAttr(*a * *b);
+      continue;
+    }
+    stride =
+        arith::MulIOp::create(builder, loc, getValueOrCreateConstantIndexOp(builder, loc, stride),
+                              getValueOrCreateConstantIndexOp(builder, loc, sizes[d]))
+            .getResult();
+  }
+  return memref::ReinterpretCastOp::create(builder, loc, type, buffer, builder.getIndexAttr(0),
+                                           sizes, strides);
+}
+
 namespace {
 
 bool isDynamicBinding(Type type) {
@@ -28,16 +53,19 @@ bool isDynamicBinding(Type type) {
 }
 
 struct BindRunSizesPass : impl::BindRunSizesPassBase<BindRunSizesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    WalkResult walked = getOperation().walk([](func::FuncOp function) {
+    bool takesWorkgroupId = workgroupId;
+    WalkResult walked = getOperation().walk([&](func::FuncOp function) {
       if (!function->hasAttr(kDispatchAttr) || function.isExternal() ||
           llvm::none_of(function.getArgumentTypes(), isDynamicBinding))
         return WalkResult::advance();
       MLIRContext *context = function.getContext();
       Block &entry = function.getBody().front();
-      // The bindings, then the workgroup id (kiln-distribute-workgroups put it last).
-      unsigned bindings = function.getNumArguments() - 1;
-      if (!entry.getArgument(bindings).getType().isIndex()) {
+      // The bindings, then the workgroup id (kiln-distribute-workgroups put it last) on the CPU.
+      unsigned bindings = function.getNumArguments() - (takesWorkgroupId ? 1 : 0);
+      if (takesWorkgroupId && !entry.getArgument(bindings).getType().isIndex()) {
         function.emitError("a dispatch function with dynamic bindings must take the workgroup "
                            "id last");
         return WalkResult::interrupt();
@@ -69,8 +97,7 @@ struct BindRunSizesPass : impl::BindRunSizesPassBase<BindRunSizesPass> {
         position += type.getRank();
         if (type.hasStaticShape())
           continue;
-        // Row-major: each stride is the product of the sizes after it.
-        SmallVector<OpFoldResult> runSizes, strides(type.getRank());
+        SmallVector<OpFoldResult> runSizes;
         for (int64_t d = 0; d < type.getRank(); ++d) {
           if (!type.isDynamicDim(d)) {
             runSizes.push_back(builder.getIndexAttr(type.getDimSize(d)));
@@ -81,31 +108,11 @@ struct BindRunSizesPass : impl::BindRunSizesPassBase<BindRunSizesPass> {
           runSizes.push_back(
               arith::IndexCastOp::create(builder, loc, builder.getIndexType(), size).getResult());
         }
-        OpFoldResult stride = builder.getIndexAttr(1);
-        for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-          strides[d] = stride;
-          if (d == 0)
-            break;
-          std::optional<int64_t> a = getConstantIntValue(stride),
-                                 b = getConstantIntValue(runSizes[d]);
-          if (a && b) {
-            stride = builder.getIndexAttr(*a * *b);
-            continue;
-          }
-          auto value = [&](OpFoldResult folded) -> Value {
-            if (auto attr = dyn_cast<Attribute>(folded))
-              return arith::ConstantIndexOp::create(builder, loc, cast<IntegerAttr>(attr).getInt());
-            return cast<Value>(folded);
-          };
-          stride =
-              arith::MulIOp::create(builder, loc, value(stride), value(runSizes[d])).getResult();
-        }
         auto pointer = MemRefType::get({1}, type.getElementType(), MemRefLayoutAttrInterface{},
                                        type.getMemorySpace());
         argument.setType(pointer);
-        auto view = memref::ReinterpretCastOp::create(builder, loc, type, argument,
-                                                      builder.getIndexAttr(0), runSizes, strides);
-        argument.replaceAllUsesExcept(view.getResult(), view);
+        Value view = viewWithRunSizes(builder, loc, argument, type, runSizes);
+        argument.replaceAllUsesExcept(view, view.getDefiningOp());
       }
       function.setFunctionType(
           FunctionType::get(context, entry.getArgumentTypes(), function.getResultTypes()));

@@ -76,7 +76,8 @@ struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecuta
           names.push_back(cast<StringAttr>(fields[0]).getValue().str());
           entry.cudaLaunches->push_back(program::CudaLaunchAttr::get(
               &getContext(), names.back(), cast<IntegerAttr>(fields[1]).getInt(),
-              cast<IntegerAttr>(fields[2]).getInt()));
+              cast<IntegerAttr>(fields[2]).getInt(),
+              fields.size() > 3 ? cast<AffineMapAttr>(fields[3]) : AffineMapAttr()));
         }
         table.dispatches[function.getSymName()] = entry;
       }

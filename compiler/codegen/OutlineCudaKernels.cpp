@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -93,6 +94,161 @@ SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
         builder, loc, scaled, arith::ConstantIndexOp::create(builder, loc, lower[d])));
   }
   return SmallVector<Value>(reversed.rbegin(), reversed.rend());
+}
+
+/// A loop nest whose trip counts are known only at run time (a program for a range of shapes):
+/// constant lower bounds and steps, upper bounds computed from the run's sizes.
+struct RunSpace {
+  SmallVector<int64_t> lower, steps;
+  SmallVector<OpFoldResult> upper;
+};
+
+std::optional<RunSpace> runSpace(ArrayRef<OpFoldResult> lower, ArrayRef<OpFoldResult> upper,
+                                 ArrayRef<OpFoldResult> steps) {
+  RunSpace space;
+  for (auto [lb, ub, step] : llvm::zip(lower, upper, steps)) {
+    std::optional<int64_t> l = getConstantIntValue(lb), s = getConstantIntValue(step);
+    if (!l || !s || *s <= 0)
+      return std::nullopt;
+    space.lower.push_back(*l);
+    space.steps.push_back(*s);
+    space.upper.push_back(ub);
+  }
+  return space;
+}
+
+/// The trip counts of `space` in a kernel (`mapping` gives its upper bounds there) and the
+/// product of them.
+std::pair<SmallVector<Value>, Value> runCounts(const RunSpace &space, OpBuilder &builder,
+                                               Location loc, IRMapping &mapping) {
+  SmallVector<Value> counts;
+  Value points = arith::ConstantIndexOp::create(builder, loc, 1);
+  for (auto [lower, step, upper] : llvm::zip(space.lower, space.steps, space.upper)) {
+    std::optional<int64_t> constant = getConstantIntValue(upper);
+    Value count = constant ? arith::ConstantIndexOp::create(builder, loc, *constant).getResult()
+                           : mapping.lookupOrDefault(cast<Value>(upper));
+    if (lower != 0) {
+      // An empty loop (upper below lower) has no points.
+      Value first = arith::ConstantIndexOp::create(builder, loc, lower);
+      count =
+          arith::MaxSIOp::create(builder, loc, arith::SubIOp::create(builder, loc, count, first),
+                                 arith::ConstantIndexOp::create(builder, loc, 0));
+    }
+    if (step != 1)
+      count = arith::CeilDivUIOp::create(builder, loc, count,
+                                         arith::ConstantIndexOp::create(builder, loc, step));
+    counts.push_back(count);
+    points = arith::MulIOp::create(builder, loc, points, count);
+  }
+  return {counts, points};
+}
+
+/// The indices of the point of a run-sized loop nest that the flat index `linear` names.
+SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear, ValueRange counts,
+                               ArrayRef<int64_t> lower, ArrayRef<int64_t> steps) {
+  Value remaining = linear;
+  SmallVector<Value> reversed;
+  for (int64_t d = counts.size() - 1; d >= 0; --d) {
+    Value position =
+        d == 0 ? remaining : arith::RemUIOp::create(builder, loc, remaining, counts[d]).getResult();
+    if (d != 0)
+      remaining = arith::DivUIOp::create(builder, loc, remaining, counts[d]);
+    Value scaled = arith::MulIOp::create(builder, loc, position,
+                                         arith::ConstantIndexOp::create(builder, loc, steps[d]));
+    reversed.push_back(arith::AddIOp::create(
+        builder, loc, scaled, arith::ConstantIndexOp::create(builder, loc, lower[d])));
+  }
+  return SmallVector<Value>(reversed.rbegin(), reversed.rend());
+}
+
+/// `value`, an index of a dispatch function of a program for a range of shapes, as an expression
+/// of the run's sizes: symbol k is entry k of `sizes` (kiln-bind-run-sizes, every dimension of
+/// every binding); nothing where it is not one (the runtime then cannot size the grid).
+std::optional<AffineExpr> runSizeExpr(Value value, Value sizes) {
+  MLIRContext *context = value.getContext();
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return getAffineConstantExpr(*constant, context);
+  auto ofFolded = [&](OpFoldResult folded) -> std::optional<AffineExpr> {
+    if (std::optional<int64_t> constant = getConstantIntValue(folded))
+      return getAffineConstantExpr(*constant, context);
+    return runSizeExpr(cast<Value>(folded), sizes);
+  };
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+    return runSizeExpr(op->getOperand(0), sizes);
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    if (load.getMemRef() != sizes || load.getIndices().size() != 1)
+      return std::nullopt;
+    std::optional<int64_t> entry = getConstantIntValue(load.getIndices()[0]);
+    if (!entry)
+      return std::nullopt;
+    return getAffineSymbolExpr(*entry, context);
+  }
+  if (auto dim = dyn_cast<memref::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!index)
+      return std::nullopt;
+    auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+    if (type && !type.isDynamicDim(*index))
+      return getAffineConstantExpr(type.getDimSize(*index), context);
+    if (auto view = dim.getSource().getDefiningOp<OffsetSizeAndStrideOpInterface>())
+      if (*index < static_cast<int64_t>(view.getMixedSizes().size()))
+        return ofFolded(view.getMixedSizes()[*index]);
+    return std::nullopt;
+  }
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(op)) {
+    AffineMap map = apply.getAffineMap();
+    SmallVector<AffineExpr> dims, symbols;
+    for (auto [i, operand] : llvm::enumerate(apply.getMapOperands())) {
+      std::optional<AffineExpr> expr = runSizeExpr(operand, sizes);
+      if (!expr)
+        return std::nullopt;
+      (i < map.getNumDims() ? dims : symbols).push_back(*expr);
+    }
+    return map.getResult(0).replaceDimsAndSymbols(dims, symbols);
+  }
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<AffineExpr> lhs = runSizeExpr(op->getOperand(0), sizes);
+  std::optional<AffineExpr> rhs = runSizeExpr(op->getOperand(1), sizes);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(op))
+    return *lhs + *rhs;
+  if (isa<arith::SubIOp>(op))
+    return *lhs - *rhs;
+  if (isa<arith::MulIOp>(op))
+    return *lhs * *rhs;
+  // Divisions by positive constants only: what the run's code can evaluate (artifact.fbs).
+  auto divisor = dyn_cast<AffineConstantExpr>(*rhs);
+  if (!divisor || divisor.getValue() <= 0)
+    return std::nullopt;
+  if (isa<arith::DivUIOp, arith::DivSIOp, arith::FloorDivSIOp>(op))
+    return lhs->floorDiv(*rhs);
+  if (isa<arith::CeilDivUIOp, arith::CeilDivSIOp>(op))
+    return lhs->ceilDiv(*rhs);
+  if (isa<arith::RemUIOp, arith::RemSIOp>(op))
+    return *lhs % *rhs;
+  return std::nullopt;
+}
+
+/// The work items of `space` (times `scale`) in the run's sizes, or nothing.
+std::optional<AffineExpr> runItemsExpr(const RunSpace &space, Value sizes, int64_t scale) {
+  AffineExpr items = getAffineConstantExpr(scale, sizes.getContext());
+  for (auto [lower, step, upper] : llvm::zip(space.lower, space.steps, space.upper)) {
+    std::optional<int64_t> constant = getConstantIntValue(upper);
+    std::optional<AffineExpr> bound = constant
+                                          ? getAffineConstantExpr(*constant, sizes.getContext())
+                                          : runSizeExpr(cast<Value>(upper), sizes);
+    if (!bound)
+      return std::nullopt;
+    // The host's code has no max: a loop the run leaves empty launches as if it had points,
+    // which only sizes the grid.
+    items = items * (*bound - lower).ceilDiv(step);
+  }
+  return items;
 }
 
 /// Whether `type` is laid out row-major and contiguously with a static shape.
@@ -217,6 +373,11 @@ private:
   int64_t blockRowLength_;
   /// The kernel being emitted (for its shared-memory buffers).
   gpu::GPUFuncOp kernel_;
+  /// In a program for a range of shapes, the dispatch function's binding of the run's sizes
+  /// (kiln-bind-run-sizes), and the work items of the phase being emitted when its loops' trip
+  /// counts come from them.
+  Value sizes_;
+  std::optional<AffineExpr> runItems_;
 };
 
 void KernelBuilder::copyCallees(Operation *op) {
@@ -531,30 +692,105 @@ bool isRegionLocal(memref::AllocOp alloc, func::FuncOp function) {
   return true;
 }
 
+/// The largest value of each entry of the run's sizes of `function` (kiln-bind-run-sizes,
+/// its last argument): its bindings' bounds (kiln.bounds) or static sizes.
+std::optional<SmallVector<int64_t>> runSizeBounds(func::FuncOp function) {
+  SmallVector<int64_t> bounds;
+  for (unsigned i = 0; i + 1 < function.getNumArguments(); ++i) {
+    if (auto attr = function.getArgAttrOfType<DenseI64ArrayAttr>(i, kBoundsAttr)) {
+      llvm::append_range(bounds, attr.asArrayRef());
+      continue;
+    }
+    auto type = dyn_cast<MemRefType>(function.getArgumentTypes()[i]);
+    if (!type || !type.hasStaticShape())
+      return std::nullopt;
+    llvm::append_range(bounds, type.getShape());
+  }
+  return bounds;
+}
+
+/// The largest value of `size` (a size of the run) where the run's sizes are at most `bounds`;
+/// nothing where it is not a nondecreasing expression of them.
+std::optional<int64_t> largestRunSize(Value size, Value sizes, ArrayRef<int64_t> bounds) {
+  std::optional<AffineExpr> expr = runSizeExpr(size, sizes);
+  if (!expr)
+    return std::nullopt;
+  bool increasing = true;
+  expr->walk([&](AffineExpr inner) {
+    auto binary = dyn_cast<AffineBinaryOpExpr>(inner);
+    if (!binary)
+      return;
+    auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+    if (binary.getKind() == AffineExprKind::Mod ||
+        (binary.getKind() == AffineExprKind::Mul && factor && factor.getValue() < 0))
+      increasing = false;
+  });
+  SmallVector<AffineExpr> values;
+  for (int64_t bound : bounds)
+    values.push_back(getAffineConstantExpr(bound, size.getContext()));
+  auto largest = dyn_cast<AffineConstantExpr>(expr->replaceSymbols(values));
+  if (!increasing || !largest || largest.getValue() < 0)
+    return std::nullopt;
+  return largest.getValue();
+}
+
 /// Turns each temporary buffer of `function` into a trailing argument, the dispatch's scratch
 /// binding (kernels cannot allocate, and the arena plan gives the buffer a range that only lives
 /// during the dispatch); records their types in `kiln.cuda_scratch`. A buffer made inside a
-/// sequential loop (top-k's per-pick selection) takes one binding for all its iterations.
+/// sequential loop (top-k's per-pick selection) takes one binding for all its iterations; one of
+/// the run's size, one sized for the largest run.
 LogicalResult hoistTemporaries(func::FuncOp function) {
   SmallVector<memref::AllocOp> allocs;
   function.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
   SmallVector<Attribute> types;
+  // In a program for a range of shapes, the run's sizes (kiln-bind-run-sizes) and their bounds.
+  bool runSizes = function->hasAttr(kRunSizesAttr);
+  Value sizes = runSizes ? function.getArguments().back() : Value();
+  std::optional<SmallVector<int64_t>> bounds;
+  if (runSizes)
+    bounds = runSizeBounds(function);
   for (memref::AllocOp alloc : allocs) {
     MemRefType type = alloc.getType();
     bool local = alloc->getParentOp() == function || isRegionLocal(alloc, function);
-    if (!local || !isContiguous(type))
+    // A top-level buffer of the run's size: a binding sized for the largest run, seen with the
+    // run's sizes.
+    MemRefType bindingType = type;
+    if (local && alloc->getParentOp() == function && bounds && type.getLayout().isIdentity() &&
+        !type.hasStaticShape()) {
+      SmallVector<int64_t> shape(type.getShape());
+      unsigned next = 0;
+      for (int64_t &size : shape) {
+        if (!ShapedType::isDynamic(size))
+          continue;
+        std::optional<int64_t> largest =
+            largestRunSize(alloc.getDynamicSizes()[next++], sizes, *bounds);
+        if (!largest)
+          return alloc.emitError("a CUDA kernel needs a temporary buffer of type ")
+                 << type << " whose sizes have no bound in the program's ranges";
+        size = *largest;
+      }
+      bindingType = MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface{},
+                                    type.getMemorySpace());
+    }
+    if (!local || !isContiguous(bindingType))
       return alloc.emitError("a CUDA kernel needs a temporary buffer of type ")
              << type << " that is neither a statically shaped top-level allocation nor one "
                         "a sequential loop makes afresh in each iteration";
-    unsigned index = function.getNumArguments();
-    if (failed(function.insertArgument(index, type, {}, alloc.getLoc())))
+    // After the bindings, before the run's sizes where there are any.
+    unsigned index = function.getNumArguments() - (runSizes ? 1 : 0);
+    if (failed(function.insertArgument(index, bindingType, {}, alloc.getLoc())))
       return alloc.emitError("cannot turn the temporary buffer into a binding");
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       if (isa<memref::DeallocOp>(user))
         user->erase();
-    alloc.replaceAllUsesWith(function.getArgument(index));
+    Value buffer = function.getArgument(index);
+    if (bindingType != type) {
+      OpBuilder builder(alloc);
+      buffer = viewWithRunSizes(builder, alloc.getLoc(), buffer, type, alloc.getMixedSizes());
+    }
+    alloc.replaceAllUsesWith(buffer);
     alloc.erase();
-    types.push_back(TypeAttr::get(type));
+    types.push_back(TypeAttr::get(bindingType));
   }
   if (!types.empty())
     function->setAttr(kCudaScratchAttr, ArrayAttr::get(function.getContext(), types));
@@ -819,11 +1055,16 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
   Location loc = rows.getLoc();
   std::optional<IterationSpace> space =
       staticSpace(rows.getMixedLowerBound(), rows.getMixedUpperBound(), rows.getMixedStep());
-  if (!space)
-    return rows.emitError("a row kernel needs static row bounds");
+  std::optional<RunSpace> run;
+  if (!space && sizes_)
+    run = runSpace(rows.getMixedLowerBound(), rows.getMixedUpperBound(), rows.getMixedStep());
+  if (!space && !run)
+    return rows.emitError("a row kernel needs row bounds that are static or sizes of the run");
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(builder, loc, value);
   };
+  // The run's rows: as many as a large GPU keeps resident for the choice of lanes below.
+  int64_t rowsForLanes = space ? space->points : kResidentThreads;
   // A warp per row, or a block for long rows (more lanes to spread the row over, at the cost of
   // two barriers per reduction).
   lanes = 32;
@@ -833,7 +1074,7 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
     // Few long rows: wider blocks (up to CUDA's 1024 threads, each keeping at least 16 points
     // of its row) until the rows' threads would fill the GPU, or a few hundred blocks of 256
     // leave most of its SMs' thread slots empty and the loads' latency shows.
-    while (lanes < kMaxBlockThreads && space->points * lanes < kResidentThreads &&
+    while (lanes < kMaxBlockThreads && rowsForLanes * lanes < kResidentThreads &&
            length >= lanes * 2 * 16)
       lanes *= 2;
   }
@@ -842,10 +1083,19 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
   Value group = arith::DivUIOp::create(builder, loc, first, laneCount);
   Value groups = arith::DivUIOp::create(builder, loc, stride, laneCount);
   // Every lane of a warp (block) runs the same rows, so shuffles and barriers see all of them.
-  auto loop = scf::ForOp::create(builder, loc, group, constant(space->points), groups);
+  Value rowCount;
+  SmallVector<Value> runCountValues;
+  if (space) {
+    rowCount = constant(space->points);
+  } else {
+    std::tie(runCountValues, rowCount) = runCounts(*run, builder, loc, mapping);
+  }
+  auto loop = scf::ForOp::create(builder, loc, group, rowCount, groups);
   OpBuilder inside = OpBuilder::atBlockBegin(loop.getBody());
-  SmallVector<Value> indices = delinearize(inside, loc, loop.getInductionVar(), space->counts,
-                                           space->lower, space->steps);
+  SmallVector<Value> indices = space ? delinearize(inside, loc, loop.getInductionVar(),
+                                                   space->counts, space->lower, space->steps)
+                                     : delinearize(inside, loc, loop.getInductionVar(),
+                                                   runCountValues, run->lower, run->steps);
   for (auto [var, value] : llvm::zip(rows.getInductionVars(), indices))
     mapping.map(var, value);
   inside.setInsertionPoint(loop.getBody()->getTerminator());
@@ -861,7 +1111,15 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
         gpu::BarrierOp::create(inside, loc);
     }
   }
-  workItems = space->points * lanes;
+  if (space) {
+    workItems = space->points * lanes;
+    return success();
+  }
+  runItems_ = runItemsExpr(*run, sizes_, lanes);
+  if (!runItems_)
+    return rows.emitError("the rows of a kernel for a range of shapes are not an expression of "
+                          "the run's sizes");
+  workItems = 0;
   return success();
 }
 
@@ -870,6 +1128,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
   privatizeRowBuffers(function);
   if (failed(hoistTemporaries(function)))
     return failure();
+  sizes_ = function->hasAttr(kRunSizesAttr) ? function.getArguments().back() : Value();
   Block &body = function.getBody().front();
   SmallVector<Operation *> phases;
   for (Operation &op : body.without_terminator())
@@ -894,6 +1153,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
       mapping.map(from, to);
     if (failed(cloneOperandsOf(phase, builder, mapping)))
       return failure();
+    runItems_.reset();
 
     Location loc = phase->getLoc();
     auto indexConstant = [&](int64_t value) -> Value {
@@ -910,8 +1170,12 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
 
     auto loop = dyn_cast<scf::ParallelOp>(phase);
     std::optional<IterationSpace> space;
+    std::optional<RunSpace> run;
     if (loop && loop.getNumResults() == 0)
       space = staticSpace(loop);
+    if (loop && loop.getNumResults() == 0 && !space && sizes_)
+      run = runSpace(getAsOpFoldResult(loop.getLowerBound()),
+                     getAsOpFoldResult(loop.getUpperBound()), getAsOpFoldResult(loop.getStep()));
     int64_t workItems = 1;
     int64_t blockSize = blockSize_;
     if (auto rows = dyn_cast<scf::ForallOp>(phase)) {
@@ -921,8 +1185,25 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
       // A block per row needs every block to hold whole rows.
       if (lanes > 32)
         blockSize = lanes;
-      else if (workItems < blockSize)
+      else if (!runItems_ && workItems < blockSize)
         blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));
+    } else if (run) {
+      // Trip counts of the run: each thread takes points in turn, one at a time.
+      auto [counts, points] = runCounts(*run, builder, loc, mapping);
+      auto forLoop = scf::ForOp::create(builder, loc, first, points, stride);
+      OpBuilder inside = OpBuilder::atBlockBegin(forLoop.getBody());
+      SmallVector<Value> indices =
+          delinearize(inside, loc, forLoop.getInductionVar(), counts, run->lower, run->steps);
+      inside.setInsertionPoint(forLoop.getBody()->getTerminator());
+      for (auto [var, value] : llvm::zip(loop.getInductionVars(), indices))
+        mapping.map(var, value);
+      for (Operation &op : loop.getBody()->without_terminator())
+        inside.clone(op, mapping);
+      runItems_ = runItemsExpr(*run, sizes_, 1);
+      if (!runItems_)
+        return loop.emitError("the loops of a kernel for a range of shapes do not count an "
+                              "expression of the run's sizes");
+      workItems = 0;
     } else if (space) {
       // The widest element the body stores sets how many points one vector access holds.
       int64_t storeBits = 0;
@@ -966,8 +1247,14 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
     }
     gpu::ReturnOp::create(builder, loc);
     Builder b(context);
-    launches.push_back(b.getArrayAttr({b.getStringAttr(name), b.getI64IntegerAttr(blockSize),
-                                       b.getI64IntegerAttr(workItems)}));
+    SmallVector<Attribute> fields = {b.getStringAttr(name), b.getI64IntegerAttr(blockSize),
+                                     b.getI64IntegerAttr(workItems)};
+    if (runItems_) {
+      // The work items in the run's sizes: entry k of the sizes binding is symbol k.
+      int64_t entries = function->getAttrOfType<IntegerAttr>(kRunSizesAttr).getInt();
+      fields.push_back(AffineMapAttr::get(AffineMap::get(0, entries, *runItems_)));
+    }
+    launches.push_back(b.getArrayAttr(fields));
   }
   function->setAttr(kCudaLaunchesAttr, ArrayAttr::get(context, launches));
   // The body now lives in the kernels; the function stays as the dispatch's record.

@@ -57,6 +57,11 @@ bool isViewOp(mlir::Operation *op);
 /// deallocations do not.
 bool mayWriteMemory(mlir::Operation *op);
 
+/// `buffer` seen as `type` (identity layout, dynamic dims) with the run's `sizes` (one per
+/// dimension of `type`): a memref.reinterpret_cast at offset 0 with row-major strides.
+mlir::Value viewWithRunSizes(mlir::OpBuilder &builder, mlir::Location loc, mlir::Value buffer,
+                             mlir::MemRefType type, llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_CODEGEN_PASSES_H

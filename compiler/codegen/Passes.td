@@ -168,7 +168,15 @@ def BindRunSizesPass : Pass<"kiln-bind-run-sizes", "mlir::ModuleOp"> {
     (`memref<1xT>`), which the body sees again with its run's dimensions through
     `memref.reinterpret_cast` (identity layout, row-major strides from the sizes). Functions
     whose bindings are all static are left as they are.
+
+    On CUDA (`workgroup-id=false`) the functions take no workgroup id: the sizes are the last
+    binding, a device buffer the runtime uploads with each run's inputs.
   }];
+  let options = [
+    Option<"workgroupId", "workgroup-id", "bool", /*default=*/"true",
+           "Whether the functions take the workgroup id last (the CPU's dispatch ABI); the sizes "
+           "go before it, else last">,
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 

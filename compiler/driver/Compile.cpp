@@ -112,10 +112,6 @@ LogicalResult Compilation::checkStaticInputs(func::FuncOp entry) {
       return entry.emitError() << "input '" << inputName << "' has type " << type
                                << "; bind its dynamic dimensions with --shape NAME=DIMS, or "
                                   "give them ranges with --shape-range NAME=1..8x...";
-    if (options_.device != "cpu")
-      return entry.emitError() << "input '" << inputName << "' keeps dynamic dimensions (" << type
-                               << "): artifacts for a range of shapes are compiled "
-                               << "for the CPU only so far; bind them with --shape";
     if (options_.devices > 1)
       return entry.emitError() << "input '" << inputName << "' keeps dynamic dimensions (" << type
                                << "): a program split over devices needs them bound "

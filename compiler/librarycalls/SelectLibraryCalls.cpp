@@ -540,9 +540,9 @@ CallPlan startPlan(const Target &target, StringRef name, Operation *anchor, int6
 /// Plans a convolution call, or fails for one the runtime does not take.
 FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
   auto inputType = cast<RankedTensorType>(conv.getInput().getType());
-  // oneDNN's convolutions are set up per shape at run time; a dynamic batch is theirs to take.
-  bool dynamicBatch = target.convolution == "onednn.convolution";
-  if (!hasStaticLibraryTypes(conv, target, dynamicBatch) || inputType.getRank() < 3 ||
+  // Convolutions are set up per shape at run time (oneDNN's primitives, cuDNN's plans): a
+  // dynamic batch is theirs to take.
+  if (!hasStaticLibraryTypes(conv, target, /*dynamicBatch=*/true) || inputType.getRank() < 3 ||
       inputType.getRank() > 5)
     return failure();
   Builder b(conv.getContext());
@@ -609,10 +609,9 @@ template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Ta
 FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
-  // Products over a dynamic batch and sequence (projections and attention's) are oneDNN's to
-  // take: the runtime sets them up per shape.
-  bool dynamic = target.matmul == "onednn.matmul";
-  if (!hasStaticLibraryTypes(matmul, target, dynamic, /*anyDynamic=*/dynamic) ||
+  // Products over a dynamic batch and sequence (projections and attention's) are the library's
+  // to take: the runtime sets them up per shape (oneDNN's primitives, cuBLASLt's plans).
+  if (!hasStaticLibraryTypes(matmul, target, /*dynamicBatch=*/true, /*anyDynamic=*/true) ||
       lhs.getRank() < 2 || rhs.getRank() < 2)
     return failure();
   if (!target.partialBatchBroadcast) {

@@ -258,6 +258,12 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     addTextual(kernels, "func.func(convert-linalg-to-parallel-loops),convert-math-to-funcs,"
                         "canonicalize,cse");
     kernels.addPass(createExpandFloat8ConversionsPass());
+    // A program for a range of shapes: kernels read their bindings' dimensions from the run's
+    // sizes, which the runtime uploads with the inputs.
+    BindRunSizesPassOptions runSizes;
+    runSizes.workgroupId = false;
+    kernels.addPass(createBindRunSizesPass(runSizes));
+    addTextual(kernels, "canonicalize,cse");
     kernels.addPass(createOutlineCudaKernelsPass());
     addTextual(kernels, "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
                         "canonicalize,cse,"

@@ -60,15 +60,23 @@ def Program_CudaLaunchAttr : AttrDef<Program_Dialect, "CudaLaunch"> {
   let summary = "One CUDA kernel launch of a dispatch";
   let description = [{
     The kernel (its entry symbol in the code objects), the threads per block and the number of
-    work items; the grid has `ceil(items / block)` blocks.
+    work items; the grid has `ceil(items / block)` blocks. In a program for a range of shapes a
+    kernel whose loops count the run's sizes has `items = 0` and `run_items`: the work items as a
+    map of symbols only, symbol k being dimension k of the dispatch's bindings (every dimension of
+    every binding in binding order, as the kernel's sizes binding holds them).
 
     ```mlir
     #program.cuda_launch<"dispatch_3_kernel", block = 256, items = 4096>
+    #program.cuda_launch<"dispatch_4_kernel", block = 256, items = 0,
+                         run_items = affine_map<()[s0, s1, s2, s3] -> (s0 * 8)>>
     ```
   }];
   let parameters = (ins StringRefParameter<"the kernel's entry symbol">:$kernel,
-                        "int64_t":$block, "int64_t":$items);
-  let assemblyFormat = "`<` $kernel `,` `block` `=` $block `,` `items` `=` $items `>`";
+                        "int64_t":$block, "int64_t":$items,
+                        OptionalParameter<"::mlir::AffineMapAttr",
+                                          "the work items in the run's sizes">:$run_items);
+  let assemblyFormat = "`<` $kernel `,` `block` `=` $block `,` `items` `=` $items "
+                       "(`,` `run_items` `=` $run_items^)? `>`";
   let genVerifyDecl = 1;
 }
 

@@ -28,7 +28,7 @@ void ProgramDialect::initialize() {
 }
 
 LogicalResult CudaLaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef kernel,
-                                     int64_t block, int64_t items) {
+                                     int64_t block, int64_t items, AffineMapAttr runItems) {
   if (kernel.empty())
     return emitError() << "a CUDA launch names its kernel";
   if (block < 1 || block > 1024)
@@ -36,5 +36,9 @@ LogicalResult CudaLaunchAttr::verify(function_ref<InFlightDiagnostic()> emitErro
                        << " threads per block; CUDA allows 1 to 1024";
   if (items < 0)
     return emitError() << "CUDA launch of '" << kernel << "' has " << items << " work items";
+  if (runItems && (runItems.getValue().getNumDims() != 0 ||
+                   runItems.getValue().getNumResults() != 1 || items != 0))
+    return emitError() << "CUDA launch of '" << kernel
+                       << "': run_items is one expression of symbols, with items = 0";
   return success();
 }

@@ -51,6 +51,8 @@ class RunShapes {
   Status bindingDims(const std::vector<int64_t>& values, std::vector<int64_t>& dims) const;
   size_t firstDim(size_t binding) const { return first_dim_[binding]; }
   size_t rank(size_t binding) const { return first_dim_[binding + 1] - first_dim_[binding]; }
+  /// The dimensions of all bindings together (bindingDims' size).
+  size_t dimCount() const { return first_dim_.back(); }
   /// Whether any of the `count` bindings from `first` has a dimension that varies.
   bool varies(size_t first, size_t count) const;
 

@@ -222,6 +222,10 @@ def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: 
         artifact = out / "model.kiln"
         command = [str(args.kiln), "compile", str(directory / "model.onnx"), "-o", str(artifact),
                    "--quiet", "--force"]
+        if args.device != "cpu":
+            # The CUDA compilation, real GPU code (through ptxas) beside the simulated device's.
+            command += ["--target", "cuda", "--gpu-arch",
+                        "sm_80,cuda-sim" if args.device == "cuda-sim" else "sm_80,sm_90"]
         for entry in meta["inputs"]:
             dims = [f"1..{max(batches)}"] + [str(d) for d in entry["shape"][1:]]
             if sequences and len(dims) >= 2 and entry["dtype"].startswith(("int", "uint")):
@@ -248,7 +252,8 @@ def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: 
                              for entry in meta["inputs"]}
                     references = {entry["name"]: np.load(at / "reference" / f"{entry['name']}.npy")
                                   for entry in meta["outputs"]}
-                run = [str(args.kiln), "run", str(artifact), "--output-dir", str(out / tag)]
+                run = [str(args.kiln), "run", str(artifact), "--device", args.device,
+                       "--output-dir", str(out / tag)]
                 for name, path in paths.items():
                     run += ["--input", f"{name}=@{path}"]
                 print("check_model: " + " ".join(run), flush=True)

@@ -642,7 +642,7 @@ class CudaLibraryCallGpuTest
   std::vector<float> run(const kiln::artifact::LibraryCall& call, int type,
                          const std::vector<std::vector<float>>& operands, int64_t result_size) {
     std::unique_ptr<kiln::runtime::cuda::CudaLibraryCall> owned;
-    kiln::Status status = api_->createLibraryCall(call, device_, stream_, &owned);
+    kiln::Status status = api_->createLibraryCall(call, device_, stream_, nullptr, &owned);
     EXPECT_TRUE(status.ok()) << status.toString();
     if (!status.ok()) return {};
     kiln::runtime::cuda::CudaLibraryCall* prepared = owned.get();

@@ -826,10 +826,10 @@ class WatchedApi final : public runtime::cuda::CudaApi {
   void graphDestroy(cudaGraph_t graph) override { inner_->graphDestroy(graph); }
   void graphExecDestroy(cudaGraphExec_t exec) override { inner_->graphExecDestroy(exec); }
   void clearLastError() override { inner_->clearLastError(); }
-  Status createLibraryCall(const fb::LibraryCall& call, const CudaDeviceInfo& device,
-                           cudaStream_t stream,
-                           std::unique_ptr<runtime::cuda::CudaLibraryCall>* out) override {
-    return inner_->createLibraryCall(call, device, stream, out);
+  Status createLibraryCall(const fb::LibraryCall &call, const CudaDeviceInfo &device,
+                           cudaStream_t stream, const std::vector<std::vector<int64_t>> *run_dims,
+                           std::unique_ptr<runtime::cuda::CudaLibraryCall> *out) override {
+    return inner_->createLibraryCall(call, device, stream, run_dims, out);
   }
   void releaseLibraries() override { inner_->releaseLibraries(); }
 

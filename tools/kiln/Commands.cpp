@@ -722,7 +722,12 @@ int runInspect(const InspectCommand &command) {
       os << "[stream " << artifact.stepStream(i) << "] ";
     os << llvm::format("%-8s ", stepKindName(step.kind)) << (step.name ? step.name : "");
     if (step.kind == KILN_STEP_KIND_DISPATCH && step.cuda_block_size != 0) {
-      os << "  " << step.cuda_work_items << " items, blocks of " << step.cuda_block_size;
+      // 0 items: a launch sized for each run by the run's sizes (a program for a range of
+      // shapes); a static launch has at least one.
+      if (step.cuda_work_items == 0)
+        os << "  items of the run, blocks of " << step.cuda_block_size;
+      else
+        os << "  " << step.cuda_work_items << " items, blocks of " << step.cuda_block_size;
     } else if (step.kind == KILN_STEP_KIND_DISPATCH) {
       os << "  workgroups ";
       for (size_t d = 0; d < step.workgroup_rank; ++d)

@@ -128,7 +128,8 @@ typedef struct kiln_step_info_t {
   const kiln_binding_info_t* bindings;
   /// For a CUDA dispatch: the threads of a block and the work items its
   /// threads stride over (the runtime sizes the grid for the device); 0 for
-  /// other steps.
+  /// other steps, and for a launch whose work items each run's sizes give (a
+  /// program for a range of shapes).
   uint32_t cuda_block_size;
   uint64_t cuda_work_items;
   /// For a library call: its parameters as text, `key=v1,v2` separated by

@@ -141,11 +141,9 @@ class SemanticVerifier {
 
   size_t symbolCount() const { return artifact_.symbols() ? artifact_.symbols()->size() : 0; }
 
-  /// The dynamic input dimensions of a program for a range of shapes (CPU programs only).
+  /// The dynamic input dimensions of a program for a range of shapes.
   Status verifySymbols() {
     if (symbolCount() == 0) return Status();
-    if (artifact_.device()->string_view() != "cpu")
-      return invalid("symbols", "a program for a range of shapes runs on the cpu only");
     const auto& inputs = *artifact_.inputs();
     for (flatbuffers::uoffset_t s = 0; s < artifact_.symbols()->size(); ++s) {
       const fb::Symbol& symbol = *artifact_.symbols()->Get(s);
@@ -486,6 +484,17 @@ class SemanticVerifier {
     if (launch->block_size() == 0 || launch->block_size() > kMaxCudaBlockSize) {
       return invalid(where, "CUDA block size " + std::to_string(launch->block_size()) +
                                 " is not between 1 and " + std::to_string(kMaxCudaBlockSize));
+    }
+    if (launch->work_items_code() != nullptr && launch->work_items_code()->size() != 0) {
+      if (launch->work_items() != 0)
+        return invalid(where, "has both CUDA work items and code for them");
+      // The symbols are the dispatch's bindings' dimensions.
+      size_t dims = 0;
+      for (const fb::Binding* binding : *dispatch.bindings())
+        if (binding->type() && binding->type()->dims()) dims += binding->type()->dims()->size();
+      if (std::string problem = checkDimCode(*launch->work_items_code(), dims); !problem.empty())
+        return invalid(where, "CUDA work items: " + problem);
+      return Status();
     }
     if (launch->work_items() == 0) return invalid(where, "has 0 CUDA work items");
     return Status();

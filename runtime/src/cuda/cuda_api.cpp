@@ -208,7 +208,8 @@ class RealCudaApi final : public CudaApi {
   void clearLastError() override { (void)cudaGetLastError(); }
 
   Status createLibraryCall(const fb::LibraryCall& call, const CudaDeviceInfo& device,
-                           cudaStream_t stream, std::unique_ptr<CudaLibraryCall>* out) override {
+                           cudaStream_t stream, const std::vector<std::vector<int64_t>>* run_dims,
+                           std::unique_ptr<CudaLibraryCall>* out) override {
     // The handles are created with the first library call, so programs of generated kernels
     // only do not pay for cuBLASLt and cuDNN.
     if (cublaslt_ == nullptr) {
@@ -235,7 +236,7 @@ class RealCudaApi final : public CudaApi {
     context.compute_capability_minor = device.compute_capability_minor;
     context.cublaslt = cublaslt_;
     context.cudnn = cudnn_;
-    return createCudaLibraryCall(call, context, out);
+    return createCudaLibraryCall(call, context, out, run_dims);
   }
 
  private:

@@ -111,9 +111,12 @@ class CudaApi {
   virtual void clearLastError() = 0;
 
   /// Prepares a library call for `device` whose work goes to `stream`: cuBLASLt and cuDNN (their
-  /// handles created with the first call), or the simulator's CPU references.
+  /// handles created with the first call), or the simulator's CPU references. `run_dims`, when
+  /// not null, holds each binding's dimensions for one shape of a program compiled for a range
+  /// of shapes (LibraryCallView::create), for which the call is set up.
   virtual Status createLibraryCall(const kiln::artifact::LibraryCall& call,
                                    const CudaDeviceInfo& device, cudaStream_t stream,
+                                   const std::vector<std::vector<int64_t>>* run_dims,
                                    std::unique_ptr<CudaLibraryCall>* out) = 0;
   /// Destroys the library handles createLibraryCall made, once every call is gone, while the
   /// device is current (the handles belong to it).

@@ -24,10 +24,11 @@ constexpr const char* kMatmulName = "cublaslt.matmul";
 constexpr const char* kConvolutionName = "cudnn.convolution";
 constexpr const char* kAttentionName = "cudnn.attention";
 
-Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out) {
+Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out,
+                  const std::vector<std::vector<int64_t>>* run_dims = nullptr) {
   return LibraryCallView::create(
       call, {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_F16, KILN_ELEMENT_TYPE_BF16},
-      "CUDA library calls take f32, f16 or bf16 tensors", out);
+      "CUDA library calls take f32, f16 or bf16 tensors", out, run_dims);
 }
 
 Status unknownCall(const LibraryCallView& view) {
@@ -200,9 +201,10 @@ Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call) {
 
 Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
                              const CudaLibraryFactory& factory,
-                             std::unique_ptr<CudaLibraryCall>* out) {
+                             std::unique_ptr<CudaLibraryCall>* out,
+                             const std::vector<std::vector<int64_t>>* run_dims) {
   LibraryCallView view;
-  Status status = createView(call, &view);
+  Status status = createView(call, &view, run_dims);
   if (!status.ok()) return status;
   if (view.name() == kMatmulName) {
     MatmulProblem problem;
@@ -229,7 +231,8 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
 
 Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
                              const CudaLibraryContext& context,
-                             std::unique_ptr<CudaLibraryCall>* out) {
+                             std::unique_ptr<CudaLibraryCall>* out,
+                             const std::vector<std::vector<int64_t>>* run_dims) {
   CudaLibraryFactory factory;
   factory.matmul = [&](const LibraryCallView&, const MatmulProblem& problem,
                        std::unique_ptr<CudaLibraryCall>* result) {
@@ -247,7 +250,7 @@ Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
                            std::unique_ptr<CudaLibraryCall>* result) {
     return createNcclCollective(problem, context, result);
   };
-  return createCudaLibraryCall(call, factory, out);
+  return createCudaLibraryCall(call, factory, out, run_dims);
 }
 
 }  // namespace kiln::runtime::cuda

@@ -89,10 +89,12 @@ class CudaLibraryCall {
 /// validated by the cuDNN frontend for sm_80 and sm_90.
 Status checkCudaLibraryCall(const kiln::artifact::LibraryCall& call);
 
-/// Prepares `call` on `context`'s device (descriptors, algorithm choice).
+/// Prepares `call` on `context`'s device (descriptors, algorithm choice); for one shape of a
+/// program compiled for a range of shapes where `run_dims` (each binding's dimensions) is given.
 Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
                              const CudaLibraryContext& context,
-                             std::unique_ptr<CudaLibraryCall>* out);
+                             std::unique_ptr<CudaLibraryCall>* out,
+                             const std::vector<std::vector<int64_t>>* run_dims = nullptr);
 
 }  // namespace kiln::runtime::cuda
 

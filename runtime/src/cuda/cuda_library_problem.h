@@ -217,10 +217,12 @@ struct CudaLibraryFactory {
       collective;
 };
 
-/// Reads and checks `call` (as checkCudaLibraryCall) and prepares it with `factory`.
+/// Reads and checks `call` (as checkCudaLibraryCall) and prepares it with `factory`, for
+/// `run_dims` where given (createCudaLibraryCall).
 Status createCudaLibraryCall(const kiln::artifact::LibraryCall& call,
                              const CudaLibraryFactory& factory,
-                             std::unique_ptr<CudaLibraryCall>* out);
+                             std::unique_ptr<CudaLibraryCall>* out,
+                             const std::vector<std::vector<int64_t>>* run_dims = nullptr);
 
 /// Build and finalize each call's descriptors without a handle or a GPU: cuBLASLt's matmul
 /// descriptor and matrix layouts (checked against its column-major rule), cuDNN's backend tensor,

@@ -198,6 +198,8 @@ CudaProgram::~CudaProgram() {
   if (device_end_ != nullptr) (void)api_->eventDestroy(device_end_);
   if (staging_ != nullptr) (void)api_->freeHost(staging_);
   if (device_memory_ != nullptr) (void)api_->free(device_memory_);
+  for (auto& [values, calls] : shape_calls_) releaseShapeCalls(*calls);
+  shape_calls_.clear();
   library_calls_.clear();
   api_->releaseLibraries();
   for (cudaEvent_t event : step_events_)
@@ -257,6 +259,10 @@ Status CudaProgram::prepare() {
   if (Status s = api_->streamCreate(&stream_); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareStreams(); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareSteps(); !s.ok()) return s;
+  if (shapes_.dynamic() && graph_disabled_reason_.empty()) {
+    // A graph holds its launches' grids and library calls, which a range of shapes sets per run.
+    graph_disabled_reason_ = "the program is compiled for a range of shapes";
+  }
   if (Status s = allocateMemory(); !s.ok()) return prefixStatus(name, s);
   resolveAddresses();
   return Status();
@@ -291,6 +297,10 @@ Status CudaProgram::prepareStreams() {
 }
 
 void* CudaProgram::workspace(uint32_t stream) const {
+  if (run_calls_ != nullptr && run_calls_->workspace != nullptr) {
+    return static_cast<uint8_t*>(run_calls_->workspace) +
+           stream * alignUp(run_calls_->workspace_size, layout_.alignment);
+  }
   if (workspace_size_ == 0) return nullptr;
   return device_base_ + layout_.workspace + stream * alignUp(workspace_size_, layout_.alignment);
 }
@@ -333,6 +343,7 @@ Status CudaProgram::prepareSteps() {
   auto table = ProgramTable::build(*artifact_);
   if (!table.ok()) return table.status();
   table_ = std::move(*table);
+  shapes_ = RunShapes::build(*artifact_, table_);
   for (const ResolvedBinding& binding : table_.bindings()) binding_bytes_.push_back(binding.bytes);
   steps_.resize(table_.steps().size());
   for (size_t i = 0; i < steps_.size(); ++i) {
@@ -365,13 +376,24 @@ Status CudaProgram::prepareSteps() {
         }
         resolved.grid_size = cudaGridSize(launch.work_items(), resolved.block_size,
                                           device_.multiprocessor_count, blocks_per_multiprocessor);
+        if (launch.work_items_code() != nullptr && launch.work_items_code()->size() != 0) {
+          // Sized for each run (bindRunShapes).
+          resolved.work_items_code = launch.work_items_code();
+          resolved.blocks_per_multiprocessor = blocks_per_multiprocessor;
+        }
         break;
       }
       case StepKind::kLibraryCall: {
         const fb::LibraryCall& call = *step.library_call;
+        if (shapes_.varies(step.first_binding, step.binding_count)) {
+          // Set up for each shape the runs bring (callsFor).
+          resolved.per_shape = true;
+          break;
+        }
         const std::string where = name + ": step " + std::to_string(i);
         std::unique_ptr<CudaLibraryCall> prepared;
-        if (Status s = api_->createLibraryCall(call, device_, streams_[step.stream], &prepared);
+        if (Status s =
+                api_->createLibraryCall(call, device_, streams_[step.stream], nullptr, &prepared);
             !s.ok()) {
           return prefixStatus(where, s);
         }
@@ -407,6 +429,7 @@ Status CudaProgram::allocateMemory() {
   layout.arena = place(artifact_->arenaSize());
   layout.workspace = place(alignUp(workspace_size_, layout.alignment) * streams_.size());
   layout.inputs_begin = offset;
+  if (shapes_.dynamic()) layout.dims = place(shapes_.dimCount() * sizeof(int64_t));
   for (const kiln_tensor_signature_t& input : artifact_->inputs())
     layout.inputs.push_back(place(input.byte_size));
   layout.inputs_end = offset;
@@ -458,6 +481,125 @@ void CudaProgram::resolveAddresses() {
   // cudaLaunchKernel takes an array of pointers to the parameter values.
   kernel_arguments_.assign(addresses_.size(), nullptr);
   for (size_t b = 0; b < addresses_.size(); ++b) kernel_arguments_[b] = &addresses_[b];
+  if (!shapes_.dynamic()) return;
+  // Each dispatch's bindings, then the address of its bindings' dimensions (kernel_abi.h).
+  const auto& steps = table_.steps();
+  first_argument_.assign(steps.size(), 0);
+  dims_addresses_.assign(steps.size(), nullptr);
+  size_t count = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    first_argument_[i] = count;
+    if (steps[i].kind == StepKind::kDispatch) count += steps[i].binding_count + 1;
+  }
+  dynamic_arguments_.assign(count, nullptr);
+  dynamic_argument_bytes_.assign(count, 0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const ProgramStep& step = steps[i];
+    if (step.kind != StepKind::kDispatch) continue;
+    void** arguments = dynamic_arguments_.data() + first_argument_[i];
+    uint64_t* bytes = dynamic_argument_bytes_.data() + first_argument_[i];
+    for (size_t b = 0; b < step.binding_count; ++b) {
+      arguments[b] = &addresses_[step.first_binding + b];
+      bytes[b] = binding_bytes_[step.first_binding + b];
+    }
+    size_t first = shapes_.firstDim(step.first_binding);
+    dims_addresses_[i] = device_base_ + layout_.dims + first * sizeof(int64_t);
+    arguments[step.binding_count] = &dims_addresses_[i];
+    bytes[step.binding_count] =
+        (shapes_.firstDim(step.first_binding + step.binding_count) - first) * sizeof(int64_t);
+  }
+}
+
+Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
+  if (Status s = shapes_.bindInputs(inputs, symbol_values_); !s.ok()) return s;
+  if (Status s = shapes_.bindingDims(symbol_values_, dims_); !s.ok()) return s;
+  std::memcpy(static_cast<uint8_t*>(staging_) + (layout_.dims - layout_.inputs_begin), dims_.data(),
+              dims_.size() * sizeof(int64_t));
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    CudaStep& step = steps_[i];
+    if (step.work_items_code == nullptr) continue;
+    const ProgramStep& program_step = table_.steps()[i];
+    size_t first = shapes_.firstDim(program_step.first_binding);
+    size_t count =
+        shapes_.firstDim(program_step.first_binding + program_step.binding_count) - first;
+    int64_t items = 0;
+    if (!evaluateDimCode(*step.work_items_code, dims_.data() + first, count, &items) || items < 0) {
+      return Status(KILN_STATUS_INTERNAL, artifact_->name() + ": " + program_step.label +
+                                              ": its work items do not evaluate for this run");
+    }
+    step.grid_size = cudaGridSize(static_cast<uint64_t>(items), step.block_size,
+                                  device_.multiprocessor_count, step.blocks_per_multiprocessor);
+  }
+  run_calls_ = nullptr;
+  if (std::none_of(steps_.begin(), steps_.end(), [](const CudaStep& s) { return s.per_shape; }))
+    return Status();
+  Result<ShapeCalls*> calls = callsFor(symbol_values_);
+  if (!calls.ok()) return calls.status();
+  run_calls_ = *calls;
+  return Status();
+}
+
+Result<CudaProgram::ShapeCalls*> CudaProgram::callsFor(const std::vector<int64_t>& values) {
+  // The shapes a service sees repeat; a few are kept, the least recently used dropped (runs
+  // serialize and wait for their work, so none is in use).
+  constexpr size_t kShapeCallsKept = 8;
+  for (auto it = shape_calls_.begin(); it != shape_calls_.end(); ++it) {
+    if (it->first != values) continue;
+    auto found = std::move(*it);
+    shape_calls_.erase(it);
+    shape_calls_.push_back(std::move(found));
+    return shape_calls_.back().second.get();
+  }
+  auto calls = std::make_unique<ShapeCalls>();
+  calls->by_step.assign(steps_.size(), nullptr);
+  size_t workspace_size = 0;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (!steps_[i].per_shape) continue;
+    const ProgramStep& step = table_.steps()[i];
+    std::vector<std::vector<int64_t>> run_dims;
+    for (size_t b = 0; b < step.binding_count; ++b) {
+      size_t first = shapes_.firstDim(step.first_binding + b);
+      run_dims.emplace_back(dims_.begin() + static_cast<std::ptrdiff_t>(first),
+                            dims_.begin() + static_cast<std::ptrdiff_t>(
+                                                first + shapes_.rank(step.first_binding + b)));
+    }
+    std::unique_ptr<CudaLibraryCall> prepared;
+    Status s = api_->createLibraryCall(*step.library_call, device_, streams_[step.stream],
+                                       &run_dims, &prepared);
+    if (s.ok() && !prepared) s = Status(KILN_STATUS_INTERNAL, "prepared without a call");
+    if (!s.ok()) {
+      releaseShapeCalls(*calls);
+      return Status(s.code(),
+                    artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
+    }
+    workspace_size = std::max(workspace_size, prepared->workspaceSize());
+    calls->by_step[i] = prepared.get();
+    calls->calls.push_back(std::move(prepared));
+  }
+  if (workspace_size > workspace_size_) {
+    // More than the program's workspace: this shape's own, per stream.
+    calls->workspace_size = workspace_size;
+    if (Status s = api_->malloc(&calls->workspace,
+                                alignUp(workspace_size, layout_.alignment) * streams_.size());
+        !s.ok()) {
+      calls->workspace = nullptr;
+      releaseShapeCalls(*calls);
+      return prefixStatus(artifact_->name() + ": the workspace of a shape's library calls", s);
+    }
+  }
+  if (shape_calls_.size() == kShapeCallsKept) {
+    releaseShapeCalls(*shape_calls_.front().second);
+    shape_calls_.erase(shape_calls_.begin());
+  }
+  shape_calls_.emplace_back(values, std::move(calls));
+  return shape_calls_.back().second.get();
+}
+
+void CudaProgram::releaseShapeCalls(ShapeCalls& calls) {
+  calls.calls.clear();
+  calls.by_step.clear();
+  if (calls.workspace != nullptr) (void)api_->free(calls.workspace);
+  calls.workspace = nullptr;
 }
 
 //===----------------------------------------------------------------------===//
@@ -471,13 +613,20 @@ Status CudaProgram::enqueueStep(size_t index) {
   cudaStream_t stream = streams_[step.stream];
   switch (step.kind) {
     case StepKind::kDispatch: {
+      if (shapes_.dynamic()) {
+        return api_->launchKernel(cuda.kernel, cuda.grid_size, cuda.block_size,
+                                  dynamic_arguments_.data() + first_argument_[index],
+                                  dynamic_argument_bytes_.data() + first_argument_[index], stream);
+      }
       void** arguments =
           step.binding_count != 0 ? kernel_arguments_.data() + step.first_binding : nullptr;
       return api_->launchKernel(cuda.kernel, cuda.grid_size, cuda.block_size, arguments,
                                 binding_bytes_.data() + step.first_binding, stream);
     }
-    case StepKind::kLibraryCall:
-      return cuda.library_call->enqueue(stream, addresses, workspace(step.stream));
+    case StepKind::kLibraryCall: {
+      const CudaLibraryCall* call = cuda.per_shape ? run_calls_->by_step[index] : cuda.library_call;
+      return call->enqueue(stream, addresses, workspace(step.stream));
+    }
     case StepKind::kCopy:
       if (step.copy_size == 0) return Status();
       return api_->memcpyAsync(addresses[1], addresses[0], step.copy_size, cudaMemcpyDeviceToDevice,
@@ -719,10 +868,8 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
       !s.ok()) {
     return s;
   }
-  std::vector<kiln_tensor_t*> results;
-  if (Status s = allocateOutputTensors(*artifact_, results); !s.ok()) return s;
-
   std::lock_guard<std::mutex> lock(run_mutex_);
+
   // A traced run runs its steps one by one rather than as the CUDA graph, with a timed event
   // before and after each (executeTimed): a slice per step, on the GPU's clock, placed from
   // the host time the run was enqueued.
@@ -730,6 +877,11 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
   std::vector<TraceSlice> slices;
   ScopedCudaDevice device(*api_);
   Status status = device.enter(device_.ordinal);
+  // A program for a range of shapes sets up the run's shape first (its library calls on the
+  // device); its outputs have the run's shapes.
+  if (status.ok() && shapes_.dynamic()) status = bindRunShapes(inputs);
+  std::vector<kiln_tensor_t*> results;
+  if (status.ok()) status = allocateOutputTensors(*artifact_, results, &shapes_, &symbol_values_);
   if (status.ok()) {
     auto* staging = static_cast<uint8_t*>(staging_);
     for (size_t i = 0; i < input_count; ++i) {

@@ -35,6 +35,7 @@
 #include "runtime/src/cuda/cuda_device.h"
 #include "runtime/src/cuda/cuda_library_call.h"
 #include "runtime/src/device_program.h"
+#include "runtime/src/run_shapes.h"
 
 namespace kiln::runtime::cpu {
 class Collectives;
@@ -140,7 +141,22 @@ class CudaProgram final : public DeviceProgram {
     cudaKernel_t kernel = nullptr;
     uint32_t grid_size = 1;
     uint32_t block_size = 1;
+    /// A kernel of a program for a range of shapes whose work items the run's sizes give
+    /// (CudaLaunch.work_items_code), and the device's blocks per multiprocessor for it.
+    const flatbuffers::Vector<int64_t>* work_items_code = nullptr;
+    int blocks_per_multiprocessor = 0;
     const CudaLibraryCall* library_call = nullptr;
+    /// A library call set up for each shape the runs bring (shape_calls_).
+    bool per_shape = false;
+  };
+
+  /// The library calls of one shape of a program for a range of shapes, and their workspace
+  /// where it outgrows the program's.
+  struct ShapeCalls {
+    std::vector<const CudaLibraryCall*> by_step;
+    std::vector<std::unique_ptr<CudaLibraryCall>> calls;
+    void* workspace = nullptr;
+    size_t workspace_size = 0;
   };
 
   /// How the one device allocation is laid out (byte offsets from its aligned base).
@@ -154,6 +170,9 @@ class CudaProgram final : public DeviceProgram {
     std::vector<uint64_t> outputs;
     uint64_t inputs_begin = 0;
     uint64_t inputs_end = 0;
+    /// A program for a range of shapes: every binding's dimensions for the run (int64), the
+    /// first thing uploaded (at inputs_begin).
+    uint64_t dims = 0;
     uint64_t outputs_begin = 0;
     uint64_t outputs_end = 0;
     uint64_t size = 0;
@@ -171,6 +190,12 @@ class CudaProgram final : public DeviceProgram {
   Status loadCode();
   Status prepareSteps();
   Status allocateMemory();
+  /// A run of a program for a range of shapes: the symbols read off `inputs`, every binding's
+  /// dimensions into the staging memory, the kernels' grids, the library calls of the shape.
+  Status bindRunShapes(const kiln_tensor_t* const* inputs);
+  /// The library calls set up for the run's shape (cached, the least recently used dropped).
+  Result<ShapeCalls*> callsFor(const std::vector<int64_t>& values);
+  void releaseShapeCalls(ShapeCalls& calls);
   /// Resolves every binding to its device address and points the kernels' argument arrays at
   /// them.
   void resolveAddresses();
@@ -244,6 +269,19 @@ class CudaProgram final : public DeviceProgram {
   /// For each binding, a pointer to its entry of `addresses_`: a dispatch's cudaLaunchKernel
   /// argument array is the slice of its bindings.
   std::vector<void*> kernel_arguments_;
+
+  /// A program for a range of shapes: its run's dimensions (the symbols' values, every
+  /// binding's dimensions, which go to the device before the inputs, layout_.dims), and each
+  /// dispatch's argument array (its bindings, then the device address of its bindings'
+  /// dimensions) from first_argument_[step], with each argument's bytes.
+  RunShapes shapes_;
+  std::vector<int64_t> symbol_values_, dims_;
+  std::vector<size_t> first_argument_;
+  std::vector<void*> dims_addresses_;
+  std::vector<void*> dynamic_arguments_;
+  std::vector<uint64_t> dynamic_argument_bytes_;
+  std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<ShapeCalls>>> shape_calls_;
+  ShapeCalls* run_calls_ = nullptr;
 
   /// Serializes runs: they share the buffers, the stream and the graph.
   mutable std::mutex run_mutex_;

@@ -617,6 +617,7 @@ class SimCudaApi final : public CudaApi {
   void clearLastError() override {}
 
   Status createLibraryCall(const fb::LibraryCall& call, const CudaDeviceInfo&, cudaStream_t,
+                           const std::vector<std::vector<int64_t>>* run_dims,
                            std::unique_ptr<CudaLibraryCall>* out) override {
     // The view has checked each binding's type against its buffer, so the sizes are valid.
     auto bytesOf = [](const LibraryCallView& view) {
@@ -683,7 +684,7 @@ class SimCudaApi final : public CudaApi {
           });
       return Status();
     };
-    return createCudaLibraryCall(call, factory, out);
+    return createCudaLibraryCall(call, factory, out, run_dims);
   }
 
   void releaseLibraries() override {}
