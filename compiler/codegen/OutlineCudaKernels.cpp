@@ -163,21 +163,22 @@ SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear, V
 
 /// `value`, an index of a dispatch function of a program for a range of shapes, as an expression
 /// of the run's sizes: symbol k is entry k of `sizes` (kiln-bind-run-sizes, every dimension of
-/// every binding); nothing where it is not one (the runtime then cannot size the grid).
-std::optional<AffineExpr> runSizeExpr(Value value, Value sizes) {
+/// every binding); nothing where it is not one. With `forGrid` (a count that only sizes a grid),
+/// a size clamped by min or max reads as the size.
+std::optional<AffineExpr> runSizeExpr(Value value, Value sizes, bool forGrid = false) {
   MLIRContext *context = value.getContext();
   if (std::optional<int64_t> constant = getConstantIntValue(value))
     return getAffineConstantExpr(*constant, context);
   auto ofFolded = [&](OpFoldResult folded) -> std::optional<AffineExpr> {
     if (std::optional<int64_t> constant = getConstantIntValue(folded))
       return getAffineConstantExpr(*constant, context);
-    return runSizeExpr(cast<Value>(folded), sizes);
+    return runSizeExpr(cast<Value>(folded), sizes, forGrid);
   };
   Operation *op = value.getDefiningOp();
   if (!op)
     return std::nullopt;
   if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
-    return runSizeExpr(op->getOperand(0), sizes);
+    return runSizeExpr(op->getOperand(0), sizes, forGrid);
   if (auto load = dyn_cast<memref::LoadOp>(op)) {
     if (load.getMemRef() != sizes || load.getIndices().size() != 1)
       return std::nullopt;
@@ -202,7 +203,7 @@ std::optional<AffineExpr> runSizeExpr(Value value, Value sizes) {
     AffineMap map = apply.getAffineMap();
     SmallVector<AffineExpr> dims, symbols;
     for (auto [i, operand] : llvm::enumerate(apply.getMapOperands())) {
-      std::optional<AffineExpr> expr = runSizeExpr(operand, sizes);
+      std::optional<AffineExpr> expr = runSizeExpr(operand, sizes, forGrid);
       if (!expr)
         return std::nullopt;
       (i < map.getNumDims() ? dims : symbols).push_back(*expr);
@@ -211,8 +212,17 @@ std::optional<AffineExpr> runSizeExpr(Value value, Value sizes) {
   }
   if (op->getNumOperands() != 2)
     return std::nullopt;
-  std::optional<AffineExpr> lhs = runSizeExpr(op->getOperand(0), sizes);
-  std::optional<AffineExpr> rhs = runSizeExpr(op->getOperand(1), sizes);
+  std::optional<AffineExpr> lhs = runSizeExpr(op->getOperand(0), sizes, forGrid);
+  std::optional<AffineExpr> rhs = runSizeExpr(op->getOperand(1), sizes, forGrid);
+  if (forGrid && isa<arith::MinSIOp, arith::MinUIOp, arith::MaxSIOp, arith::MaxUIOp>(op)) {
+    // A size clamped to a slice's bounds (the export's Slice of a causal mask to the
+    // sequence): the size itself, which the run's ranges keep within them. A grid's threads
+    // stride over every point whatever their number, so a count off by the clamp costs no
+    // correctness.
+    if (lhs && !isa<AffineConstantExpr>(*lhs))
+      return lhs;
+    return rhs ? rhs : lhs;
+  }
   if (!lhs || !rhs)
     return std::nullopt;
   if (isa<arith::AddIOp>(op))
@@ -241,7 +251,8 @@ std::optional<AffineExpr> runItemsExpr(const RunSpace &space, Value sizes, int64
     std::optional<int64_t> constant = getConstantIntValue(upper);
     std::optional<AffineExpr> bound = constant
                                           ? getAffineConstantExpr(*constant, sizes.getContext())
-                                          : runSizeExpr(cast<Value>(upper), sizes);
+                                          : runSizeExpr(cast<Value>(upper), sizes,
+                                                        /*forGrid=*/true);
     if (!bound)
       return std::nullopt;
     // The host's code has no max: a loop the run leaves empty launches as if it had points,
@@ -1115,10 +1126,11 @@ LogicalResult KernelBuilder::emitRowKernel(scf::ForallOp rows, OpBuilder &builde
     workItems = space->points * lanes;
     return success();
   }
+  // Rows the run's sizes do not count (in the forms runSizeExpr reads) take a grid that fills
+  // the GPU; every thread strides over the rows either way.
   runItems_ = runItemsExpr(*run, sizes_, lanes);
   if (!runItems_)
-    return rows.emitError("the rows of a kernel for a range of shapes are not an expression of "
-                          "the run's sizes");
+    runItems_ = getAffineConstantExpr(kResidentThreads, rows.getContext());
   workItems = 0;
   return success();
 }
@@ -1201,8 +1213,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
         inside.clone(op, mapping);
       runItems_ = runItemsExpr(*run, sizes_, 1);
       if (!runItems_)
-        return loop.emitError("the loops of a kernel for a range of shapes do not count an "
-                              "expression of the run's sizes");
+        runItems_ = getAffineConstantExpr(kResidentThreads, loop.getContext());
       workItems = 0;
     } else if (space) {
       // The widest element the body stores sets how many points one vector access holds.

@@ -66,6 +66,9 @@ inline BindingSpec f32Binding(fb::BufferKind kind, uint32_t index, std::vector<i
 struct CudaLaunchSpec {
   uint32_t block_size = 256;
   uint64_t work_items = 0;
+  /// DimExpr code of the work items over the dispatch's binding dimensions (a program for a
+  /// range of shapes); empty for none.
+  std::vector<int64_t> work_items_code = {};
 };
 
 struct StepSpec {
@@ -395,7 +398,10 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
         auto description = fbb.CreateString(step.name);
         flatbuffers::Offset<fb::CudaLaunch> cuda;
         if (step.cuda)
-          cuda = fb::CreateCudaLaunch(fbb, step.cuda->block_size, step.cuda->work_items);
+          cuda = fb::CreateCudaLaunch(fbb, step.cuda->block_size, step.cuda->work_items,
+                                      step.cuda->work_items_code.empty()
+                                          ? 0
+                                          : fbb.CreateVector(step.cuda->work_items_code));
         kind = fb::CreateDispatch(fbb, step.code_object, step.kernel, workgroups, dispatch_bindings,
                                   description, cuda)
                    .Union();

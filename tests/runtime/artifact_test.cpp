@@ -552,6 +552,31 @@ TEST(ArtifactTest, RefusesBadCudaLaunchParameters) {
   expectInvalid(spec, "step 0 (dispatch 'kiln_k0'): has 0 CUDA work items");
 }
 
+// A launch of a program for a range of shapes gives its work items as code over the dispatch's
+// binding dimensions (symbol k: the kth dimension of its bindings, in binding order): code that
+// reads a dimension the bindings do not have, or that comes with a static count too, is refused.
+TEST(ArtifactTest, ChecksCudaWorkItemsOfTheRun) {
+  ArtifactSpec spec = cudaAffineSpec(kCudaCount);
+  // The first dispatch binds two vectors: dimensions 0 and 1. Items: dimension 1 times 4.
+  spec.steps[0].cuda->work_items = 0;
+  spec.steps[0].cuda->work_items_code = {KILN_DIM_SYMBOL, 1, KILN_DIM_CONSTANT, 4, KILN_DIM_MUL};
+  EXPECT_TRUE(loadStatus(spec).ok()) << loadStatus(spec).toString();
+  Result<Artifact> artifact = load(buildArtifact(spec));
+  ASSERT_TRUE(artifact.ok()) << artifact.status().toString();
+  EXPECT_EQ(artifact->step(0).value().cuda_work_items, 0u);
+
+  spec.steps[0].cuda->work_items_code = {KILN_DIM_SYMBOL, 2};
+  Status status = loadStatus(spec);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("step 0 (dispatch 'kiln_k0'): CUDA work items: "),
+            std::string::npos)
+      << status.toString();
+
+  spec.steps[0].cuda->work_items_code = {KILN_DIM_SYMBOL, 0};
+  spec.steps[0].cuda->work_items = 64;
+  expectInvalid(spec, "step 0 (dispatch 'kiln_k0'): has both CUDA work items and code for them");
+}
+
 TEST(ArtifactTest, RefusesCudaLaunchParametersInACpuArtifact) {
   ArtifactSpec spec = addAffineSpec();
   spec.steps[0].cuda = CudaLaunchSpec{256, 4096};

@@ -20,7 +20,9 @@
 //     scratch buffers).
 //
 // This is the CPU form of the convention CUDA uses for the same kernel groups (a grid of
-// workgroups over buffer bindings). The header is valid C99 and C++.
+// workgroups over buffer bindings). A CUDA kernel's parameters are the bindings' device
+// addresses, then, in a program for a range of shapes, the device address of the same array of
+// the run's sizes (artifact.fbs, CudaLaunch). The header is valid C99 and C++.
 //
 //===----------------------------------------------------------------------===//
 
