@@ -47,6 +47,9 @@ struct BindingSpec {
   uint64_t size = 0;
   kiln_element_type_t type = KILN_ELEMENT_TYPE_F32;
   std::vector<int64_t> dims;
+  /// A program for a range of shapes: per dimension, the DimExpr code giving the run's size
+  /// (empty for a static dimension); none for a binding of one shape.
+  std::vector<std::vector<int64_t>> dim_codes = {};
 };
 
 /// A binding of an f32 tensor of `dims` at `offset` of buffer `index` of `kind`, sized to fit.
@@ -345,8 +348,15 @@ inline ArtifactSpec cudaAffineSpec(uint64_t count) {
 /// Writes `spec` as a .kiln artifact.
 inline std::string buildArtifact(const ArtifactSpec& spec) {
   flatbuffers::FlatBufferBuilder fbb;
-  auto type = [&](kiln_element_type_t element_type, const std::vector<int64_t>& dims) {
-    return fb::CreateTensorType(fbb, static_cast<int32_t>(element_type), fbb.CreateVector(dims));
+  auto type = [&](kiln_element_type_t element_type, const std::vector<int64_t> &dims,
+                  const std::vector<std::vector<int64_t>> &dim_codes = {}) {
+    if (dim_codes.empty())
+      return fb::CreateTensorType(fbb, static_cast<int32_t>(element_type), fbb.CreateVector(dims));
+    std::vector<flatbuffers::Offset<fb::DimExpr>> codes;
+    for (const std::vector<int64_t> &code : dim_codes)
+      codes.push_back(fb::CreateDimExpr(fbb, fbb.CreateVector(code)));
+    return fb::CreateTensorType(fbb, static_cast<int32_t>(element_type), fbb.CreateVector(dims),
+                                fbb.CreateVector(codes));
   };
   auto signatures = [&](const std::vector<SignatureSpec>& list) {
     std::vector<flatbuffers::Offset<fb::TensorSignature>> offsets;
@@ -355,21 +365,14 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
       auto name = fbb.CreateString(s.name);
       auto check =
           s.check ? fbb.CreateString(*s.check) : flatbuffers::Offset<flatbuffers::String>();
-      flatbuffers::Offset<fb::TensorType> tensor_type = type(s.type, s.dims);
-      if (!s.dim_codes.empty()) {
-        std::vector<flatbuffers::Offset<fb::DimExpr>> codes;
-        for (const std::vector<int64_t> &code : s.dim_codes)
-          codes.push_back(fb::CreateDimExpr(fbb, fbb.CreateVector(code)));
-        tensor_type = fb::CreateTensorType(fbb, static_cast<int32_t>(s.type),
-                                           fbb.CreateVector(s.dims), fbb.CreateVector(codes));
-      }
+      flatbuffers::Offset<fb::TensorType> tensor_type = type(s.type, s.dims, s.dim_codes);
       offsets.push_back(fb::CreateTensorSignature(fbb, name, tensor_type, symbols, check));
     }
     return fbb.CreateVector(offsets);
   };
   auto binding = [&](const BindingSpec& b) {
     fb::BufferRef buffer(b.kind, b.index, b.offset, b.size);
-    return fb::CreateBinding(fbb, &buffer, type(b.type, b.dims));
+    return fb::CreateBinding(fbb, &buffer, type(b.type, b.dims, b.dim_codes));
   };
   auto bindings = [&](const std::vector<BindingSpec>& list) {
     std::vector<flatbuffers::Offset<fb::Binding>> offsets;

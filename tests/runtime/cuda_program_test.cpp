@@ -695,6 +695,101 @@ TEST(CudaProgramDeathTest, NamesAFaultingKernel) {
 
 // Tests that a trapping kernel fails the run on the simulated device, named by its step and
 // description, and that the program stays usable (the simulator has no context to lose).
+/// A kernel of a program for a range of shapes on the simulated device: y = 2x + 1 over the run's
+/// n elements, read from the run's sizes after the bindings (kernel_abi.h: x's dims, then y's).
+constexpr const char *kSimRangeKernelSource = R"(
+#include <math.h>
+#include "runtime/src/cuda/sim/sim_abi.h"
+const kiln_sim_runtime_t* kiln_sim_runtime;
+const kiln_sim_kernel_info_t kiln_sim_info_kiln_range = {0, 0, 3};
+void kiln_range(void** args) {
+  const kiln_sim_runtime_t* rt = kiln_sim_runtime;
+  const float* x = *(float**)args[0];
+  float* y = *(float**)args[1];
+  const int64_t* dims = *(int64_t**)args[2];
+  int64_t n = *(const int64_t*)rt->check_access((void*)&dims[1], 8, 0, 1);
+  uint64_t first = (uint64_t)rt->special_register(KILN_SIM_CTAID_X) *
+      rt->special_register(KILN_SIM_NTID_X) + rt->special_register(KILN_SIM_TID_X);
+  uint64_t stride = (uint64_t)rt->special_register(KILN_SIM_NCTAID_X) *
+      rt->special_register(KILN_SIM_NTID_X);
+  for (uint64_t i = first; i < (uint64_t)n; i += stride) {
+    float v = *(const float*)rt->check_access((void*)&x[i], 4, 0, 2);
+    *(float*)rt->check_access(&y[i], 4, KILN_SIM_ACCESS_WRITE, 3) = fmaf(v, 2.0f, 1.0f);
+  }
+}
+)";
+
+// Tests a program for a range of shapes on the simulated device: the run's sizes reach the kernel
+// (its bindings' dimensions after its bindings), the grid follows the run's work items
+// (CudaLaunch.work_items_code), and each shape has its graph: its first run is eager, its
+// second captures, later ones replay, another shape in between starting over without disturbing
+// it. A kernel that read the largest size, a stale grid or a graph replayed at another shape
+// writes past the run's output or leaves part of it unwritten (the simulator's fresh memory is
+// NaN).
+TEST(CudaSimProgramTest, RunsAProgramForARangeOfShapesWithAGraphPerShape) {
+  constexpr int64_t kMax = 4096;
+  ScopedTempPath source(".c");
+  ScopedTempPath library(".so");
+  writeFileBytes(source.path(), kSimRangeKernelSource);
+  std::string command = "cc -std=c99 -O2 -fPIC -shared -ffp-contract=off -I" KILN_SOURCE_DIR_PATH
+                        " -o " +
+                        library.path() + " " + source.path() + " -lm";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+
+  ArtifactSpec spec;
+  spec.device = "cuda";
+  const std::vector<std::vector<int64_t>> run_dims = {{KILN_DIM_SYMBOL, 0}};
+  spec.inputs = {{"x", KILN_ELEMENT_TYPE_F32, {kMax}, {}, std::nullopt, run_dims}};
+  spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {kMax}, {}, std::nullopt, run_dims}};
+  spec.symbols = {{"n", 0, 0, 1, kMax}};
+  spec.code_objects = {
+      {"cuda-sim", fb::CodeFormat::ElfSharedObject, readFileBytes(library.path()), {"kiln_range"}}};
+  StepSpec step;
+  step.cuda = CudaLaunchSpec{128, 0, {KILN_DIM_SYMBOL, 1}};
+  step.workgroups = {1};
+  BindingSpec x = vectorBinding(fb::BufferKind::Input, 0, kMax);
+  BindingSpec y = vectorBinding(fb::BufferKind::Output, 0, kMax);
+  x.dim_codes = y.dim_codes = run_dims;
+  step.bindings = {x, y};
+  step.name = "y = 2x + 1";
+  spec.steps = {step};
+  auto created = CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  CudaProgram &program = **created;
+
+  struct Run {
+    int64_t n;
+    CudaGraphMode mode;
+  };
+  const Run runs[] = {{100, CudaGraphMode::kCapture},  {100, CudaGraphMode::kReplay},
+                      {kMax, CudaGraphMode::kCapture}, {100, CudaGraphMode::kReplay},
+                      {kMax, CudaGraphMode::kReplay},  {1, CudaGraphMode::kCapture}};
+  for (size_t r = 0; r < std::size(runs); ++r) {
+    SCOPED_TRACE("run " + std::to_string(r + 1) + " of " + std::to_string(runs[r].n));
+    Tensor input = seededF32Tensor({runs[r].n}, 300 + static_cast<int>(r));
+    Result<std::vector<Tensor>> outputs = runProgram(program, {&input});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    ASSERT_EQ((*outputs)[0].dims(), (std::vector<int64_t>{runs[r].n}));
+    const float *in = input.dataAs<float>();
+    const float *out = (*outputs)[0].dataAs<float>();
+    for (int64_t i = 0; i < runs[r].n; ++i)
+      ASSERT_EQ(out[i], std::fma(in[i], 2.0f, 1.0f)) << "y[" << i << "]";
+    CudaProgramStatistics stats = program.cudaStatistics();
+    EXPECT_EQ(stats.graph_mode, runs[r].mode) << stats.graph_disabled_reason;
+    // The grid of the run's items: ceil(n / 128) blocks at most.
+    ASSERT_EQ(stats.dispatch_grid_sizes.size(), 1u);
+    EXPECT_LE(stats.dispatch_grid_sizes[0], static_cast<uint32_t>((runs[r].n + 127) / 128));
+  }
+  CudaProgramStatistics stats = program.cudaStatistics();
+  EXPECT_EQ(stats.eager_runs, 3u);
+  EXPECT_EQ(stats.graph_runs, 3u);
+  // A run outside the range is refused, naming the input and the dimension.
+  Tensor large = seededF32Tensor({kMax + 1}, 7);
+  Result<std::vector<Tensor>> refused = runProgram(program, {&large});
+  EXPECT_EQ(refused.status().code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(refused.status().message(), HasSubstr("input 'x': dimension 0 (n) is 4097"));
+}
+
 TEST(CudaSimProgramTest, NamesATrappingKernel) {
   ArtifactSpec spec = trappingSpec();
   spec.code_objects.push_back(

@@ -192,8 +192,8 @@ CudaProgram::~CudaProgram() {
   (void)device.enter(device_.ordinal);
   // streams_ holds stream_ (first) once it exists.
   for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
-  if (graph_ != nullptr) api_->graphExecDestroy(graph_);
-  if (steps_graph_ != nullptr) api_->graphExecDestroy(steps_graph_);
+  if (graphs_.run != nullptr) api_->graphExecDestroy(graphs_.run);
+  if (graphs_.steps != nullptr) api_->graphExecDestroy(graphs_.steps);
   if (device_begin_ != nullptr) (void)api_->eventDestroy(device_begin_);
   if (device_end_ != nullptr) (void)api_->eventDestroy(device_end_);
   if (staging_ != nullptr) (void)api_->freeHost(staging_);
@@ -259,10 +259,6 @@ Status CudaProgram::prepare() {
   if (Status s = api_->streamCreate(&stream_); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareStreams(); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareSteps(); !s.ok()) return s;
-  if (shapes_.dynamic() && graph_disabled_reason_.empty()) {
-    // A graph holds its launches' grids and library calls, which a range of shapes sets per run.
-    graph_disabled_reason_ = "the program is compiled for a range of shapes";
-  }
   if (Status s = allocateMemory(); !s.ok()) return prefixStatus(name, s);
   resolveAddresses();
   return Status();
@@ -530,9 +526,8 @@ Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
     step.grid_size = cudaGridSize(static_cast<uint64_t>(items), step.block_size,
                                   device_.multiprocessor_count, step.blocks_per_multiprocessor);
   }
+  // The shape's library calls and graphs (its first run checks each step, the next captures).
   run_calls_ = nullptr;
-  if (std::none_of(steps_.begin(), steps_.end(), [](const CudaStep& s) { return s.per_shape; }))
-    return Status();
   Result<ShapeCalls*> calls = callsFor(symbol_values_);
   if (!calls.ok()) return calls.status();
   run_calls_ = *calls;
@@ -596,6 +591,9 @@ Result<CudaProgram::ShapeCalls*> CudaProgram::callsFor(const std::vector<int64_t
 }
 
 void CudaProgram::releaseShapeCalls(ShapeCalls& calls) {
+  if (calls.graphs.run != nullptr) api_->graphExecDestroy(calls.graphs.run);
+  if (calls.graphs.steps != nullptr) api_->graphExecDestroy(calls.graphs.steps);
+  calls.graphs = Graphs();
   calls.calls.clear();
   calls.by_step.clear();
   if (calls.workspace != nullptr) (void)api_->free(calls.workspace);
@@ -719,14 +717,15 @@ Status CudaProgram::timeDevice(size_t iterations, double* milliseconds) {
   }
   // The steps' own graph, captured like the run's (which the first runs have already made
   // possible: kernels loaded, graphs on or off for a reason).
-  if (steps_graph_ == nullptr && graph_mode_ == CudaGraphMode::kReplay) {
-    if (Status s = capture(/*steps_only=*/true, &steps_graph_); !s.ok())
+  Graphs& graphs = this->graphs();
+  if (graphs.steps == nullptr && graphs.mode == CudaGraphMode::kReplay) {
+    if (Status s = capture(/*steps_only=*/true, &graphs.steps); !s.ok())
       return prefixStatus(artifact_->name() + ": capturing the steps", s);
   }
   for (size_t i = 0; i < iterations; ++i) {
     Status status = api_->eventRecord(device_begin_, stream_);
     if (status.ok()) {
-      status = steps_graph_ != nullptr ? api_->graphLaunch(steps_graph_, stream_)
+      status = graphs.steps != nullptr ? api_->graphLaunch(graphs.steps, stream_)
                                        : enqueueSteps(/*check_each_step=*/false, /*timed=*/false);
     }
     if (status.ok()) status = api_->eventRecord(device_end_, stream_);
@@ -742,7 +741,7 @@ Status CudaProgram::timeDevice(size_t iterations, double* milliseconds) {
   return Status();
 }
 
-Status CudaProgram::captureGraph() { return capture(/*steps_only=*/false, &graph_); }
+Status CudaProgram::captureGraph() { return capture(/*steps_only=*/false, &graphs().run); }
 
 Status CudaProgram::capture(bool steps_only, cudaGraphExec_t* out) {
   if (Status s = api_->beginCapture(stream_); !s.ok()) return s;
@@ -814,18 +813,19 @@ Status CudaProgram::executeTimed(uint64_t run, uint32_t track, int64_t origin_ns
 }
 
 Status CudaProgram::execute() {
-  if (graph_mode_ == CudaGraphMode::kCapture) {
+  Graphs& graphs = this->graphs();
+  if (graphs.mode == CudaGraphMode::kCapture) {
     if (Status captured = captureGraph(); captured.ok()) {
-      graph_mode_ = CudaGraphMode::kReplay;
+      graphs.mode = CudaGraphMode::kReplay;
     } else {
-      graph_mode_ = CudaGraphMode::kDisabled;
+      graphs.mode = CudaGraphMode::kDisabled;
       graph_disabled_reason_ = "the capture failed: " + captured.message();
     }
   }
 
-  if (graph_mode_ == CudaGraphMode::kReplay) {
+  if (graphs.mode == CudaGraphMode::kReplay) {
     ++graph_runs_;
-    Status status = api_->graphLaunch(graph_, stream_);
+    Status status = api_->graphLaunch(graphs.run, stream_);
     if (status.ok()) status = api_->streamSynchronize(stream_);
     if (!status.ok()) {
       return prefixStatus(artifact_->name() + ": running the program's CUDA graph (" +
@@ -842,7 +842,8 @@ Status CudaProgram::execute() {
 Status CudaProgram::runEagerly(bool timed) {
   // The first run checks every step on its own; later eager runs (graphs off, or traced) do not
   // wait between steps.
-  const bool first = graph_mode_ == CudaGraphMode::kEager;
+  Graphs& graphs = this->graphs();
+  const bool first = graphs.mode == CudaGraphMode::kEager;
   ++eager_runs_;
   Status status = enqueueRun(/*check_each_step=*/first, timed);
   if (status.ok()) {
@@ -854,7 +855,7 @@ Status CudaProgram::runEagerly(bool timed) {
     for (cudaStream_t stream : streams_) (void)api_->streamSynchronize(stream);
   }
   if (status.ok() && first) {
-    graph_mode_ =
+    graphs.mode =
         graph_disabled_reason_.empty() ? CudaGraphMode::kCapture : CudaGraphMode::kDisabled;
   }
   return status;
@@ -926,7 +927,7 @@ CudaProgramStatistics CudaProgram::cudaStatistics() const {
   CudaProgramStatistics stats;
   stats.device_ordinal = device_.ordinal;
   stats.code_object = code_object_;
-  stats.graph_mode = graph_mode_;
+  stats.graph_mode = graphs().mode;
   stats.graph_disabled_reason = graph_disabled_reason_;
   stats.eager_runs = eager_runs_;
   stats.graph_runs = graph_runs_;

@@ -150,14 +150,26 @@ class CudaProgram final : public DeviceProgram {
     bool per_shape = false;
   };
 
-  /// The library calls of one shape of a program for a range of shapes, and their workspace
-  /// where it outgrows the program's.
+  /// How runs execute (CudaGraphMode), the run's graph and timeDevice's graph of the steps:
+  /// the program's, or one shape's (a graph holds its launches' grids and library plans).
+  struct Graphs {
+    CudaGraphMode mode = CudaGraphMode::kEager;
+    cudaGraphExec_t run = nullptr;
+    cudaGraphExec_t steps = nullptr;
+  };
+
+  /// One shape of a program for a range of shapes: its library calls, their workspace where it
+  /// outgrows the program's, and its graphs.
   struct ShapeCalls {
     std::vector<const CudaLibraryCall*> by_step;
     std::vector<std::unique_ptr<CudaLibraryCall>> calls;
     void* workspace = nullptr;
     size_t workspace_size = 0;
+    Graphs graphs;
   };
+  /// The graphs of the run's shape, or the program's.
+  Graphs& graphs() { return run_calls_ != nullptr ? run_calls_->graphs : graphs_; }
+  const Graphs& graphs() const { return run_calls_ != nullptr ? run_calls_->graphs : graphs_; }
 
   /// How the one device allocation is laid out (byte offsets from its aligned base).
   struct DeviceLayout {
@@ -285,11 +297,11 @@ class CudaProgram final : public DeviceProgram {
 
   /// Serializes runs: they share the buffers, the stream and the graph.
   mutable std::mutex run_mutex_;
-  CudaGraphMode graph_mode_ = CudaGraphMode::kEager;
+  /// A static program's graphs (a program for a range of shapes has them per shape), and why
+  /// graphs are off where they are (for every shape).
+  Graphs graphs_;
   std::string graph_disabled_reason_;
-  cudaGraphExec_t graph_ = nullptr;
-  /// timeDevice's graph of the steps alone and its two events, made at its first call.
-  cudaGraphExec_t steps_graph_ = nullptr;
+  /// timeDevice's two events, made at its first call.
   cudaEvent_t device_begin_ = nullptr, device_end_ = nullptr;
   uint64_t eager_runs_ = 0;
   uint64_t graph_runs_ = 0;
