@@ -143,9 +143,11 @@ std::pair<SmallVector<Value>, Value> runCounts(const RunSpace &space, OpBuilder 
   return {counts, points};
 }
 
-/// The indices of the point of a run-sized loop nest that the flat index `linear` names.
+/// The indices of the point of a run-sized loop nest that the flat index `linear` names (the
+/// innermost step times `innerScale`, for points that stand for that many neighbours).
 SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear, ValueRange counts,
-                               ArrayRef<int64_t> lower, ArrayRef<int64_t> steps) {
+                               ArrayRef<int64_t> lower, ArrayRef<int64_t> steps,
+                               int64_t innerScale = 1) {
   Value remaining = linear;
   SmallVector<Value> reversed;
   for (int64_t d = counts.size() - 1; d >= 0; --d) {
@@ -153,8 +155,9 @@ SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear, V
         d == 0 ? remaining : arith::RemUIOp::create(builder, loc, remaining, counts[d]).getResult();
     if (d != 0)
       remaining = arith::DivUIOp::create(builder, loc, remaining, counts[d]);
+    int64_t step = steps[d] * (d + 1 == static_cast<int64_t>(counts.size()) ? innerScale : 1);
     Value scaled = arith::MulIOp::create(builder, loc, position,
-                                         arith::ConstantIndexOp::create(builder, loc, steps[d]));
+                                         arith::ConstantIndexOp::create(builder, loc, step));
     reversed.push_back(arith::AddIOp::create(
         builder, loc, scaled, arith::ConstantIndexOp::create(builder, loc, lower[d])));
   }
@@ -244,10 +247,14 @@ std::optional<AffineExpr> runSizeExpr(Value value, Value sizes, bool forGrid = f
   return std::nullopt;
 }
 
-/// The work items of `space` (times `scale`) in the run's sizes, or nothing.
-std::optional<AffineExpr> runItemsExpr(const RunSpace &space, Value sizes, int64_t scale) {
+/// The work items of `space` (times `scale`) in the run's sizes, or nothing; with `innerWidth`,
+/// the innermost loop's points taken that many at a time.
+std::optional<AffineExpr> runItemsExpr(const RunSpace &space, Value sizes, int64_t scale,
+                                       int64_t innerWidth = 1) {
   AffineExpr items = getAffineConstantExpr(scale, sizes.getContext());
-  for (auto [lower, step, upper] : llvm::zip(space.lower, space.steps, space.upper)) {
+  for (size_t d = 0; d < space.upper.size(); ++d) {
+    int64_t lower = space.lower[d], step = space.steps[d];
+    OpFoldResult upper = space.upper[d];
     std::optional<int64_t> constant = getConstantIntValue(upper);
     std::optional<AffineExpr> bound = constant
                                           ? getAffineConstantExpr(*constant, sizes.getContext())
@@ -257,7 +264,10 @@ std::optional<AffineExpr> runItemsExpr(const RunSpace &space, Value sizes, int64
       return std::nullopt;
     // The host's code has no max: a loop the run leaves empty launches as if it had points,
     // which only sizes the grid.
-    items = items * (*bound - lower).ceilDiv(step);
+    AffineExpr count = (*bound - lower).ceilDiv(step);
+    if (d + 1 == space.upper.size())
+      count = count.ceilDiv(innerWidth);
+    items = items * count;
   }
   return items;
 }
@@ -265,6 +275,13 @@ std::optional<AffineExpr> runItemsExpr(const RunSpace &space, Value sizes, int64
 /// Whether `type` is laid out row-major and contiguously with a static shape.
 bool isContiguous(MemRefType type) {
   return type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// Whether `type` is laid out row-major and contiguously with a static innermost dimension (the
+/// outer ones may be sizes of the run): its rows start a static number of elements apart.
+bool hasStaticRows(MemRefType type) {
+  return type.getLayout().isIdentity() && type.getRank() > 0 &&
+         !ShapedType::isDynamic(type.getShape().back());
 }
 
 /// Whether `ops` (one loop body, or part of it) can run for `width` neighbouring values of `iv`
@@ -279,7 +296,7 @@ bool canVectorize(ArrayRef<Operation *> ops, Value iv, int64_t width,
     return llvm::any_of(values, [&](Value v) { return v == iv || varying.contains(v); });
   };
   auto lastIndexIsIv = [&](MemRefType type, ValueRange indices) {
-    if (!isContiguous(type) || type.getRank() == 0 || type.getShape().back() % width != 0)
+    if (!hasStaticRows(type) || type.getShape().back() % width != 0)
       return false;
     // A vector of i1 is bit-packed in memory (LLVM's vector layout), while a buffer of booleans
     // holds a byte per element: such loads and stores stay scalar.
@@ -327,16 +344,25 @@ SmallVector<Operation *> bodyOps(Block *block) {
 }
 
 /// Decides whether a parallel loop's body can run `width` neighbouring points of its innermost
-/// loop per thread with vector accesses: the innermost loop starts at 0 with step 1 and a trip
-/// count `width` divides, and the body is vectorizable along it (canVectorize).
-bool isVectorizable(scf::ParallelOp loop, const IterationSpace &space, int64_t width) {
-  if (width <= 1 || space.counts.empty())
-    return false;
-  size_t inner = space.counts.size() - 1;
-  if (space.lower[inner] != 0 || space.steps[inner] != 1 || space.counts[inner] % width != 0)
+/// loop per thread with vector accesses: the innermost loop starts at 0 (`lower`) with step 1
+/// and a static trip count (`count`) `width` divides, and the body is vectorizable along it
+/// (canVectorize).
+bool isVectorizable(scf::ParallelOp loop, int64_t lower, int64_t step,
+                    std::optional<int64_t> count, int64_t width) {
+  if (width <= 1 || !count || lower != 0 || step != 1 || *count % width != 0)
     return false;
   llvm::DenseSet<Value> varying;
-  return canVectorize(bodyOps(loop.getBody()), loop.getInductionVars()[inner], width, varying);
+  return canVectorize(bodyOps(loop.getBody()), loop.getInductionVars().back(), width, varying);
+}
+
+/// How many points one vector access of `loop`'s body holds: the widest element it stores
+/// sets it.
+int64_t vectorWidth(scf::ParallelOp loop, int64_t vectorBytes) {
+  int64_t storeBits = 0;
+  loop.getBody()->walk([&](memref::StoreOp store) {
+    storeBits = std::max<int64_t>(storeBits, store.getMemRefType().getElementTypeBitWidth());
+  });
+  return storeBits > 0 && vectorBytes > 0 ? vectorBytes * 8 / storeBits : 1;
 }
 
 class KernelBuilder {
@@ -376,6 +402,10 @@ private:
   /// The vector form of the body of `loop` for `width` neighbouring points at `indices`.
   void emitVectorBody(scf::ParallelOp loop, ValueRange indices, int64_t width, OpBuilder &builder,
                       IRMapping &mapping);
+  /// The body of `loop` for the point at `indices`: its vector form for `width` > 1 neighbours,
+  /// a row reduction's lanes, or the body as it is.
+  void emitPoint(scf::ParallelOp loop, ValueRange indices, int64_t width, OpBuilder &builder,
+                 IRMapping &mapping);
 
   gpu::GPUModuleOp module_;
   ModuleOp parent_;
@@ -677,6 +707,22 @@ void emitRowReduction(RowReduction match, OpBuilder &builder, IRMapping &mapping
   Value result = builder.clone(*match.combine, last)->getResult(0);
   last.map(match.combine->getResult(0), result);
   builder.clone(*match.store, last);
+}
+
+void KernelBuilder::emitPoint(scf::ParallelOp loop, ValueRange indices, int64_t width,
+                              OpBuilder &builder, IRMapping &mapping) {
+  if (width > 1) {
+    emitVectorBody(loop, indices, width, builder, mapping);
+    return;
+  }
+  for (auto [var, value] : llvm::zip(loop.getInductionVars(), indices))
+    mapping.map(var, value);
+  if (std::optional<RowReduction> reduction = matchRowReduction(loop, vectorBytes_)) {
+    emitRowReduction(*reduction, builder, mapping);
+    return;
+  }
+  for (Operation &op : loop.getBody()->without_terminator())
+    builder.clone(op, mapping);
 }
 
 /// Whether a buffer `alloc` makes inside loops or branches of `function` can be one buffer for
@@ -1200,29 +1246,36 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
       else if (!runItems_ && workItems < blockSize)
         blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));
     } else if (run) {
-      // Trip counts of the run: each thread takes points in turn, one at a time.
+      // Trip counts of the run: each thread takes points in turn, `width` neighbours along a
+      // static innermost loop at a time where the body moves them as vectors (as below).
+      int64_t width = vectorWidth(loop, vectorBytes_);
+      std::optional<int64_t> inner = getConstantIntValue(run->upper.back());
+      bool vectorize =
+          isVectorizable(loop, run->lower.back(), run->steps.back(), inner, width);
+      if (!vectorize)
+        width = 1;
       auto [counts, points] = runCounts(*run, builder, loc, mapping);
+      if (vectorize) {
+        counts.back() = indexConstant(*inner / width);
+        points = indexConstant(1);
+        for (Value count : counts)
+          points = arith::MulIOp::create(builder, loc, points, count);
+      }
       auto forLoop = scf::ForOp::create(builder, loc, first, points, stride);
       OpBuilder inside = OpBuilder::atBlockBegin(forLoop.getBody());
-      SmallVector<Value> indices =
-          delinearize(inside, loc, forLoop.getInductionVar(), counts, run->lower, run->steps);
+      SmallVector<Value> indices = delinearize(inside, loc, forLoop.getInductionVar(), counts,
+                                               run->lower, run->steps, width);
       inside.setInsertionPoint(forLoop.getBody()->getTerminator());
-      for (auto [var, value] : llvm::zip(loop.getInductionVars(), indices))
-        mapping.map(var, value);
-      for (Operation &op : loop.getBody()->without_terminator())
-        inside.clone(op, mapping);
-      runItems_ = runItemsExpr(*run, sizes_, 1);
+      emitPoint(loop, indices, width, inside, mapping);
+      runItems_ = runItemsExpr(*run, sizes_, 1, width);
       if (!runItems_)
         runItems_ = getAffineConstantExpr(kResidentThreads, loop.getContext());
       workItems = 0;
     } else if (space) {
-      // The widest element the body stores sets how many points one vector access holds.
-      int64_t storeBits = 0;
-      loop.getBody()->walk([&](memref::StoreOp store) {
-        storeBits = std::max<int64_t>(storeBits, store.getMemRefType().getElementTypeBitWidth());
-      });
-      int64_t width = storeBits > 0 && vectorBytes_ > 0 ? vectorBytes_ * 8 / storeBits : 1;
-      bool vectorize = isVectorizable(loop, *space, width);
+      int64_t width = vectorWidth(loop, vectorBytes_);
+      bool vectorize = !space->counts.empty() &&
+                       isVectorizable(loop, space->lower.back(), space->steps.back(),
+                                      space->counts.back(), width);
       if (!vectorize)
         width = 1;
       SmallVector<int64_t> counts(space->counts);
@@ -1236,18 +1289,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
       SmallVector<Value> indices = delinearize(inside, loc, forLoop.getInductionVar(), counts,
                                                space->lower, space->steps, width);
       inside.setInsertionPoint(forLoop.getBody()->getTerminator());
-      if (vectorize) {
-        emitVectorBody(loop, indices, width, inside, mapping);
-      } else {
-        for (auto [var, value] : llvm::zip(loop.getInductionVars(), indices))
-          mapping.map(var, value);
-        if (std::optional<RowReduction> reduction = matchRowReduction(loop, vectorBytes_)) {
-          emitRowReduction(*reduction, inside, mapping);
-        } else {
-          for (Operation &op : loop.getBody()->without_terminator())
-            inside.clone(op, mapping);
-        }
-      }
+      emitPoint(loop, indices, width, inside, mapping);
       if (workItems < blockSize)
         blockSize = std::max<int64_t>(32, llvm::alignTo(workItems, 32));
     } else {

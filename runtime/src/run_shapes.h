@@ -53,6 +53,14 @@ class RunShapes {
   size_t rank(size_t binding) const { return first_dim_[binding + 1] - first_dim_[binding]; }
   /// The dimensions of all bindings together (bindingDims' size).
   size_t dimCount() const { return first_dim_.back(); }
+  /// The bytes of binding `binding`'s run elements (`element_size` bytes each), row-major at
+  /// the front of its buffer, for the run's binding `dims`.
+  uint64_t runBytes(size_t binding, size_t element_size, const std::vector<int64_t>& dims) const {
+    uint64_t bytes = element_size;
+    for (size_t d = first_dim_[binding]; d < first_dim_[binding + 1]; ++d)
+      bytes *= static_cast<uint64_t>(dims[d]);
+    return bytes;
+  }
   /// Whether any of the `count` bindings from `first` has a dimension that varies.
   bool varies(size_t first, size_t count) const;
 

@@ -306,9 +306,8 @@ Status CpuProgram::runStep(size_t i, const RunContext& context) {
       if (shapes_.dynamic() && step.copy_size != 0) {
         // The run's elements of the source, row-major at the front of its bytes.
         const kiln_binding_info_t& source = artifact_->steps()[i].bindings[0];
-        bytes = kiln_element_type_size(source.element_type);
-        for (size_t d = 0; d < shapes_.rank(step.first_binding); ++d)
-          bytes *= static_cast<uint64_t>(context.dims[shapes_.firstDim(step.first_binding) + d]);
+        bytes = shapes_.runBytes(step.first_binding, kiln_element_type_size(source.element_type),
+                                 context.dims);
       }
       if (bytes != 0) std::memmove(addresses[1], addresses[0], bytes);
       break;

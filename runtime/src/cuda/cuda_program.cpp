@@ -625,10 +625,17 @@ Status CudaProgram::enqueueStep(size_t index) {
       const CudaLibraryCall* call = cuda.per_shape ? run_calls_->by_step[index] : cuda.library_call;
       return call->enqueue(stream, addresses, workspace(step.stream));
     }
-    case StepKind::kCopy:
-      if (step.copy_size == 0) return Status();
-      return api_->memcpyAsync(addresses[1], addresses[0], step.copy_size, cudaMemcpyDeviceToDevice,
-                               stream);
+    case StepKind::kCopy: {
+      uint64_t bytes = step.copy_size;
+      if (shapes_.dynamic() && bytes != 0) {
+        // The run's elements of the source, row-major at the front of its bytes.
+        const kiln_binding_info_t& source = artifact_->steps()[index].bindings[0];
+        bytes = shapes_.runBytes(step.first_binding, kiln_element_type_size(source.element_type),
+                                 dims_);
+      }
+      if (bytes == 0) return Status();
+      return api_->memcpyAsync(addresses[1], addresses[0], bytes, cudaMemcpyDeviceToDevice, stream);
+    }
   }
   return Status(KILN_STATUS_INTERNAL, "unknown step kind");
 }
