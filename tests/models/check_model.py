@@ -226,6 +226,8 @@ def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: 
             # The CUDA compilation, real GPU code (through ptxas) beside the simulated device's.
             command += ["--target", "cuda", "--gpu-arch",
                         "sm_80,cuda-sim" if args.device == "cuda-sim" else "sm_80,sm_90"]
+        if args.precision:
+            command += ["--precision", args.precision, "--keep-io-types"]
         for entry in meta["inputs"]:
             dims = [f"1..{max(batches)}"] + [str(d) for d in entry["shape"][1:]]
             if sequences and len(dims) >= 2 and entry["dtype"].startswith(("int", "uint")):
