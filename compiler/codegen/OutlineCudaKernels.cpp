@@ -73,29 +73,6 @@ OpBuilder onlyWhereZero(OpBuilder &builder, Location loc, Value index) {
   return inside;
 }
 
-/// The indices of the point of a loop nest that the flat index `linear` names, outermost first:
-/// loop d has `counts[d]` points from `lower[d]` with step `steps[d]` (the innermost one's step
-/// times `innerScale`, for points that stand for that many neighbours).
-SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
-                               ArrayRef<int64_t> counts, ArrayRef<int64_t> lower,
-                               ArrayRef<int64_t> steps, int64_t innerScale = 1) {
-  Value remaining = linear;
-  SmallVector<Value> reversed;
-  for (int64_t d = counts.size() - 1; d >= 0; --d) {
-    Value extent = arith::ConstantIndexOp::create(builder, loc, counts[d]);
-    Value position =
-        d == 0 ? remaining : arith::RemUIOp::create(builder, loc, remaining, extent).getResult();
-    if (d != 0)
-      remaining = arith::DivUIOp::create(builder, loc, remaining, extent);
-    int64_t step = steps[d] * (d + 1 == static_cast<int64_t>(counts.size()) ? innerScale : 1);
-    Value scaled = arith::MulIOp::create(builder, loc, position,
-                                         arith::ConstantIndexOp::create(builder, loc, step));
-    reversed.push_back(arith::AddIOp::create(
-        builder, loc, scaled, arith::ConstantIndexOp::create(builder, loc, lower[d])));
-  }
-  return SmallVector<Value>(reversed.rbegin(), reversed.rend());
-}
-
 /// A loop nest whose trip counts are known only at run time (a program for a range of shapes):
 /// constant lower bounds and steps, upper bounds computed from the run's sizes.
 struct RunSpace {
@@ -143,8 +120,9 @@ std::pair<SmallVector<Value>, Value> runCounts(const RunSpace &space, OpBuilder 
   return {counts, points};
 }
 
-/// The indices of the point of a run-sized loop nest that the flat index `linear` names (the
-/// innermost step times `innerScale`, for points that stand for that many neighbours).
+/// The indices of the point of a loop nest that the flat index `linear` names, outermost first:
+/// loop d has `counts[d]` points from `lower[d]` with step `steps[d]` (the innermost one's step
+/// times `innerScale`, for points that stand for that many neighbours).
 SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear, ValueRange counts,
                                ArrayRef<int64_t> lower, ArrayRef<int64_t> steps,
                                int64_t innerScale = 1) {
@@ -162,6 +140,16 @@ SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear, V
         builder, loc, scaled, arith::ConstantIndexOp::create(builder, loc, lower[d])));
   }
   return SmallVector<Value>(reversed.rbegin(), reversed.rend());
+}
+
+/// The same for static trip counts.
+SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
+                               ArrayRef<int64_t> counts, ArrayRef<int64_t> lower,
+                               ArrayRef<int64_t> steps, int64_t innerScale = 1) {
+  SmallVector<Value> extents;
+  for (int64_t count : counts)
+    extents.push_back(arith::ConstantIndexOp::create(builder, loc, count));
+  return delinearize(builder, loc, linear, ValueRange(extents), lower, steps, innerScale);
 }
 
 /// `value`, an index of a dispatch function of a program for a range of shapes, as an expression

@@ -53,6 +53,16 @@ class RunShapes {
   size_t rank(size_t binding) const { return first_dim_[binding + 1] - first_dim_[binding]; }
   /// The dimensions of all bindings together (bindingDims' size).
   size_t dimCount() const { return first_dim_.back(); }
+  /// The run's dimensions of each of the `count` bindings from `first` (a library call's, which
+  /// it is set up for), out of every binding's run `dims`.
+  std::vector<std::vector<int64_t>> bindingsDims(size_t first, size_t count,
+                                                 const std::vector<int64_t>& dims) const {
+    std::vector<std::vector<int64_t>> result;
+    for (size_t b = first; b < first + count; ++b)
+      result.emplace_back(dims.begin() + static_cast<std::ptrdiff_t>(first_dim_[b]),
+                          dims.begin() + static_cast<std::ptrdiff_t>(first_dim_[b + 1]));
+    return result;
+  }
   /// The bytes of binding `binding`'s run elements (`element_size` bytes each), row-major at
   /// the front of its buffer, for the run's binding `dims`.
   uint64_t runBytes(size_t binding, size_t element_size, const std::vector<int64_t>& dims) const {

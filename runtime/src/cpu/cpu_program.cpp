@@ -436,13 +436,8 @@ Result<std::shared_ptr<const CpuProgram::ShapeCalls>> CpuProgram::callsFor(
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (!steps_[i].per_shape) continue;
     const ProgramStep& step = table_.steps()[i];
-    std::vector<std::vector<int64_t>> run_dims;
-    for (size_t b = 0; b < step.binding_count; ++b) {
-      size_t first = shapes_.firstDim(step.first_binding + b);
-      run_dims.emplace_back(
-          dims.begin() + static_cast<std::ptrdiff_t>(first),
-          dims.begin() + static_cast<std::ptrdiff_t>(first + shapes_.rank(step.first_binding + b)));
-    }
+    std::vector<std::vector<int64_t>> run_dims =
+        shapes_.bindingsDims(step.first_binding, step.binding_count, dims);
     std::unique_ptr<LibraryCallKernel> kernel;
     if (Status s = createLibraryCallKernel(*step.library_call, artifact_->constantsData(),
                                            collectives_, &kernel, &run_dims);

@@ -551,13 +551,8 @@ Result<CudaProgram::ShapeCalls*> CudaProgram::callsFor(const std::vector<int64_t
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (!steps_[i].per_shape) continue;
     const ProgramStep& step = table_.steps()[i];
-    std::vector<std::vector<int64_t>> run_dims;
-    for (size_t b = 0; b < step.binding_count; ++b) {
-      size_t first = shapes_.firstDim(step.first_binding + b);
-      run_dims.emplace_back(dims_.begin() + static_cast<std::ptrdiff_t>(first),
-                            dims_.begin() + static_cast<std::ptrdiff_t>(
-                                                first + shapes_.rank(step.first_binding + b)));
-    }
+    std::vector<std::vector<int64_t>> run_dims =
+        shapes_.bindingsDims(step.first_binding, step.binding_count, dims_);
     std::unique_ptr<CudaLibraryCall> prepared;
     Status s = api_->createLibraryCall(*step.library_call, device_, streams_[step.stream],
                                        &run_dims, &prepared);
