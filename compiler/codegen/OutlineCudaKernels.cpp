@@ -746,11 +746,18 @@ std::optional<SmallVector<int64_t>> runSizeBounds(func::FuncOp function) {
       llvm::append_range(bounds, attr.asArrayRef());
       continue;
     }
+    // A binding of the run's size without bounds is a bare pointer, seen again through
+    // memref.reinterpret_cast: its type says nothing of its sizes.
     auto type = dyn_cast<MemRefType>(function.getArgumentTypes()[i]);
-    if (!type || !type.hasStaticShape())
+    if (!type || !type.hasStaticShape() ||
+        llvm::any_of(function.getArgument(i).getUsers(),
+                     [](Operation *user) { return isa<memref::ReinterpretCastOp>(user); }))
       return std::nullopt;
     llvm::append_range(bounds, type.getShape());
   }
+  if (static_cast<int64_t>(bounds.size()) !=
+      function->getAttrOfType<IntegerAttr>(kRunSizesAttr).getInt())
+    return std::nullopt;
   return bounds;
 }
 
