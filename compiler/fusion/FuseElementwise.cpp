@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/fusion/Passes.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,6 +33,80 @@ namespace kiln {
 using namespace mlir;
 
 namespace kiln {
+namespace {
+
+/// The largest value of the index `value` in a program for a range of shapes: a constant, a
+/// dimension of a value (largestDimAt), or their sums and products; nothing where unknown.
+std::optional<int64_t> largestIndex(Value value, unsigned depth);
+
+/// largestDim, `depth` steps back from where it was asked.
+std::optional<int64_t> largestDimAt(Value value, int64_t dim, unsigned depth) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || dim >= type.getRank())
+    return std::nullopt;
+  if (!type.isDynamicDim(dim))
+    return type.getDimSize(dim);
+  if (depth > 16)
+    return std::nullopt;
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    auto function = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+    if (!function)
+      return std::nullopt;
+    auto bounds =
+        function.getArgAttrOfType<DenseI64ArrayAttr>(argument.getArgNumber(), kDimBoundsAttr);
+    if (!bounds || bounds.size() != 2 * type.getRank() ||
+        ShapedType::isDynamic(bounds[2 * dim + 1]))
+      return std::nullopt;
+    return bounds[2 * dim + 1];
+  }
+  Operation *op = value.getDefiningOp();
+  if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(op))
+    return largestIndex(empty.getDynamicSize(dim), depth + 1);
+  if (auto destination = dyn_cast_or_null<DestinationStyleOpInterface>(op))
+    return largestDimAt(destination.getTiedOpOperand(cast<OpResult>(value))->get(), dim, depth + 1);
+  return std::nullopt;
+}
+
+std::optional<int64_t> largestIndex(Value value, unsigned depth) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return constant;
+  if (depth > 16)
+    return std::nullopt;
+  Operation *op = value.getDefiningOp();
+  if (auto dim = dyn_cast_or_null<tensor::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    return index ? largestDimAt(dim.getSource(), *index, depth + 1) : std::nullopt;
+  }
+  if (isa_and_nonnull<arith::AddIOp, arith::MulIOp>(op)) {
+    std::optional<int64_t> lhs = largestIndex(op->getOperand(0), depth + 1);
+    std::optional<int64_t> rhs = largestIndex(op->getOperand(1), depth + 1);
+    if (!lhs || !rhs || *lhs < 0 || *rhs < 0)
+      return std::nullopt;
+    return isa<arith::AddIOp>(op) ? *lhs + *rhs : *lhs * *rhs;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<int64_t> largestDim(Value value, int64_t dim) { return largestDimAt(value, dim, 0); }
+
+std::optional<int64_t> largestLoop(linalg::LinalgOp op, unsigned loop) {
+  std::optional<int64_t> largest;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [position, result] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(result);
+      if (!dim || dim.getPosition() != loop)
+        continue;
+      if (std::optional<int64_t> size = largestDim(operand.get(), position))
+        largest = largest ? std::min(*largest, *size) : *size;
+    }
+  }
+  return largest;
+}
 
 bool isCostlyToRepeat(OpOperand *operand, int64_t maxRepeated) {
   auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
@@ -55,12 +130,16 @@ bool isCostlyToRepeat(OpOperand *operand, int64_t maxRepeated) {
       if (auto dim = dyn_cast<AffineDimExpr>(expr))
         used.set(dim.getPosition());
     });
-  // A dynamic loop counts as long; the products saturate well above any bound.
+  // A dynamic loop counts as the largest the program's ranges allow (as a program compiled for
+  // the largest shape decides), or as long where that is not known; the products saturate well
+  // above any bound.
   constexpr int64_t kLong = int64_t(1) << 24;
   SmallVector<int64_t> extents = reader.getStaticLoopRanges();
   int64_t reuse = 1, evaluations = 1;
   for (unsigned loop = 0; loop < reader.getNumLoops(); ++loop) {
-    int64_t extent = ShapedType::isDynamic(extents[loop]) ? kLong : extents[loop];
+    int64_t extent = extents[loop];
+    if (ShapedType::isDynamic(extent))
+      extent = std::min(largestLoop(reader, loop).value_or(kLong), kLong);
     int64_t &product = used.test(loop) ? evaluations : reuse;
     product = std::min(product * extent, kLong);
   }

@@ -34,6 +34,14 @@ inline constexpr llvm::StringLiteral kModeledKernelBytesAttr = "kiln.modeled_ker
 /// times beyond the producer's own evaluations.
 bool isCostlyToRepeat(mlir::OpOperand *operand, int64_t maxRepeated);
 
+/// The largest size dimension `dim` of `value` takes in a program for a range of shapes, traced
+/// back to the ranges of the entry function's inputs (kiln.dim_bounds) through the destinations
+/// of linalg ops, the sizes of tensor.empty and tensor.dim; its size where static; nothing where
+/// that leads nowhere.
+std::optional<int64_t> largestDim(mlir::Value value, int64_t dim);
+/// The largest trip count of loop `loop` of `op` (largestDim of an operand dimension it indexes).
+std::optional<int64_t> largestLoop(mlir::linalg::LinalgOp op, unsigned loop);
+
 /// A slice's first byte within its source, where `op` is a tensor.extract_slice that reads one
 /// contiguous run of its statically shaped source starting at a multiple of kViewByteAlignment
 /// (kiln-form-dispatches makes it a view); nothing otherwise.

@@ -61,15 +61,37 @@ using fusion::DeviceDescription;
 using fusion::KernelWork;
 using fusion::tensorBytes;
 
-/// A loop's trip count for the cost model: a dynamic one counts as 1024.
-int64_t modeledExtent(int64_t extent) { return ShapedType::isDynamic(extent) ? 1024 : extent; }
+/// Loop `loop` of `op`'s trip count for the cost model: a dynamic one counts as the largest the
+/// program's ranges allow (the cost of a program compiled for the largest shape), else as 1024.
+int64_t modeledExtent(linalg::LinalgOp op, unsigned loop) {
+  int64_t extent = op.getStaticLoopRanges()[loop];
+  if (!ShapedType::isDynamic(extent))
+    return extent;
+  return largestLoop(op, loop).value_or(1024);
+}
 
 /// The points of `op`'s iteration space for the cost model.
 int64_t modeledIterations(linalg::LinalgOp op) {
   int64_t iterations = 1;
-  for (int64_t extent : op.getStaticLoopRanges())
-    iterations *= modeledExtent(extent);
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+    iterations *= modeledExtent(op, loop);
   return iterations;
+}
+
+/// The bytes of `value` for the cost model: over dynamic shapes at the largest sizes the
+/// program's ranges allow, or none where they are not known.
+double modeledBytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.hasStaticShape())
+    return tensorBytes(value.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    std::optional<int64_t> size = largestDim(value, d);
+    if (!size)
+      return 0;
+    shape.push_back(*size);
+  }
+  return tensorBytes(type.clone(shape));
 }
 
 /// Whether `value` is a destination with no contents worth reading: an empty tensor or a fill.
@@ -189,7 +211,7 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       if (!shared)
         continue;
       group.tileDims.push_back(d);
-      group.parallelism *= modeledExtent(extents[d]);
+      group.parallelism *= modeledExtent(rootOp, d);
     }
 
     group.rowValues = true;
@@ -230,11 +252,11 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
         if (memberOp.isDpsInit(&operand) && isFreshDestination(value))
           continue;
         if (read.insert(value).second)
-          group.work.bytes += tensorBytes(value.getType());
+          group.work.bytes += modeledBytes(value);
       }
     }
     for (Value result : group.root()->getResults())
-      group.work.bytes += tensorBytes(result.getType());
+      group.work.bytes += modeledBytes(result);
     group.seconds = fusion::kernelSeconds(device_, group.work);
     return true;
   }

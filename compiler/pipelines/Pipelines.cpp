@@ -173,6 +173,10 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
   } else if (stage == "kernels") {
     pm.addNestedPass<mlir::func::FuncOp>(createGeneralizeReductionsPass());
     pm.addNestedPass<mlir::func::FuncOp>(createFoldDataMovementPass());
+    // Over dynamic shapes the sizes of a result read its producer (tensor.dim of the value):
+    // read from the inputs instead, so that the producer's one reader is the consumer that
+    // fuses it.
+    addTextual(pm, "resolve-ranked-shaped-type-result-dims,canonicalize,cse");
     // Costly work repeated across a broadcast is worth a kernel of its own on a CPU; a GPU
     // computes millions of exponentials in the time of one launch.
     FuseElementwisePassOptions elementwise;
