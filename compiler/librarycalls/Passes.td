@@ -66,8 +66,10 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
     `post_op_args` (the post-ops' float arguments, concatenated) for both. The call's operands
     are the inputs, the optional bias, then the extra operand of each `add` post-op in order.
 
-    Ops with dynamic shapes, other element types, 1-D matmul operands or addends that oneDNN
-    cannot broadcast stay as graph ops and are code-generated.
+    Over dynamic shapes (a program for a range of shapes) matrix products of any shape and
+    convolutions and pools over a dynamic batch are still calls, which the runtime sets up for
+    each shape; other dynamic ops, other element types, 1-D matmul operands or addends that
+    oneDNN cannot broadcast stay as graph ops and are code-generated.
 
     f16 convolutions and products (and bf16 ones without `native-bf16`) become the f32 call
     between casts: storage stays in the low precision, oneDNN computes in f32. With
@@ -115,6 +117,10 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
     its shapes: at most two batch dims, head dims of at most 128 in multiples of 8, unit stride
     along the head dim and 16-byte strides and offsets. An f32 mask is converted to the products'
     type once per mask. f32 attention stays two products and a softmax.
+
+    Over dynamic shapes (a program for a range of shapes) matrix products of any shape and
+    convolutions over a dynamic batch are still calls, which the runtime sets up for each shape
+    (read as they lie, without views); attention stays two products and a softmax there.
   }];
   let options = [
     Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
