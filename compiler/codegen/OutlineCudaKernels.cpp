@@ -95,9 +95,11 @@ std::optional<RunSpace> runSpace(ArrayRef<OpFoldResult> lower, ArrayRef<OpFoldRe
 }
 
 /// The trip counts of `space` in a kernel (`mapping` gives its upper bounds there) and the
-/// product of them.
+/// product of them; the innermost loop's points taken `innerWidth` at a time (a static trip
+/// count it divides).
 std::pair<SmallVector<Value>, Value> runCounts(const RunSpace &space, OpBuilder &builder,
-                                               Location loc, IRMapping &mapping) {
+                                               Location loc, IRMapping &mapping,
+                                               int64_t innerWidth = 1) {
   SmallVector<Value> counts;
   Value points = arith::ConstantIndexOp::create(builder, loc, 1);
   for (auto [lower, step, upper] : llvm::zip(space.lower, space.steps, space.upper)) {
@@ -114,6 +116,9 @@ std::pair<SmallVector<Value>, Value> runCounts(const RunSpace &space, OpBuilder 
     if (step != 1)
       count = arith::CeilDivUIOp::create(builder, loc, count,
                                          arith::ConstantIndexOp::create(builder, loc, step));
+    if (counts.size() + 1 == space.upper.size() && innerWidth != 1)
+      count = arith::DivUIOp::create(builder, loc, count,
+                                     arith::ConstantIndexOp::create(builder, loc, innerWidth));
     counts.push_back(count);
     points = arith::MulIOp::create(builder, loc, points, count);
   }
@@ -1249,13 +1254,7 @@ LogicalResult KernelBuilder::outline(func::FuncOp function) {
           isVectorizable(loop, run->lower.back(), run->steps.back(), inner, width);
       if (!vectorize)
         width = 1;
-      auto [counts, points] = runCounts(*run, builder, loc, mapping);
-      if (vectorize) {
-        counts.back() = indexConstant(*inner / width);
-        points = indexConstant(1);
-        for (Value count : counts)
-          points = arith::MulIOp::create(builder, loc, points, count);
-      }
+      auto [counts, points] = runCounts(*run, builder, loc, mapping, width);
       auto forLoop = scf::ForOp::create(builder, loc, first, points, stride);
       OpBuilder inside = OpBuilder::atBlockBegin(forLoop.getBody());
       SmallVector<Value> indices = delinearize(inside, loc, forLoop.getInductionVar(), counts,

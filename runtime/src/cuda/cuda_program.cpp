@@ -198,8 +198,8 @@ CudaProgram::~CudaProgram() {
   if (device_end_ != nullptr) (void)api_->eventDestroy(device_end_);
   if (staging_ != nullptr) (void)api_->freeHost(staging_);
   if (device_memory_ != nullptr) (void)api_->free(device_memory_);
-  for (auto& [values, calls] : shape_calls_) releaseShapeCalls(*calls);
-  shape_calls_.clear();
+  for (auto& [values, state] : shape_states_) releaseShapeState(*state);
+  shape_states_.clear();
   library_calls_.clear();
   api_->releaseLibraries();
   for (cudaEvent_t event : step_events_)
@@ -293,9 +293,9 @@ Status CudaProgram::prepareStreams() {
 }
 
 void* CudaProgram::workspace(uint32_t stream) const {
-  if (run_calls_ != nullptr && run_calls_->workspace != nullptr) {
-    return static_cast<uint8_t*>(run_calls_->workspace) +
-           stream * alignUp(run_calls_->workspace_size, layout_.alignment);
+  if (run_shape_ != nullptr && run_shape_->workspace != nullptr) {
+    return static_cast<uint8_t*>(run_shape_->workspace) +
+           stream * alignUp(run_shape_->workspace_size, layout_.alignment);
   }
   if (workspace_size_ == 0) return nullptr;
   return device_base_ + layout_.workspace + stream * alignUp(workspace_size_, layout_.alignment);
@@ -382,7 +382,7 @@ Status CudaProgram::prepareSteps() {
       case StepKind::kLibraryCall: {
         const fb::LibraryCall& call = *step.library_call;
         if (shapes_.varies(step.first_binding, step.binding_count)) {
-          // Set up for each shape the runs bring (callsFor).
+          // Set up for each shape the runs bring (stateFor).
           resolved.per_shape = true;
           break;
         }
@@ -474,30 +474,33 @@ void CudaProgram::resolveAddresses() {
   bases.inputs = inputs.data();
   bases.outputs = outputs.data();
   table_.resolveAddresses(bases, addresses_);
-  // cudaLaunchKernel takes an array of pointers to the parameter values.
-  kernel_arguments_.assign(addresses_.size(), nullptr);
-  for (size_t b = 0; b < addresses_.size(); ++b) kernel_arguments_[b] = &addresses_[b];
-  if (!shapes_.dynamic()) return;
-  // Each dispatch's bindings, then the address of its bindings' dimensions (kernel_abi.h).
+  // cudaLaunchKernel takes an array of pointers to the parameter values: each dispatch's
+  // bindings, then, in a program for a range of shapes, the device address of its bindings'
+  // dimensions (kernel_abi.h).
+  const bool dynamic = shapes_.dynamic();
   const auto& steps = table_.steps();
   first_argument_.assign(steps.size(), 0);
+  argument_counts_.assign(steps.size(), 0);
   dims_addresses_.assign(steps.size(), nullptr);
   size_t count = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     first_argument_[i] = count;
-    if (steps[i].kind == StepKind::kDispatch) count += steps[i].binding_count + 1;
+    if (steps[i].kind == StepKind::kDispatch)
+      argument_counts_[i] = steps[i].binding_count + (dynamic ? 1 : 0);
+    count += argument_counts_[i];
   }
-  dynamic_arguments_.assign(count, nullptr);
-  dynamic_argument_bytes_.assign(count, 0);
+  kernel_arguments_.assign(count, nullptr);
+  kernel_argument_bytes_.assign(count, 0);
   for (size_t i = 0; i < steps.size(); ++i) {
     const ProgramStep& step = steps[i];
     if (step.kind != StepKind::kDispatch) continue;
-    void** arguments = dynamic_arguments_.data() + first_argument_[i];
-    uint64_t* bytes = dynamic_argument_bytes_.data() + first_argument_[i];
+    void** arguments = kernel_arguments_.data() + first_argument_[i];
+    uint64_t* bytes = kernel_argument_bytes_.data() + first_argument_[i];
     for (size_t b = 0; b < step.binding_count; ++b) {
       arguments[b] = &addresses_[step.first_binding + b];
       bytes[b] = binding_bytes_[step.first_binding + b];
     }
+    if (!dynamic) continue;
     size_t first = shapes_.firstDim(step.first_binding);
     dims_addresses_[i] = device_base_ + layout_.dims + first * sizeof(int64_t);
     arguments[step.binding_count] = &dims_addresses_[i];
@@ -527,26 +530,26 @@ Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
                                   device_.multiprocessor_count, step.blocks_per_multiprocessor);
   }
   // The shape's library calls and graphs (its first run checks each step, the next captures).
-  run_calls_ = nullptr;
-  Result<ShapeCalls*> calls = callsFor(symbol_values_);
-  if (!calls.ok()) return calls.status();
-  run_calls_ = *calls;
+  run_shape_ = nullptr;
+  Result<ShapeState*> state = stateFor(symbol_values_);
+  if (!state.ok()) return state.status();
+  run_shape_ = *state;
   return Status();
 }
 
-Result<CudaProgram::ShapeCalls*> CudaProgram::callsFor(const std::vector<int64_t>& values) {
+Result<CudaProgram::ShapeState*> CudaProgram::stateFor(const std::vector<int64_t>& values) {
   // The shapes a service sees repeat; a few are kept, the least recently used dropped (runs
   // serialize and wait for their work, so none is in use).
-  constexpr size_t kShapeCallsKept = 8;
-  for (auto it = shape_calls_.begin(); it != shape_calls_.end(); ++it) {
+  constexpr size_t kShapeStatesKept = 8;
+  for (auto it = shape_states_.begin(); it != shape_states_.end(); ++it) {
     if (it->first != values) continue;
     auto found = std::move(*it);
-    shape_calls_.erase(it);
-    shape_calls_.push_back(std::move(found));
-    return shape_calls_.back().second.get();
+    shape_states_.erase(it);
+    shape_states_.push_back(std::move(found));
+    return shape_states_.back().second.get();
   }
-  auto calls = std::make_unique<ShapeCalls>();
-  calls->by_step.assign(steps_.size(), nullptr);
+  auto state = std::make_unique<ShapeState>();
+  state->by_step.assign(steps_.size(), nullptr);
   size_t workspace_size = 0;
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (!steps_[i].per_shape) continue;
@@ -558,41 +561,41 @@ Result<CudaProgram::ShapeCalls*> CudaProgram::callsFor(const std::vector<int64_t
                                        &run_dims, &prepared);
     if (s.ok() && !prepared) s = Status(KILN_STATUS_INTERNAL, "prepared without a call");
     if (!s.ok()) {
-      releaseShapeCalls(*calls);
+      releaseShapeState(*state);
       return Status(s.code(),
                     artifact_->name() + ": step " + std::to_string(i) + ": " + s.message());
     }
     workspace_size = std::max(workspace_size, prepared->workspaceSize());
-    calls->by_step[i] = prepared.get();
-    calls->calls.push_back(std::move(prepared));
+    state->by_step[i] = prepared.get();
+    state->calls.push_back(std::move(prepared));
   }
   if (workspace_size > workspace_size_) {
     // More than the program's workspace: this shape's own, per stream.
-    calls->workspace_size = workspace_size;
-    if (Status s = api_->malloc(&calls->workspace,
+    state->workspace_size = workspace_size;
+    if (Status s = api_->malloc(&state->workspace,
                                 alignUp(workspace_size, layout_.alignment) * streams_.size());
         !s.ok()) {
-      calls->workspace = nullptr;
-      releaseShapeCalls(*calls);
+      state->workspace = nullptr;
+      releaseShapeState(*state);
       return prefixStatus(artifact_->name() + ": the workspace of a shape's library calls", s);
     }
   }
-  if (shape_calls_.size() == kShapeCallsKept) {
-    releaseShapeCalls(*shape_calls_.front().second);
-    shape_calls_.erase(shape_calls_.begin());
+  if (shape_states_.size() == kShapeStatesKept) {
+    releaseShapeState(*shape_states_.front().second);
+    shape_states_.erase(shape_states_.begin());
   }
-  shape_calls_.emplace_back(values, std::move(calls));
-  return shape_calls_.back().second.get();
+  shape_states_.emplace_back(values, std::move(state));
+  return shape_states_.back().second.get();
 }
 
-void CudaProgram::releaseShapeCalls(ShapeCalls& calls) {
-  if (calls.graphs.run != nullptr) api_->graphExecDestroy(calls.graphs.run);
-  if (calls.graphs.steps != nullptr) api_->graphExecDestroy(calls.graphs.steps);
-  calls.graphs = Graphs();
-  calls.calls.clear();
-  calls.by_step.clear();
-  if (calls.workspace != nullptr) (void)api_->free(calls.workspace);
-  calls.workspace = nullptr;
+void CudaProgram::releaseShapeState(ShapeState& state) {
+  if (state.graphs.run != nullptr) api_->graphExecDestroy(state.graphs.run);
+  if (state.graphs.steps != nullptr) api_->graphExecDestroy(state.graphs.steps);
+  state.graphs = Graphs();
+  state.calls.clear();
+  state.by_step.clear();
+  if (state.workspace != nullptr) (void)api_->free(state.workspace);
+  state.workspace = nullptr;
 }
 
 //===----------------------------------------------------------------------===//
@@ -606,18 +609,14 @@ Status CudaProgram::enqueueStep(size_t index) {
   cudaStream_t stream = streams_[step.stream];
   switch (step.kind) {
     case StepKind::kDispatch: {
-      if (shapes_.dynamic()) {
-        return api_->launchKernel(cuda.kernel, cuda.grid_size, cuda.block_size,
-                                  dynamic_arguments_.data() + first_argument_[index],
-                                  dynamic_argument_bytes_.data() + first_argument_[index], stream);
-      }
-      void** arguments =
-          step.binding_count != 0 ? kernel_arguments_.data() + step.first_binding : nullptr;
+      void** arguments = argument_counts_[index] != 0
+                             ? kernel_arguments_.data() + first_argument_[index]
+                             : nullptr;
       return api_->launchKernel(cuda.kernel, cuda.grid_size, cuda.block_size, arguments,
-                                binding_bytes_.data() + step.first_binding, stream);
+                                kernel_argument_bytes_.data() + first_argument_[index], stream);
     }
     case StepKind::kLibraryCall: {
-      const CudaLibraryCall* call = cuda.per_shape ? run_calls_->by_step[index] : cuda.library_call;
+      const CudaLibraryCall* call = cuda.per_shape ? run_shape_->by_step[index] : cuda.library_call;
       return call->enqueue(stream, addresses, workspace(step.stream));
     }
     case StepKind::kCopy: {

@@ -146,7 +146,7 @@ class CudaProgram final : public DeviceProgram {
     const flatbuffers::Vector<int64_t>* work_items_code = nullptr;
     int blocks_per_multiprocessor = 0;
     const CudaLibraryCall* library_call = nullptr;
-    /// A library call set up for each shape the runs bring (shape_calls_).
+    /// A library call set up for each shape the runs bring (shape_states_).
     bool per_shape = false;
   };
 
@@ -160,7 +160,7 @@ class CudaProgram final : public DeviceProgram {
 
   /// One shape of a program for a range of shapes: its library calls, their workspace where it
   /// outgrows the program's, and its graphs.
-  struct ShapeCalls {
+  struct ShapeState {
     std::vector<const CudaLibraryCall*> by_step;
     std::vector<std::unique_ptr<CudaLibraryCall>> calls;
     void* workspace = nullptr;
@@ -168,8 +168,8 @@ class CudaProgram final : public DeviceProgram {
     Graphs graphs;
   };
   /// The graphs of the run's shape, or the program's.
-  Graphs& graphs() { return run_calls_ != nullptr ? run_calls_->graphs : graphs_; }
-  const Graphs& graphs() const { return run_calls_ != nullptr ? run_calls_->graphs : graphs_; }
+  Graphs& graphs() { return run_shape_ != nullptr ? run_shape_->graphs : graphs_; }
+  const Graphs& graphs() const { return run_shape_ != nullptr ? run_shape_->graphs : graphs_; }
 
   /// How the one device allocation is laid out (byte offsets from its aligned base).
   struct DeviceLayout {
@@ -205,9 +205,9 @@ class CudaProgram final : public DeviceProgram {
   /// A run of a program for a range of shapes: the symbols read off `inputs`, every binding's
   /// dimensions into the staging memory, the kernels' grids, the library calls of the shape.
   Status bindRunShapes(const kiln_tensor_t* const* inputs);
-  /// The library calls set up for the run's shape (cached, the least recently used dropped).
-  Result<ShapeCalls*> callsFor(const std::vector<int64_t>& values);
-  void releaseShapeCalls(ShapeCalls& calls);
+  /// The run's shape: its library calls and graphs (cached, the least recently used dropped).
+  Result<ShapeState*> stateFor(const std::vector<int64_t>& values);
+  void releaseShapeState(ShapeState& state);
   /// Resolves every binding to its device address and points the kernels' argument arrays at
   /// them.
   void resolveAddresses();
@@ -278,22 +278,22 @@ class CudaProgram final : public DeviceProgram {
   std::vector<uint64_t> binding_bytes_;
   /// The device address of every binding, in the table's order; fixed once resolved.
   std::vector<void*> addresses_;
-  /// For each binding, a pointer to its entry of `addresses_`: a dispatch's cudaLaunchKernel
-  /// argument array is the slice of its bindings.
+  /// Each dispatch's cudaLaunchKernel argument array, argument_counts_[step] entries from
+  /// first_argument_[step]: pointers to its bindings' entries of `addresses_`, then, in a
+  /// program for a range of shapes, to its entry of `dims_addresses_`; with each argument's
+  /// bytes (what the kernel may touch through it).
+  std::vector<size_t> first_argument_, argument_counts_;
   std::vector<void*> kernel_arguments_;
+  std::vector<uint64_t> kernel_argument_bytes_;
 
   /// A program for a range of shapes: its run's dimensions (the symbols' values, every
-  /// binding's dimensions, which go to the device before the inputs, layout_.dims), and each
-  /// dispatch's argument array (its bindings, then the device address of its bindings'
-  /// dimensions) from first_argument_[step], with each argument's bytes.
+  /// binding's dimensions, which go to the device before the inputs, layout_.dims), and the
+  /// device address of each dispatch's bindings' dimensions.
   RunShapes shapes_;
   std::vector<int64_t> symbol_values_, dims_;
-  std::vector<size_t> first_argument_;
   std::vector<void*> dims_addresses_;
-  std::vector<void*> dynamic_arguments_;
-  std::vector<uint64_t> dynamic_argument_bytes_;
-  std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<ShapeCalls>>> shape_calls_;
-  ShapeCalls* run_calls_ = nullptr;
+  std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<ShapeState>>> shape_states_;
+  ShapeState* run_shape_ = nullptr;
 
   /// Serializes runs: they share the buffers, the stream and the graph.
   mutable std::mutex run_mutex_;
