@@ -198,6 +198,10 @@ private:
   LogicalResult planWaits();
   /// Appends an artifact step for the program step being translated, with its stream and waits.
   void addStep(art::StepKind kind, fb::Offset<void> step);
+  /// An allocation of a program planned per run as an ArenaValue.
+  fb::Offset<art::ArenaValue> arenaValue(program::AllocOp alloc);
+  /// The slots of a program planned per run, with their live artifact steps.
+  FailureOr<std::vector<art::ArenaSlot>> arenaSlots();
 
   program::ProgramOp program_;
   const ArtifactInfo &info_;
@@ -205,6 +209,12 @@ private:
   ConstantLayout constants_;
   DenseMap<Operation *, art::BufferRef> roots_;
   unsigned arenaBuffers_ = 0;
+  /// A program with a dimension without an upper bound plans its memory per run: its arena
+  /// values (artifact.fbs, ArenaValue), in BufferRef index order.
+  bool perRunPlan_ = false;
+  std::vector<fb::Offset<art::ArenaValue>> arenaValues_;
+  /// The first artifact step of each program step (-1 for one that became none).
+  std::vector<int64_t> firstArtifactStep_;
   std::vector<fb::Offset<art::Step>> steps_;
   /// Per program step: its stream, the earlier program steps of other streams it waits for,
   /// and the last artifact step it became (a dispatch of several CUDA launches becomes several).
@@ -330,6 +340,11 @@ FailureOr<art::BufferRef> Translator::bufferRef(Value value, Operation *user) {
   // A view into part of its root's bytes (a contiguous slice) names just those bytes.
   uint64_t offset = program::viewByteOffset(value);
   uint64_t bytes = program::bufferBytes(cast<MemRefType>(value.getType()));
+  // Planned per run, a value whose size varies is seen from its start only (an offset into it
+  // would be the nominal shape's).
+  if (perRunPlan_ && offset != 0 && root->hasAttr(kDimsAttr))
+    return user->emitError() << "binds a view at byte " << offset
+                             << " of a buffer whose size varies from run to run";
   if (offset == 0 && bytes == it->second.size())
     return it->second;
   return art::BufferRef(it->second.kind(), it->second.index(), it->second.offset() + offset, bytes);
@@ -536,8 +551,52 @@ void Translator::addStep(art::StepKind kind, fb::Offset<void> step) {
   waitsWritten_ = true;
   steps_.push_back(
       art::CreateStep(fbb_, kind, step, stream, waits.empty() ? 0 : fbb_.CreateVector(waits)));
-  if (current_ >= 0)
+  if (current_ >= 0) {
     lastArtifactStep_[current_] = static_cast<uint32_t>(steps_.size() - 1);
+    if (firstArtifactStep_[current_] < 0)
+      firstArtifactStep_[current_] = static_cast<int64_t>(steps_.size() - 1);
+  }
+}
+
+fb::Offset<art::ArenaValue> Translator::arenaValue(program::AllocOp alloc) {
+  // The value's bytes for the run: its element size times each dimension (kiln.dims where they
+  // vary).
+  MemRefType type = alloc.getType();
+  std::vector<int64_t> code = {KILN_DIM_CONSTANT,
+                               static_cast<int64_t>(program::bufferBytes(
+                                   MemRefType::get({1}, type.getElementType())))};
+  auto shape = alloc->getAttrOfType<AffineMapAttr>(kDimsAttr);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (shape && static_cast<int64_t>(shape.getValue().getNumResults()) == type.getRank())
+      encodeDim(shape.getValue().getResult(d), code);
+    else
+      code.insert(code.end(), {KILN_DIM_CONSTANT, type.getDimSize(d)});
+    code.push_back(KILN_DIM_MUL);
+  }
+  auto slot = alloc->getAttrOfType<IntegerAttr>(kArenaSlotAttr);
+  return art::CreateArenaValue(fbb_, static_cast<uint32_t>(slot.getInt()),
+                               art::CreateDimExprDirect(fbb_, &code));
+}
+
+FailureOr<std::vector<art::ArenaSlot>> Translator::arenaSlots() {
+  std::vector<art::ArenaSlot> slots;
+  ArrayRef<int64_t> steps = program_->getAttrOfType<DenseI64ArrayAttr>(kSlotStepsAttr);
+  const int64_t count = static_cast<int64_t>(firstArtifactStep_.size());
+  for (size_t i = 0; i + 1 < steps.size(); i += 2) {
+    // The program steps' first and last artifact steps (a step that became none is skipped).
+    int64_t first = -1, last = -1;
+    for (int64_t p = std::max<int64_t>(steps[i], 0); p < count && first < 0; ++p)
+      first = firstArtifactStep_[p];
+    for (int64_t p = std::min(steps[i + 1], count - 1); p >= 0 && last < 0; --p)
+      if (firstArtifactStep_[p] >= 0)
+        last = lastArtifactStep_[p];
+    if (first < 0 || last < first) {
+      // A slot no artifact step uses: live at step 0 alone.
+      first = last = 0;
+    }
+    slots.emplace_back(static_cast<uint32_t>(first), static_cast<uint32_t>(last));
+  }
+  return slots;
 }
 
 LogicalResult Translator::run(llvm::raw_ostream &os) {
@@ -553,6 +612,8 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
         return failure();
   if (failed(planWaits()))
     return failure();
+  firstArtifactStep_.assign(lastArtifactStep_.size(), -1);
+  perRunPlan_ = program_->hasAttr(kSlotStepsAttr);
   for (Operation &op : program_.getBody().front()) {
     if (isa<program::StepOpInterface>(op)) {
       ++current_;
@@ -568,8 +629,11 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
     } else if (auto alloc = dyn_cast<program::AllocOp>(op)) {
       // An arena buffer's index names its value (artifact.fbs), so the runtime can tell values
       // that share a range apart.
-      roots_[alloc] = art::BufferRef(art::BufferKind::Arena, arenaBuffers_++, *alloc.getOffset(),
+      roots_[alloc] = art::BufferRef(art::BufferKind::Arena, arenaBuffers_++,
+                                     perRunPlan_ ? 0 : *alloc.getOffset(),
                                      program::bufferBytes(alloc.getType()));
+      if (perRunPlan_)
+        arenaValues_.push_back(arenaValue(alloc));
     } else if (auto dispatch = dyn_cast<program::DispatchOp>(op)) {
       result = addDispatch(dispatch);
     } else if (auto call = dyn_cast<program::LibraryCallOp>(op)) {
@@ -592,13 +656,22 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
     if (failed(result))
       return failure();
   }
+  fb::Offset<fb::Vector<fb::Offset<art::ArenaValue>>> arenaValues;
+  fb::Offset<fb::Vector<const art::ArenaSlot *>> arenaSlotsVector;
+  if (perRunPlan_) {
+    FailureOr<std::vector<art::ArenaSlot>> slots = arenaSlots();
+    if (failed(slots))
+      return failure();
+    arenaValues = fbb_.CreateVector(arenaValues_);
+    arenaSlotsVector = fbb_.CreateVectorOfStructs(*slots);
+  }
   auto program = art::CreateProgram(
       fbb_, fbb_.CreateVector(steps_), *program_.getArenaSize(),
       program_.getNaiveSize().value_or(0), program_.getAlignment().value_or(64),
       program_.getPeakLiveSize().value_or(0), program_.getModeledKernelBytes().value_or(0),
       program_.getMemoryLimit().value_or(0), program_.getUnlimitedArenaSize().value_or(0),
       static_cast<uint32_t>(program_.getStreamCount().value_or(1)),
-      program_.getSerialArenaSize().value_or(0));
+      program_.getSerialArenaSize().value_or(0), arenaValues, arenaSlotsVector);
   auto inputs = signature(false);
   auto outputs = signature(true);
   auto codeObjects = fbb_.CreateVector(codeObjects_);
@@ -740,6 +813,17 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
   uint64_t constants = layOutConstants(program).size;
   uint64_t arena = program.getArenaSize().value_or(0);
   uint64_t bound = program.getPeakLiveSize().value_or(0);
+  if (auto slots = program->getAttrOfType<DenseI64ArrayAttr>(kSlotStepsAttr)) {
+    // A dimension without an upper bound: the runtime packs the slots for each shape.
+    os << "memory plan: per run (";
+    llvm::interleaveComma(
+        llvm::make_filter_range(symbolsFromAttr(program->getAttrOfType<ArrayAttr>(kSymbolsAttr)),
+                                [](const DimSymbol &symbol) { return !symbol.bounded(); }),
+        os, [&](const DimSymbol &symbol) { os << symbol.name; });
+    os << " without an upper bound): " << slots.size() / 2
+       << " slots packed for each shape a run brings; at the nominal shape (such a dimension at "
+       << kNominalUnboundedDim << "):\n";
+  }
   os << "memory plan: arena " << arena << " bytes (lower bound " << bound;
   if (bound)
     os << llvm::format(", %.3fx", double(arena) / double(bound));

@@ -103,15 +103,27 @@ LogicalResult Compilation::checkStaticInputs(func::FuncOp entry) {
     StringRef inputName = name ? name.getValue() : StringRef("?");
     if (tensor && tensor.hasStaticShape())
       continue;
+    // Each dynamic dimension has a range, or "?" (kiln.dim_bounds with no upper bound).
     auto bounds = entry.getArgAttrOfType<DenseI64ArrayAttr>(i, kDimBoundsAttr);
-    bool bounded = tensor && bounds && bounds.size() == 2 * tensor.getRank() &&
-                   llvm::all_of(llvm::seq<int64_t>(0, tensor.getRank()), [&](int64_t d) {
-                     return !tensor.isDynamicDim(d) || !ShapedType::isDynamic(bounds[2 * d + 1]);
-                   });
-    if (!bounded)
+    if (!tensor || !bounds || bounds.size() != 2 * tensor.getRank())
       return entry.emitError() << "input '" << inputName << "' has type " << type
-                               << "; bind its dynamic dimensions with --shape NAME=DIMS, or "
-                                  "give them ranges with --shape-range NAME=1..8x...";
+                               << "; bind its dynamic dimensions with --shape NAME=DIMS, give "
+                                  "them ranges with --shape-range NAME=1..8x..., or leave them "
+                                  "open with --shape NAME=?x...";
+    std::optional<int64_t> open;
+    for (int64_t d = 0; d < tensor.getRank(); ++d)
+      if (tensor.isDynamicDim(d) && ShapedType::isDynamic(bounds[2 * d + 1]))
+        open = d;
+    // A CUDA kernel's temporaries are sized for the largest run (kiln-outline-cuda-kernels).
+    if (open && options_.device == "cuda")
+      return entry.emitError() << "dimension " << *open << " of input '" << inputName
+                               << "' has no upper bound; the CUDA target needs one (--shape-range "
+                                  "NAME=1..N; the CPU target plans such a program's memory per "
+                                  "run)";
+    if (open && options_.memoryLimit != 0)
+      return entry.emitError() << "dimension " << *open << " of input '" << inputName
+                               << "' has no upper bound, so no arena size holds for every run; "
+                                  "--memory-limit needs ranges (--shape-range NAME=1..N)";
     if (options_.devices > 1)
       return entry.emitError() << "input '" << inputName << "' keeps dynamic dimensions (" << type
                                << "): a program split over devices needs them bound "

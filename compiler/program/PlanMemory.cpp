@@ -2,6 +2,7 @@
 
 #include "compiler/program/Liveness.h"
 #include "compiler/program/Passes.h"
+#include "compiler/program/SymbolicShapes.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -24,6 +25,17 @@ void planProgram(program::ProgramOp program, int64_t alignment, bool inPlace) {
   Builder builder(program.getContext());
   for (auto [alloc, slot] : llvm::zip_equal(liveness.allocs, liveness.slotOf))
     alloc.setOffsetAttr(builder.getI64IntegerAttr(plan.offsets[slot]));
+  // A dimension without an upper bound: the plan above is the nominal shape's; the runtime
+  // packs the slots again for each shape, from their live steps and their allocations' sizes.
+  SmallVector<DimSymbol> symbols = symbolsFromAttr(program->getAttrOfType<ArrayAttr>(kSymbolsAttr));
+  if (llvm::any_of(symbols, [](const DimSymbol &symbol) { return !symbol.bounded(); })) {
+    for (auto [alloc, slot] : llvm::zip_equal(liveness.allocs, liveness.slotOf))
+      alloc->setAttr(kArenaSlotAttr, builder.getI64IntegerAttr(slot));
+    SmallVector<int64_t> steps;
+    for (const BufferLifetime &slot : liveness.slots)
+      steps.append({slot.firstStep, slot.lastStep});
+    program->setAttr(kSlotStepsAttr, builder.getDenseI64ArrayAttr(steps));
+  }
   program.setArenaSizeAttr(builder.getI64IntegerAttr(plan.arenaSize));
   program.setNaiveSizeAttr(builder.getI64IntegerAttr(naive));
   program.setPeakLiveSizeAttr(builder.getI64IntegerAttr(plan.peakLiveSize));

@@ -2,6 +2,8 @@
 
 #include "compiler/program/SymbolicShapes.h"
 
+#include <limits>
+
 #include "compiler/codegen/Passes.h"
 #include "compiler/transforms/Passes.h"
 
@@ -35,11 +37,26 @@ std::pair<int64_t, int64_t> exprBounds(AffineExpr expr, ArrayRef<DimSymbol> symb
   auto extremes = [](std::initializer_list<int64_t> values) {
     return std::make_pair(std::min(values), std::max(values));
   };
+  // A symbol without an upper bound is kUnboundedDim; sums and products saturate at the int64
+  // limits (so that an expression over it stays unbounded).
+  auto saturate = [](bool overflowed, int64_t result, bool negative) {
+    if (!overflowed)
+      return result;
+    return negative ? std::numeric_limits<int64_t>::min() : kUnboundedDim;
+  };
+  auto add = [&](int64_t x, int64_t y) {
+    int64_t result;
+    return saturate(__builtin_add_overflow(x, y, &result), result, x < 0);
+  };
+  auto multiply = [&](int64_t x, int64_t y) {
+    int64_t result;
+    return saturate(__builtin_mul_overflow(x, y, &result), result, (x < 0) != (y < 0));
+  };
   switch (binary.getKind()) {
   case AffineExprKind::Add:
-    return {a + c, b + d};
+    return {add(a, c), add(b, d)};
   case AffineExprKind::Mul:
-    return extremes({a * c, a * d, b * c, b * d});
+    return extremes({multiply(a, c), multiply(a, d), multiply(b, c), multiply(b, d)});
   case AffineExprKind::FloorDiv:
   case AffineExprKind::CeilDiv: {
     // Divisors of a shape are positive; a range that reaches 0 is clamped to 1.
@@ -135,12 +152,12 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
         perDim.push_back(-1);
         continue;
       }
-      if (!bounds || bounds.size() != 2 * tensor.getRank() ||
-          ShapedType::isDynamic(bounds[2 * d + 1]))
+      if (!bounds || bounds.size() != 2 * tensor.getRank())
         return entry.emitError() << "dimension " << d << " of input "
                                  << (inputName ? "'" + inputName.getValue().str() + "'"
                                                : std::to_string(i))
-                                 << " is dynamic without a range; give one with --shape-range";
+                                 << " is dynamic without a range; give one with --shape-range "
+                                    "(or none: --shape NAME=?x...)";
       DimSymbol symbol;
       StringRef dimName;
       if (dimNames && d < static_cast<int64_t>(dimNames.size()))
@@ -153,7 +170,7 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
       symbol.input = static_cast<int64_t>(i);
       symbol.dim = d;
       symbol.min = bounds[2 * d];
-      symbol.max = bounds[2 * d + 1];
+      symbol.max = ShapedType::isDynamic(bounds[2 * d + 1]) ? kUnboundedDim : bounds[2 * d + 1];
       // Dimensions the model names alike are one symbol, within both ranges.
       if (!dimName.empty()) {
         auto [it, inserted] = named.try_emplace(dimName, shapes.symbols_.size());
@@ -394,10 +411,19 @@ LogicalResult SymbolicShapes::unify() {
   return success();
 }
 
+bool SymbolicShapes::bounded() const {
+  return llvm::none_of(symbols_, [](const DimSymbol &symbol) { return !symbol.bounded(); });
+}
+
 SmallVector<int64_t> SymbolicShapes::upperBounds(AffineMap shape) const {
+  // A symbol without a bound is read at its nominal size.
+  SmallVector<DimSymbol> symbols(symbols_);
+  for (DimSymbol &symbol : symbols)
+    if (!symbol.bounded())
+      symbol.max = std::max(symbol.min, kNominalUnboundedDim);
   SmallVector<int64_t> dims;
   for (AffineExpr expr : shape.getResults())
-    dims.push_back(std::max<int64_t>(exprBounds(expr, symbols_).second, 0));
+    dims.push_back(std::max<int64_t>(exprBounds(expr, symbols).second, 0));
   return dims;
 }
 

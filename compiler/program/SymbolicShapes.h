@@ -6,7 +6,9 @@
 // program is an affine expression of the symbols (floor and ceiling divisions and remainders
 // included), which the runtime evaluates once per run. Buffers are planned for the symbols'
 // upper bounds: a program buffer keeps its static upper-bound type, and `kiln.dims` on the op
-// that defines it says which dimensions the run sees.
+// that defines it says which dimensions the run sees. A symbol may have no upper bound
+// (`--shape NAME=?x...`): the program's types then read it at a nominal size, and its memory is
+// planned per run (kiln-plan-memory, the artifact's ArenaValue).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <limits>
 #include <string>
 
 namespace kiln {
@@ -31,6 +34,18 @@ constexpr llvm::StringLiteral kSymbolsAttr = "kiln.symbols";
 /// symbols to the buffer's dimensions, `()[s0, s1] -> (s0, 16, s1 ceildiv 4)`.
 constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
 
+/// The `max` of a dimension without an upper bound; sums and products of it saturate to it.
+constexpr int64_t kUnboundedDim = std::numeric_limits<int64_t>::max();
+/// The size the program's static types give a dimension without an upper bound (at least its
+/// minimum). It sizes nothing a run uses: such a program plans its memory per run.
+constexpr int64_t kNominalUnboundedDim = 64;
+
+/// In a program with a dimension without an upper bound (planned per run): on each
+/// program.alloc, the index of the arena slot it shares bytes in; on program.program, each
+/// slot's first and last live step, flat pairs in slot order.
+constexpr llvm::StringLiteral kArenaSlotAttr = "kiln.arena_slot";
+constexpr llvm::StringLiteral kSlotStepsAttr = "kiln.slot_steps";
+
 /// A dynamic dimension of an input.
 struct DimSymbol {
   /// The model's name for it (a dim_param), or "INPUT.DIM" ("x.0").
@@ -38,7 +53,10 @@ struct DimSymbol {
   int64_t input = 0;
   int64_t dim = 0;
   int64_t min = 1;
+  /// kUnboundedDim where the dimension has no upper bound.
   int64_t max = 1;
+
+  bool bounded() const { return max != kUnboundedDim; }
 };
 
 /// [min, max] of `expr` over the symbols' ranges.
@@ -70,7 +88,11 @@ public:
   /// dimension is no affine function of the symbols.
   mlir::FailureOr<mlir::AffineMap> shapeOf(mlir::Value value);
 
-  /// The static type that holds `type` at the symbols' upper bounds for `shape`.
+  /// Whether every symbol has an upper bound (else the program's memory is planned per run).
+  bool bounded() const;
+
+  /// The static type that holds `type` at the symbols' upper bounds for `shape` (a symbol
+  /// without one at kNominalUnboundedDim).
   llvm::SmallVector<int64_t> upperBounds(mlir::AffineMap shape) const;
 
 private:

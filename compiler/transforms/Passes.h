@@ -20,23 +20,25 @@ namespace kiln {
 #include "compiler/transforms/Passes.h.inc"
 
 /// A binding of an input's dimensions: the input's name (or its position, "0") and its dims,
-/// `graph::kDynamic` for one left dynamic ("?" or a range "LO..HI").
+/// `graph::kDynamic` for one left dynamic ("?", a range "LO..HI", or "LO.." without an upper
+/// bound).
 struct ShapeBinding {
   std::string name;
   llvm::SmallVector<int64_t> dims;
   /// Empty, or one [min, max] per dimension: a static dimension's size twice, a range's bounds,
-  /// [1, kDynamic] for "?" (no upper bound).
+  /// [1, kDynamic] for "?" and [LO, kDynamic] for "LO.." (no upper bound).
   llvm::SmallVector<std::pair<int64_t, int64_t>> bounds;
 
   bool hasRange() const { return !bounds.empty(); }
 };
 
 /// The argument attribute that carries an input's dimension bounds into the compiler: an array
-/// of 2 x rank i64, [min, max] per dimension (a static dimension's size twice).
+/// of 2 x rank i64, [min, max] per dimension (a static dimension's size twice; max kDynamic for
+/// a dimension without an upper bound).
 constexpr llvm::StringLiteral kDimBoundsAttr = "kiln.dim_bounds";
 
-/// Parses "NAME=DIMS" ("image=1x3x224x224", "?" for a dimension left dynamic, "1..32" for one
-/// dynamic within a range): the one spelling of `kiln --shape`/`--shape-range`,
+/// Parses "NAME=DIMS" ("image=1x3x224x224", "?" or "8.." for a dimension left dynamic without
+/// an upper bound, "1..32" for one dynamic within a range): the one spelling of `kiln --shape`/`--shape-range`,
 /// `kiln-refine-shapes{bind=...}` and `kiln-compile-pipeline{shape=...}`. Fails for anything
 /// else.
 mlir::FailureOr<ShapeBinding> parseShapeBinding(llvm::StringRef text);

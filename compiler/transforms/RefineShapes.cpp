@@ -113,7 +113,8 @@ struct RefineShapesPass : impl::RefineShapesPassBase<RefineShapesPass> {
         auto refined = cast<RankedTensorType>(argument.getType());
         for (auto [d, range] : llvm::enumerate(shape.bounds))
           if (!refined.isDynamicDim(d) &&
-              (refined.getDimSize(d) < range.first || refined.getDimSize(d) > range.second))
+              (refined.getDimSize(d) < range.first ||
+               (range.second != graph::kDynamic && refined.getDimSize(d) > range.second)))
             return function.emitError("shape binding '")
                    << binding << "': dimension " << d << " of argument " << *index << " is "
                    << refined.getDimSize(d) << ", outside the range";
@@ -177,8 +178,12 @@ FailureOr<ShapeBinding> parseShapeBinding(StringRef text) {
     if (part == "?") {
       binding.dims.push_back(graph::kDynamic);
       binding.bounds.push_back({1, graph::kDynamic});
+      ranged = true;
     } else if (auto [lowText, highText] = part.split(".."); part.contains("..")) {
-      if (lowText.getAsInteger(10, low) || highText.getAsInteger(10, high) || low < 1 || high < low)
+      // "LO..HI", or "LO.." without an upper bound.
+      high = graph::kDynamic;
+      if (lowText.getAsInteger(10, low) || low < 1 ||
+          (!highText.empty() && (highText.getAsInteger(10, high) || high < low)))
         return failure();
       binding.dims.push_back(graph::kDynamic);
       binding.bounds.push_back({low, high});
@@ -190,7 +195,7 @@ FailureOr<ShapeBinding> parseShapeBinding(StringRef text) {
       binding.bounds.push_back({size, size});
     }
   }
-  // Bounds matter where a range was given; "?" alone leaves the dimension as the model has it.
+  // Bounds matter where a dimension is left dynamic: "?" (1 or more, no upper bound) or a range.
   if (!ranged)
     binding.bounds.clear();
   return binding;
@@ -205,6 +210,8 @@ std::string formatShapeBinding(const ShapeBinding &binding) {
     else if (binding.hasRange() && binding.bounds[i].second != graph::kDynamic)
       text +=
           std::to_string(binding.bounds[i].first) + ".." + std::to_string(binding.bounds[i].second);
+    else if (binding.hasRange() && binding.bounds[i].first > 1)
+      text += std::to_string(binding.bounds[i].first) + "..";
     else
       text += "?";
   }

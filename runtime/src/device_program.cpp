@@ -91,7 +91,8 @@ void ProgramTable::resolveAddresses(const BindingBases& bases,
     void* address = nullptr;
     switch (binding.kind) {
       case fb::BufferKind::Arena:
-        address = bases.arena + binding.offset;
+        address = bases.arena + binding.offset +
+                  (bases.arena_offsets != nullptr ? bases.arena_offsets[binding.index] : 0);
         break;
       case fb::BufferKind::Constant:
         // The verifier has checked every constant range, so a NULL base is only offset by 0.

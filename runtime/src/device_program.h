@@ -111,6 +111,9 @@ struct ProgramStep {
 /// when nothing is bound there), and the address of every input and output.
 struct BindingBases {
   uint8_t* arena = nullptr;
+  /// In a program planned per run, the arena offset of each arena value (ArenaLayout); an arena
+  /// binding's offset is then from its value's start.
+  const uint64_t* arena_offsets = nullptr;
   uint8_t* constants = nullptr;
   void* const* inputs = nullptr;
   void* const* outputs = nullptr;

@@ -64,17 +64,17 @@ Status LibraryCallView::create(const kiln::artifact::LibraryCall& call,
         return view.invalid("has " + std::to_string(call.bindings()->size()) +
                             " bindings; the run gives dimensions for " +
                             std::to_string(run_dims->size()));
+      // That they fit the binding's buffer is RunShapes' to check: within the static bounds
+      // (bindingDims), or within the run's arena value where the program is planned per run
+      // and its static sizes are nominal (planArena).
       const std::vector<int64_t>& dims = (*run_dims)[i];
       bool fits = dims.size() == info.dims.size();
-      for (size_t d = 0; fits && d < dims.size(); ++d)
-        fits = dims[d] >= 1 && dims[d] <= info.dims[d];
+      for (size_t d = 0; fits && d < dims.size(); ++d) fits = dims[d] >= 1;
       if (!fits)
         return view.invalid("binding " + std::to_string(i) + ": the run's dimensions " +
-                            formatTypeDims(dims) + " do not fit its bounds " +
-                            formatTypeDims(info.dims));
+                            formatTypeDims(dims) + " do not match its rank " +
+                            std::to_string(info.dims.size()) + " with sizes of at least 1");
       info.dims = dims;
-      elements = 1;
-      for (int64_t dim : dims) elements *= static_cast<uint64_t>(dim);
     }
     uint64_t bytes = elements * kiln_element_type_size(element_type);
     if (binding->buffer()->size() < bytes)

@@ -55,8 +55,8 @@ class LibraryCallView {
   /// `element_types` (the message then ends in "; " + `element_types_text`, which says what the
   /// library takes, e.g. "oneDNN calls take f32 tensors only").
   /// `run_dims`, when given, holds each binding's dimensions for one shape of a program compiled
-  /// for a range of shapes (each within the binding's static upper bounds), which replace the
-  /// artifact's.
+  /// for a range of shapes, which replace the artifact's (the caller has checked them against
+  /// the binding's bytes: RunShapes).
   static Status create(const kiln::artifact::LibraryCall& call,
                        const std::vector<kiln_element_type_t>& element_types,
                        const std::string& element_types_text, LibraryCallView* out,

@@ -7,6 +7,7 @@
 #include "kiln/artifact_format.h"
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/device_program.h"
+#include "runtime/src/memory_planner.h"
 #include "runtime/src/tensor.h"
 
 namespace kiln::runtime {
@@ -64,10 +65,10 @@ bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* va
     int64_t b = stack[--depth], a = stack[depth - 1], r = 0;
     switch (op) {
       case KILN_DIM_ADD:
-        r = a + b;
+        if (__builtin_add_overflow(a, b, &r)) return false;
         break;
       case KILN_DIM_MUL:
-        r = a * b;
+        if (__builtin_mul_overflow(a, b, &r)) return false;
         break;
       case KILN_DIM_FLOOR_DIV:
       case KILN_DIM_CEIL_DIV:
@@ -111,6 +112,23 @@ RunShapes RunShapes::build(const LoadedArtifact& artifact, const ProgramTable& t
     addType(*binding.type, shapes.binding_dims_);
     shapes.first_dim_.push_back(shapes.binding_dims_.size());
   }
+  const fb::Program& program = artifact.program();
+  if (program.arena_values() && program.arena_values()->size() != 0) {
+    shapes.bounded_ = false;
+    shapes.alignment_ = std::max<uint64_t>(program.arena_alignment(), 1);
+    for (const fb::ArenaValue* value : *program.arena_values())
+      shapes.arena_values_.push_back({value->slot(), value->size()->code()});
+    for (const fb::ArenaSlot* slot : *program.arena_slots())
+      shapes.arena_slots_.push_back({0, slot->first_step(), slot->last_step()});
+    for (size_t b = 0; b < table.bindings().size(); ++b) {
+      const ResolvedBinding& binding = table.bindings()[b];
+      if (binding.kind != fb::BufferKind::Arena) continue;
+      shapes.arena_bindings_.push_back(
+          {b, binding.index, binding.offset,
+           kiln_element_type_size(
+               static_cast<kiln_element_type_t>(binding.type->element_type()))});
+    }
+  }
   for (const fb::TensorSignature* signature : *artifact.root().inputs()) {
     shapes.input_names_.push_back(signature->name()->str());
     shapes.inputs_.emplace_back();
@@ -132,12 +150,13 @@ int64_t RunShapes::evaluate(const Dim& dim, const std::vector<int64_t>& values) 
 }
 
 bool RunShapes::evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values,
-                          int64_t* sizes) {
+                          int64_t* sizes) const {
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t result = dims[i].size;
+    // Without upper bounds the static sizes are nominal (the run's plan holds any size).
     if (dims[i].code != nullptr &&
         (!evaluateDimCode(*dims[i].code, values.data(), values.size(), &result) || result < 0 ||
-         result > dims[i].size))
+         (bounded_ && result > dims[i].size)))
       return false;
     if (sizes != nullptr) sizes[i] = result;
   }
@@ -159,8 +178,7 @@ Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
       return Status(KILN_STATUS_INVALID_ARGUMENT,
                     "input '" + input_names_[symbol.input()] + "': dimension " +
                         std::to_string(symbol.dim()) + " (" + symbol.name()->str() + ") is " +
-                        std::to_string(value) + ", outside its range " +
-                        std::to_string(symbol.min()) + ".." + std::to_string(symbol.max()) +
+                        std::to_string(value) + ", outside its range " + formatRange(symbol) +
                         " (kiln compile --shape-range)");
     }
     values[s] = value;
@@ -186,6 +204,47 @@ Status RunShapes::bindInputs(const kiln_tensor_t* const* inputs,
                         ")");
     }
   }
+  return Status();
+}
+
+std::string RunShapes::formatRange(const fb::Symbol& symbol) {
+  return std::to_string(symbol.min()) + ".." +
+         (symbol.max() == kUnboundedDim ? std::string() : std::to_string(symbol.max()));
+}
+
+Status RunShapes::planArena(const std::vector<int64_t>& values, const std::vector<int64_t>& dims,
+                            ArenaLayout& layout) const {
+  // Each slot as large as its largest value for the run.
+  std::vector<BufferLifetime> slots(arena_slots_);
+  std::vector<uint64_t> sizes(arena_values_.size(), 0);
+  for (size_t v = 0; v < arena_values_.size(); ++v) {
+    int64_t bytes = 0;
+    if (!evaluateDimCode(*arena_values_[v].size, values.data(), values.size(), &bytes) ||
+        bytes < 0) {
+      return Status(KILN_STATUS_INVALID_ARGUMENT,
+                    "the inputs' shape gives arena value " + std::to_string(v) +
+                        " no size (a dimension too large for 64-bit sizes?)");
+    }
+    sizes[v] = static_cast<uint64_t>(bytes);
+    BufferLifetime& slot = slots[arena_values_[v].slot];
+    slot.size = std::max(slot.size, sizes[v]);
+  }
+  // No binding may reach past its value's bytes for the run (the compiler's error, never the
+  // run's: a view is seen from its value's start where the value's size varies).
+  for (const ArenaBinding& binding : arena_bindings_) {
+    uint64_t bytes = runBytes(binding.binding, binding.element_size, dims);
+    if (binding.value >= sizes.size() || binding.offset + bytes > sizes[binding.value]) {
+      return Status(KILN_STATUS_INTERNAL, "binding " + std::to_string(binding.binding) +
+                                              " reaches past its arena value for this shape");
+    }
+  }
+  // The same packing as the compiler's, over this run's sizes: the best of its orders, without
+  // the compiler's improvement rounds (a new shape's plan costs one packing per order).
+  ArenaPlan plan = ::kiln::planArena(slots, alignment_, /*improvementRounds=*/0);
+  layout.value_offsets.resize(arena_values_.size());
+  for (size_t v = 0; v < arena_values_.size(); ++v)
+    layout.value_offsets[v] = plan.offsets[arena_values_[v].slot];
+  layout.size = std::max<uint64_t>(plan.arenaSize, alignment_);
   return Status();
 }
 

@@ -19,11 +19,22 @@
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
 #include "runtime/schema/artifact_generated.h"
+#include "runtime/src/memory_planner.h"
 
 namespace kiln::runtime {
 
 class LoadedArtifact;
 class ProgramTable;
+
+/// A symbol's `max` where its dimension has no upper bound (artifact.fbs, Symbol).
+constexpr int64_t kUnboundedDim = INT64_MAX;
+
+/// Where a run's plan puts the arena values of a program planned per run: the offset of each
+/// value (BufferRef.index) and the arena's size.
+struct ArenaLayout {
+  std::vector<uint64_t> value_offsets;
+  uint64_t size = 0;
+};
 
 /// Evaluates DimExpr code with the symbols' `values`; false where the code is malformed (an
 /// unknown opcode or symbol, a stack that does not end with one value) or divides by zero.
@@ -40,6 +51,17 @@ class RunShapes {
 
   /// Whether the program was compiled for a range of shapes.
   bool dynamic() const { return !symbols_.empty(); }
+  /// Whether its memory is planned per run (a dimension without an upper bound): planArena.
+  bool plannedPerRun() const { return !bounded_; }
+
+  /// "MIN..MAX", or "MIN.." without an upper bound.
+  static std::string formatRange(const kiln::artifact::Symbol& symbol);
+
+  /// The arena of a program planned per run for the symbols' `values` (and every binding's run
+  /// `dims`, bindingDims): its slots packed over the run's sizes as the compiler packs them.
+  /// INVALID_ARGUMENT where a value's size overflows.
+  Status planArena(const std::vector<int64_t>& values, const std::vector<int64_t>& dims,
+                   ArenaLayout& layout) const;
 
   /// Reads each symbol's value off the inputs and checks every input dimension against the
   /// artifact's: INVALID_ARGUMENT naming the input, the dimension and its range, e.g.
@@ -92,8 +114,8 @@ class RunShapes {
   int64_t evaluate(const Dim& dim, const std::vector<int64_t>& values) const;
   /// Whether every dimension of `dims` evaluates for `values` to a size within its static bound;
   /// the sizes go to `sizes` (one per dimension) unless it is null.
-  static bool evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values,
-                        int64_t* sizes);
+  bool evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values,
+                 int64_t* sizes) const;
   static Status outOfBounds();
 
   std::vector<const kiln::artifact::Symbol*> symbols_;
@@ -102,6 +124,23 @@ class RunShapes {
   std::vector<size_t> first_dim_{0};
   std::vector<std::vector<Dim>> inputs_, outputs_;
   std::vector<std::string> input_names_;
+
+  // A program planned per run: its arena values, slots and the bindings into them.
+  struct ArenaValue {
+    uint32_t slot = 0;
+    const flatbuffers::Vector<int64_t>* size = nullptr;
+  };
+  struct ArenaBinding {
+    size_t binding = 0;
+    uint32_t value = 0;
+    uint64_t offset = 0;
+    size_t element_size = 0;
+  };
+  bool bounded_ = true;
+  uint64_t alignment_ = 64;
+  std::vector<ArenaValue> arena_values_;
+  std::vector<::kiln::BufferLifetime> arena_slots_;
+  std::vector<ArenaBinding> arena_bindings_;
 };
 
 }  // namespace kiln::runtime

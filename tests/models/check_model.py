@@ -4,7 +4,7 @@
     .venv/bin/python tests/models/check_model.py MODEL --kiln PATH/TO/kiln [--batch N]
         [--exporter torchscript|dynamo] [--device cpu|cuda|cuda-sim] [--compile-only] [--cache DIR]
         [--rtol R] [--atol A] [--precision fp16|bf16] [--dynamic [--range-batches 1,3
-        [--range-sequences 16,128]]] [--keep DIR]
+        [--range-sequences 16,128] [--unbounded]]] [--keep DIR]
 
 Run it with the project's environment (.venv, from scripts/requirements.txt). Exports MODEL with
 benchmarks/models/export.py (cached, per exporter: TorchScript at opset 17 by default, or
@@ -229,9 +229,11 @@ def check_range(args, export, directory: Path, meta: dict, batches: list, rtol: 
         if args.precision:
             command += ["--precision", args.precision, "--keep-io-types"]
         for entry in meta["inputs"]:
-            dims = [f"1..{max(batches)}"] + [str(d) for d in entry["shape"][1:]]
+            # --unbounded: "?" (no upper bound; the artifact plans its memory per run).
+            dims = ["?" if args.unbounded else f"1..{max(batches)}"] + \
+                [str(d) for d in entry["shape"][1:]]
             if sequences and len(dims) >= 2 and entry["dtype"].startswith(("int", "uint")):
-                dims[1] = f"1..{max(sequences)}"
+                dims[1] = "?" if args.unbounded else f"1..{max(sequences)}"
             command += ["--shape-range", f"{entry['name']}={'x'.join(dims)}"]
         print("check_model: " + " ".join(command), flush=True)
         start = time.monotonic()
@@ -315,6 +317,9 @@ def main() -> int:
                              "open, 1 to the largest of these lengths, and run the artifact at "
                              "each (the export's inputs cut to the length; PyTorch's eager "
                              "outputs for them as the reference)")
+    parser.add_argument("--unbounded", action="store_true",
+                        help="with --range-batches: leave those axes without an upper bound "
+                             "(--shape NAME=?x...) instead of ranges")
     parser.add_argument("--keep", type=Path, default=None,
                         help="write Kiln's outputs here instead of a temporary directory")
     args = parser.parse_args()

@@ -688,7 +688,8 @@ int runInspect(const InspectCommand &command) {
     os << "dimensions that vary from run to run (kiln compile --shape-range):\n";
     for (const kiln_dim_symbol_t &symbol : symbols)
       os << "  " << symbol.name << ": dimension " << symbol.dim << " of input '"
-         << artifact.input(symbol.input).value().name << "', " << symbol.min << ".." << symbol.max
+         << artifact.input(symbol.input).value().name << "', " << symbol.min << ".."
+         << (symbol.max == INT64_MAX ? std::string("(no upper bound)") : std::to_string(symbol.max))
          << "\n";
   }
   std::vector<std::string> checks = artifact.checkMessages();
@@ -755,6 +756,12 @@ int runInspect(const InspectCommand &command) {
     os << "  the generated kernels move " << humanBytes(modeled)
        << " per run (the compiler's cost model)\n";
   os << "memory:\n";
+  std::vector<kiln_dim_symbol_t> dimSymbols = artifact.symbols();
+  if (llvm::any_of(dimSymbols, [](const kiln_dim_symbol_t &symbol) {
+        return symbol.max == INT64_MAX;
+      }))
+    os << "  planned per run (a dimension has no upper bound); the sizes below are the nominal "
+          "shape's\n";
   uint64_t arena = artifact.arenaSize(), naive = artifact.naiveIntermediateSize();
   os << "  arena:         " << humanBytes(arena) << " (" << arena << " bytes)\n";
   if (artifact.streamCount() > 1)

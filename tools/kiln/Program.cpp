@@ -513,12 +513,12 @@ std::optional<std::vector<Tensor>> arrangeInputs(const Artifact &artifact,
     }
   }
   // An artifact for a range of shapes: random inputs take each symbol's value from --shape
-  // where a binding gives one of its dimensions, else its largest; every input dimension of
-  // the symbol (it names them, -1 in the signature) takes that value. The runtime checks given
-  // inputs against the ranges.
+  // where a binding gives one of its dimensions, else its largest (its smallest where it has
+  // no upper bound); every input dimension of the symbol (it names them, -1 in the signature)
+  // takes that value. The runtime checks given inputs against the ranges.
   std::map<std::string, int64_t> symbolValues;
   for (const kiln_dim_symbol_t &symbol : artifact.symbols())
-    symbolValues[symbol.name] = symbol.max;
+    symbolValues[symbol.name] = symbol.max == INT64_MAX ? symbol.min : symbol.max;
   for (const ShapeBinding &shape : shapes)
     for (const TensorSignature &signature : signatures)
       if (signature.name == shape.name && shape.dims.size() == signature.dims.size())

@@ -13,7 +13,7 @@
 #define KILN_RUNTIME_INCLUDE_KILN_ARTIFACT_FORMAT_H_
 
 /// The one .kiln format version this build writes and reads.
-#define KILN_ARTIFACT_FORMAT_VERSION 3
+#define KILN_ARTIFACT_FORMAT_VERSION 4
 
 /// The instructions of a DimExpr's code (artifact.fbs), which the compiler writes and the
 /// runtime evaluates: a constant or a symbol's value pushed (each followed by its operand), or

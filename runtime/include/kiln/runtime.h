@@ -497,7 +497,9 @@ KILN_API size_t kiln_artifact_check_count(const kiln_artifact_t* artifact);
 KILN_API const char* kiln_artifact_check_message(const kiln_artifact_t* artifact, size_t index);
 
 /// Returns the bytes of the arena one run needs: the peak of the static memory
-/// plan (0 for NULL).
+/// plan (0 for NULL). An artifact with a dimension without an upper bound plans
+/// its memory per run: this is then the plan at the nominal shape its types
+/// give that dimension, and each run's arena is that run's plan.
 KILN_API uint64_t kiln_artifact_arena_size(const kiln_artifact_t* artifact);
 
 /// Returns the sum of the sizes of all intermediate buffers, as if none were
@@ -675,7 +677,8 @@ typedef struct kiln_session_statistics_t {
   /// runs, since a finished run's arena is reused by the next one (always 1
   /// for CUDA sessions, which allocate theirs at creation).
   uint64_t arena_count;
-  /// The bytes of each arena, and of all of them together.
+  /// The bytes of each arena, and of all of them together (an artifact planned
+  /// per run: the largest arena a run has taken so far).
   uint64_t arena_size;
   uint64_t arena_bytes_allocated;
 } kiln_session_statistics_t;

@@ -155,7 +155,13 @@ class SemanticVerifier {
       if (dims == nullptr || symbol.dim() >= dims->size())
         return invalid(where, "names dimension " + std::to_string(symbol.dim()) +
                                   " of an input of lower rank");
-      if (symbol.min() < 0 || symbol.min() > symbol.max() || symbol.max() > dims->Get(symbol.dim()))
+      // Without an upper bound (INT64_MAX) the program must plan its memory per run.
+      bool unbounded = symbol.max() == kUnboundedDim;
+      if (unbounded && !plannedPerRun())
+        return invalid(where, "has no upper bound, but the program's memory is not planned per "
+                              "run (Program.arena_values)");
+      if (symbol.min() < 0 || symbol.min() > symbol.max() ||
+          (!unbounded && symbol.max() > dims->Get(symbol.dim())))
         return invalid(where, "has the range " + std::to_string(symbol.min()) + ".." +
                                   std::to_string(symbol.max()) + " beyond the input's bound " +
                                   std::to_string(dims->Get(symbol.dim())));
@@ -339,6 +345,14 @@ class SemanticVerifier {
             offset % alignment != 0) {
           return invalid(where, "arena offset " + std::to_string(offset) + " is not aligned to " +
                                     std::to_string(alignment));
+        }
+        // Planned per run, the offset is within value `index`, which the run places (and
+        // RunShapes::planArena checks the run's bytes against).
+        if (plannedPerRun()) {
+          if (buffer.index() >= program_.arena_values()->size())
+            return invalid(where, "names arena value " + std::to_string(buffer.index()) + " of " +
+                                      std::to_string(program_.arena_values()->size()));
+          break;
         }
         if (offset > program_.arena_size() || size > program_.arena_size() - offset) {
           return invalid(where, "arena buffer " + range + " exceeds the arena size " +
@@ -524,7 +538,43 @@ class SemanticVerifier {
     return Status();
   }
 
+  bool plannedPerRun() const {
+    return program_.arena_values() && program_.arena_values()->size() != 0;
+  }
+
+  /// A program planned per run: each value's slot and byte-size code, each slot's live steps.
+  Status verifyArenaPlan() {
+    if (!plannedPerRun()) return Status();
+    if (symbolCount() == 0)
+      return invalid("program", "plans its memory per run but has no dimensions that vary");
+    const auto* slots = program_.arena_slots();
+    const uint32_t slot_count = slots ? slots->size() : 0;
+    const auto& values = *program_.arena_values();
+    for (flatbuffers::uoffset_t v = 0; v < values.size(); ++v) {
+      const fb::ArenaValue& value = *values.Get(v);
+      std::string where = "arena value " + std::to_string(v);
+      if (value.slot() >= slot_count)
+        return invalid(where, "is in slot " + std::to_string(value.slot()) + " of " +
+                                  std::to_string(slot_count));
+      if (!value.size()->code())
+        return invalid(where, "has no size code");
+      if (std::string problem = checkDimCode(*value.size()->code(), symbolCount());
+          !problem.empty())
+        return invalid(where, "has a size code that " + problem);
+    }
+    const uint32_t step_count = program_.steps()->size();
+    for (uint32_t i = 0; i < slot_count; ++i) {
+      const fb::ArenaSlot& slot = *slots->Get(i);
+      if (slot.first_step() > slot.last_step() || slot.last_step() >= std::max(step_count, 1u))
+        return invalid("arena slot " + std::to_string(i),
+                       "is live at steps " + std::to_string(slot.first_step()) + ".." +
+                           std::to_string(slot.last_step()) + " of " + std::to_string(step_count));
+    }
+    return Status();
+  }
+
   Status verifyProgram() {
+    if (Status s = verifyArenaPlan(); !s.ok()) return s;
     uint32_t alignment = program_.arena_alignment();
     if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kMaxArenaAlignment) {
       return invalid("program", "arena alignment " + std::to_string(alignment) +

@@ -138,7 +138,7 @@ Status CpuProgram::prepare() {
 }
 
 void CpuProgram::negotiateLayouts(const std::function<LibraryCallKernel*(size_t)>& kernelOf,
-                                  bool count) {
+                                  bool count, const std::vector<int64_t>* dims) {
   // Every step's accesses to each arena value (a BufferRef index names one value; views of it
   // share the index). A value qualifies when one library call writes it first and only library
   // calls that accept the writer's native layout read it.
@@ -170,7 +170,11 @@ void CpuProgram::negotiateLayouts(const std::function<LibraryCallKernel*(size_t)
     if (!writer->writes(first.binding)) continue;
     std::shared_ptr<const ActivationLayout> layout = writer->nativeLayout(first.binding);
     if (!layout) continue;
-    uint64_t size = artifact_->steps()[first.step].bindings[first.binding].size;
+    const kiln_binding_info_t& info = artifact_->steps()[first.step].bindings[first.binding];
+    uint64_t size = info.size;
+    if (dims != nullptr && shapes_.plannedPerRun())
+      size = shapes_.runBytes(table_.steps()[first.step].first_binding + first.binding,
+                              kiln_element_type_size(info.element_type), *dims);
     if (layout->byteSize() > size) continue;
     bool all_accept = true;
     for (size_t a = 1; a < value.accesses.size() && all_accept; ++a) {
@@ -195,22 +199,35 @@ Result<std::unique_ptr<CpuProgram::RunContext>> CpuProgram::acquireContext() {
     }
   }
   auto context = std::make_unique<RunContext>();
-  uint64_t alignment = artifact_->arenaAlignment();
-  uint64_t size = artifact_->arenaSize();
-  uint64_t capacity = (size + alignment - 1) / alignment * alignment;
-  if (capacity == 0) capacity = alignment;
-  context->arena.reset(std::aligned_alloc(alignment, capacity));
-  if (!context->arena) {
-    return Status(KILN_STATUS_RESOURCE_EXHAUSTED, artifact_->name() + ": cannot allocate the " +
-                                                      std::to_string(size) +
-                                                      "-byte arena of a run");
-  }
+  // A program planned per run gets its arena at its first run, of that run's size.
+  if (!shapes_.plannedPerRun())
+    if (Status s = reserveArena(*context, artifact_->arenaSize()); !s.ok()) return s;
   context->addresses.resize(table_.bindings().size());
   context->inputs.resize(artifact_->inputs().size(), nullptr);
   context->outputs.resize(artifact_->outputs().size(), nullptr);
   context->output_data.resize(artifact_->outputs().size(), nullptr);
   arena_count_.fetch_add(1, std::memory_order_relaxed);
   return context;
+}
+
+Status CpuProgram::reserveArena(RunContext& context, uint64_t size) {
+  uint64_t alignment = artifact_->arenaAlignment();
+  uint64_t capacity = (size + alignment - 1) / alignment * alignment;
+  if (capacity == 0) capacity = alignment;
+  if (context.arena && capacity <= context.arena_capacity) return Status();
+  context.arena.reset(std::aligned_alloc(alignment, capacity));
+  context.arena_capacity = 0;
+  if (!context.arena) {
+    return Status(KILN_STATUS_RESOURCE_EXHAUSTED, artifact_->name() + ": cannot allocate the " +
+                                                      std::to_string(size) +
+                                                      "-byte arena of a run");
+  }
+  context.arena_capacity = capacity;
+  uint64_t largest = arena_size_.load(std::memory_order_relaxed);
+  while (capacity > largest &&
+         !arena_size_.compare_exchange_weak(largest, capacity, std::memory_order_relaxed)) {
+  }
+  return Status();
 }
 
 void CpuProgram::releaseContext(std::unique_ptr<RunContext> context) {
@@ -226,14 +243,25 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
   }
   for (size_t i = 0; i < context.outputs.size(); ++i)
     context.output_data[i] = context.outputs[i]->host.data();
+  if (shapes_.dynamic()) {
+    if (Status s = shapes_.bindingDims(context.symbol_values, context.dims); !s.ok()) return s;
+    // Library calls set up for the run's shape and, planned per run, its arena layout.
+    if (per_shape_calls_ || shapes_.plannedPerRun()) {
+      auto calls = callsFor(context.symbol_values, context.dims);
+      if (!calls.ok()) return calls.status();
+      context.calls = std::move(*calls);
+    }
+    if (shapes_.plannedPerRun())
+      if (Status s = reserveArena(context, context.calls->arena.size); !s.ok()) return s;
+  }
   BindingBases bases;
   bases.arena = static_cast<uint8_t*>(context.arena.get());
+  if (shapes_.plannedPerRun()) bases.arena_offsets = context.calls->arena.value_offsets.data();
   bases.constants = const_cast<uint8_t*>(artifact_->constantsData());
   bases.inputs = context.inputs.data();
   bases.outputs = context.output_data.data();
   table_.resolveAddresses(bases, context.addresses);
   if (shapes_.dynamic()) {
-    if (Status s = shapes_.bindingDims(context.symbol_values, context.dims); !s.ok()) return s;
     context.arguments.resize(argument_count_);
     context.workgroups.resize(steps_.size());
     for (size_t i = 0; i < steps_.size(); ++i) {
@@ -246,11 +274,6 @@ Status CpuProgram::execute(RunContext& context, const kiln_tensor_t* const* inpu
       context.workgroups[i] = dispatch.workgroup_dims() && dispatch.workgroup_dims()->size() != 0
                                   ? shapes_.workgroups(dispatch, step.first_binding, context.dims)
                                   : step.workgroups;
-    }
-    if (per_shape_calls_) {
-      auto calls = callsFor(context.symbol_values, context.dims);
-      if (!calls.ok()) return calls.status();
-      context.calls = std::move(*calls);
     }
   }
 
@@ -448,7 +471,10 @@ Result<std::shared_ptr<const CpuProgram::ShapeCalls>> CpuProgram::callsFor(
     calls->by_step[i] = kernel.get();
     calls->kernels.push_back(std::move(kernel));
   }
-  negotiateLayouts([&calls](size_t i) { return calls->by_step[i]; }, /*count=*/false);
+  negotiateLayouts([&calls](size_t i) { return calls->by_step[i]; }, /*count=*/false, &dims);
+  if (shapes_.plannedPerRun())
+    if (Status s = shapes_.planArena(values, dims, calls->arena); !s.ok())
+      return Status(s.code(), artifact_->name() + ": " + s.message());
   if (shape_calls_.size() == kShapeCallsKept) shape_calls_.erase(shape_calls_.begin());
   shape_calls_.emplace_back(values, calls);
   return std::shared_ptr<const ShapeCalls>(std::move(calls));
@@ -459,7 +485,8 @@ ProgramStatistics CpuProgram::statistics() const {
   stats.num_threads = pool_.threadCount();
   stats.run_count = run_count_.load(std::memory_order_relaxed);
   stats.arena_count = arena_count_.load(std::memory_order_relaxed);
-  stats.arena_size = artifact_->arenaSize();
+  stats.arena_size =
+      shapes_.plannedPerRun() ? arena_size_.load(std::memory_order_relaxed) : artifact_->arenaSize();
   return stats;
 }
 

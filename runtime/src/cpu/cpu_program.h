@@ -67,10 +67,11 @@ class CpuProgram final : public DeviceProgram {
   };
 
   /// The library calls of a program for a range of shapes set up for one shape: per step, its
-  /// kernel (null for other steps).
+  /// kernel (null for other steps); and, planned per run, the shape's arena layout.
   struct ShapeCalls {
     std::vector<std::unique_ptr<LibraryCallKernel>> kernels;
     std::vector<LibraryCallKernel*> by_step;
+    ArenaLayout arena;
   };
 
   /// The memory one run uses besides its outputs.
@@ -79,6 +80,8 @@ class CpuProgram final : public DeviceProgram {
       void operator()(void* arena) const;
     };
     std::unique_ptr<void, FreeArena> arena;
+    /// The arena's bytes (a program planned per run grows it to the largest shape it ran).
+    uint64_t arena_capacity = 0;
     /// The address of every binding of every step, in the table's order.
     std::vector<void*> addresses;
     /// The address of every input of the run.
@@ -109,8 +112,11 @@ class CpuProgram final : public DeviceProgram {
   /// (LibraryCallKernel's layout negotiation).
   /// `kernelOf(i)` is step i's library call kernel, or null where the step takes no part; `count`
   /// adds the values kept in a native layout to native_layout_values_.
+  /// A program planned per run passes the run's binding `dims` (a value's bytes are the run's).
   void negotiateLayouts(const std::function<LibraryCallKernel*(size_t)>& kernelOf,
-                        bool count = true);
+                        bool count = true, const std::vector<int64_t>* dims = nullptr);
+  /// Makes the context's arena hold `size` bytes (a program planned per run).
+  Status reserveArena(RunContext& context, uint64_t size);
   Result<std::unique_ptr<RunContext>> acquireContext();
   void releaseContext(std::unique_ptr<RunContext> context);
   /// Resolves the binding addresses for `inputs` and the context's outputs, then runs every step.
@@ -151,6 +157,8 @@ class CpuProgram final : public DeviceProgram {
   std::mutex contexts_mutex_;
   std::vector<std::unique_ptr<RunContext>> free_contexts_;
   std::atomic<uint64_t> arena_count_{0};
+  /// The largest arena a run context holds.
+  std::atomic<uint64_t> arena_size_{0};
   std::atomic<uint64_t> run_count_{0};
   /// Run the streams other than 0; declared last, so that its threads stop first.
   StreamThreads stream_threads_;

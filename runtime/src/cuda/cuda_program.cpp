@@ -340,6 +340,12 @@ Status CudaProgram::prepareSteps() {
   if (!table.ok()) return table.status();
   table_ = std::move(*table);
   shapes_ = RunShapes::build(*artifact_, table_);
+  if (shapes_.plannedPerRun()) {
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  artifact_->name() + ": a dimension without an upper bound (memory planned per "
+                                      "run) runs on the CPU only; compile for CUDA with ranges "
+                                      "(--shape-range NAME=1..N)");
+  }
   for (const ResolvedBinding& binding : table_.bindings()) binding_bytes_.push_back(binding.bytes);
   steps_.resize(table_.steps().size());
   for (size_t i = 0; i < steps_.size(); ++i) {

@@ -1,13 +1,15 @@
-//===- MemoryPlanner.h - Static arena planning from live ranges -*- C++ -*-===//
+//===- memory_planner.h - Arena planning from live ranges --------*- C++ -*-===//
 //
 // Every intermediate buffer of a program gets an offset in one arena. Buffers whose live ranges
 // (the steps from the one that writes them to the last that reads them) overlap never share
-// bytes. The plan is computed once at compile time; a run only needs the arena's size.
+// bytes. The compiler plans once (kiln-plan-memory), and a run only needs the arena's size; a
+// program with a dimension without an upper bound is planned again by the runtime for each
+// shape its runs bring (the same packing, over the run's sizes). Plain C++, shared by both.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_COMPILER_PROGRAM_MEMORYPLANNER_H
-#define KILN_COMPILER_PROGRAM_MEMORYPLANNER_H
+#ifndef KILN_RUNTIME_SRC_MEMORY_PLANNER_H_
+#define KILN_RUNTIME_SRC_MEMORY_PLANNER_H_
 
 #include <cstdint>
 #include <vector>
@@ -77,4 +79,4 @@ uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alig
 
 } // namespace kiln
 
-#endif // KILN_COMPILER_PROGRAM_MEMORYPLANNER_H
+#endif // KILN_RUNTIME_SRC_MEMORY_PLANNER_H_

@@ -1,6 +1,6 @@
-//===- MemoryPlanner.cpp - Static arena planning from live ranges -------------===//
+//===- memory_planner.cpp - Arena planning from live ranges ------------------===//
 
-#include "compiler/program/MemoryPlanner.h"
+#include "runtime/src/memory_planner.h"
 
 #include <algorithm>
 #include <map>
