@@ -818,9 +818,13 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
     os << "memory plan: per run (";
     llvm::interleaveComma(
         llvm::make_filter_range(symbolsFromAttr(program->getAttrOfType<ArrayAttr>(kSymbolsAttr)),
-                                [](const DimSymbol &symbol) { return !symbol.bounded(); }),
-        os, [&](const DimSymbol &symbol) { os << symbol.name; });
-    os << " without an upper bound): " << slots.size() / 2
+                                [](const DimSymbol &symbol) { return symbol.open; }),
+        os, [&](const DimSymbol &symbol) {
+          os << symbol.name;
+          if (symbol.bounded())
+            os << " (the model bounds it at " << symbol.max << ")";
+        });
+    os << " given without an upper bound): " << slots.size() / 2
        << " slots packed for each shape a run brings; at the nominal shape (such a dimension at "
        << kNominalUnboundedDim << "):\n";
   }

@@ -27,8 +27,7 @@ void planProgram(program::ProgramOp program, int64_t alignment, bool inPlace) {
     alloc.setOffsetAttr(builder.getI64IntegerAttr(plan.offsets[slot]));
   // A dimension without an upper bound: the plan above is the nominal shape's; the runtime
   // packs the slots again for each shape, from their live steps and their allocations' sizes.
-  SmallVector<DimSymbol> symbols = symbolsFromAttr(program->getAttrOfType<ArrayAttr>(kSymbolsAttr));
-  if (llvm::any_of(symbols, [](const DimSymbol &symbol) { return !symbol.bounded(); })) {
+  if (plannedPerRun(symbolsFromAttr(program->getAttrOfType<ArrayAttr>(kSymbolsAttr)))) {
     for (auto [alloc, slot] : llvm::zip_equal(liveness.allocs, liveness.slotOf))
       alloc->setAttr(kArenaSlotAttr, builder.getI64IntegerAttr(slot));
     SmallVector<int64_t> steps;

@@ -113,6 +113,7 @@ ArrayAttr symbolsAttr(MLIRContext *context, ArrayRef<DimSymbol> symbols) {
         builder.getNamedAttr("dim", builder.getI64IntegerAttr(symbol.dim)),
         builder.getNamedAttr("min", builder.getI64IntegerAttr(symbol.min)),
         builder.getNamedAttr("max", builder.getI64IntegerAttr(symbol.max)),
+        builder.getNamedAttr("open", builder.getBoolAttr(symbol.open)),
     }));
   return builder.getArrayAttr(entries);
 }
@@ -129,6 +130,8 @@ SmallVector<DimSymbol> symbolsFromAttr(ArrayAttr attr) {
     symbol.dim = dictionary.getAs<IntegerAttr>("dim").getInt();
     symbol.min = dictionary.getAs<IntegerAttr>("min").getInt();
     symbol.max = dictionary.getAs<IntegerAttr>("max").getInt();
+    if (auto open = dictionary.getAs<BoolAttr>("open"))
+      symbol.open = open.getValue();
     symbols.push_back(symbol);
   }
   return symbols;
@@ -171,6 +174,7 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
       symbol.dim = d;
       symbol.min = bounds[2 * d];
       symbol.max = ShapedType::isDynamic(bounds[2 * d + 1]) ? kUnboundedDim : bounds[2 * d + 1];
+      symbol.open = !symbol.bounded();
       // Dimensions the model names alike are one symbol, within both ranges.
       if (!dimName.empty()) {
         auto [it, inserted] = named.try_emplace(dimName, shapes.symbols_.size());
@@ -178,6 +182,7 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
           DimSymbol &shared = shapes.symbols_[it->second];
           shared.min = std::max(shared.min, symbol.min);
           shared.max = std::min(shared.max, symbol.max);
+          shared.open = shared.open && symbol.open;
           if (shared.min > shared.max)
             return entry.emitError()
                    << "the ranges given for dimension '" << dimName << "' do not overlap";
@@ -227,6 +232,7 @@ LogicalResult SymbolicShapes::requireEqual(AffineExpr a, AffineExpr b, Operation
     const DimSymbol &merged = symbols_[symbolB.getPosition()];
     kept.min = std::max(kept.min, merged.min);
     kept.max = std::min(kept.max, merged.max);
+    kept.open = kept.open && merged.open;
     if (kept.min > kept.max)
       return op->emitError() << "reads dimensions " << describe(a) << " and " << describe(b)
                              << " as one, but their ranges do not overlap";
@@ -242,6 +248,7 @@ LogicalResult SymbolicShapes::requireEqual(AffineExpr a, AffineExpr b, Operation
                              << constant.getValue() << ", outside its range " << only.min << ".."
                              << only.max;
     only.min = only.max = constant.getValue();
+    only.open = false;
     return success();
   }
   return op->emitError() << "reads dimensions " << describe(a) << " and " << describe(b)
@@ -411,16 +418,13 @@ LogicalResult SymbolicShapes::unify() {
   return success();
 }
 
-bool SymbolicShapes::bounded() const {
-  return llvm::none_of(symbols_, [](const DimSymbol &symbol) { return !symbol.bounded(); });
-}
-
 SmallVector<int64_t> SymbolicShapes::upperBounds(AffineMap shape) const {
-  // A symbol without a bound is read at its nominal size.
+  // A symbol given without a bound is read at its nominal size (also once the model bounded
+  // it: every type of the program reads it alike).
   SmallVector<DimSymbol> symbols(symbols_);
   for (DimSymbol &symbol : symbols)
-    if (!symbol.bounded())
-      symbol.max = std::max(symbol.min, kNominalUnboundedDim);
+    if (symbol.open)
+      symbol.max = std::clamp(kNominalUnboundedDim, symbol.min, symbol.max);
   SmallVector<int64_t> dims;
   for (AffineExpr expr : shape.getResults())
     dims.push_back(std::max<int64_t>(exprBounds(expr, symbols).second, 0));
@@ -697,6 +701,21 @@ FailureOr<AffineExpr> SymbolicShapes::scalar(Value value, const ArgumentDims &ar
       return minimum ? lhs : rhs;
     if (rhsMax <= lhsMin)
       return minimum ? rhs : lhs;
+    // A dimension without an upper bound clamped by a constant C (a slice of a table of C rows
+    // by the sequence length: GPT-2's causal mask): the model bounds it at C, and the runtime
+    // refuses a run past C, naming the dimension and its range.
+    if (minimum)
+      for (auto [side, other] : {std::make_pair(lhs, rhs), std::make_pair(rhs, lhs)}) {
+        auto symbol = dyn_cast<AffineSymbolExpr>(side);
+        auto constant = dyn_cast<AffineConstantExpr>(other);
+        if (!symbol || !constant)
+          continue;
+        DimSymbol &narrowed = symbols_[symbol.getPosition()];
+        if (narrowed.bounded() || constant.getValue() < narrowed.min)
+          continue;
+        narrowed.max = constant.getValue();
+        return side;
+      }
     return fail(
         ("by '" + op->getName().getStringRef() + "', whose operands' order the ranges leave open")
             .str());

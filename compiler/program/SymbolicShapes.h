@@ -55,9 +55,18 @@ struct DimSymbol {
   int64_t min = 1;
   /// kUnboundedDim where the dimension has no upper bound.
   int64_t max = 1;
+  /// Given without an upper bound (`?`), even where the model then bounds it (a slice clamped
+  /// by a constant): the program's types read it at its nominal size, and its memory is planned
+  /// per run.
+  bool open = false;
 
   bool bounded() const { return max != kUnboundedDim; }
 };
+
+/// Whether a program over `symbols` plans its memory per run (some symbol is open).
+inline bool plannedPerRun(llvm::ArrayRef<DimSymbol> symbols) {
+  return llvm::any_of(symbols, [](const DimSymbol &symbol) { return symbol.open; });
+}
 
 /// [min, max] of `expr` over the symbols' ranges.
 std::pair<int64_t, int64_t> exprBounds(mlir::AffineExpr expr, llvm::ArrayRef<DimSymbol> symbols);
@@ -88,11 +97,8 @@ public:
   /// dimension is no affine function of the symbols.
   mlir::FailureOr<mlir::AffineMap> shapeOf(mlir::Value value);
 
-  /// Whether every symbol has an upper bound (else the program's memory is planned per run).
-  bool bounded() const;
-
-  /// The static type that holds `type` at the symbols' upper bounds for `shape` (a symbol
-  /// without one at kNominalUnboundedDim).
+  /// The static type that holds `type` at the symbols' upper bounds for `shape` (an open
+  /// symbol at kNominalUnboundedDim, within its range).
   llvm::SmallVector<int64_t> upperBounds(mlir::AffineMap shape) const;
 
 private:

@@ -81,6 +81,9 @@ struct StepSpec {
   std::vector<uint32_t> workgroups;
   /// A dispatch's CUDA launch; left out of the artifact when absent.
   std::optional<CudaLaunchSpec> cuda;
+  /// A dispatch's workgroup count known only at run time (Dispatch.workgroup_dims); empty for
+  /// none.
+  std::vector<int64_t> workgroup_dims = {};
   /// For a copy: the source, then the destination.
   std::vector<BindingSpec> bindings;
   /// The library call's name, or the dispatch's description.
@@ -136,6 +139,10 @@ struct ArtifactSpec {
   uint32_t arena_alignment = 64;
   uint32_t stream_count = 0;
   std::vector<SymbolSpec> symbols;
+  /// A program planned per run: each arena value's slot and byte-size code, each slot's first
+  /// and last step (Program.arena_values, arena_slots); empty for none.
+  std::vector<std::pair<uint32_t, std::vector<int64_t>>> arena_values;
+  std::vector<std::pair<uint32_t, uint32_t>> arena_slots;
 };
 
 /// The rows of the affine program; each is one workgroup.
@@ -202,6 +209,28 @@ inline ArtifactSpec addAffineSpec() {
   copy.bindings = {tensorBinding(fb::BufferKind::Input, 0),
                    tensorBinding(fb::BufferKind::Output, 1)};
   spec.steps = {add, affine, copy};
+  return spec;
+}
+
+/// The affine program with a batch without an upper bound (kiln compile --shape x=?x...): every
+/// tensor's rows are the symbol's value, each dispatch has a workgroup per row, and the arena's
+/// one value (the sum) is planned per run, its bytes the run's rows.
+inline ArtifactSpec plannedPerRunSpec() {
+  ArtifactSpec spec = addAffineSpec();
+  spec.symbols = {{"batch", 0, 0, 1, INT64_MAX}};
+  const std::vector<std::vector<int64_t>> rows = {{KILN_DIM_SYMBOL, 0}, {}};
+  for (SignatureSpec* signature : {&spec.inputs[0], &spec.inputs[1], &spec.outputs[0],
+                                   &spec.outputs[1]})
+    signature->dim_codes = rows;
+  for (StepSpec& step : spec.steps) {
+    for (BindingSpec& binding : step.bindings)
+      if (binding.dims.size() == 2) binding.dim_codes = rows;
+    if (step.kind == fb::StepKind::Dispatch) step.workgroup_dims = {0, 0, 1};
+  }
+  spec.arena_values = {{0,
+                        {KILN_DIM_CONSTANT, KILN_TEST_BLOCK * int64_t{sizeof(float)},
+                         KILN_DIM_SYMBOL, 0, KILN_DIM_MUL}}};
+  spec.arena_slots = {{0, 1}};
   return spec;
 }
 
@@ -406,7 +435,10 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
                                           ? 0
                                           : fbb.CreateVector(step.cuda->work_items_code));
         kind = fb::CreateDispatch(fbb, step.code_object, step.kernel, workgroups, dispatch_bindings,
-                                  description, cuda)
+                                  description, cuda,
+                                  step.workgroup_dims.empty()
+                                      ? 0
+                                      : fbb.CreateVector(step.workgroup_dims))
                    .Union();
         break;
       }
@@ -451,11 +483,18 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
     steps.push_back(fb::CreateStep(fbb, step.kind, kind, step.stream,
                                    step.waits.empty() ? 0 : fbb.CreateVector(step.waits)));
   }
-  auto program =
-      fb::CreateProgram(fbb, fbb.CreateVector(steps), spec.arena_size, spec.naive_intermediate_size,
-                        spec.arena_alignment,
-                        /*peak_live_size=*/0, /*modeled_kernel_bytes=*/0,
-                        /*memory_limit=*/0, /*unlimited_arena_size=*/0, spec.stream_count);
+  std::vector<flatbuffers::Offset<fb::ArenaValue>> arena_values;
+  for (const auto& [slot, code] : spec.arena_values)
+    arena_values.push_back(fb::CreateArenaValue(fbb, slot, fb::CreateDimExprDirect(fbb, &code)));
+  std::vector<fb::ArenaSlot> arena_slots;
+  for (const auto& [first, last] : spec.arena_slots) arena_slots.emplace_back(first, last);
+  auto program = fb::CreateProgram(
+      fbb, fbb.CreateVector(steps), spec.arena_size, spec.naive_intermediate_size,
+      spec.arena_alignment,
+      /*peak_live_size=*/0, /*modeled_kernel_bytes=*/0,
+      /*memory_limit=*/0, /*unlimited_arena_size=*/0, spec.stream_count,
+      /*serial_arena_size=*/0, arena_values.empty() ? 0 : fbb.CreateVector(arena_values),
+      arena_slots.empty() ? 0 : fbb.CreateVectorOfStructs(arena_slots));
   auto device = fbb.CreateString(spec.device);
   auto producer = fbb.CreateString("kiln tests");
   auto source = fbb.CreateString("affine.mlir");

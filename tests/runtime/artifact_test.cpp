@@ -267,6 +267,37 @@ void expectInvalid(const ArtifactSpec& spec, const std::string& message) {
   EXPECT_EQ(status.message(), "test.kiln: " + message);
 }
 
+/// Expects `spec` refused as invalid with a message containing `part`.
+void expectRefused(const ArtifactSpec& spec, const std::string& part) {
+  Status status = loadStatus(spec);
+  EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT) << status.toString();
+  EXPECT_THAT(status.message(), testing::HasSubstr(part));
+}
+
+// Tests the verifier's checks of a program planned per run: a symbol without an upper bound needs
+// the plan, each arena value names a slot and has valid size code, each slot's steps exist, and an
+// arena binding names a value of the plan; the valid plan loads.
+TEST(ArtifactTest, ChecksAPlanPerRun) {
+  EXPECT_TRUE(loadStatus(plannedPerRunSpec()).ok()) << loadStatus(plannedPerRunSpec()).toString();
+  ArtifactSpec unplanned = plannedPerRunSpec();
+  unplanned.arena_values.clear();
+  unplanned.arena_slots.clear();
+  expectRefused(unplanned, "symbol 0 'batch': has no upper bound, but the program's memory is not "
+                           "planned per run (Program.arena_values)");
+  ArtifactSpec slot = plannedPerRunSpec();
+  slot.arena_values[0].first = 3;
+  expectRefused(slot, "arena value 0: is in slot 3 of 1");
+  ArtifactSpec code = plannedPerRunSpec();
+  code.arena_values[0].second = {KILN_DIM_SYMBOL, 1};
+  expectRefused(code, "arena value 0: has a size code that reads symbol 1 of 1");
+  ArtifactSpec steps = plannedPerRunSpec();
+  steps.arena_slots[0] = {1, 7};
+  expectRefused(steps, "arena slot 0: is live at steps 1..7 of 3");
+  ArtifactSpec value = plannedPerRunSpec();
+  value.steps[0].bindings[2].index = 2;
+  expectRefused(value, "names arena value 2 of 1");
+}
+
 TEST(ArtifactTest, RefusesAnArenaBufferPastTheArena) {
   ArtifactSpec spec = addAffineSpec();
   spec.steps[0].bindings[2].offset = 64;

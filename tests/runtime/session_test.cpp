@@ -496,6 +496,31 @@ TEST(SessionTest, ReusesArenasAcrossRuns) {
   EXPECT_EQ(session.statistics()->arena_count, 1u);
 }
 
+// Tests a program planned per run (a batch without an upper bound): each run's arena is packed
+// for its own rows and grows to the largest shape run so far, past the nominal size the static
+// types give the batch, and every run matches the naive loop, also a smaller one after a larger.
+TEST(SessionTest, PlansTheArenaForEachRunsShape) {
+  Artifact artifact = loadSpec(plannedPerRunSpec());
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 2}).value();
+  uint64_t largest = 0;
+  for (int64_t rows : {int64_t{3}, 4 * kRows, int64_t{1}, kRows + 5}) {
+    Tensor x = seededF32Tensor({rows, KILN_TEST_BLOCK}, 20 + static_cast<uint32_t>(rows));
+    Tensor y = seededF32Tensor({rows, KILN_TEST_BLOCK}, 40 + static_cast<uint32_t>(rows));
+    Result<std::vector<Tensor>> outputs = session.run({&x, &y});
+    ASSERT_TRUE(outputs.ok()) << "rows " << rows << ": " << outputs.status().toString();
+    ASSERT_EQ((*outputs)[0].dims(), (std::vector<int64_t>{rows, KILN_TEST_BLOCK}));
+    const float* xs = x.dataAs<float>();
+    const float* ys = y.dataAs<float>();
+    const float* zs = (*outputs)[0].dataAs<float>();
+    for (size_t i = 0; i < x.elementCount(); ++i)
+      ASSERT_FLOAT_EQ(zs[i], (xs[i] + ys[i]) * kScale + kShift) << "rows " << rows << ", " << i;
+    uint64_t bytes = static_cast<uint64_t>(rows) * KILN_TEST_BLOCK * sizeof(float);
+    largest = std::max(largest, (bytes + 63) / 64 * 64);
+    EXPECT_EQ(session.statistics()->arena_size, largest) << "rows " << rows;
+  }
+  EXPECT_GT(largest, kTensorBytes);
+}
+
 // Tests the statistics struct's versioning: a caller built against a newer header (a larger
 // struct) gets the fields this runtime knows and struct_size saying how many bytes it wrote; one
 // whose struct is shorter than the first version is refused rather than overrun.

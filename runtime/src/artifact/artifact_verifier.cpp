@@ -160,8 +160,9 @@ class SemanticVerifier {
       if (unbounded && !plannedPerRun())
         return invalid(where, "has no upper bound, but the program's memory is not planned per "
                               "run (Program.arena_values)");
+      // Planned per run, the inputs' static sizes are nominal and bound nothing.
       if (symbol.min() < 0 || symbol.min() > symbol.max() ||
-          (!unbounded && symbol.max() > dims->Get(symbol.dim())))
+          (!plannedPerRun() && symbol.max() > dims->Get(symbol.dim())))
         return invalid(where, "has the range " + std::to_string(symbol.min()) + ".." +
                                   std::to_string(symbol.max()) + " beyond the input's bound " +
                                   std::to_string(dims->Get(symbol.dim())));

@@ -14,7 +14,7 @@ def write(out):
     rng = np.random.default_rng(20261127)
     for name, shape in (("w", (8, 8)), ("g", (8,)), ("bb", (8,))):
         np.save(f"{out}/{name}.npy", rng.standard_normal(shape).astype(np.float32))
-    for b, s in SHAPES + [(5, 3)]:
+    for b, s in SHAPES + [(5, 3), (6, 150)]:
         np.save(f"{out}/x_{b}_{s}.npy", rng.standard_normal((b, s, 8)).astype(np.float32))
 
 
