@@ -45,12 +45,14 @@ std::pair<int64_t, int64_t> exprBounds(AffineExpr expr, ArrayRef<DimSymbol> symb
     return negative ? std::numeric_limits<int64_t>::min() : kUnboundedDim;
   };
   auto add = [&](int64_t x, int64_t y) {
-    int64_t result;
-    return saturate(__builtin_add_overflow(x, y, &result), result, x < 0);
+    int64_t result = 0;
+    bool overflowed = __builtin_add_overflow(x, y, &result);
+    return saturate(overflowed, result, x < 0);
   };
   auto multiply = [&](int64_t x, int64_t y) {
-    int64_t result;
-    return saturate(__builtin_mul_overflow(x, y, &result), result, (x < 0) != (y < 0));
+    int64_t result = 0;
+    bool overflowed = __builtin_mul_overflow(x, y, &result);
+    return saturate(overflowed, result, (x < 0) != (y < 0));
   };
   switch (binary.getKind()) {
   case AffineExprKind::Add:
@@ -106,15 +108,17 @@ std::optional<AffineExpr> divideCommonFactor(AffineExpr lhs, AffineExpr rhs, boo
 ArrayAttr symbolsAttr(MLIRContext *context, ArrayRef<DimSymbol> symbols) {
   Builder builder(context);
   SmallVector<Attribute> entries;
-  for (const DimSymbol &symbol : symbols)
-    entries.push_back(builder.getDictionaryAttr({
+  for (const DimSymbol &symbol : symbols) {
+    SmallVector<NamedAttribute> fields = {
         builder.getNamedAttr("name", builder.getStringAttr(symbol.name)),
         builder.getNamedAttr("input", builder.getI64IntegerAttr(symbol.input)),
         builder.getNamedAttr("dim", builder.getI64IntegerAttr(symbol.dim)),
         builder.getNamedAttr("min", builder.getI64IntegerAttr(symbol.min)),
-        builder.getNamedAttr("max", builder.getI64IntegerAttr(symbol.max)),
-        builder.getNamedAttr("open", builder.getBoolAttr(symbol.open)),
-    }));
+        builder.getNamedAttr("max", builder.getI64IntegerAttr(symbol.max))};
+    if (symbol.open)
+      fields.push_back(builder.getNamedAttr("open", builder.getUnitAttr()));
+    entries.push_back(builder.getDictionaryAttr(fields));
+  }
   return builder.getArrayAttr(entries);
 }
 
@@ -130,8 +134,7 @@ SmallVector<DimSymbol> symbolsFromAttr(ArrayAttr attr) {
     symbol.dim = dictionary.getAs<IntegerAttr>("dim").getInt();
     symbol.min = dictionary.getAs<IntegerAttr>("min").getInt();
     symbol.max = dictionary.getAs<IntegerAttr>("max").getInt();
-    if (auto open = dictionary.getAs<BoolAttr>("open"))
-      symbol.open = open.getValue();
+    symbol.open = dictionary.contains("open");
     symbols.push_back(symbol);
   }
   return symbols;
