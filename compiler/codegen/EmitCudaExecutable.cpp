@@ -70,6 +70,8 @@ struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecuta
         KernelTable::Entry entry;
         if (auto scratch = function->getAttrOfType<ArrayAttr>(kCudaScratchAttr))
           entry.scratch.assign(scratch.begin(), scratch.end());
+        if (auto dims = function->getAttrOfType<ArrayAttr>(kCudaScratchDimsAttr))
+          entry.scratchDims.assign(dims.begin(), dims.end());
         entry.cudaLaunches.emplace();
         for (Attribute launch : launches) {
           auto fields = cast<ArrayAttr>(launch);

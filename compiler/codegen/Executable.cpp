@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/Executable.h"
 #include "compiler/codegen/Passes.h"
+#include "compiler/program/SymbolicShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -12,8 +13,26 @@ using namespace mlir;
 
 namespace {
 
+/// The dimensions of every binding of `dispatch`, flat in binding order, as expressions of the
+/// program's symbols (kiln.dims where a buffer's vary, its static sizes otherwise).
+SmallVector<AffineExpr> bindingDims(program::DispatchOp dispatch) {
+  SmallVector<AffineExpr> dims;
+  MLIRContext *context = dispatch.getContext();
+  for (Value buffer : dispatch->getOperands()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Operation *definer = buffer.getDefiningOp();
+    auto shape = definer ? definer->getAttrOfType<AffineMapAttr>(kDimsAttr) : AffineMapAttr();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(shape && shape.getValue().getNumResults() == type.getRank()
+                         ? shape.getValue().getResult(d)
+                         : getAffineConstantExpr(type.getDimSize(d), context));
+  }
+  return dims;
+}
+
 /// Binds each dispatch's scratch buffers: one allocation per buffer after its outputs, live for
-/// the step only.
+/// the step only. A buffer of the run's size in a program planned per run (the kernel's
+/// kiln.scratch_dims) gets the run's dimensions as kiln.dims, read off the dispatch's bindings.
 void bindScratch(program::ProgramOp program) {
   for (auto dispatch : llvm::to_vector(program.getBody().front().getOps<program::DispatchOp>())) {
     auto kernel = SymbolTable::lookupNearestSymbolFrom<program::KernelOp>(
@@ -22,12 +41,28 @@ void bindScratch(program::ProgramOp program) {
       continue;
     // A named copy: iterating `*kernel.getScratch()` would outlive the optional it reads.
     ArrayAttr scratch = *kernel.getScratch();
+    auto scratchDims = kernel->getAttrOfType<ArrayAttr>(kCudaScratchDimsAttr);
+    SmallVector<AffineExpr> runDims;
+    if (scratchDims)
+      runDims = bindingDims(dispatch);
     OpBuilder builder(dispatch);
     SmallVector<Value> buffers;
-    for (Attribute type : scratch)
-      buffers.push_back(program::AllocOp::create(
-          builder, dispatch.getLoc(), cast<MemRefType>(cast<TypeAttr>(type).getValue()),
-          IntegerAttr()));
+    for (auto [i, type] : llvm::enumerate(scratch)) {
+      auto alloc = program::AllocOp::create(builder, dispatch.getLoc(),
+                                            cast<MemRefType>(cast<TypeAttr>(type).getValue()),
+                                            IntegerAttr());
+      if (scratchDims && i < scratchDims.size())
+        if (auto map = dyn_cast<AffineMapAttr>(scratchDims[i])) {
+          SmallVector<AffineExpr> dims;
+          for (AffineExpr expr : map.getValue().getResults())
+            dims.push_back(expr.replaceSymbols(runDims));
+          auto symbolList = program->getAttrOfType<ArrayAttr>(kSymbolsAttr);
+          unsigned symbols = symbolList ? symbolList.size() : 0;
+          alloc->setAttr(kDimsAttr, AffineMapAttr::get(AffineMap::get(0, symbols, dims,
+                                                                        dispatch.getContext())));
+        }
+      buffers.push_back(alloc);
+    }
     dispatch.getOutputsMutable().append(buffers);
   }
 }
@@ -53,6 +88,8 @@ void replaceWithExecutable(ModuleOp kernels, const KernelTable &table) {
       kernel.setLaunchesAttr(builder.getArrayAttr(*entry.cudaLaunches));
       if (!entry.scratch.empty())
         kernel.setScratchAttr(builder.getArrayAttr(entry.scratch));
+      if (!entry.scratchDims.empty())
+        kernel->setAttr(kCudaScratchDimsAttr, builder.getArrayAttr(entry.scratchDims));
     } else {
       kernel.setSymbolAttr(builder.getStringAttr(entry.symbol));
       kernel.setWorkgroupsAttr(builder.getI64IntegerAttr(entry.workgroupCount));

@@ -42,6 +42,8 @@ struct KernelTable {
     /// scratch buffers (memref types) they bind after the dispatch's outputs.
     std::optional<llvm::SmallVector<mlir::Attribute>> cudaLaunches;
     llvm::SmallVector<mlir::Attribute> scratch;
+    /// Their dimensions as maps of the run's sizes (kiln.cuda_scratch_dims), or empty.
+    llvm::SmallVector<mlir::Attribute> scratchDims;
   };
   /// Dispatch function name → what it became.
   llvm::StringMap<Entry> dispatches;

@@ -806,28 +806,45 @@ LogicalResult hoistTemporaries(func::FuncOp function) {
   std::optional<SmallVector<int64_t>> bounds;
   if (runSizes)
     bounds = runSizeBounds(function);
+  // Nominal bounds (a dimension given without an upper bound) size the binding's static type
+  // only: the buffer is the run's size, each dimension an expression of the run's sizes
+  // (kiln.cuda_scratch_dims), which the program plans per run.
+  const bool nominal = function->hasAttr(kNominalBoundsAttr);
+  SmallVector<Attribute> scratchDims;
+  bool anyRunSized = false;
+  MLIRContext *context = function.getContext();
+  const unsigned runSizeCount =
+      runSizes ? static_cast<unsigned>(function->getAttrOfType<IntegerAttr>(kRunSizesAttr).getInt())
+               : 0;
   for (memref::AllocOp alloc : allocs) {
     MemRefType type = alloc.getType();
     bool local = alloc->getParentOp() == function || isRegionLocal(alloc, function);
     // A top-level buffer of the run's size: a binding sized for the largest run, seen with the
     // run's sizes.
     MemRefType bindingType = type;
+    SmallVector<AffineExpr> runDims;
     if (local && alloc->getParentOp() == function && bounds && type.getLayout().isIdentity() &&
         !type.hasStaticShape()) {
       SmallVector<int64_t> shape(type.getShape());
       unsigned next = 0;
       for (int64_t &size : shape) {
-        if (!ShapedType::isDynamic(size))
+        if (!ShapedType::isDynamic(size)) {
+          runDims.push_back(getAffineConstantExpr(size, context));
           continue;
-        std::optional<int64_t> largest =
-            largestRunSize(alloc.getDynamicSizes()[next++], sizes, *bounds);
-        if (!largest)
+        }
+        Value runSize = alloc.getDynamicSizes()[next++];
+        std::optional<int64_t> largest = largestRunSize(runSize, sizes, *bounds);
+        std::optional<AffineExpr> expr = runSizeExpr(runSize, sizes);
+        if (!largest || (nominal && !expr))
           return alloc.emitError("a CUDA kernel needs a temporary buffer of type ")
                  << type << " whose sizes have no bound in the program's ranges";
         size = *largest;
+        if (expr)
+          runDims.push_back(*expr);
       }
       bindingType = MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface{},
                                     type.getMemorySpace());
+      anyRunSized = true;
     }
     if (!local || !isContiguous(bindingType))
       return alloc.emitError("a CUDA kernel needs a temporary buffer of type ")
@@ -848,9 +865,15 @@ LogicalResult hoistTemporaries(func::FuncOp function) {
     alloc.replaceAllUsesWith(buffer);
     alloc.erase();
     types.push_back(TypeAttr::get(bindingType));
+    scratchDims.push_back(runDims.size() == static_cast<size_t>(bindingType.getRank())
+                              ? Attribute(AffineMapAttr::get(
+                                    AffineMap::get(0, runSizeCount, runDims, context)))
+                              : Attribute(UnitAttr::get(context)));
   }
   if (!types.empty())
     function->setAttr(kCudaScratchAttr, ArrayAttr::get(function.getContext(), types));
+  if (nominal && anyRunSized)
+    function->setAttr(kCudaScratchDimsAttr, ArrayAttr::get(context, scratchDims));
   return success();
 }
 

@@ -33,6 +33,9 @@ inline constexpr llvm::StringLiteral kWorkgroupCountAttr = "kiln.workgroup_count
 /// On a dispatch function's argument or result with dynamic dimensions: the shape at the
 /// program's upper bounds (kiln-form-program), which tiling sizes its tiles for.
 inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
+/// On a dispatch function of a program with a dimension given without an upper bound: its
+/// kiln.bounds are the nominal shape's, fit for tiling choices but no buffer's size.
+inline constexpr llvm::StringLiteral kNominalBoundsAttr = "kiln.nominal_bounds";
 /// On a dispatch function split over a number of workgroups known only at run time: for each
 /// loop of the grid, (binding, dimension, tile): the count is the product of
 /// ceil(dimension `dimension` of binding `binding` / tile); binding -1 names a static extent
@@ -45,6 +48,11 @@ inline constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
 inline constexpr llvm::StringLiteral kCudaLaunchesAttr = "kiln.cuda_launches";
 /// The memref types of the scratch bindings a CUDA dispatch takes after its outputs.
 inline constexpr llvm::StringLiteral kCudaScratchAttr = "kiln.cuda_scratch";
+/// Beside it, in a program with a dimension given without an upper bound: per scratch buffer,
+/// its dimensions as an affine map of the run's sizes (symbol k: entry k of the dispatch's
+/// binding dimensions), or a unit attribute for one of static shape. Program formation sizes
+/// the buffer per run from them (kiln.dims).
+inline constexpr llvm::StringLiteral kCudaScratchDimsAttr = "kiln.cuda_scratch_dims";
 /// The gpu.module holding every generated CUDA kernel.
 inline constexpr llvm::StringLiteral kCudaKernelModule = "kiln_kernels";
 

@@ -114,12 +114,6 @@ LogicalResult Compilation::checkStaticInputs(func::FuncOp entry) {
     for (int64_t d = 0; d < tensor.getRank(); ++d)
       if (tensor.isDynamicDim(d) && ShapedType::isDynamic(bounds[2 * d + 1]))
         open = d;
-    // A CUDA kernel's temporaries are sized for the largest run (kiln-outline-cuda-kernels).
-    if (open && options_.device == "cuda")
-      return entry.emitError() << "dimension " << *open << " of input '" << inputName
-                               << "' has no upper bound; the CUDA target needs one (--shape-range "
-                                  "NAME=1..N; the CPU target plans such a program's memory per "
-                                  "run)";
     if (open && options_.memoryLimit != 0)
       return entry.emitError() << "dimension " << *open << " of input '" << inputName
                                << "' has no upper bound, so no arena size holds for every run; "

@@ -206,7 +206,13 @@ LogicalResult ProgramFormer::addCall(func::CallOp call) {
   if (!callee->hasAttr(kDispatchAttr) || callee->getParentOp() != kernels_)
     return call.emitError() << "call to @" << call.getCallee()
                             << ", which is neither a kernel nor a library call";
-  // A kernel over dynamic dimensions learns their upper bounds, which its tiling is sized for.
+  // A kernel over dynamic dimensions learns their upper bounds, which its tiling is sized for;
+  // where a dimension was given without one, they are nominal (kiln.nominal_bounds) and size
+  // nothing a run uses.
+  if (shapes_ && plannedPerRun(shapes_->symbols()) &&
+      llvm::any_of(callee.getArgumentTypes(),
+                   [](Type type) { return !cast<RankedTensorType>(type).hasStaticShape(); }))
+    callee->setAttr(kNominalBoundsAttr, builder_.getUnitAttr());
   for (auto [i, input] : llvm::enumerate(inputs))
     if (!cast<RankedTensorType>(callee.getArgumentTypes()[i]).hasStaticShape())
       callee.setArgAttr(

@@ -213,7 +213,7 @@ std::string RunShapes::formatRange(const fb::Symbol& symbol) {
 }
 
 Status RunShapes::planArena(const std::vector<int64_t>& values, const std::vector<int64_t>& dims,
-                            ArenaLayout& layout) const {
+                            ArenaLayout& layout, uint64_t min_alignment) const {
   // Each slot as large as its largest value for the run.
   std::vector<BufferLifetime> slots(arena_slots_);
   std::vector<uint64_t> sizes(arena_values_.size(), 0);
@@ -240,11 +240,12 @@ Status RunShapes::planArena(const std::vector<int64_t>& values, const std::vecto
   }
   // The same packing as the compiler's, over this run's sizes: the best of its orders, without
   // the compiler's improvement rounds (a new shape's plan costs one packing per order).
-  ArenaPlan plan = ::kiln::planArena(slots, alignment_, /*improvementRounds=*/0);
+  const uint64_t alignment = std::max(alignment_, min_alignment);
+  ArenaPlan plan = ::kiln::planArena(slots, alignment, /*improvementRounds=*/0);
   layout.value_offsets.resize(arena_values_.size());
   for (size_t v = 0; v < arena_values_.size(); ++v)
     layout.value_offsets[v] = plan.offsets[arena_values_[v].slot];
-  layout.size = std::max<uint64_t>(plan.arenaSize, alignment_);
+  layout.size = std::max<uint64_t>(plan.arenaSize, alignment);
   return Status();
 }
 

@@ -58,10 +58,12 @@ class RunShapes {
   static std::string formatRange(const kiln::artifact::Symbol& symbol);
 
   /// The arena of a program planned per run for the symbols' `values` (and every binding's run
-  /// `dims`, bindingDims): its slots packed over the run's sizes as the compiler packs them.
+  /// `dims`, bindingDims): its slots packed over the run's sizes as the compiler packs them,
+  /// each at a multiple of the program's alignment and at least `min_alignment` (what the
+  /// device's library calls assume of a value whose bindings start at its first byte).
   /// INVALID_ARGUMENT where a value's size overflows.
   Status planArena(const std::vector<int64_t>& values, const std::vector<int64_t>& dims,
-                   ArenaLayout& layout) const;
+                   ArenaLayout& layout, uint64_t min_alignment = 1) const;
 
   /// Reads each symbol's value off the inputs and checks every input dimension against the
   /// artifact's: INVALID_ARGUMENT naming the input, the dimension and its range, e.g.

@@ -790,6 +790,77 @@ TEST(CudaSimProgramTest, RunsAProgramForARangeOfShapesWithAGraphPerShape) {
   EXPECT_THAT(refused.status().message(), HasSubstr("input 'x': dimension 0 (n) is 4097"));
 }
 
+// Tests a program planned per run (a dimension without an upper bound) on the simulated device:
+// y = 2(2x + 1) + 1 through an arena value sized per run, at sizes past the nominal one the
+// artifact's types give. A shape that needs more memory than there is grows it and drops every
+// shape's graph (they hold the old addresses): each shape's next run is eager again, the one
+// after captures. The simulator checks each access against the run's bytes of its binding, so a
+// kernel pointed at another shape's plan, or a buffer sized for the nominal shape, fails the test.
+TEST(CudaSimProgramTest, PlansTheArenaPerRunAndGrowsItsMemory) {
+  constexpr int64_t kNominal = 64;
+  ScopedTempPath source(".c");
+  ScopedTempPath library(".so");
+  writeFileBytes(source.path(), kSimRangeKernelSource);
+  std::string command = "cc -std=c99 -O2 -fPIC -shared -ffp-contract=off -I" KILN_SOURCE_DIR_PATH
+                        " -o " +
+                        library.path() + " " + source.path() + " -lm";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+
+  ArtifactSpec spec;
+  spec.device = "cuda";
+  const std::vector<std::vector<int64_t>> run_dims = {{KILN_DIM_SYMBOL, 0}};
+  spec.inputs = {{"x", KILN_ELEMENT_TYPE_F32, {kNominal}, {}, std::nullopt, run_dims}};
+  spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {kNominal}, {}, std::nullopt, run_dims}};
+  spec.symbols = {{"n", 0, 0, 1, INT64_MAX}};
+  spec.code_objects = {
+      {"cuda-sim", fb::CodeFormat::ElfSharedObject, readFileBytes(library.path()), {"kiln_range"}}};
+  spec.arena_size = kNominal * sizeof(float);
+  spec.arena_values = {{0, {KILN_DIM_CONSTANT, 4, KILN_DIM_SYMBOL, 0, KILN_DIM_MUL}}};
+  spec.arena_slots = {{0, 1}};
+  BindingSpec x = vectorBinding(fb::BufferKind::Input, 0, kNominal);
+  BindingSpec t = vectorBinding(fb::BufferKind::Arena, 0, kNominal);
+  BindingSpec y = vectorBinding(fb::BufferKind::Output, 0, kNominal);
+  x.dim_codes = t.dim_codes = y.dim_codes = run_dims;
+  StepSpec first;
+  first.cuda = CudaLaunchSpec{128, 0, {KILN_DIM_SYMBOL, 1}};
+  first.workgroups = {1};
+  first.bindings = {x, t};
+  first.name = "t = 2x + 1";
+  StepSpec second = first;
+  second.bindings = {t, y};
+  second.name = "y = 2t + 1";
+  spec.steps = {first, second};
+  auto created = CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  CudaProgram &program = **created;
+
+  struct Run {
+    int64_t n;
+    CudaGraphMode mode;
+  };
+  const Run runs[] = {{100, CudaGraphMode::kCapture},  {100, CudaGraphMode::kReplay},
+                      {5000, CudaGraphMode::kCapture}, {100, CudaGraphMode::kCapture},
+                      {100, CudaGraphMode::kReplay},   {5000, CudaGraphMode::kReplay},
+                      {1, CudaGraphMode::kCapture}};
+  for (size_t r = 0; r < std::size(runs); ++r) {
+    SCOPED_TRACE("run " + std::to_string(r + 1) + " of " + std::to_string(runs[r].n));
+    Tensor input = seededF32Tensor({runs[r].n}, 500 + static_cast<int>(r));
+    Result<std::vector<Tensor>> outputs = runProgram(program, {&input});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    ASSERT_EQ((*outputs)[0].dims(), (std::vector<int64_t>{runs[r].n}));
+    const float *in = input.dataAs<float>();
+    const float *out = (*outputs)[0].dataAs<float>();
+    for (int64_t i = 0; i < runs[r].n; ++i)
+      ASSERT_EQ(out[i], std::fma(std::fma(in[i], 2.0f, 1.0f), 2.0f, 1.0f)) << "y[" << i << "]";
+    CudaProgramStatistics stats = program.cudaStatistics();
+    EXPECT_EQ(stats.graph_mode, runs[r].mode) << stats.graph_disabled_reason;
+  }
+  CudaProgramStatistics stats = program.cudaStatistics();
+  EXPECT_EQ(stats.eager_runs, 4u);
+  EXPECT_EQ(stats.graph_runs, 3u);
+  EXPECT_GE(program.statistics().arena_size, uint64_t{5000} * sizeof(float));
+}
+
 TEST(CudaSimProgramTest, NamesATrappingKernel) {
   ArtifactSpec spec = trappingSpec();
   spec.code_objects.push_back(

@@ -259,8 +259,14 @@ Status CudaProgram::prepare() {
   if (Status s = api_->streamCreate(&stream_); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareStreams(); !s.ok()) return prefixStatus(name, s);
   if (Status s = prepareSteps(); !s.ok()) return s;
-  if (Status s = allocateMemory(); !s.ok()) return prefixStatus(name, s);
-  resolveAddresses();
+  // Planned per run, the artifact's sizes are the nominal shape's: the first runs grow them.
+  std::vector<uint64_t> inputs, outputs;
+  for (const kiln_tensor_signature_t& input : artifact_->inputs()) inputs.push_back(input.byte_size);
+  for (const kiln_tensor_signature_t& output : artifact_->outputs())
+    outputs.push_back(output.byte_size);
+  if (Status s = allocateMemory(artifact_->arenaSize(), inputs, outputs); !s.ok())
+    return prefixStatus(name, s);
+  if (!shapes_.plannedPerRun()) resolveAddresses();
   return Status();
 }
 
@@ -340,12 +346,6 @@ Status CudaProgram::prepareSteps() {
   if (!table.ok()) return table.status();
   table_ = std::move(*table);
   shapes_ = RunShapes::build(*artifact_, table_);
-  if (shapes_.plannedPerRun()) {
-    return Status(KILN_STATUS_UNIMPLEMENTED,
-                  artifact_->name() + ": a dimension without an upper bound (memory planned per "
-                                      "run) runs on the CPU only; compile for CUDA with ranges "
-                                      "(--shape-range NAME=1..N)");
-  }
   for (const ResolvedBinding& binding : table_.bindings()) binding_bytes_.push_back(binding.bytes);
   steps_.resize(table_.steps().size());
   for (size_t i = 0; i < steps_.size(); ++i) {
@@ -415,11 +415,20 @@ Status CudaProgram::prepareSteps() {
   return Status();
 }
 
-Status CudaProgram::allocateMemory() {
+Status CudaProgram::allocateMemory(uint64_t arena_size, const std::vector<uint64_t>& input_sizes,
+                                   const std::vector<uint64_t>& output_sizes) {
+  if (staging_ != nullptr) (void)api_->freeHost(staging_);
+  if (device_memory_ != nullptr) (void)api_->free(device_memory_);
+  staging_ = device_memory_ = nullptr;
+  device_base_ = nullptr;
   // One device allocation holds everything, each section aligned for the library calls and the
   // arena's own alignment: [constants | arena | workspace | inputs... | outputs...]. Inputs and
   // outputs are contiguous so that one copy moves all inputs in and one all outputs out.
   DeviceLayout& layout = layout_;
+  layout = DeviceLayout();
+  layout.arena_size = arena_size;
+  layout.input_sizes = input_sizes;
+  layout.output_sizes = output_sizes;
   layout.alignment = std::max<uint64_t>(kDeviceAlignment, artifact_->arenaAlignment());
   uint64_t offset = 0;
   auto place = [&](uint64_t size) {
@@ -428,16 +437,14 @@ Status CudaProgram::allocateMemory() {
     return at;
   };
   layout.constants = place(artifact_->constantsSize());
-  layout.arena = place(artifact_->arenaSize());
+  layout.arena = place(arena_size);
   layout.workspace = place(alignUp(workspace_size_, layout.alignment) * streams_.size());
   layout.inputs_begin = offset;
   if (shapes_.dynamic()) layout.dims = place(shapes_.dimCount() * sizeof(int64_t));
-  for (const kiln_tensor_signature_t& input : artifact_->inputs())
-    layout.inputs.push_back(place(input.byte_size));
+  for (uint64_t size : input_sizes) layout.inputs.push_back(place(size));
   layout.inputs_end = offset;
   layout.outputs_begin = offset;
-  for (const kiln_tensor_signature_t& output : artifact_->outputs())
-    layout.outputs.push_back(place(output.byte_size));
+  for (uint64_t size : output_sizes) layout.outputs.push_back(place(size));
   layout.outputs_end = offset;
   layout.size = std::max<uint64_t>(offset, layout.alignment);
 
@@ -470,12 +477,14 @@ Status CudaProgram::allocateMemory() {
   return s;
 }
 
-void CudaProgram::resolveAddresses() {
+void CudaProgram::resolveAddresses(const ShapeState* state) {
   std::vector<void*> inputs, outputs;
   for (uint64_t at : layout_.inputs) inputs.push_back(device_base_ + at);
   for (uint64_t at : layout_.outputs) outputs.push_back(device_base_ + at);
   BindingBases bases;
   bases.arena = device_base_ + layout_.arena;
+  if (state != nullptr) bases.arena_offsets = state->arena.value_offsets.data();
+  resolved_shape_ = state;
   bases.constants = device_base_ + layout_.constants;
   bases.inputs = inputs.data();
   bases.outputs = outputs.data();
@@ -503,8 +512,15 @@ void CudaProgram::resolveAddresses() {
     void** arguments = kernel_arguments_.data() + first_argument_[i];
     uint64_t* bytes = kernel_argument_bytes_.data() + first_argument_[i];
     for (size_t b = 0; b < step.binding_count; ++b) {
-      arguments[b] = &addresses_[step.first_binding + b];
-      bytes[b] = binding_bytes_[step.first_binding + b];
+      size_t binding = step.first_binding + b;
+      arguments[b] = &addresses_[binding];
+      bytes[b] = binding_bytes_[binding];
+      // Planned per run, a binding's buffer holds the run's elements (its static size is the
+      // nominal shape's).
+      if (state != nullptr) {
+        const kiln_binding_info_t& info = artifact_->steps()[i].bindings[b];
+        bytes[b] = shapes_.runBytes(binding, kiln_element_type_size(info.element_type), dims_);
+      }
     }
     if (!dynamic) continue;
     size_t first = shapes_.firstDim(step.first_binding);
@@ -518,8 +534,6 @@ void CudaProgram::resolveAddresses() {
 Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
   if (Status s = shapes_.bindInputs(inputs, symbol_values_); !s.ok()) return s;
   if (Status s = shapes_.bindingDims(symbol_values_, dims_); !s.ok()) return s;
-  std::memcpy(static_cast<uint8_t*>(staging_) + (layout_.dims - layout_.inputs_begin), dims_.data(),
-              dims_.size() * sizeof(int64_t));
   for (size_t i = 0; i < steps_.size(); ++i) {
     CudaStep& step = steps_[i];
     if (step.work_items_code == nullptr) continue;
@@ -539,7 +553,45 @@ Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
   run_shape_ = nullptr;
   Result<ShapeState*> state = stateFor(symbol_values_);
   if (!state.ok()) return state.status();
+  if (shapes_.plannedPerRun())
+    if (Status s = placeRunShape(inputs, **state); !s.ok()) return s;
   run_shape_ = *state;
+  std::memcpy(static_cast<uint8_t*>(staging_) + (layout_.dims - layout_.inputs_begin), dims_.data(),
+              dims_.size() * sizeof(int64_t));
+  return Status();
+}
+
+Status CudaProgram::placeRunShape(const kiln_tensor_t* const* inputs, ShapeState& state) {
+  // What the shape needs beside what the memory holds.
+  uint64_t arena = std::max(layout_.arena_size, state.arena.size);
+  std::vector<uint64_t> input_sizes = layout_.input_sizes, output_sizes = layout_.output_sizes;
+  bool grows = arena > layout_.arena_size;
+  for (size_t i = 0; i < input_sizes.size(); ++i) {
+    uint64_t bytes = inputs[i]->host.byteSize();
+    grows |= bytes > input_sizes[i];
+    input_sizes[i] = std::max(input_sizes[i], bytes);
+  }
+  for (size_t i = 0; i < output_sizes.size(); ++i) {
+    const kiln_tensor_signature_t& output = artifact_->outputs()[i];
+    uint64_t bytes = kiln_element_type_size(output.element_type);
+    for (int64_t dim : shapes_.outputDims(i, symbol_values_)) bytes *= static_cast<uint64_t>(dim);
+    grows |= bytes > output_sizes[i];
+    output_sizes[i] = std::max(output_sizes[i], bytes);
+  }
+  if (grows) {
+    // Every graph holds the old addresses: each shape's next run checks its steps again and the
+    // one after captures anew.
+    for (auto& [values, kept] : shape_states_) {
+      (void)values;
+      if (kept->graphs.run != nullptr) api_->graphExecDestroy(kept->graphs.run);
+      if (kept->graphs.steps != nullptr) api_->graphExecDestroy(kept->graphs.steps);
+      kept->graphs = Graphs();
+    }
+    if (Status s = allocateMemory(arena, input_sizes, output_sizes); !s.ok())
+      return prefixStatus(artifact_->name() + ": growing the device memory for a run's shape", s);
+    resolved_shape_ = nullptr;
+  }
+  if (resolved_shape_ != &state) resolveAddresses(&state);
   return Status();
 }
 
@@ -575,6 +627,11 @@ Result<CudaProgram::ShapeState*> CudaProgram::stateFor(const std::vector<int64_t
     state->by_step[i] = prepared.get();
     state->calls.push_back(std::move(prepared));
   }
+  if (shapes_.plannedPerRun())
+    if (Status s = shapes_.planArena(values, dims_, state->arena, kDeviceAlignment); !s.ok()) {
+      releaseShapeState(*state);
+      return Status(s.code(), artifact_->name() + ": " + s.message());
+    }
   if (workspace_size > workspace_size_) {
     // More than the program's workspace: this shape's own, per stream.
     state->workspace_size = workspace_size;
@@ -587,6 +644,7 @@ Result<CudaProgram::ShapeState*> CudaProgram::stateFor(const std::vector<int64_t
     }
   }
   if (shape_states_.size() == kShapeStatesKept) {
+    if (resolved_shape_ == shape_states_.front().second.get()) resolved_shape_ = nullptr;
     releaseShapeState(*shape_states_.front().second);
     shape_states_.erase(shape_states_.begin());
   }
@@ -925,7 +983,13 @@ ProgramStatistics CudaProgram::statistics() const {
   stats.num_threads = 1;
   stats.run_count = run_count_.load(std::memory_order_relaxed);
   stats.arena_count = 1;
-  stats.arena_size = artifact_->arenaSize();
+  if (shapes_.plannedPerRun()) {
+    // The arena grows with the shapes runs bring.
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    stats.arena_size = layout_.arena_size;
+  } else {
+    stats.arena_size = artifact_->arenaSize();
+  }
   return stats;
 }
 

@@ -166,6 +166,8 @@ class CudaProgram final : public DeviceProgram {
     void* workspace = nullptr;
     size_t workspace_size = 0;
     Graphs graphs;
+    /// A program planned per run: where the shape's plan puts the arena values.
+    ArenaLayout arena;
   };
   /// The graphs of the run's shape, or the program's.
   Graphs& graphs() { return run_shape_ != nullptr ? run_shape_->graphs : graphs_; }
@@ -189,6 +191,10 @@ class CudaProgram final : public DeviceProgram {
     uint64_t outputs_end = 0;
     uint64_t size = 0;
     uint64_t alignment = 256;
+    /// What the arena, each input and each output can hold (a program planned per run grows
+    /// them to the shapes its runs bring).
+    uint64_t arena_size = 0;
+    std::vector<uint64_t> input_sizes, output_sizes;
   };
 
   CudaProgram(std::shared_ptr<const LoadedArtifact> artifact, CudaDeviceInfo device,
@@ -201,7 +207,15 @@ class CudaProgram final : public DeviceProgram {
   void* workspace(uint32_t stream) const;
   Status loadCode();
   Status prepareSteps();
-  Status allocateMemory();
+  /// Lays out and allocates the device memory (and the pinned staging) for an arena of
+  /// `arena_size` bytes and inputs and outputs of these sizes, freeing what was there; uploads
+  /// the constants.
+  Status allocateMemory(uint64_t arena_size, const std::vector<uint64_t>& input_sizes,
+                        const std::vector<uint64_t>& output_sizes);
+  /// A program planned per run: grows the memory where the run's shape needs more (every
+  /// shape's graphs then dropped: they hold the old addresses) and points the bindings at the
+  /// shape's plan.
+  Status placeRunShape(const kiln_tensor_t* const* inputs, ShapeState& state);
   /// A run of a program for a range of shapes: the symbols read off `inputs`, every binding's
   /// dimensions into the staging memory, the kernels' grids, the library calls of the shape.
   Status bindRunShapes(const kiln_tensor_t* const* inputs);
@@ -209,8 +223,9 @@ class CudaProgram final : public DeviceProgram {
   Result<ShapeState*> stateFor(const std::vector<int64_t>& values);
   void releaseShapeState(ShapeState& state);
   /// Resolves every binding to its device address and points the kernels' argument arrays at
-  /// them.
-  void resolveAddresses();
+  /// them (a program planned per run: at `state`'s plan, each argument as large as the run's
+  /// binding).
+  void resolveAddresses(const ShapeState* state = nullptr);
 
   /// Enqueues the input upload, every step and the output download on the stream. With
   /// `check_each_step`, synchronizes after each step so that a failing kernel is named. With
@@ -294,6 +309,8 @@ class CudaProgram final : public DeviceProgram {
   std::vector<void*> dims_addresses_;
   std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<ShapeState>>> shape_states_;
   ShapeState* run_shape_ = nullptr;
+  /// A program planned per run: the shape the addresses were last resolved for.
+  const ShapeState* resolved_shape_ = nullptr;
 
   /// Serializes runs: they share the buffers, the stream and the graph.
   mutable std::mutex run_mutex_;
