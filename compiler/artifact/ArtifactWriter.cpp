@@ -813,20 +813,30 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
   uint64_t constants = layOutConstants(program).size;
   uint64_t arena = program.getArenaSize().value_or(0);
   uint64_t bound = program.getPeakLiveSize().value_or(0);
+  SmallVector<DimSymbol> symbols = symbolsFromAttr(program->getAttrOfType<ArrayAttr>(kSymbolsAttr));
+  auto smallest = program->getAttrOfType<IntegerAttr>(kSmallestArenaAttr);
   if (auto slots = program->getAttrOfType<DenseI64ArrayAttr>(kSlotStepsAttr)) {
-    // A dimension without an upper bound: the runtime packs the slots for each shape.
-    os << "memory plan: per run (";
-    llvm::interleaveComma(
-        llvm::make_filter_range(symbolsFromAttr(program->getAttrOfType<ArrayAttr>(kSymbolsAttr)),
-                                [](const DimSymbol &symbol) { return symbol.open; }),
-        os, [&](const DimSymbol &symbol) {
-          os << symbol.name;
-          if (symbol.bounded())
-            os << " (the model bounds it at " << symbol.max << ")";
-        });
-    os << " given without an upper bound): " << slots.size() / 2
-       << " slots packed for each shape a run brings; at the nominal shape (such a dimension at "
-       << kNominalUnboundedDim << "):\n";
+    // The runtime packs the slots for each shape.
+    os << "memory plan: per run, " << slots.size() / 2 << " slots packed for each shape a run brings";
+    if (plannedPerRun(symbols)) {
+      os << " (";
+      llvm::interleaveComma(llvm::make_filter_range(
+                                symbols, [](const DimSymbol &symbol) { return symbol.open; }),
+                            os, [&](const DimSymbol &symbol) {
+                              os << symbol.name;
+                              if (symbol.bounded())
+                                os << " (the model bounds it at " << symbol.max << ")";
+                            });
+      os << " given without an upper bound); at the nominal shape (such a dimension at "
+         << kNominalUnboundedDim << "):\n";
+    } else {
+      os << " (the smallest shape takes " << (smallest ? smallest.getInt() : 0)
+         << " bytes; --memory-plan bounds plans once for the upper bounds); at the upper "
+            "bounds:\n";
+    }
+  } else if (smallest) {
+    os << "memory plan: for the upper bounds (per run, the smallest shape would take "
+       << smallest.getInt() << " bytes: --memory-plan per-run):\n";
   }
   os << "memory plan: arena " << arena << " bytes (lower bound " << bound;
   if (bound)

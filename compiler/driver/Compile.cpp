@@ -143,6 +143,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.entry = entry->getSymName().str();
   pipeline.gpuArchs = options_.gpuArchs;
   pipeline.memoryLimit = static_cast<int64_t>(options_.memoryLimit);
+  pipeline.memoryPlan = options_.memoryPlan;
   pipeline.streams = options_.streams;
   pipeline.precision = options_.precision;
   pipeline.keepIoTypes = options_.keepIoTypes;

@@ -38,6 +38,11 @@ struct CompileOptions {
   /// The most bytes the arena may take (0: no limit): values are recomputed near their late
   /// uses until the plan fits, or compilation fails naming what could not be freed.
   uint64_t memoryLimit = 0;
+  /// A program for a range of shapes: "bounds" plans its arena once for the upper bounds,
+  /// "per-run" leaves the runtime to pack it for each shape (kiln-plan-memory), "auto" takes
+  /// per-run where the smallest shape's arena is under half the upper bounds' (on the CPU).
+  /// A dimension without an upper bound is always planned per run.
+  std::string memoryPlan = "auto";
   /// The most streams independent steps are spread over (1: one after another).
   int64_t streams = 1;
   /// Devices the model is split over (kiln-partition-tensor; 1: not split) and how. The artifact

@@ -290,7 +290,9 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       remat.memoryLimit = options.memoryLimit;
       pm.addPass(createRematerializePass(remat));
     }
-    pm.addPass(createPlanMemoryPass());
+    PlanMemoryPassOptions plan;
+    plan.memoryPlan = options.memoryPlan;
+    pm.addPass(createPlanMemoryPass(plan));
     pm.addPass(createVerifyMemoryPlanPass());
   } else {
     llvm::report_fatal_error(llvm::Twine("unknown compile stage: ") + stage);

@@ -67,6 +67,10 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
   Option<int64_t> streams{*this, "streams",
                           llvm::cl::desc("The most streams independent steps run on (CPU)"),
                           llvm::cl::init(1)};
+  Option<std::string> memoryPlan{
+      *this, "memory-plan",
+      llvm::cl::desc("A program for a range of shapes: auto, bounds or per-run (kiln-plan-memory)"),
+      llvm::cl::init("auto")};
   Option<std::string> precision{*this, "precision",
                                 llvm::cl::desc("fp32, tf32, bf16 or fp16 (kiln-assign-precision)"),
                                 llvm::cl::init("fp32")};

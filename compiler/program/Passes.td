@@ -115,11 +115,24 @@ def PlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
     larger (up to 512 packings). The program records `arena_size`, `naive_size` (the sum of every
     allocation), `peak_live_size` (the most bytes live at one step: no arena is smaller) and
     `alignment`.
+
+    A program for a range of shapes (`kiln.symbols`) is planned above at its upper bounds, or at
+    the nominal size of a dimension given without one. Its memory may instead be planned per
+    run: each allocation gets `kiln.arena_slot` (the slot it shares bytes in) and the program
+    `kiln.slot_steps` (each slot's first and last live step), from which the artifact's writer
+    gives the runtime each value's size for the run (`kiln.dims`) and the slots' live steps; the
+    runtime packs the slots for each shape as this pass does (the best of the four orders).
+    `memory-plan` chooses: `per-run`, `bounds` (one plan for the upper bounds), or `auto`: per run
+    where a dimension has no upper bound, else on the CPU where the arena of the ranges' smallest
+    shape (recorded as `kiln.smallest_arena`) is under half the upper bounds' and no memory limit
+    was asked for.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "64", "The alignment of every offset, in bytes">,
     Option<"inPlace", "in-place", "bool", "true",
            "Place elementwise outputs over their dead inputs (in_place)">,
+    Option<"memoryPlan", "memory-plan", "std::string", "\"auto\"",
+           "A program for a range of shapes: auto, bounds or per-run">,
   ];
 }
 

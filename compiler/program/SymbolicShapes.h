@@ -45,6 +45,9 @@ constexpr int64_t kNominalUnboundedDim = 64;
 /// slot's first and last live step, flat pairs in slot order.
 constexpr llvm::StringLiteral kArenaSlotAttr = "kiln.arena_slot";
 constexpr llvm::StringLiteral kSlotStepsAttr = "kiln.slot_steps";
+/// On program.program of a program for a range of shapes: the arena its smallest shape would
+/// take (kiln-plan-memory's choice between the upper bounds and a plan per run).
+constexpr llvm::StringLiteral kSmallestArenaAttr = "kiln.smallest_arena";
 
 /// A dynamic dimension of an input.
 struct DimSymbol {

@@ -381,6 +381,7 @@ int runCompile(const CompileCommand &command) {
   settings.shapes = command.shapes;
   settings.dumpIrDirectory = command.dumpIrDirectory;
   settings.report = command.report;
+  settings.memoryPlan = command.memoryPlan;
   if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
                          command.microBatches, settings))
     return kExitUsage;
@@ -973,6 +974,8 @@ int runBench(const BenchCommand &command) {
         {"mean", mean}}},
       {"throughput_per_s", double(batch) * 1000.0 / percentile(50)},
       {"peak_memory_bytes", residentMemory().peak},
+      // The arena a run took (an artifact planned per run: its largest shape's so far).
+      {"run_arena_bytes", statistics.ok() ? statistics.value().arena_size : 0},
       {"planned_memory_bytes",
        {{"arena", artifact->arenaSize()},
         {"naive_intermediates", artifact->naiveIntermediateSize()},
@@ -983,11 +986,13 @@ int runBench(const BenchCommand &command) {
       {"samples_ms", samples},
   };
   llvm::outs() << llvm::format("%s on %s: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f/s over %zu "
-                               "runs (compile %.2f s, peak RSS %s)\n",
+                               "runs (compile %.2f s, peak RSS %s, arena %s)\n",
                                command.model.c_str(), command.device.c_str(), percentile(50),
                                percentile(90), percentile(99), double(batch) * 1000.0 / percentile(50),
                                samples.size(), compileSeconds,
-                               humanBytes(residentMemory().peak).c_str());
+                               humanBytes(residentMemory().peak).c_str(),
+                               humanBytes(statistics.ok() ? statistics.value().arena_size : 0)
+                                   .c_str());
   if (!deviceSamples.empty()) {
     std::vector<double> device = deviceSamples;
     std::sort(device.begin(), device.end());

@@ -37,6 +37,9 @@ struct CompileCommand {
   std::string dumpIrDirectory;
   /// `--memory-limit 256MiB`: the most bytes the arena may take (empty: no limit).
   std::string memoryLimit;
+  /// `--memory-plan auto|bounds|per-run`: a program for a range of shapes plans its arena for
+  /// the upper bounds, or per run (CompileOptions::memoryPlan).
+  std::string memoryPlan = "auto";
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
   /// `--devices N --partition auto|tensor|pipeline|batch`: the model split over N devices.

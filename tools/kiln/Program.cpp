@@ -271,6 +271,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.sourceName = path;
   options.dumpIrDirectory = settings.dumpIrDirectory;
   options.memoryLimit = settings.memoryLimit;
+  options.memoryPlan = settings.memoryPlan;
   options.streams = settings.streams;
   options.devices = settings.devices;
   options.partition = settings.partition;

@@ -61,6 +61,8 @@ struct CompileSettings {
   std::string dumpIrDirectory;
   /// The most bytes the arena may take (0: no limit; CompileOptions::memoryLimit).
   uint64_t memoryLimit = 0;
+  /// auto, bounds or per-run (CompileOptions::memoryPlan).
+  std::string memoryPlan = "auto";
   /// The most streams independent steps run on (CompileOptions::streams).
   int64_t streams = 1;
   /// The devices the model is split over, and how (CompileOptions::devices, ::partition).

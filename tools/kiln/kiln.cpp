@@ -256,6 +256,13 @@ int main(int argc, char **argv) {
                          "The most memory the arena may take, e.g. 256MiB (B, KiB, MiB, GiB): "
                          "values are recomputed until the plan fits, or the compile fails");
   compileApp
+      ->add_option("--memory-plan", compile.memoryPlan,
+                   "A program for a range of shapes: plan the arena for the upper bounds "
+                   "(bounds), per run for each shape (per-run), or whichever the smallest "
+                   "shape shows cheaper (auto; a dimension without an upper bound is per run)")
+      ->check(CLI::IsMember({"auto", "bounds", "per-run"}))
+      ->capture_default_str();
+  compileApp
       ->add_option("--streams", compile.streams,
                    "Run independent steps on up to N streams at once (CPU; 1: one after "
                    "another)")
