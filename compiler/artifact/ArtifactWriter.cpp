@@ -562,9 +562,9 @@ fb::Offset<art::ArenaValue> Translator::arenaValue(program::AllocOp alloc) {
   // The value's bytes for the run: its element size times each dimension (kiln.dims where they
   // vary).
   MemRefType type = alloc.getType();
-  std::vector<int64_t> code = {KILN_DIM_CONSTANT,
-                               static_cast<int64_t>(program::bufferBytes(
-                                   MemRefType::get({1}, type.getElementType())))};
+  std::vector<int64_t> code = {
+      KILN_DIM_CONSTANT,
+      static_cast<int64_t>(program::bufferBytes(MemRefType::get({1}, type.getElementType())))};
   auto shape = alloc->getAttrOfType<AffineMapAttr>(kDimsAttr);
   for (int64_t d = 0; d < type.getRank(); ++d) {
     if (shape && static_cast<int64_t>(shape.getValue().getNumResults()) == type.getRank())
@@ -817,16 +817,17 @@ void printProgramReport(program::ProgramOp program, llvm::raw_ostream &os) {
   auto smallest = program->getAttrOfType<IntegerAttr>(kSmallestArenaAttr);
   if (auto slots = program->getAttrOfType<DenseI64ArrayAttr>(kSlotStepsAttr)) {
     // The runtime packs the slots for each shape.
-    os << "memory plan: per run, " << slots.size() / 2 << " slots packed for each shape a run brings";
+    os << "memory plan: per run, " << slots.size() / 2
+       << " slots packed for each shape a run brings";
     if (plannedPerRun(symbols)) {
       os << " (";
-      llvm::interleaveComma(llvm::make_filter_range(
-                                symbols, [](const DimSymbol &symbol) { return symbol.open; }),
-                            os, [&](const DimSymbol &symbol) {
-                              os << symbol.name;
-                              if (symbol.bounded())
-                                os << " (the model bounds it at " << symbol.max << ")";
-                            });
+      llvm::interleaveComma(
+          llvm::make_filter_range(symbols, [](const DimSymbol &symbol) { return symbol.open; }), os,
+          [&](const DimSymbol &symbol) {
+            os << symbol.name;
+            if (symbol.bounded())
+              os << " (the model bounds it at " << symbol.max << ")";
+          });
       os << " given without an upper bound); at the nominal shape (such a dimension at "
          << kNominalUnboundedDim << "):\n";
     } else {

@@ -58,8 +58,8 @@ void bindScratch(program::ProgramOp program) {
             dims.push_back(expr.replaceSymbols(runDims));
           auto symbolList = program->getAttrOfType<ArrayAttr>(kSymbolsAttr);
           unsigned symbols = symbolList ? symbolList.size() : 0;
-          alloc->setAttr(kDimsAttr, AffineMapAttr::get(AffineMap::get(0, symbols, dims,
-                                                                        dispatch.getContext())));
+          alloc->setAttr(kDimsAttr, AffineMapAttr::get(
+                                        AffineMap::get(0, symbols, dims, dispatch.getContext())));
         }
       buffers.push_back(alloc);
     }

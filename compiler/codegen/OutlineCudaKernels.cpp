@@ -865,10 +865,10 @@ LogicalResult hoistTemporaries(func::FuncOp function) {
     alloc.replaceAllUsesWith(buffer);
     alloc.erase();
     types.push_back(TypeAttr::get(bindingType));
-    scratchDims.push_back(runDims.size() == static_cast<size_t>(bindingType.getRank())
-                              ? Attribute(AffineMapAttr::get(
-                                    AffineMap::get(0, runSizeCount, runDims, context)))
-                              : Attribute(UnitAttr::get(context)));
+    scratchDims.push_back(
+        runDims.size() == static_cast<size_t>(bindingType.getRank())
+            ? Attribute(AffineMapAttr::get(AffineMap::get(0, runSizeCount, runDims, context)))
+            : Attribute(UnitAttr::get(context)));
   }
   if (!types.empty())
     function->setAttr(kCudaScratchAttr, ArrayAttr::get(function.getContext(), types));

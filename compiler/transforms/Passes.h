@@ -38,9 +38,9 @@ struct ShapeBinding {
 constexpr llvm::StringLiteral kDimBoundsAttr = "kiln.dim_bounds";
 
 /// Parses "NAME=DIMS" ("image=1x3x224x224", "?" or "8.." for a dimension left dynamic without
-/// an upper bound, "1..32" for one dynamic within a range): the one spelling of `kiln --shape`/`--shape-range`,
-/// `kiln-refine-shapes{bind=...}` and `kiln-compile-pipeline{shape=...}`. Fails for anything
-/// else.
+/// an upper bound, "1..32" for one dynamic within a range): the one spelling of `kiln
+/// --shape`/`--shape-range`, `kiln-refine-shapes{bind=...}` and `kiln-compile-pipeline{shape=...}`.
+/// Fails for anything else.
 mlir::FailureOr<ShapeBinding> parseShapeBinding(llvm::StringRef text);
 
 /// "NAME=DIMS", for messages.

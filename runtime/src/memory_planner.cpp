@@ -18,7 +18,7 @@ bool overlapInTime(const BufferLifetime &a, const BufferLifetime &b) {
   return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep;
 }
 
-} // namespace
+}  // namespace
 
 uint64_t alignedBufferSize(uint64_t size, uint64_t alignment) {
   return (std::max<uint64_t>(size, 1) + alignment - 1) / alignment * alignment;
@@ -56,20 +56,18 @@ std::vector<size_t> placementSequence(const std::vector<BufferLifetime> &buffers
   std::stable_sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
     const BufferLifetime &x = buffers[a], &y = buffers[b];
     switch (order) {
-    case PlacementOrder::DecreasingSize:
-    case PlacementOrder::Improved:
-      if (x.size != y.size)
-        return x.size > y.size;
-      return x.firstStep < y.firstStep;
-    case PlacementOrder::Temporal:
-      if (x.firstStep != y.firstStep)
+      case PlacementOrder::DecreasingSize:
+      case PlacementOrder::Improved:
+        if (x.size != y.size) return x.size > y.size;
         return x.firstStep < y.firstStep;
-      return x.size > y.size;
-    case PlacementOrder::Lifetime:
-    case PlacementOrder::Breadth:
-      if (x.lastStep - x.firstStep != y.lastStep - y.firstStep)
-        return x.lastStep - x.firstStep > y.lastStep - y.firstStep;
-      return x.size > y.size;
+      case PlacementOrder::Temporal:
+        if (x.firstStep != y.firstStep) return x.firstStep < y.firstStep;
+        return x.size > y.size;
+      case PlacementOrder::Lifetime:
+      case PlacementOrder::Breadth:
+        if (x.lastStep - x.firstStep != y.lastStep - y.firstStep)
+          return x.lastStep - x.firstStep > y.lastStep - y.firstStep;
+        return x.size > y.size;
     }
     return false;
   });
@@ -95,8 +93,7 @@ ArenaPlan placeInSequence(const std::vector<BufferLifetime> &buffers, uint64_t a
     // The address ranges taken by buffers alive at the same time, in address order.
     taken.clear();
     for (const Placed &other : placed)
-      if (overlapInTime(buffer, buffers[other.index]))
-        taken.emplace_back(other.begin, other.end);
+      if (overlapInTime(buffer, buffers[other.index])) taken.emplace_back(other.begin, other.end);
     std::sort(taken.begin(), taken.end());
     uint64_t bestOffset = 0, bestGap = UINT64_MAX, cursor = 0;
     bool found = false;
@@ -108,8 +105,7 @@ ArenaPlan placeInSequence(const std::vector<BufferLifetime> &buffers, uint64_t a
       }
       cursor = std::max(cursor, end);
     }
-    if (!found)
-      bestOffset = cursor;
+    if (!found) bestOffset = cursor;
     plan.offsets[index] = bestOffset;
     placed.push_back({bestOffset, bestOffset + size, index});
     plan.arenaSize = std::max(plan.arenaSize, bestOffset + size);
@@ -117,12 +113,11 @@ ArenaPlan placeInSequence(const std::vector<BufferLifetime> &buffers, uint64_t a
   return plan;
 }
 
-} // namespace
+}  // namespace
 
 ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
                        PlacementOrder order) {
-  if (alignment == 0)
-    alignment = 1;
+  if (alignment == 0) alignment = 1;
   ArenaPlan plan =
       placeInSequence(buffers, alignment, placementSequence(buffers, alignment, order));
   plan.order = order;
@@ -131,9 +126,8 @@ ArenaPlan placeBuffers(const std::vector<BufferLifetime> &buffers, uint64_t alig
 }
 
 ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignment,
-                     unsigned improvementRounds) {
-  if (alignment == 0)
-    alignment = 1;
+                    unsigned improvementRounds) {
+  if (alignment == 0) alignment = 1;
   const uint64_t bound = peakLiveBytes(buffers, alignment);
   ArenaPlan best;
   std::vector<size_t> bestSequence;
@@ -149,17 +143,15 @@ ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignme
       bestSequence = std::move(sequence);
     }
     first = false;
-    if (best.arenaSize == bound)
-      break; // No order can do better than the bound.
+    if (best.arenaSize == bound) break;  // No order can do better than the bound.
   }
 
   // Improvement: a buffer that reaches the arena's top was placed after the buffers that pushed
   // it up; place it earlier, at a seeded random position before its own, and keep the new
   // sequence when the arena does not grow. Equal arenas are kept too, so that the search moves
   // across plateaus. A fixed seed makes the plan a function of the program alone.
-  std::mt19937_64 random(0x6b696c6e); // "kiln"
-  for (unsigned round = 0;
-       round < improvementRounds && best.arenaSize > bound; ++round) {
+  std::mt19937_64 random(0x6b696c6e);  // "kiln"
+  for (unsigned round = 0; round < improvementRounds && best.arenaSize > bound; ++round) {
     std::vector<size_t> atTop;
     for (size_t i = 0; i < buffers.size(); ++i)
       if (best.offsets[i] + alignedSize(buffers[i], alignment) == best.arenaSize)
@@ -172,8 +164,7 @@ ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignme
     sequence.insert(sequence.begin() + static_cast<std::ptrdiff_t>(random() % (position + 1)),
                     moved);
     ArenaPlan plan = placeInSequence(buffers, alignment, sequence);
-    if (plan.arenaSize > best.arenaSize)
-      continue;
+    if (plan.arenaSize > best.arenaSize) continue;
     plan.order = PlacementOrder::Improved;
     plan.peakLiveSize = bound;
     best = std::move(plan);
@@ -183,8 +174,7 @@ ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignme
 }
 
 uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alignment) {
-  if (alignment == 0)
-    alignment = 1;
+  if (alignment == 0) alignment = 1;
   // A sweep over the steps where some buffer starts or ends.
   std::map<int64_t, int64_t> delta;
   for (const BufferLifetime &buffer : buffers) {
@@ -200,4 +190,4 @@ uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alig
   return static_cast<uint64_t>(peak);
 }
 
-} // namespace kiln
+}  // namespace kiln

@@ -77,6 +77,6 @@ ArenaPlan planArena(const std::vector<BufferLifetime> &buffers, uint64_t alignme
 /// The largest sum of aligned sizes of the buffers live at one step.
 uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alignment);
 
-} // namespace kiln
+}  // namespace kiln
 
-#endif // KILN_RUNTIME_SRC_MEMORY_PLANNER_H_
+#endif  // KILN_RUNTIME_SRC_MEMORY_PLANNER_H_

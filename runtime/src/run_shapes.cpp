@@ -125,8 +125,7 @@ RunShapes RunShapes::build(const LoadedArtifact& artifact, const ProgramTable& t
       if (binding.kind != fb::BufferKind::Arena) continue;
       shapes.arena_bindings_.push_back(
           {b, binding.index, binding.offset,
-           kiln_element_type_size(
-               static_cast<kiln_element_type_t>(binding.type->element_type()))});
+           kiln_element_type_size(static_cast<kiln_element_type_t>(binding.type->element_type()))});
     }
   }
   for (const fb::TensorSignature* signature : *artifact.root().inputs()) {

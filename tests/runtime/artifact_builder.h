@@ -219,13 +219,15 @@ inline ArtifactSpec plannedPerRunSpec() {
   ArtifactSpec spec = addAffineSpec();
   spec.symbols = {{"batch", 0, 0, 1, INT64_MAX}};
   const std::vector<std::vector<int64_t>> rows = {{KILN_DIM_SYMBOL, 0}, {}};
-  for (SignatureSpec* signature : {&spec.inputs[0], &spec.inputs[1], &spec.outputs[0],
-                                   &spec.outputs[1]})
+  for (SignatureSpec *signature :
+       {&spec.inputs[0], &spec.inputs[1], &spec.outputs[0], &spec.outputs[1]})
     signature->dim_codes = rows;
-  for (StepSpec& step : spec.steps) {
-    for (BindingSpec& binding : step.bindings)
-      if (binding.dims.size() == 2) binding.dim_codes = rows;
-    if (step.kind == fb::StepKind::Dispatch) step.workgroup_dims = {0, 0, 1};
+  for (StepSpec &step : spec.steps) {
+    for (BindingSpec &binding : step.bindings)
+      if (binding.dims.size() == 2)
+        binding.dim_codes = rows;
+    if (step.kind == fb::StepKind::Dispatch)
+      step.workgroup_dims = {0, 0, 1};
   }
   spec.arena_values = {{0,
                         {KILN_DIM_CONSTANT, KILN_TEST_BLOCK * int64_t{sizeof(float)},
@@ -434,11 +436,9 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
                                       step.cuda->work_items_code.empty()
                                           ? 0
                                           : fbb.CreateVector(step.cuda->work_items_code));
-        kind = fb::CreateDispatch(fbb, step.code_object, step.kernel, workgroups, dispatch_bindings,
-                                  description, cuda,
-                                  step.workgroup_dims.empty()
-                                      ? 0
-                                      : fbb.CreateVector(step.workgroup_dims))
+        kind = fb::CreateDispatch(
+                   fbb, step.code_object, step.kernel, workgroups, dispatch_bindings, description,
+                   cuda, step.workgroup_dims.empty() ? 0 : fbb.CreateVector(step.workgroup_dims))
                    .Union();
         break;
       }
@@ -484,10 +484,11 @@ inline std::string buildArtifact(const ArtifactSpec& spec) {
                                    step.waits.empty() ? 0 : fbb.CreateVector(step.waits)));
   }
   std::vector<flatbuffers::Offset<fb::ArenaValue>> arena_values;
-  for (const auto& [slot, code] : spec.arena_values)
+  for (const auto &[slot, code] : spec.arena_values)
     arena_values.push_back(fb::CreateArenaValue(fbb, slot, fb::CreateDimExprDirect(fbb, &code)));
   std::vector<fb::ArenaSlot> arena_slots;
-  for (const auto& [first, last] : spec.arena_slots) arena_slots.emplace_back(first, last);
+  for (const auto &[first, last] : spec.arena_slots)
+    arena_slots.emplace_back(first, last);
   auto program = fb::CreateProgram(
       fbb, fbb.CreateVector(steps), spec.arena_size, spec.naive_intermediate_size,
       spec.arena_alignment,

@@ -268,7 +268,7 @@ void expectInvalid(const ArtifactSpec& spec, const std::string& message) {
 }
 
 /// Expects `spec` refused as invalid with a message containing `part`.
-void expectRefused(const ArtifactSpec& spec, const std::string& part) {
+void expectRefused(const ArtifactSpec &spec, const std::string &part) {
   Status status = loadStatus(spec);
   EXPECT_EQ(status.code(), KILN_STATUS_INVALID_ARGUMENT) << status.toString();
   EXPECT_THAT(status.message(), testing::HasSubstr(part));

@@ -719,6 +719,83 @@ void kiln_range(void** args) {
 }
 )";
 
+/// An artifact of the simulated device over `x` of `n` elements for a run (symbol 0, `max` the
+/// range's upper bound, INT64_MAX for none, `nominal` the static size): one kiln_range launch,
+/// y = 2x + 1, or with `through_arena` two, t = 2x + 1 into an arena value sized for the run and
+/// y = 2t + 1. Fails the test where the kernel does not compile.
+ArtifactSpec rangeSpec(int64_t nominal, int64_t max, bool through_arena) {
+  ScopedTempPath source(".c");
+  ScopedTempPath library(".so");
+  writeFileBytes(source.path(), kSimRangeKernelSource);
+  std::string command = "cc -std=c99 -O2 -fPIC -shared -ffp-contract=off -I" KILN_SOURCE_DIR_PATH
+                        " -o " +
+                        library.path() + " " + source.path() + " -lm";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+
+  ArtifactSpec spec;
+  spec.device = "cuda";
+  const std::vector<std::vector<int64_t>> run_dims = {{KILN_DIM_SYMBOL, 0}};
+  spec.inputs = {{"x", KILN_ELEMENT_TYPE_F32, {nominal}, {}, std::nullopt, run_dims}};
+  spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {nominal}, {}, std::nullopt, run_dims}};
+  spec.symbols = {{"n", 0, 0, 1, max}};
+  spec.code_objects = {
+      {"cuda-sim", fb::CodeFormat::ElfSharedObject, readFileBytes(library.path()), {"kiln_range"}}};
+  StepSpec step;
+  step.cuda = CudaLaunchSpec{128, 0, {KILN_DIM_SYMBOL, 1}};
+  step.workgroups = {1};
+  BindingSpec x = vectorBinding(fb::BufferKind::Input, 0, nominal);
+  BindingSpec y = vectorBinding(fb::BufferKind::Output, 0, nominal);
+  x.dim_codes = y.dim_codes = run_dims;
+  step.bindings = {x, y};
+  step.name = "y = 2x + 1";
+  spec.steps = {step};
+  if (through_arena) {
+    BindingSpec t = vectorBinding(fb::BufferKind::Arena, 0, nominal);
+    t.dim_codes = run_dims;
+    spec.steps = {step, step};
+    spec.steps[0].bindings = {x, t};
+    spec.steps[0].name = "t = 2x + 1";
+    spec.steps[1].bindings = {t, y};
+    spec.steps[1].name = "y = 2t + 1";
+    spec.arena_size = static_cast<uint64_t>(nominal) * sizeof(float);
+    spec.arena_values = {{0, {KILN_DIM_CONSTANT, 4, KILN_DIM_SYMBOL, 0, KILN_DIM_MUL}}};
+    spec.arena_slots = {{0, 1}};
+  }
+  return spec;
+}
+
+/// One run of rangeSpec's program: its size and the graph mode it leaves its shape in.
+struct RangeRun {
+  int64_t n;
+  CudaGraphMode mode;
+};
+
+/// Runs `program` (rangeSpec's, its `launches` kiln_range launches in a row) at each of `runs`,
+/// checking every output element, the graph mode and each grid (ceil(n / 128) blocks at most).
+void expectRangeRuns(CudaProgram &program, const std::vector<RangeRun> &runs, int launches,
+                     uint32_t seed) {
+  for (size_t r = 0; r < runs.size(); ++r) {
+    SCOPED_TRACE("run " + std::to_string(r + 1) + " of " + std::to_string(runs[r].n));
+    Tensor input = seededF32Tensor({runs[r].n}, seed + static_cast<uint32_t>(r));
+    Result<std::vector<Tensor>> outputs = runProgram(program, {&input});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+    ASSERT_EQ((*outputs)[0].dims(), (std::vector<int64_t>{runs[r].n}));
+    const float *in = input.dataAs<float>();
+    const float *out = (*outputs)[0].dataAs<float>();
+    for (int64_t i = 0; i < runs[r].n; ++i) {
+      float expected = in[i];
+      for (int l = 0; l < launches; ++l)
+        expected = std::fma(expected, 2.0f, 1.0f);
+      ASSERT_EQ(out[i], expected) << "y[" << i << "]";
+    }
+    CudaProgramStatistics stats = program.cudaStatistics();
+    EXPECT_EQ(stats.graph_mode, runs[r].mode) << stats.graph_disabled_reason;
+    ASSERT_EQ(stats.dispatch_grid_sizes.size(), static_cast<size_t>(launches));
+    for (uint32_t grid : stats.dispatch_grid_sizes)
+      EXPECT_LE(grid, static_cast<uint32_t>((runs[r].n + 127) / 128));
+  }
+}
+
 // Tests a program for a range of shapes on the simulated device: the run's sizes reach the kernel
 // (its bindings' dimensions after its bindings), the grid follows the run's work items
 // (CudaLaunch.work_items_code), and each shape has its graph: its first run is eager, its
@@ -728,58 +805,19 @@ void kiln_range(void** args) {
 // NaN).
 TEST(CudaSimProgramTest, RunsAProgramForARangeOfShapesWithAGraphPerShape) {
   constexpr int64_t kMax = 4096;
-  ScopedTempPath source(".c");
-  ScopedTempPath library(".so");
-  writeFileBytes(source.path(), kSimRangeKernelSource);
-  std::string command = "cc -std=c99 -O2 -fPIC -shared -ffp-contract=off -I" KILN_SOURCE_DIR_PATH
-                        " -o " +
-                        library.path() + " " + source.path() + " -lm";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-
-  ArtifactSpec spec;
-  spec.device = "cuda";
-  const std::vector<std::vector<int64_t>> run_dims = {{KILN_DIM_SYMBOL, 0}};
-  spec.inputs = {{"x", KILN_ELEMENT_TYPE_F32, {kMax}, {}, std::nullopt, run_dims}};
-  spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {kMax}, {}, std::nullopt, run_dims}};
-  spec.symbols = {{"n", 0, 0, 1, kMax}};
-  spec.code_objects = {
-      {"cuda-sim", fb::CodeFormat::ElfSharedObject, readFileBytes(library.path()), {"kiln_range"}}};
-  StepSpec step;
-  step.cuda = CudaLaunchSpec{128, 0, {KILN_DIM_SYMBOL, 1}};
-  step.workgroups = {1};
-  BindingSpec x = vectorBinding(fb::BufferKind::Input, 0, kMax);
-  BindingSpec y = vectorBinding(fb::BufferKind::Output, 0, kMax);
-  x.dim_codes = y.dim_codes = run_dims;
-  step.bindings = {x, y};
-  step.name = "y = 2x + 1";
-  spec.steps = {step};
+  ArtifactSpec spec = rangeSpec(kMax, kMax, /*through_arena=*/false);
   auto created = CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
   ASSERT_TRUE(created.ok()) << created.status().toString();
   CudaProgram &program = **created;
 
-  struct Run {
-    int64_t n;
-    CudaGraphMode mode;
-  };
-  const Run runs[] = {{100, CudaGraphMode::kCapture},  {100, CudaGraphMode::kReplay},
-                      {kMax, CudaGraphMode::kCapture}, {100, CudaGraphMode::kReplay},
-                      {kMax, CudaGraphMode::kReplay},  {1, CudaGraphMode::kCapture}};
-  for (size_t r = 0; r < std::size(runs); ++r) {
-    SCOPED_TRACE("run " + std::to_string(r + 1) + " of " + std::to_string(runs[r].n));
-    Tensor input = seededF32Tensor({runs[r].n}, 300 + static_cast<int>(r));
-    Result<std::vector<Tensor>> outputs = runProgram(program, {&input});
-    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
-    ASSERT_EQ((*outputs)[0].dims(), (std::vector<int64_t>{runs[r].n}));
-    const float *in = input.dataAs<float>();
-    const float *out = (*outputs)[0].dataAs<float>();
-    for (int64_t i = 0; i < runs[r].n; ++i)
-      ASSERT_EQ(out[i], std::fma(in[i], 2.0f, 1.0f)) << "y[" << i << "]";
-    CudaProgramStatistics stats = program.cudaStatistics();
-    EXPECT_EQ(stats.graph_mode, runs[r].mode) << stats.graph_disabled_reason;
-    // The grid of the run's items: ceil(n / 128) blocks at most.
-    ASSERT_EQ(stats.dispatch_grid_sizes.size(), 1u);
-    EXPECT_LE(stats.dispatch_grid_sizes[0], static_cast<uint32_t>((runs[r].n + 127) / 128));
-  }
+  expectRangeRuns(program,
+                  {{100, CudaGraphMode::kCapture},
+                   {100, CudaGraphMode::kReplay},
+                   {kMax, CudaGraphMode::kCapture},
+                   {100, CudaGraphMode::kReplay},
+                   {kMax, CudaGraphMode::kReplay},
+                   {1, CudaGraphMode::kCapture}},
+                  /*launches=*/1, /*seed=*/300);
   CudaProgramStatistics stats = program.cudaStatistics();
   EXPECT_EQ(stats.eager_runs, 3u);
   EXPECT_EQ(stats.graph_runs, 3u);
@@ -797,64 +835,20 @@ TEST(CudaSimProgramTest, RunsAProgramForARangeOfShapesWithAGraphPerShape) {
 // after captures. The simulator checks each access against the run's bytes of its binding, so a
 // kernel pointed at another shape's plan, or a buffer sized for the nominal shape, fails the test.
 TEST(CudaSimProgramTest, PlansTheArenaPerRunAndGrowsItsMemory) {
-  constexpr int64_t kNominal = 64;
-  ScopedTempPath source(".c");
-  ScopedTempPath library(".so");
-  writeFileBytes(source.path(), kSimRangeKernelSource);
-  std::string command = "cc -std=c99 -O2 -fPIC -shared -ffp-contract=off -I" KILN_SOURCE_DIR_PATH
-                        " -o " +
-                        library.path() + " " + source.path() + " -lm";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-
-  ArtifactSpec spec;
-  spec.device = "cuda";
-  const std::vector<std::vector<int64_t>> run_dims = {{KILN_DIM_SYMBOL, 0}};
-  spec.inputs = {{"x", KILN_ELEMENT_TYPE_F32, {kNominal}, {}, std::nullopt, run_dims}};
-  spec.outputs = {{"y", KILN_ELEMENT_TYPE_F32, {kNominal}, {}, std::nullopt, run_dims}};
-  spec.symbols = {{"n", 0, 0, 1, INT64_MAX}};
-  spec.code_objects = {
-      {"cuda-sim", fb::CodeFormat::ElfSharedObject, readFileBytes(library.path()), {"kiln_range"}}};
-  spec.arena_size = kNominal * sizeof(float);
-  spec.arena_values = {{0, {KILN_DIM_CONSTANT, 4, KILN_DIM_SYMBOL, 0, KILN_DIM_MUL}}};
-  spec.arena_slots = {{0, 1}};
-  BindingSpec x = vectorBinding(fb::BufferKind::Input, 0, kNominal);
-  BindingSpec t = vectorBinding(fb::BufferKind::Arena, 0, kNominal);
-  BindingSpec y = vectorBinding(fb::BufferKind::Output, 0, kNominal);
-  x.dim_codes = t.dim_codes = y.dim_codes = run_dims;
-  StepSpec first;
-  first.cuda = CudaLaunchSpec{128, 0, {KILN_DIM_SYMBOL, 1}};
-  first.workgroups = {1};
-  first.bindings = {x, t};
-  first.name = "t = 2x + 1";
-  StepSpec second = first;
-  second.bindings = {t, y};
-  second.name = "y = 2t + 1";
-  spec.steps = {first, second};
+  ArtifactSpec spec = rangeSpec(/*nominal=*/64, INT64_MAX, /*through_arena=*/true);
   auto created = CudaProgram::create(loadInternal(spec), 0, runtime::cuda::sim::createSimCudaApi());
   ASSERT_TRUE(created.ok()) << created.status().toString();
   CudaProgram &program = **created;
 
-  struct Run {
-    int64_t n;
-    CudaGraphMode mode;
-  };
-  const Run runs[] = {{100, CudaGraphMode::kCapture},  {100, CudaGraphMode::kReplay},
-                      {5000, CudaGraphMode::kCapture}, {100, CudaGraphMode::kCapture},
-                      {100, CudaGraphMode::kReplay},   {5000, CudaGraphMode::kReplay},
-                      {1, CudaGraphMode::kCapture}};
-  for (size_t r = 0; r < std::size(runs); ++r) {
-    SCOPED_TRACE("run " + std::to_string(r + 1) + " of " + std::to_string(runs[r].n));
-    Tensor input = seededF32Tensor({runs[r].n}, 500 + static_cast<int>(r));
-    Result<std::vector<Tensor>> outputs = runProgram(program, {&input});
-    ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
-    ASSERT_EQ((*outputs)[0].dims(), (std::vector<int64_t>{runs[r].n}));
-    const float *in = input.dataAs<float>();
-    const float *out = (*outputs)[0].dataAs<float>();
-    for (int64_t i = 0; i < runs[r].n; ++i)
-      ASSERT_EQ(out[i], std::fma(std::fma(in[i], 2.0f, 1.0f), 2.0f, 1.0f)) << "y[" << i << "]";
-    CudaProgramStatistics stats = program.cudaStatistics();
-    EXPECT_EQ(stats.graph_mode, runs[r].mode) << stats.graph_disabled_reason;
-  }
+  expectRangeRuns(program,
+                  {{100, CudaGraphMode::kCapture},
+                   {100, CudaGraphMode::kReplay},
+                   {5000, CudaGraphMode::kCapture},
+                   {100, CudaGraphMode::kCapture},
+                   {100, CudaGraphMode::kReplay},
+                   {5000, CudaGraphMode::kReplay},
+                   {1, CudaGraphMode::kCapture}},
+                  /*launches=*/2, /*seed=*/500);
   CudaProgramStatistics stats = program.cudaStatistics();
   EXPECT_EQ(stats.eager_runs, 4u);
   EXPECT_EQ(stats.graph_runs, 3u);

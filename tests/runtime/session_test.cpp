@@ -509,9 +509,9 @@ TEST(SessionTest, PlansTheArenaForEachRunsShape) {
     Result<std::vector<Tensor>> outputs = session.run({&x, &y});
     ASSERT_TRUE(outputs.ok()) << "rows " << rows << ": " << outputs.status().toString();
     ASSERT_EQ((*outputs)[0].dims(), (std::vector<int64_t>{rows, KILN_TEST_BLOCK}));
-    const float* xs = x.dataAs<float>();
-    const float* ys = y.dataAs<float>();
-    const float* zs = (*outputs)[0].dataAs<float>();
+    const float *xs = x.dataAs<float>();
+    const float *ys = y.dataAs<float>();
+    const float *zs = (*outputs)[0].dataAs<float>();
     for (size_t i = 0; i < x.elementCount(); ++i)
       ASSERT_FLOAT_EQ(zs[i], (xs[i] + ys[i]) * kScale + kShift) << "rows " << rows << ", " << i;
     uint64_t bytes = static_cast<uint64_t>(rows) * KILN_TEST_BLOCK * sizeof(float);

@@ -758,9 +758,8 @@ int runInspect(const InspectCommand &command) {
        << " per run (the compiler's cost model)\n";
   os << "memory:\n";
   std::vector<kiln_dim_symbol_t> dimSymbols = artifact.symbols();
-  if (llvm::any_of(dimSymbols, [](const kiln_dim_symbol_t &symbol) {
-        return symbol.max == INT64_MAX;
-      }))
+  if (llvm::any_of(dimSymbols,
+                   [](const kiln_dim_symbol_t &symbol) { return symbol.max == INT64_MAX; }))
     os << "  planned per run (a dimension has no upper bound); the sizes below are the nominal "
           "shape's\n";
   uint64_t arena = artifact.arenaSize(), naive = artifact.naiveIntermediateSize();
@@ -985,14 +984,13 @@ int runBench(const BenchCommand &command) {
         {"run_peak", artifact->runPeakMemory()}}},
       {"samples_ms", samples},
   };
-  llvm::outs() << llvm::format("%s on %s: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f/s over %zu "
-                               "runs (compile %.2f s, peak RSS %s, arena %s)\n",
-                               command.model.c_str(), command.device.c_str(), percentile(50),
-                               percentile(90), percentile(99), double(batch) * 1000.0 / percentile(50),
-                               samples.size(), compileSeconds,
-                               humanBytes(residentMemory().peak).c_str(),
-                               humanBytes(statistics.ok() ? statistics.value().arena_size : 0)
-                                   .c_str());
+  llvm::outs() << llvm::format(
+      "%s on %s: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f/s over %zu "
+      "runs (compile %.2f s, peak RSS %s, arena %s)\n",
+      command.model.c_str(), command.device.c_str(), percentile(50), percentile(90), percentile(99),
+      double(batch) * 1000.0 / percentile(50), samples.size(), compileSeconds,
+      humanBytes(residentMemory().peak).c_str(),
+      humanBytes(statistics.ok() ? statistics.value().arena_size : 0).c_str());
   if (!deviceSamples.empty()) {
     std::vector<double> device = deviceSamples;
     std::sort(device.begin(), device.end());

@@ -158,8 +158,9 @@ class SemanticVerifier {
       // Without an upper bound (INT64_MAX) the program must plan its memory per run.
       bool unbounded = symbol.max() == kUnboundedDim;
       if (unbounded && !plannedPerRun())
-        return invalid(where, "has no upper bound, but the program's memory is not planned per "
-                              "run (Program.arena_values)");
+        return invalid(where,
+                       "has no upper bound, but the program's memory is not planned per "
+                       "run (Program.arena_values)");
       // Planned per run, the inputs' static sizes are nominal and bound nothing.
       if (symbol.min() < 0 || symbol.min() > symbol.max() ||
           (!plannedPerRun() && symbol.max() > dims->Get(symbol.dim())))
@@ -557,8 +558,7 @@ class SemanticVerifier {
       if (value.slot() >= slot_count)
         return invalid(where, "is in slot " + std::to_string(value.slot()) + " of " +
                                   std::to_string(slot_count));
-      if (!value.size()->code())
-        return invalid(where, "has no size code");
+      if (!value.size()->code()) return invalid(where, "has no size code");
       if (std::string problem = checkDimCode(*value.size()->code(), symbolCount());
           !problem.empty())
         return invalid(where, "has a size code that " + problem);

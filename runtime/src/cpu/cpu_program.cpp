@@ -485,8 +485,8 @@ ProgramStatistics CpuProgram::statistics() const {
   stats.num_threads = pool_.threadCount();
   stats.run_count = run_count_.load(std::memory_order_relaxed);
   stats.arena_count = arena_count_.load(std::memory_order_relaxed);
-  stats.arena_size =
-      shapes_.plannedPerRun() ? arena_size_.load(std::memory_order_relaxed) : artifact_->arenaSize();
+  stats.arena_size = shapes_.plannedPerRun() ? arena_size_.load(std::memory_order_relaxed)
+                                             : artifact_->arenaSize();
   return stats;
 }
 

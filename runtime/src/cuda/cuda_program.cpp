@@ -261,7 +261,8 @@ Status CudaProgram::prepare() {
   if (Status s = prepareSteps(); !s.ok()) return s;
   // Planned per run, the artifact's sizes are the nominal shape's: the first runs grow them.
   std::vector<uint64_t> inputs, outputs;
-  for (const kiln_tensor_signature_t& input : artifact_->inputs()) inputs.push_back(input.byte_size);
+  for (const kiln_tensor_signature_t& input : artifact_->inputs())
+    inputs.push_back(input.byte_size);
   for (const kiln_tensor_signature_t& output : artifact_->outputs())
     outputs.push_back(output.byte_size);
   if (Status s = allocateMemory(artifact_->arenaSize(), inputs, outputs); !s.ok())
