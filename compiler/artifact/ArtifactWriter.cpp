@@ -198,10 +198,11 @@ private:
   LogicalResult planWaits();
   /// Appends an artifact step for the program step being translated, with its stream and waits.
   void addStep(art::StepKind kind, fb::Offset<void> step);
-  /// An allocation of a program planned per run as an ArenaValue.
-  fb::Offset<art::ArenaValue> arenaValue(program::AllocOp alloc);
+  /// An allocation of a program planned per run as an ArenaValue (kiln-plan-memory gave it its
+  /// slot).
+  FailureOr<fb::Offset<art::ArenaValue>> arenaValue(program::AllocOp alloc);
   /// The slots of a program planned per run, with their live artifact steps.
-  FailureOr<std::vector<art::ArenaSlot>> arenaSlots();
+  std::vector<art::ArenaSlot> arenaSlots();
 
   program::ProgramOp program_;
   const ArtifactInfo &info_;
@@ -558,7 +559,11 @@ void Translator::addStep(art::StepKind kind, fb::Offset<void> step) {
   }
 }
 
-fb::Offset<art::ArenaValue> Translator::arenaValue(program::AllocOp alloc) {
+FailureOr<fb::Offset<art::ArenaValue>> Translator::arenaValue(program::AllocOp alloc) {
+  auto slot = alloc->getAttrOfType<IntegerAttr>(kArenaSlotAttr);
+  if (!slot)
+    return alloc.emitError("has no arena slot in a program planned per run (run "
+                           "kiln-plan-memory before writing it)");
   // The value's bytes for the run: its element size times each dimension (kiln.dims where they
   // vary).
   MemRefType type = alloc.getType();
@@ -573,12 +578,11 @@ fb::Offset<art::ArenaValue> Translator::arenaValue(program::AllocOp alloc) {
       code.insert(code.end(), {KILN_DIM_CONSTANT, type.getDimSize(d)});
     code.push_back(KILN_DIM_MUL);
   }
-  auto slot = alloc->getAttrOfType<IntegerAttr>(kArenaSlotAttr);
   return art::CreateArenaValue(fbb_, static_cast<uint32_t>(slot.getInt()),
                                art::CreateDimExprDirect(fbb_, &code));
 }
 
-FailureOr<std::vector<art::ArenaSlot>> Translator::arenaSlots() {
+std::vector<art::ArenaSlot> Translator::arenaSlots() {
   std::vector<art::ArenaSlot> slots;
   ArrayRef<int64_t> steps = program_->getAttrOfType<DenseI64ArrayAttr>(kSlotStepsAttr);
   const int64_t count = static_cast<int64_t>(firstArtifactStep_.size());
@@ -632,8 +636,12 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
       roots_[alloc] = art::BufferRef(art::BufferKind::Arena, arenaBuffers_++,
                                      perRunPlan_ ? 0 : *alloc.getOffset(),
                                      program::bufferBytes(alloc.getType()));
-      if (perRunPlan_)
-        arenaValues_.push_back(arenaValue(alloc));
+      if (perRunPlan_) {
+        FailureOr<fb::Offset<art::ArenaValue>> value = arenaValue(alloc);
+        if (failed(value))
+          return failure();
+        arenaValues_.push_back(*value);
+      }
     } else if (auto dispatch = dyn_cast<program::DispatchOp>(op)) {
       result = addDispatch(dispatch);
     } else if (auto call = dyn_cast<program::LibraryCallOp>(op)) {
@@ -659,11 +667,8 @@ LogicalResult Translator::run(llvm::raw_ostream &os) {
   fb::Offset<fb::Vector<fb::Offset<art::ArenaValue>>> arenaValues;
   fb::Offset<fb::Vector<const art::ArenaSlot *>> arenaSlotsVector;
   if (perRunPlan_) {
-    FailureOr<std::vector<art::ArenaSlot>> slots = arenaSlots();
-    if (failed(slots))
-      return failure();
     arenaValues = fbb_.CreateVector(arenaValues_);
-    arenaSlotsVector = fbb_.CreateVectorOfStructs(*slots);
+    arenaSlotsVector = fbb_.CreateVectorOfStructs(arenaSlots());
   }
   auto program = art::CreateProgram(
       fbb_, fbb_.CreateVector(steps_), *program_.getArenaSize(),

@@ -162,7 +162,11 @@ bool RunShapes::evaluates(const std::vector<Dim>& dims, const std::vector<int64_
   return true;
 }
 
-Status RunShapes::outOfBounds() {
+Status RunShapes::outOfBounds() const {
+  // Without upper bounds, a size past 64 bits is the inputs' doing.
+  if (!bounded_)
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "the inputs' shape gives a dimension of the program a size past 64 bits");
   return Status(KILN_STATUS_INTERNAL,
                 "the inputs' shape gives a dimension of the program no size within its bound");
 }

@@ -118,7 +118,7 @@ class RunShapes {
   /// the sizes go to `sizes` (one per dimension) unless it is null.
   bool evaluates(const std::vector<Dim>& dims, const std::vector<int64_t>& values,
                  int64_t* sizes) const;
-  static Status outOfBounds();
+  Status outOfBounds() const;
 
   std::vector<const kiln::artifact::Symbol*> symbols_;
   std::vector<Dim> binding_dims_;
