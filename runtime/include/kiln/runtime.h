@@ -465,7 +465,8 @@ KILN_API kiln_status_t* kiln_artifact_output_signature(const kiln_artifact_t* ar
 /// A dimension that varies from run to run in an artifact compiled for a range
 /// of shapes (kiln compile --shape-range): dimension `dim` of input `input`,
 /// named `name`, within [min, max]. Inputs sharing a symbol must agree on it.
-/// Added in API version 12.
+/// `max` is INT64_MAX for a dimension without an upper bound (kiln compile
+/// --shape NAME=?x...). Added in API version 12.
 typedef struct kiln_dim_symbol_t {
   const char* name;
   size_t input;

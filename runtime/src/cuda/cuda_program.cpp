@@ -535,6 +535,15 @@ void CudaProgram::resolveAddresses(const ShapeState* state) {
 Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
   if (Status s = shapes_.bindInputs(inputs, symbol_values_); !s.ok()) return s;
   if (Status s = shapes_.bindingDims(symbol_values_, dims_); !s.ok()) return s;
+  run_input_bytes_.clear();
+  for (size_t i = 0; i < artifact_->inputs().size(); ++i)
+    run_input_bytes_.push_back(inputs[i]->host.byteSize());
+  run_output_bytes_.clear();
+  for (size_t i = 0; i < artifact_->outputs().size(); ++i) {
+    uint64_t bytes = kiln_element_type_size(artifact_->outputs()[i].element_type);
+    for (int64_t dim : shapes_.outputDims(i, symbol_values_)) bytes *= static_cast<uint64_t>(dim);
+    run_output_bytes_.push_back(bytes);
+  }
   for (size_t i = 0; i < steps_.size(); ++i) {
     CudaStep& step = steps_[i];
     if (step.work_items_code == nullptr) continue;
@@ -555,30 +564,26 @@ Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
   Result<ShapeState*> state = stateFor(symbol_values_);
   if (!state.ok()) return state.status();
   if (shapes_.plannedPerRun())
-    if (Status s = placeRunShape(inputs, **state); !s.ok()) return s;
+    if (Status s = placeRunShape(**state); !s.ok()) return s;
   run_shape_ = *state;
   std::memcpy(static_cast<uint8_t*>(staging_) + (layout_.dims - layout_.inputs_begin), dims_.data(),
               dims_.size() * sizeof(int64_t));
   return Status();
 }
 
-Status CudaProgram::placeRunShape(const kiln_tensor_t* const* inputs, ShapeState& state) {
+Status CudaProgram::placeRunShape(ShapeState& state) {
   // What the shape needs beside what the memory holds.
   uint64_t arena = std::max(layout_.arena_size, state.arena.size);
-  std::vector<uint64_t> input_sizes = layout_.input_sizes, output_sizes = layout_.output_sizes;
   bool grows = arena > layout_.arena_size;
-  for (size_t i = 0; i < input_sizes.size(); ++i) {
-    uint64_t bytes = inputs[i]->host.byteSize();
-    grows |= bytes > input_sizes[i];
-    input_sizes[i] = std::max(input_sizes[i], bytes);
-  }
-  for (size_t i = 0; i < output_sizes.size(); ++i) {
-    const kiln_tensor_signature_t& output = artifact_->outputs()[i];
-    uint64_t bytes = kiln_element_type_size(output.element_type);
-    for (int64_t dim : shapes_.outputDims(i, symbol_values_)) bytes *= static_cast<uint64_t>(dim);
-    grows |= bytes > output_sizes[i];
-    output_sizes[i] = std::max(output_sizes[i], bytes);
-  }
+  auto largest = [&](std::vector<uint64_t> held, const std::vector<uint64_t>& run) {
+    for (size_t i = 0; i < held.size(); ++i) {
+      grows |= run[i] > held[i];
+      held[i] = std::max(held[i], run[i]);
+    }
+    return held;
+  };
+  std::vector<uint64_t> input_sizes = largest(layout_.input_sizes, run_input_bytes_);
+  std::vector<uint64_t> output_sizes = largest(layout_.output_sizes, run_output_bytes_);
   if (grows) {
     // Every graph holds the old addresses: each shape's next run checks its steps again and the
     // one after captures anew.
@@ -701,28 +706,38 @@ Status CudaProgram::enqueueStep(size_t index) {
 
 Status CudaProgram::enqueueRun(bool check_each_step, bool timed) {
   auto* staging = static_cast<uint8_t*>(staging_);
-  const uint64_t input_bytes = layout_.inputs_end - layout_.inputs_begin;
-  if (input_bytes != 0) {
-    if (Status s = api_->memcpyAsync(device_base_ + layout_.inputs_begin, staging, input_bytes,
-                                     cudaMemcpyHostToDevice, stream_);
-        !s.ok()) {
-      return prefixStatus(artifact_->name() + ": uploading the inputs", s);
-    }
+  // A section of the staging memory to the same offset of the device's, or back.
+  auto copy = [&](uint64_t at, uint64_t bytes, bool upload) {
+    if (bytes == 0) return Status();
+    uint8_t* device = device_base_ + at;
+    uint8_t* host = staging + (at - layout_.inputs_begin);
+    return upload ? api_->memcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_)
+                  : api_->memcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_);
+  };
+  // A program for a range of shapes moves the run's dimensions and each input's bytes for the
+  // run; a static one, the whole region at once.
+  if (shapes_.dynamic()) {
+    Status s = copy(layout_.dims, shapes_.dimCount() * sizeof(int64_t), true);
+    for (size_t i = 0; s.ok() && i < layout_.inputs.size(); ++i)
+      s = copy(layout_.inputs[i], run_input_bytes_[i], true);
+    if (!s.ok()) return prefixStatus(artifact_->name() + ": uploading the inputs", s);
+  } else if (Status s = copy(layout_.inputs_begin, layout_.inputs_end - layout_.inputs_begin, true);
+             !s.ok()) {
+    return prefixStatus(artifact_->name() + ": uploading the inputs", s);
   }
   if (timed) {
     if (Status s = api_->eventRecord(trace_origin_, stream_); !s.ok())
       return prefixStatus(artifact_->name() + ": recording the trace's origin", s);
   }
   if (Status s = enqueueSteps(check_each_step, timed); !s.ok()) return s;
-  const uint64_t output_bytes = layout_.outputs_end - layout_.outputs_begin;
-  if (output_bytes != 0) {
-    if (Status s = api_->memcpyAsync(staging + (layout_.outputs_begin - layout_.inputs_begin),
-                                     device_base_ + layout_.outputs_begin, output_bytes,
-                                     cudaMemcpyDeviceToHost, stream_);
-        !s.ok()) {
-      return prefixStatus(artifact_->name() + ": downloading the outputs", s);
-    }
+  Status s;
+  if (shapes_.dynamic()) {
+    for (size_t i = 0; s.ok() && i < layout_.outputs.size(); ++i)
+      s = copy(layout_.outputs[i], run_output_bytes_[i], false);
+  } else {
+    s = copy(layout_.outputs_begin, layout_.outputs_end - layout_.outputs_begin, false);
   }
+  if (!s.ok()) return prefixStatus(artifact_->name() + ": downloading the outputs", s);
   return Status();
 }
 

@@ -6,9 +6,11 @@
 // creation), the arena, the library calls' workspace, a device buffer for every input and
 // output, and pinned host staging buffers for them. Every binding's device address is therefore
 // fixed when the session is created, so the whole run (input upload, steps, output download)
-// can be captured once as a CUDA graph and replayed. A program compiled with several streams
-// gets a CUDA stream for each (stream 0 uploads, downloads and starts the capture; the others
-// fork from it and join back with events, their steps ordered by events), and a library
+// can be captured once as a CUDA graph and replayed. (A program for a range of shapes has a
+// graph per shape; one planned per run also grows that memory to the shapes runs bring,
+// dropping the graphs, and points its bindings at each shape's plan.) A program compiled with
+// several streams gets a CUDA stream for each (stream 0 uploads, downloads and starts the capture;
+// the others fork from it and join back with events, their steps ordered by events), and a library
 // workspace per stream.
 //
 // Only built with KILN_HAVE_CUDA; links cudart, cuBLASLt and cuDNN, never libcuda.
@@ -212,10 +214,10 @@ class CudaProgram final : public DeviceProgram {
   /// the constants.
   Status allocateMemory(uint64_t arena_size, const std::vector<uint64_t>& input_sizes,
                         const std::vector<uint64_t>& output_sizes);
-  /// A program planned per run: grows the memory where the run's shape needs more (every
-  /// shape's graphs then dropped: they hold the old addresses) and points the bindings at the
-  /// shape's plan.
-  Status placeRunShape(const kiln_tensor_t* const* inputs, ShapeState& state);
+  /// A program planned per run: grows the memory where the run's shape (its arena plan, and
+  /// run_input_bytes_ and run_output_bytes_) needs more (every shape's graphs then dropped:
+  /// they hold the old addresses) and points the bindings at the shape's plan.
+  Status placeRunShape(ShapeState& state);
   /// A run of a program for a range of shapes: the symbols read off `inputs`, every binding's
   /// dimensions into the staging memory, the kernels' grids, the library calls of the shape.
   Status bindRunShapes(const kiln_tensor_t* const* inputs);
@@ -306,6 +308,9 @@ class CudaProgram final : public DeviceProgram {
   /// device address of each dispatch's bindings' dimensions.
   RunShapes shapes_;
   std::vector<int64_t> symbol_values_, dims_;
+  /// The bytes of each input and output for the run: what the upload and the download move
+  /// (each one's own bytes rather than the whole region, which holds the largest shape's).
+  std::vector<uint64_t> run_input_bytes_, run_output_bytes_;
   std::vector<void*> dims_addresses_;
   std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<ShapeState>>> shape_states_;
   ShapeState* run_shape_ = nullptr;
