@@ -574,7 +574,7 @@ Status CudaProgram::bindRunShapes(const kiln_tensor_t* const* inputs) {
 Status CudaProgram::placeRunShape(ShapeState& state) {
   // What the shape needs beside what the memory holds.
   uint64_t arena = std::max(layout_.arena_size, state.arena.size);
-  bool grows = arena > layout_.arena_size;
+  bool grows = arena > layout_.arena_size || device_memory_ == nullptr;
   auto largest = [&](std::vector<uint64_t> held, const std::vector<uint64_t>& run) {
     for (size_t i = 0; i < held.size(); ++i) {
       grows |= run[i] > held[i];
@@ -593,9 +593,18 @@ Status CudaProgram::placeRunShape(ShapeState& state) {
       if (kept->graphs.steps != nullptr) api_->graphExecDestroy(kept->graphs.steps);
       kept->graphs = Graphs();
     }
-    if (Status s = allocateMemory(arena, input_sizes, output_sizes); !s.ok())
-      return prefixStatus(artifact_->name() + ": growing the device memory for a run's shape", s);
     resolved_shape_ = nullptr;
+    if (Status s = allocateMemory(arena, input_sizes, output_sizes); !s.ok()) {
+      // Nothing is held: the next run allocates again for its own shape.
+      if (staging_ != nullptr) (void)api_->freeHost(staging_);
+      if (device_memory_ != nullptr) (void)api_->free(device_memory_);
+      staging_ = device_memory_ = nullptr;
+      device_base_ = nullptr;
+      layout_.arena_size = 0;
+      layout_.input_sizes.assign(layout_.input_sizes.size(), 0);
+      layout_.output_sizes.assign(layout_.output_sizes.size(), 0);
+      return prefixStatus(artifact_->name() + ": growing the device memory for a run's shape", s);
+    }
   }
   if (resolved_shape_ != &state) resolveAddresses(&state);
   return Status();
