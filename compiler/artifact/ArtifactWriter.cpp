@@ -570,12 +570,8 @@ FailureOr<fb::Offset<art::ArenaValue>> Translator::arenaValue(program::AllocOp a
   std::vector<int64_t> code = {
       KILN_DIM_CONSTANT,
       static_cast<int64_t>(program::bufferBytes(MemRefType::get({1}, type.getElementType())))};
-  auto shape = alloc->getAttrOfType<AffineMapAttr>(kDimsAttr);
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    if (shape && static_cast<int64_t>(shape.getValue().getNumResults()) == type.getRank())
-      encodeDim(shape.getValue().getResult(d), code);
-    else
-      code.insert(code.end(), {KILN_DIM_CONSTANT, type.getDimSize(d)});
+  for (AffineExpr dim : bufferDims(alloc, type)) {
+    encodeDim(dim, code);
     code.push_back(KILN_DIM_MUL);
   }
   return art::CreateArenaValue(fbb_, static_cast<uint32_t>(slot.getInt()),

@@ -17,16 +17,9 @@ namespace {
 /// program's symbols (kiln.dims where a buffer's vary, its static sizes otherwise).
 SmallVector<AffineExpr> bindingDims(program::DispatchOp dispatch) {
   SmallVector<AffineExpr> dims;
-  MLIRContext *context = dispatch.getContext();
-  for (Value buffer : dispatch->getOperands()) {
-    auto type = cast<MemRefType>(buffer.getType());
-    Operation *definer = buffer.getDefiningOp();
-    auto shape = definer ? definer->getAttrOfType<AffineMapAttr>(kDimsAttr) : AffineMapAttr();
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      dims.push_back(shape && shape.getValue().getNumResults() == type.getRank()
-                         ? shape.getValue().getResult(d)
-                         : getAffineConstantExpr(type.getDimSize(d), context));
-  }
+  for (Value buffer : dispatch->getOperands())
+    llvm::append_range(dims,
+                       bufferDims(buffer.getDefiningOp(), cast<MemRefType>(buffer.getType())));
   return dims;
 }
 

@@ -18,15 +18,12 @@ namespace {
 /// The bytes of `alloc` with the program's symbols at `values` (kiln.dims where its dimensions
 /// vary, its static type otherwise).
 uint64_t bytesAt(program::AllocOp alloc, ArrayRef<int64_t> values) {
-  auto shape = alloc->getAttrOfType<AffineMapAttr>(kDimsAttr);
   MemRefType type = alloc.getType();
-  if (!shape || static_cast<int64_t>(shape.getValue().getNumResults()) != type.getRank())
-    return program::bufferBytes(type);
   SmallVector<AffineExpr> constants;
   for (int64_t value : values)
     constants.push_back(getAffineConstantExpr(value, alloc.getContext()));
   uint64_t bytes = program::bufferBytes(MemRefType::get({1}, type.getElementType()));
-  for (AffineExpr expr : shape.getValue().getResults()) {
+  for (AffineExpr expr : bufferDims(alloc, type)) {
     auto size = dyn_cast<AffineConstantExpr>(
         simplifyAffineExpr(expr.replaceSymbols(constants), 0, constants.size()));
     bytes *= size ? static_cast<uint64_t>(std::max<int64_t>(size.getValue(), 0)) : 0;

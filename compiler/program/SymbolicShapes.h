@@ -66,6 +66,20 @@ struct DimSymbol {
   bool bounded() const { return max != kUnboundedDim; }
 };
 
+/// The dimensions of the program buffer `definer` defines, of `type`, as expressions of the
+/// program's symbols: its kiln.dims where they vary, its static sizes otherwise.
+inline llvm::SmallVector<mlir::AffineExpr> bufferDims(mlir::Operation *definer,
+                                                      mlir::MemRefType type) {
+  auto shape =
+      definer ? definer->getAttrOfType<mlir::AffineMapAttr>(kDimsAttr) : mlir::AffineMapAttr();
+  llvm::SmallVector<mlir::AffineExpr> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back(shape && static_cast<int64_t>(shape.getValue().getNumResults()) == type.getRank()
+                       ? shape.getValue().getResult(static_cast<unsigned>(d))
+                       : mlir::getAffineConstantExpr(type.getDimSize(d), type.getContext()));
+  return dims;
+}
+
 /// Whether a program over `symbols` plans its memory per run (some symbol is open).
 inline bool plannedPerRun(llvm::ArrayRef<DimSymbol> symbols) {
   return llvm::any_of(symbols, [](const DimSymbol &symbol) { return symbol.open; });

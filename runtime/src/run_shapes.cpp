@@ -114,7 +114,6 @@ RunShapes RunShapes::build(const LoadedArtifact& artifact, const ProgramTable& t
   }
   const fb::Program& program = artifact.program();
   if (program.arena_values() && program.arena_values()->size() != 0) {
-    shapes.bounded_ = false;
     shapes.alignment_ = std::max<uint64_t>(program.arena_alignment(), 1);
     for (const fb::ArenaValue* value : *program.arena_values())
       shapes.arena_values_.push_back({value->slot(), value->size()->code()});
@@ -155,7 +154,7 @@ bool RunShapes::evaluates(const std::vector<Dim>& dims, const std::vector<int64_
     // Without upper bounds the static sizes are nominal (the run's plan holds any size).
     if (dims[i].code != nullptr &&
         (!evaluateDimCode(*dims[i].code, values.data(), values.size(), &result) || result < 0 ||
-         (bounded_ && result > dims[i].size)))
+         (!plannedPerRun() && result > dims[i].size)))
       return false;
     if (sizes != nullptr) sizes[i] = result;
   }
@@ -164,7 +163,7 @@ bool RunShapes::evaluates(const std::vector<Dim>& dims, const std::vector<int64_
 
 Status RunShapes::outOfBounds() const {
   // Without upper bounds, a size past 64 bits is the inputs' doing.
-  if (!bounded_)
+  if (plannedPerRun())
     return Status(KILN_STATUS_INVALID_ARGUMENT,
                   "the inputs' shape gives a dimension of the program a size past 64 bits");
   return Status(KILN_STATUS_INTERNAL,

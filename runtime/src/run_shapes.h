@@ -52,7 +52,7 @@ class RunShapes {
   /// Whether the program was compiled for a range of shapes.
   bool dynamic() const { return !symbols_.empty(); }
   /// Whether its memory is planned per run (a dimension without an upper bound): planArena.
-  bool plannedPerRun() const { return !bounded_; }
+  bool plannedPerRun() const { return !arena_values_.empty(); }
 
   /// "MIN..MAX", or "MIN.." without an upper bound.
   static std::string formatRange(const kiln::artifact::Symbol& symbol);
@@ -138,7 +138,6 @@ class RunShapes {
     uint64_t offset = 0;
     size_t element_size = 0;
   };
-  bool bounded_ = true;
   uint64_t alignment_ = 64;
   std::vector<ArenaValue> arena_values_;
   std::vector<::kiln::BufferLifetime> arena_slots_;
