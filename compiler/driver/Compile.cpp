@@ -132,6 +132,11 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
                                << "'; use --target cpu or cuda";
   if (options_.device == "cuda" && failed(verifyGpuArchs(module_, options_.gpuArchs, "--gpu-arch")))
     return failure();
+  if (!options_.costModel.empty()) {
+    std::string error;
+    if (!fusion::DeviceDescription::load(options_.costModel, error))
+      return module_.emitError() << "--cost-model: " << error;
+  }
   FailureOr<func::FuncOp> entry = findEntryFunction(module_);
   if (failed(entry))
     return failure();
@@ -142,6 +147,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   pipeline.target = options_.device;
   pipeline.entry = entry->getSymName().str();
   pipeline.gpuArchs = options_.gpuArchs;
+  pipeline.costModel = options_.costModel;
   pipeline.memoryLimit = static_cast<int64_t>(options_.memoryLimit);
   pipeline.memoryPlan = options_.memoryPlan;
   pipeline.streams = options_.streams;

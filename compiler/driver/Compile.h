@@ -33,6 +33,10 @@ struct CompileOptions {
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   /// CUDA: libdevice bitcode linked into kernels for math functions; empty for the toolkit's.
   std::string libdevice;
+  /// The fusion cost model's device: empty for the target's default (cpu; the oldest GPU of
+  /// gpuArchs), a published description (cpu, a100, h100, l4), or a JSON description file
+  /// (`kiln calibrate` measures the host into one).
+  std::string costModel;
   /// Shape bindings for dynamic inputs (parseShapeBinding reads `--shape NAME=1x3x224x224`).
   std::vector<ShapeBinding> shapeBindings;
   /// The most bytes the arena may take (0: no limit): values are recomputed near their late

@@ -165,7 +165,9 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     `kiln.tile_dims`, members carry `kiln.fusion_group`, and the module carries the decisions
     (`kiln.fusion_report`) that `kiln compile --report` prints. Kernel times come from the
     target's device description (CostModel.h): a roofline over FLOPs and bytes with overlap,
-    plus the launch cost.
+    its compute charged for idle units and partial waves of the group's workgroups, plus the
+    launch cost. `device` names a published description or a JSON file (`kiln calibrate`
+    measures the host into one).
 
     ```mlir
     %sum = linalg.reduce ins(%e : tensor<64x128xf32>) ... {kiln.fusion_group = 3 : i64}
@@ -176,7 +178,8 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     Option<"entryName", "entry", "std::string", /*default=*/"\"main\"",
            "The function whose ops are grouped">,
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
-           "The device description the cost model uses: cpu, a100, h100 or l4">,
+           "The device description the cost model uses: cpu, a100, h100, l4, or the path "
+           "of a JSON description (kiln calibrate writes one)">,
     Option<"minWorkgroups", "min-workgroups", "int64_t", /*default=*/"64",
            "A fusion may not leave fewer parallel iterations than this where the consumer had more">,
     Option<"minElementsPerWorkgroup", "min-elements-per-workgroup", "int64_t", /*default=*/"4096",

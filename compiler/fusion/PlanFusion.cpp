@@ -257,7 +257,7 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     }
     for (Value result : group.root()->getResults())
       group.work.bytes += modeledBytes(result);
-    group.seconds = fusion::kernelSeconds(device_, group.work);
+    group.seconds = fusion::kernelSeconds(device_, group.work, workgroups(group));
     return true;
   }
 
@@ -365,10 +365,10 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<DeviceDescription> description = DeviceDescription::named(device);
+    std::string error;
+    std::optional<DeviceDescription> description = DeviceDescription::load(device, error);
     if (!description) {
-      module.emitError() << "unknown device '" << device
-                         << "' for the fusion cost model (cpu, a100, h100, l4)";
+      module.emitError() << "the fusion cost model: " << error;
       return signalPassFailure();
     }
     device_ = *description;
@@ -475,11 +475,11 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       report.push_back("not fused: " + describeOps(groups_[producer].members) + ": " + refusal);
     }
     report.insert(report.begin(),
-                  llvm::formatv("{0} kernels from {1} ops ({2} device model): {3:F1} MiB moved, "
-                                "{4:F1} us modeled (unfused: {5:F1} MiB, {6:F1} us)",
+                  llvm::formatv("{0} kernels from {1} ops ({2} device model{7}): {3:F1} MiB "
+                                "moved, {4:F1} us modeled (unfused: {5:F1} MiB, {6:F1} us)",
                                 kernels, unfusedKernels, device_.name, fusedBytes / (1 << 20),
-                                fusedSeconds * 1e6, unfusedBytes / (1 << 20),
-                                unfusedSeconds * 1e6));
+                                fusedSeconds * 1e6, unfusedBytes / (1 << 20), unfusedSeconds * 1e6,
+                                device_.source == "published" ? "" : ", " + device_.source));
     SmallVector<Attribute> lines;
     for (const std::string &line : report)
       lines.push_back(builder.getStringAttr(line));

@@ -207,6 +207,8 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       }
       plan.rowValuesOnly = true;
     }
+    if (!options.costModel.empty())
+      plan.device = options.costModel;
     pm.addPass(createPlanFusionPass(plan));
     FormDispatchesPassOptions form;
     form.entryName = options.entry;

@@ -55,6 +55,11 @@ struct CompilePipelineOptions : mlir::PassPipelineOptions<CompilePipelineOptions
                             llvm::cl::init("main")};
   ListOption<std::string> gpuArchs{*this, "gpu-arch",
                                    llvm::cl::desc("CUDA: the architectures to assemble for")};
+  Option<std::string> costModel{
+      *this, "cost-model",
+      llvm::cl::desc("The fusion cost model's device: cpu, a100, h100, l4 or a JSON description "
+                     "file (default: cpu, or the oldest GPU of gpu-arch)"),
+      llvm::cl::init("")};
   ListOption<std::string> shapes{*this, "shape",
                                  llvm::cl::desc("NAME=DIMS bindings of dynamic input dimensions")};
   Option<std::string> libdevice{*this, "libdevice",

@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 
+#include "Calibrate.h"
 #include "PrecisionSearch.h"
 #include "Program.h"
 
@@ -382,6 +383,15 @@ int runCompile(const CompileCommand &command) {
   settings.dumpIrDirectory = command.dumpIrDirectory;
   settings.report = command.report;
   settings.memoryPlan = command.memoryPlan;
+  settings.costModel = command.costModel;
+  if (command.costModel == "host") {
+    std::string error;
+    settings.costModel = ensureHostDescription(command.quiet, error);
+    if (settings.costModel.empty()) {
+      printError("--cost-model host: " + error);
+      return kExitFailure;
+    }
+  }
   if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
                          command.microBatches, settings))
     return kExitUsage;

@@ -40,6 +40,8 @@ struct CompileCommand {
   /// `--memory-plan auto|bounds|per-run`: a program for a range of shapes plans its arena for
   /// the upper bounds, or per run (CompileOptions::memoryPlan).
   std::string memoryPlan = "auto";
+  /// `--cost-model NAME|FILE|host`: the fusion cost model's device (Calibrate.h).
+  std::string costModel;
   /// `--streams N`: independent steps run on up to N streams at once (CPU).
   int64_t streams = 1;
   /// `--devices N --partition auto|tensor|pipeline|batch`: the model split over N devices.

@@ -272,6 +272,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   options.dumpIrDirectory = settings.dumpIrDirectory;
   options.memoryLimit = settings.memoryLimit;
   options.memoryPlan = settings.memoryPlan;
+  options.costModel = settings.costModel;
   options.streams = settings.streams;
   options.devices = settings.devices;
   options.partition = settings.partition;

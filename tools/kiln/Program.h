@@ -63,6 +63,9 @@ struct CompileSettings {
   uint64_t memoryLimit = 0;
   /// auto, bounds or per-run (CompileOptions::memoryPlan).
   std::string memoryPlan = "auto";
+  /// The fusion cost model's device (CompileOptions::costModel; `host` already resolved to its
+  /// file).
+  std::string costModel;
   /// The most streams independent steps run on (CompileOptions::streams).
   int64_t streams = 1;
   /// The devices the model is split over, and how (CompileOptions::devices, ::partition).

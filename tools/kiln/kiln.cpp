@@ -7,14 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Calibrate.h"
 #include "Commands.h"
 #include "Program.h"
-#include "tools/kiln-conformance/ConformanceTool.h"
 #include "compiler/Registration.h"
 #include "compiler/transforms/Passes.h"
 #include "frontends/onnx/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "kiln/runtime.h"
+#include "tools/kiln-conformance/ConformanceTool.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -262,6 +263,11 @@ int main(int argc, char **argv) {
                    "shape shows cheaper (auto; a dimension without an upper bound is per run)")
       ->check(CLI::IsMember({"auto", "bounds", "per-run"}))
       ->capture_default_str();
+  compileApp->add_option(
+      "--cost-model", compile.costModel,
+      "The device the fusion planner's cost model describes: cpu, a100, h100, l4, a JSON "
+      "description (kiln calibrate writes one), or host (this host, measured once into Kiln's "
+      "cache); default: cpu, or the oldest GPU of --gpu-arch");
   compileApp
       ->add_option("--streams", compile.streams,
                    "Run independent steps on up to N streams at once (CPU; 1: one after "
@@ -390,6 +396,19 @@ int main(int argc, char **argv) {
       "Write a Chrome trace-event JSON of the timed runs' steps (Perfetto opens it)");
   benchApp->add_flag("--force", bench.force, "Overwrite the JSON and trace files if they exist");
 
+  kiln::cli::CalibrateCommand calibrate;
+  CLI::App *calibrateApp = app.add_subcommand(
+      "calibrate",
+      "Measure this host (arithmetic rate, memory bandwidth, kernel dispatch, cores, cache) for "
+      "the fusion cost model, and write its device description");
+  calibrateApp->add_option("-o,--output", calibrate.output,
+                           "Write the description here (default: Kiln's cache, which "
+                           "--cost-model host reads)");
+  calibrateApp->add_option("--threads", calibrate.threads, "Threads to measure (0: one per core)")
+      ->capture_default_str();
+  calibrateApp->add_flag("--force", calibrate.force, "Overwrite the output file if it exists");
+  calibrateApp->add_flag("-q,--quiet", calibrate.quiet, "Print only where it was written");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -409,5 +428,7 @@ int main(int argc, char **argv) {
     return kiln::cli::runInspect(inspect);
   if (benchApp->parsed())
     return kiln::cli::runBench(bench);
+  if (calibrateApp->parsed())
+    return kiln::cli::runCalibrate(calibrate);
   return kExitUsage;
 }
