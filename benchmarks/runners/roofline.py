@@ -68,7 +68,8 @@ def model_costs(path: Path) -> dict:
     import onnx
     from onnx import numpy_helper, shape_inference
 
-    model = shape_inference.infer_shapes(onnx.load(str(path)))
+    # Data propagation follows the Shape -> Reshape chains exporters write.
+    model = shape_inference.infer_shapes(onnx.load(str(path)), data_prop=True)
     graph = model.graph
     shapes = {}
     for value in list(graph.input) + list(graph.output) + list(graph.value_info):
@@ -81,28 +82,36 @@ def model_costs(path: Path) -> dict:
     def elements(dims):
         return int(np.prod(dims)) if dims else 1
 
+    def known(dims):
+        return dims is not None and len(dims) > 0 and all(d > 0 for d in dims)
+
     flops = 0
+    unshaped = 0  # products whose shapes inference left unknown: the count is a lower bound
     for node in graph.node:
         if node.op_type in ("Conv", "ConvTranspose"):
             out = shapes.get(node.output[0])
             weight = shapes.get(node.input[1])
-            if out and weight:
+            if known(out) and known(weight):
                 # Each output element takes (C / groups) * kernel multiply-adds: the weight's
                 # per-filter size.
                 flops += 2 * elements(out) * elements(weight[1:])
+            else:
+                unshaped += 1
         elif node.op_type in ("Gemm", "MatMul"):
             a = shapes.get(node.input[0])
             out = shapes.get(node.output[0])
-            if a and out:
+            if known(a) and known(out):
                 trans_a = any(att.name == "transA" and att.i for att in node.attribute)
                 k = a[0] if (node.op_type == "Gemm" and trans_a) else a[-1]
                 flops += 2 * elements(out) * k
+            else:
+                unshaped += 1
     itemsize = 4
     minimal = sum(a.nbytes for a in initializers.values())
     for value in list(graph.input) + list(graph.output):
         if value.name not in initializers:
             minimal += elements(shapes[value.name]) * itemsize
-    return {"flops": flops, "minimal_bytes": minimal}
+    return {"flops": flops, "minimal_bytes": minimal, "unshaped_products": unshaped}
 
 
 def cases_of(name: str, path: Path) -> list:
