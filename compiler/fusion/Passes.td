@@ -145,12 +145,16 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     Runs on linalg/tensor IR after elementwise fusion, before kiln-form-dispatches. Every
     kernel op (a linalg op the dispatch formation would outline on its own) starts as a group
     of one. Priority fusion, the way XLA's GPU compiler does it: a producer group is merged into
-    the group that consumes its result when the modeled time saved (the producer's and the
-    consumer's kernel times, unfused, minus the fused kernel's) is positive, the largest saving
-    first, until no candidate saves time. Vetoes, each reported with its reason:
+    the groups that consume its result, all of them or none, when the modeled time saved (the
+    producer's and the consumers' kernel times, unfused, minus the fused kernels') is positive,
+    the largest saving first, until no candidate saves time. A producer read by several kernels
+    is computed again in each (its ops copied), so the copies' work counts against the bytes
+    and launches they save; `duplicate=false` refuses such producers instead. A body's FLOPs
+    weigh divisions and roots 4 and other math functions 16. Vetoes, each reported with its
+    reason (naming the reader that refused, where there are several):
 
     * the producer's result is also read outside kernels (returned, a library call's operand,
-      viewed) or by more than one kernel;
+      viewed);
     * a consumer reads it through an indexing map that is not a projected permutation, or by
       index from inside its body (a gather);
     * the fused kernel would split into fewer workgroups than `min-workgroups` where the
@@ -190,6 +194,9 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
            "where a warp computes a row and keeps such values in registers)">,
     Option<"maxGroupSize", "max-group-size", "int64_t", /*default=*/"64",
            "The most ops one fused kernel may hold">,
+    Option<"duplicate", "duplicate", "bool", /*default=*/"true",
+           "A producer read by several kernels may be computed again in each of them, where "
+           "the cost model says the copies pay">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

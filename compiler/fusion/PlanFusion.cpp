@@ -1,11 +1,11 @@
 //===- PlanFusion.cpp - Priority fusion of kernel ops by a cost model --------===//
 //
 // Groups the linalg ops of the entry function into kernels. Each op starts alone; a producer
-// group joins the one group that reads its result when the cost model says the fused kernel
-// is faster than the two apart, best saving first (XLA's priority fusion). The decisions,
-// taken and refused, are recorded for `kiln compile --report`; kiln-form-dispatches outlines
-// each group as one dispatch and kiln-tile-dispatches splits it along the loops every member
-// shares.
+// group joins the groups that read its result (all of them or none: read by several, it is
+// computed again in each) when the cost model says the fused kernels are faster than the
+// kernels apart, best saving first (XLA's priority fusion). The decisions, taken and refused,
+// are recorded for `kiln compile --report`; kiln-form-dispatches outlines each group as one
+// dispatch and kiln-tile-dispatches splits it along the loops every member shares.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +13,9 @@
 #include "compiler/fusion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -94,6 +96,31 @@ double modeledBytes(Value value) {
   return tensorBytes(type.clone(shape));
 }
 
+/// The modeled FLOPs of one evaluation of `op` inside a kernel body: 1 for arithmetic,
+/// comparisons and conversions; 4 for divisions and roots; 16 for the other math functions
+/// (exp, log, tanh, erf, sin, pow, ...), which expand into polynomial evaluations. XLA's cost
+/// analysis charges transcendental functions apart for the same reason.
+double opFlops(Operation *op) {
+  if (isa<arith::DivFOp, arith::RemFOp, arith::DivSIOp, arith::DivUIOp, arith::RemSIOp,
+          arith::RemUIOp, math::SqrtOp, math::RsqrtOp, math::CbrtOp>(op))
+    return 4;
+  if (isa<math::MathDialect>(op->getDialect()) &&
+      !isa<math::AbsFOp, math::AbsIOp, math::CeilOp, math::CopySignOp, math::FloorOp, math::FmaOp,
+           math::RoundOp, math::RoundEvenOp, math::TruncOp, math::IsNaNOp, math::IsInfOp,
+           math::IsFiniteOp, math::CountLeadingZerosOp, math::CountTrailingZerosOp, math::CtPopOp>(
+          op))
+    return 16;
+  return 1;
+}
+
+/// The modeled FLOPs of one iteration of `op`: its body's ops (at least 1).
+double iterationFlops(linalg::LinalgOp op) {
+  double flops = 0;
+  for (Operation &inner : op.getBlock()->without_terminator())
+    flops += opFlops(&inner);
+  return std::max(flops, 1.0);
+}
+
 /// Whether `value` is a destination with no contents worth reading: an empty tensor or a fill.
 bool isFreshDestination(Value value) {
   Operation *producer = value.getDefiningOp();
@@ -122,15 +149,18 @@ struct Group {
   Operation *root() const { return members.back(); }
 };
 
-/// A producer group that may join a consumer group, with the time it saves.
+/// A producer group that may join the groups reading its result (computed again in each beyond
+/// the first), with the time it saves and the versions it was evaluated against.
 struct Candidate {
   double saving;
-  unsigned producer, producerVersion, consumer, consumerVersion;
+  unsigned producer, producerVersion;
+  SmallVector<std::pair<unsigned, unsigned>> consumers; // (group, version)
   bool operator<(const Candidate &other) const { return saving < other.saving; }
 };
 
 struct Evaluation {
-  std::optional<unsigned> consumer;
+  /// The groups reading the producer's result, in the order met (none: not a candidate).
+  SmallVector<unsigned> consumers;
   double saving = 0;
   std::string refusal; // Empty when the fusion is legal and saves time.
 };
@@ -139,6 +169,10 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
   using Base::Base;
 
   DeviceDescription device_;
+  /// Whether a producer read by several kernels may be copied into each: only once fusions
+  /// without copies are exhausted, so that readers that would join one kernel anyway (softmax's
+  /// sum and division, both reading its exponentials) do so first and share the producer.
+  bool duplicating_ = false;
   DenseMap<Operation *, unsigned> position_; // Block order.
   DenseMap<Operation *, unsigned> groupOf_;
   std::vector<Group> groups_;
@@ -237,13 +271,12 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     for (Operation *member : group.members) {
       auto memberOp = cast<linalg::LinalgOp>(member);
       int64_t iterations = modeledIterations(memberOp);
-      int64_t bodyOps = llvm::range_size(memberOp.getBlock()->without_terminator());
       // A member several others read is computed once for each of them inside the tiles.
       int64_t copies = 0;
       for (Operation *user : member->getUsers())
         copies += memberSet.contains(user) ? 1 : 0;
-      group.work.flops += static_cast<double>(iterations) * std::max<int64_t>(bodyOps, 1) *
-                          std::max<int64_t>(copies, 1);
+      group.work.flops +=
+          static_cast<double>(iterations) * iterationFlops(memberOp) * std::max<int64_t>(copies, 1);
       for (OpOperand &operand : member->getOpOperands()) {
         Value value = operand.get();
         Operation *producer = value.getDefiningOp();
@@ -257,16 +290,20 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     }
     for (Value result : group.root()->getResults())
       group.work.bytes += modeledBytes(result);
-    group.seconds = fusion::kernelSeconds(device_, group.work, workgroups(group));
+    // A CUDA row kernel runs a row per warp however little work it does; the CPU runs a small
+    // kernel as one workgroup (kiln-tile-dispatches).
+    group.seconds = fusion::kernelSeconds(device_, group.work,
+                                          rowValuesOnly ? group.parallelism : workgroups(group));
     return true;
   }
 
-  /// Decides whether the group `producer` may join the group reading its result.
+  /// Decides whether the group `producer` may join the groups reading its result: all of them
+  /// or none, computed again in each beyond the first when there are several.
   Evaluation evaluate(unsigned producer) {
     Evaluation evaluation;
     Group &group = groups_[producer];
     Operation *root = group.root();
-    std::optional<unsigned> consumer;
+    llvm::SmallSetVector<unsigned, 4> consumers;
     bool readOutside = false;
     std::string outsideReader;
     for (OpOperand &use : root->getUses()) {
@@ -279,26 +316,21 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
           top = top->getParentOp();
         auto enclosing = groupOf_.find(top);
         if (enclosing != groupOf_.end() && enclosing->second != producer)
-          consumer = consumer ? consumer : std::optional<unsigned>(enclosing->second);
+          consumers.insert(enclosing->second);
         readOutside = true;
         outsideReader = top == user ? user->getName().getStringRef().str()
                                     : "a gather in " + top->getName().getStringRef().str();
         continue;
       }
+      consumers.insert(found->second);
       if (cast<linalg::LinalgOp>(user).isDpsInit(&use)) {
-        evaluation.consumer = found->second;
+        evaluation.consumers.assign(consumers.begin(), consumers.end());
         evaluation.refusal = "the consumer writes into it in place";
         return evaluation;
       }
-      if (consumer && *consumer != found->second) {
-        evaluation.consumer = consumer;
-        evaluation.refusal = "its result is read by more than one kernel";
-        return evaluation;
-      }
-      consumer = found->second;
     }
-    evaluation.consumer = consumer;
-    if (!consumer)
+    evaluation.consumers.assign(consumers.begin(), consumers.end());
+    if (consumers.empty())
       return evaluation; // Nothing to fuse into: not a candidate.
     if (readOutside) {
       evaluation.refusal = "its result is read by " + outsideReader;
@@ -313,34 +345,57 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
         return evaluation;
       }
     }
-    Group &into = groups_[*consumer];
-    if (static_cast<int64_t>(group.members.size() + into.members.size()) > maxGroupSize) {
-      evaluation.refusal =
-          llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue());
+    if (consumers.size() > 1 && !duplicating_) {
+      evaluation.refusal = "its result is read by more than one kernel";
       return evaluation;
     }
-    Group merged = mergedGroup(group, into);
-    if (!analyze(merged)) {
-      evaluation.refusal = "its loops do not map onto the consumer's";
-      return evaluation;
+    // Each reader's kernel with the producer inside, against them apart.
+    double apart = group.seconds, fused = 0;
+    for (unsigned consumer : consumers) {
+      Group &into = groups_[consumer];
+      // Where there are several readers, a refusal names the one that refused.
+      std::string which =
+          consumers.size() > 1 ? "into " + describeOps(into.members) + ": " : std::string();
+      if (static_cast<int64_t>(group.members.size() + into.members.size()) > maxGroupSize) {
+        evaluation.refusal =
+            which +
+            llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue()).str();
+        return evaluation;
+      }
+      Group merged = mergedGroup(group.members, into);
+      if (!analyze(merged)) {
+        evaluation.refusal = which + "its loops do not map onto the consumer's";
+        return evaluation;
+      }
+      int64_t needed = std::min<int64_t>(minWorkgroups, workgroups(into));
+      if (merged.parallelism < needed) {
+        evaluation.refusal =
+            which + llvm::formatv("the fused kernel would split into at most {0} workgroups "
+                                  "where the consumer alone splits into {1}",
+                                  merged.parallelism, workgroups(into))
+                        .str();
+        return evaluation;
+      }
+      if (rowValuesOnly && !merged.rowValues) {
+        evaluation.refusal = which +
+                             "an op of the fused kernel would pass more than one value per row to "
+                             "another (a CUDA row kernel keeps one per row in registers)";
+        return evaluation;
+      }
+      apart += into.seconds;
+      fused += merged.seconds;
     }
-    int64_t needed = std::min<int64_t>(minWorkgroups, workgroups(into));
-    if (merged.parallelism < needed) {
-      evaluation.refusal = llvm::formatv("the fused kernel would split into at most {0} "
-                                         "workgroups where the consumer alone splits into {1}",
-                                         merged.parallelism, workgroups(into));
-      return evaluation;
-    }
-    if (rowValuesOnly && !merged.rowValues) {
-      evaluation.refusal = "an op of the fused kernel would pass more than one value per row to "
-                           "another (a CUDA row kernel keeps one per row in registers)";
-      return evaluation;
-    }
-    evaluation.saving = group.seconds + into.seconds - merged.seconds;
+    evaluation.saving = apart - fused;
     if (evaluation.saving <= 0)
       evaluation.refusal =
-          llvm::formatv("the fused kernel is modeled slower ({0:F2} us vs {1:F2} us)",
-                        merged.seconds * 1e6, (group.seconds + into.seconds) * 1e6);
+          consumers.size() > 1
+              ? llvm::formatv("computed again in each of its {0} readers, the fused kernels are "
+                              "modeled slower ({1:F2} us vs {2:F2} us)",
+                              consumers.size(), fused * 1e6, apart * 1e6)
+                    .str()
+              : llvm::formatv("the fused kernel is modeled slower ({0:F2} us vs {1:F2} us)",
+                              fused * 1e6, apart * 1e6)
+                    .str();
     return evaluation;
   }
 
@@ -351,9 +406,10 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     return iterations < minElementsPerWorkgroup ? 1 : group.parallelism;
   }
 
-  Group mergedGroup(const Group &producer, const Group &consumer) {
+  /// `consumer` with `producerMembers` (a producer group's ops, or their copies) inside.
+  Group mergedGroup(ArrayRef<Operation *> producerMembers, const Group &consumer) {
     Group merged;
-    merged.members.append(producer.members.begin(), producer.members.end());
+    merged.members.append(producerMembers.begin(), producerMembers.end());
     merged.members.append(consumer.members.begin(), consumer.members.end());
     llvm::sort(merged.members,
                [&](Operation *a, Operation *b) { return position_[a] < position_[b]; });
@@ -402,50 +458,98 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     auto consider = [&](unsigned producer) {
       Evaluation evaluation = evaluate(producer);
       refusals.erase(producer);
-      if (!evaluation.consumer)
+      if (evaluation.consumers.empty())
         return;
       if (!evaluation.refusal.empty()) {
         refusals[producer] = evaluation.refusal;
         return;
       }
-      queue.push({evaluation.saving, producer, groups_[producer].version, *evaluation.consumer,
-                  groups_[*evaluation.consumer].version});
+      Candidate candidate{evaluation.saving, producer, groups_[producer].version, {}};
+      for (unsigned consumer : evaluation.consumers)
+        candidate.consumers.push_back({consumer, groups_[consumer].version});
+      queue.push(std::move(candidate));
     };
+    duplicating_ = false;
     for (unsigned i = 0; i < groups_.size(); ++i)
       consider(i);
 
-    SmallVector<std::string> report;
-    while (!queue.empty()) {
+    SmallVector<std::string> report, duplications;
+    Block &block = entry.getBody().front();
+    while (true) {
+      if (queue.empty()) {
+        // Fusions without copies are exhausted: producers read by several kernels may now be
+        // copied into each where the model says it pays.
+        if (duplicating_ || !duplicate)
+          break;
+        duplicating_ = true;
+        for (unsigned i = 0; i < groups_.size(); ++i)
+          if (groups_[i].alive)
+            consider(i);
+        continue;
+      }
       Candidate candidate = queue.top();
       queue.pop();
       Group &producer = groups_[candidate.producer];
       if (!producer.alive || producer.version != candidate.producerVersion)
         continue;
-      if (!groups_[candidate.consumer].alive ||
-          groups_[candidate.consumer].version != candidate.consumerVersion) {
-        consider(candidate.producer); // The consumer changed: evaluate afresh.
+      if (llvm::any_of(candidate.consumers, [&](std::pair<unsigned, unsigned> consumer) {
+            return !groups_[consumer.first].alive ||
+                   groups_[consumer.first].version != consumer.second;
+          })) {
+        consider(candidate.producer); // A consumer changed: evaluate afresh.
         continue;
       }
-      Group &consumer = groups_[candidate.consumer];
-      Group merged = mergedGroup(producer, consumer);
-      analyze(merged);
-      merged.version = consumer.version + 1;
+      // Each reader beyond the first gets a copy of the producer's ops, placed after them, its
+      // uses of the producer's result switched to the copy's.
+      SmallVector<SmallVector<Operation *>> memberSets{producer.members};
+      Operation *root = producer.root();
+      for (auto [consumer, version] : ArrayRef(candidate.consumers).drop_front()) {
+        llvm::SmallPtrSet<Operation *, 16> readers(groups_[consumer].members.begin(),
+                                                   groups_[consumer].members.end());
+        OpBuilder builder(root->getContext());
+        builder.setInsertionPointAfter(root);
+        IRMapping mapping;
+        SmallVector<Operation *> copies;
+        for (Operation *member : producer.members)
+          copies.push_back(builder.clone(*member, mapping));
+        for (auto [result, copy] : llvm::zip(root->getResults(), copies.back()->getResults()))
+          result.replaceUsesWithIf(
+              copy, [&](OpOperand &use) { return readers.contains(use.getOwner()); });
+        memberSets.push_back(std::move(copies));
+      }
+      if (candidate.consumers.size() > 1) {
+        duplications.push_back(llvm::formatv(
+            "computed in each of its {0} readers: {1}; "
+            "{2:F2} us modeled saved",
+            candidate.consumers.size(), describeOps(producer.members), candidate.saving * 1e6));
+        position_.clear();
+        for (Operation &op : block)
+          position_[&op] = position_.size();
+      }
       producer.alive = false;
-      for (Operation *member : producer.members)
-        groupOf_[member] = candidate.consumer;
-      consumer = std::move(merged);
       refusals.erase(candidate.producer);
-      // The merged group may now fuse into its own consumer, and the groups feeding it may
-      // now have all their readers in one kernel.
-      consider(candidate.consumer);
       llvm::SmallSetVector<unsigned, 8> feeding;
-      for (Operation *member : consumer.members)
-        for (Value operand : member->getOperands())
-          if (Operation *definer = operand.getDefiningOp()) {
-            auto found = groupOf_.find(definer);
-            if (found != groupOf_.end() && found->second != candidate.consumer)
-              feeding.insert(found->second);
-          }
+      for (auto [index, consumerEntry] : llvm::enumerate(candidate.consumers)) {
+        unsigned consumerId = consumerEntry.first;
+        Group &consumer = groups_[consumerId];
+        Group merged = mergedGroup(memberSets[index], consumer);
+        analyze(merged);
+        merged.version = consumer.version + 1;
+        for (Operation *member : memberSets[index])
+          groupOf_[member] = consumerId;
+        consumer = std::move(merged);
+        for (Operation *member : consumer.members)
+          for (Value operand : member->getOperands())
+            if (Operation *definer = operand.getDefiningOp()) {
+              auto found = groupOf_.find(definer);
+              if (found != groupOf_.end() && found->second != consumerId)
+                feeding.insert(found->second);
+            }
+      }
+      // The merged groups may now fuse into their own consumers, and the groups feeding them
+      // may now have all their readers in one kernel (or be read by the copies too).
+      for (auto [consumer, version] : candidate.consumers)
+        consider(consumer);
       for (unsigned group : feeding)
         consider(group);
     }
@@ -469,6 +573,7 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
                                      group.members.size(), describeOps(group.members),
                                      group.work.bytes / 1024, group.seconds * 1e6));
     }
+    report.append(duplications.begin(), duplications.end());
     for (auto &[producer, refusal] : refusals) {
       if (!groups_[producer].alive)
         continue;

@@ -1,5 +1,6 @@
 // RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward" %s | FileCheck %s
 // RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward device=h100 row-values-only=true" %s | FileCheck %s --check-prefix=ROWS
+// RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward duplicate=false" %s | FileCheck %s --check-prefix=NODUP
 
 // Each case is a module of its own whose entry function is @forward.
 
@@ -84,13 +85,22 @@ module @reduction_veto {
 
 // -----
 
-// Tests that a producer read by two kernels fuses into neither (it would have to be computed
-// twice, and a group has one result), and that one whose result the program also returns stays
-// a kernel of its own, each with its reason.
+// Tests that a producer read by two kernels is computed again in each (its exponentials cost
+// less than writing 32 KiB and reading them back twice, and a launch), all of them or none: the
+// copy goes into the second reader's group. With duplicate=false it fuses into neither. One
+// whose result the program also returns stays a kernel of its own, each with its reason.
 // CHECK-LABEL: module @many_readers
-// CHECK-SAME: "not fused: linalg.generic (shared): its result is read by more than one kernel"
+// CHECK-SAME: "kernel of 2 ops: linalg.reduce (shared, sum);
+// CHECK-SAME: "kernel of 2 ops: linalg.reduce (shared, max);
+// CHECK-SAME: "computed in each of its 2 readers: linalg.generic (shared); {{[0-9.]+}} us modeled saved"
 // CHECK-SAME: "not fused: linalg.generic (returned): its result is read by func.return"
-// CHECK-NOT: kiln.fusion_group
+// CHECK: %[[SHARED:.+]] = linalg.generic {{.*}}kiln.fusion_group = [[MAX:[0-9]+]] : i64
+// CHECK: %[[COPY:.+]] = linalg.generic {{.*}}kiln.fusion_group = [[SUM:[0-9]+]] : i64
+// CHECK: linalg.reduce ins(%[[COPY]] {{.*}}kiln.fusion_group = [[SUM]] : i64, kiln.tile_dims
+// CHECK: linalg.reduce ins(%[[SHARED]] {{.*}}kiln.fusion_group = [[MAX]] : i64, kiln.tile_dims
+// NODUP-LABEL: module @many_readers
+// NODUP-SAME: "not fused: linalg.generic (shared): its result is read by more than one kernel"
+// NODUP-NOT: kiln.fusion_group
 #rows = affine_map<(d0, d1) -> (d0, d1)>
 module @many_readers {
   func.func @forward(%x: tensor<64x128xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x128xf32>, tensor<64xf32>) {
@@ -141,6 +151,7 @@ module @many_readers {
 // ROWS-SAME: (h100 device model)
 // ROWS-SAME: "kernel of 2 ops: linalg.generic (variance, normalized);
 // ROWS-SAME: "not fused: linalg.generic (centered): an op of the fused kernel would pass more than one value per row to another
+// NODUP-LABEL: module @diamond_and_cycle
 // CHECK-LABEL: module @diamond_and_cycle
 // CHECK-SAME: "kernel of 3 ops: linalg.generic (centered, variance, normalized);
 // CHECK-SAME: "not fused: linalg.generic (before_call): its result is read by func.call"
@@ -271,5 +282,56 @@ module @kept_dimension {
       linalg.yield %q : f32
     } -> tensor<64x128xf32> loc("scale")
     return %y : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// Tests that a producer whose arithmetic outweighs what its copies save stays a kernel of its
+// own: sixteen sines per element (16 FLOPs each in the model) over 2 x 262144 elements take
+// about 700 us on the modeled CPU, computed once for both readers, where the intermediate they
+// would no longer write and read back is about 315 us of memory traffic.
+// CHECK-LABEL: module @costly_to_copy
+// CHECK-SAME: "not fused: linalg.generic (sines): computed again in each of its 2 readers, the fused kernels are modeled slower ({{[0-9.]+}} us vs {{[0-9.]+}} us)"
+// CHECK-NOT: kiln.fusion_group
+#map = affine_map<(d0, d1) -> (d0, d1)>
+module @costly_to_copy {
+  func.func @forward(%x: tensor<2x262144xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e2 = tensor.empty() : tensor<2x262144xf32>
+    %sines = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<2x262144xf32>) outs(%e2 : tensor<2x262144xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s0 = math.sin %a : f32
+      %s1 = math.sin %s0 : f32
+      %s2 = math.sin %s1 : f32
+      %s3 = math.sin %s2 : f32
+      %s4 = math.sin %s3 : f32
+      %s5 = math.sin %s4 : f32
+      %s6 = math.sin %s5 : f32
+      %s7 = math.sin %s6 : f32
+      %s8 = math.sin %s7 : f32
+      %s9 = math.sin %s8 : f32
+      %s10 = math.sin %s9 : f32
+      %s11 = math.sin %s10 : f32
+      %s12 = math.sin %s11 : f32
+      %s13 = math.sin %s12 : f32
+      %s14 = math.sin %s13 : f32
+      %s15 = math.sin %s14 : f32
+      linalg.yield %s15 : f32
+    } -> tensor<2x262144xf32> loc("sines")
+    %e1 = tensor.empty() : tensor<2xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2xf32>) -> tensor<2xf32>
+    %sum = linalg.reduce ins(%sines : tensor<2x262144xf32>) outs(%s0 : tensor<2xf32>) dimensions = [1]
+      (%in: f32, %acc: f32) {
+        %r = arith.addf %in, %acc : f32
+        linalg.yield %r : f32
+      } loc("sum")
+    %max = linalg.reduce ins(%sines : tensor<2x262144xf32>) outs(%s0 : tensor<2xf32>) dimensions = [1]
+      (%in: f32, %acc: f32) {
+        %r = arith.maximumf %in, %acc : f32
+        linalg.yield %r : f32
+      } loc("max")
+    return %sum, %max : tensor<2xf32>, tensor<2xf32>
   }
 }
