@@ -4,8 +4,11 @@
 // one reader. A cheap producer with a few readers (softmax's exp(x - max), read by the sum and
 // by the division; layer norm's x - mean, read by the variance and by the normalization) is
 // computed again inside each of them instead, so no reader waits on a tensor the producer
-// writes: what remains between them is one value per row. A reader stops taking producers once
-// it would hold more than max-fused-ops ops, so that chains of duplications stay bounded.
+// writes: what remains between them is one value per row. Whether the copies pay is the cost
+// model's call (CostModel.h): the producer's kernel (its launch, its reads and the tensor it
+// writes) against what each reader computes and reads more when it evaluates the producer at
+// each of its points. A reader stops taking producers once it would hold more than
+// max-fused-ops ops, so that chains of duplications stay bounded.
 //
 // A producer that reads per-row values (a reduction's result, or one computed from it: layer
 // norm's normalization reads the mean and the reciprocal deviation) is computed again only in
@@ -16,12 +19,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/fusion/CostModel.h"
 #include "compiler/fusion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include "llvm/ADT/MapVector.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_FUSESHAREDPRODUCERSPASS
@@ -62,6 +68,41 @@ bool readsRowValues(linalg::GenericOp generic, Value except) {
 struct FuseSharedProducersPass : impl::FuseSharedProducersPassBase<FuseSharedProducersPass> {
   using Base::Base;
 
+  fusion::DeviceDescription device_;
+
+  /// The modeled time computing `producer` again in each of its readers saves: its kernel,
+  /// less what each reader then computes and reads more (the producer's body at each of the
+  /// reader's points, the producer's inputs it did not read already, instead of its result).
+  double duplicationSaving(linalg::GenericOp producer) const {
+    // The bytes of each input the producer reads (a slice read through its map: the slice's),
+    // which a reader computing the producer reads in its place.
+    llvm::SmallMapVector<Value, double, 4> inputs;
+    double inputBytes = 0;
+    for (OpOperand *input : producer.getDpsInputOperands())
+      if (isa<RankedTensorType>(input->get().getType()) && !inputs.count(input->get())) {
+        double bytes = touchedBytes(producer, *input);
+        inputs[input->get()] = bytes;
+        inputBytes += bytes;
+      }
+    double resultBytes = modeledBytes(producer->getResult(0));
+    double bodyFlops = iterationFlops(producer);
+    double apart = fusion::kernelSeconds(
+        device_, {static_cast<double>(modeledIterations(producer)) * bodyFlops,
+                  inputBytes + resultBytes});
+    double copies = 0;
+    for (Operation *user : producer->getUsers()) {
+      auto reader = cast<linalg::GenericOp>(user);
+      double moreBytes = -resultBytes;
+      for (auto [input, bytes] : inputs)
+        if (!llvm::is_contained(reader.getDpsInputs(), input))
+          moreBytes += bytes;
+      copies += static_cast<double>(modeledIterations(reader)) * bodyFlops /
+                    device_.fp32FlopsPerSecond +
+                moreBytes / device_.bytesPerSecond;
+    }
+    return apart - copies;
+  }
+
   /// Whether the producer of `operand` may be computed inside its reader too.
   bool mayDuplicate(OpOperand *operand) const {
     auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
@@ -87,10 +128,21 @@ struct FuseSharedProducersPass : impl::FuseSharedProducersPassBase<FuseSharedPro
     int64_t bodyOps = llvm::range_size(producer.getBody()->without_terminator());
     auto reader = cast<linalg::GenericOp>(operand->getOwner());
     int64_t readerOps = llvm::range_size(reader.getBody()->without_terminator());
-    return readers <= maxReaders && bodyOps <= maxOps && readerOps + bodyOps <= maxFusedOps;
+    if ((maxReaders > 0 && readers > maxReaders) || bodyOps > maxOps ||
+        readerOps + bodyOps > maxFusedOps)
+      return false;
+    return duplicationSaving(producer) > 0;
   }
 
   void runOnOperation() override {
+    std::string error;
+    std::optional<fusion::DeviceDescription> description =
+        fusion::DeviceDescription::load(device, error);
+    if (!description) {
+      getOperation().emitError() << "the fusion cost model: " << error;
+      return signalPassFailure();
+    }
+    device_ = *description;
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [this](OpOperand *operand) { return mayDuplicate(operand); });

@@ -42,6 +42,24 @@ std::optional<int64_t> largestDim(mlir::Value value, int64_t dim);
 /// The largest trip count of loop `loop` of `op` (largestDim of an operand dimension it indexes).
 std::optional<int64_t> largestLoop(mlir::linalg::LinalgOp op, unsigned loop);
 
+/// The cost model's view of an op (PlanFusion.cpp), shared by the passes that decide by it.
+/// The points of `op`'s iteration space; a dynamic loop counts as the largest the program's
+/// ranges allow (a program compiled for the largest shape), else as 1024.
+int64_t modeledIterations(mlir::linalg::LinalgOp op);
+/// The bytes of `value`: over dynamic shapes at the largest sizes the program's ranges allow, or
+/// none where they are not known.
+double modeledBytes(mlir::Value value);
+/// The bytes of `operand` that `op` reads: at most one element for each point of the loops its
+/// indexing map uses (a slice read through the map touches only its own elements).
+double touchedBytes(mlir::linalg::LinalgOp op, mlir::OpOperand &operand);
+/// The FLOPs of one evaluation of `op` inside a kernel body: none for a constant; 1 for
+/// arithmetic, comparisons and conversions; 4 for divisions and roots; 16 for the other math functions (exp, log, tanh, erf,
+/// sin, pow, ...), which expand into polynomial evaluations (XLA's cost analysis charges
+/// transcendental functions apart for the same reason).
+double opFlops(mlir::Operation *op);
+/// The FLOPs of one iteration of `op`: its body's ops (at least 1).
+double iterationFlops(mlir::linalg::LinalgOp op);
+
 /// A slice's first byte within its source, where `op` is a tensor.extract_slice that reads one
 /// contiguous run of its statically shaped source starting at a multiple of kViewByteAlignment
 /// (kiln-form-dispatches makes it a view); nothing otherwise.

@@ -56,10 +56,14 @@ def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::Fu
   let summary = "Computes cheap elementwise producers again inside each of their few readers";
   let description = [{
     Runs after `linalg-fuse-elementwise-ops`, which fuses a producer only into its one reader.
-    An elementwise `linalg.generic` with at most `max-readers` readers, all of them generics,
-    and at most `max-ops` ops in its body is fused into each of them (and disappears): softmax's
-    exp(x - max) into its sum and its division, layer norm's x - mean into its variance and its
-    normalization. What then passes between the ops of a normalization is one value per row.
+    An elementwise `linalg.generic` read only by generics, with at most `max-ops` ops in its
+    body, is fused into each of its readers (and disappears) where the device's cost model says
+    the copies pay: the producer's kernel (a launch, its reads and the tensor it writes and the
+    readers read back) against what the readers compute and read more when each evaluates the
+    producer at every one of its points. Softmax's exp(x - max) goes into its sum and its
+    division, layer norm's x - mean into its variance and its normalization, BERT's attention
+    mask into each layer's softmax. What then passes between the ops of a normalization is one
+    value per row.
 
     A reader that would then hold more than `max-fused-ops` ops does not take the producer: each
     duplication is cheap, but a chain of them is not (a half-precision BERT's residual stream,
@@ -73,8 +77,11 @@ def FuseSharedProducersPass : Pass<"kiln-fuse-shared-producers", "mlir::func::Fu
     one kernel with its mean and variance instead of making each of them a kernel of its own.
   }];
   let options = [
-    Option<"maxReaders", "max-readers", "int64_t", /*default=*/"4",
-           "The most readers a producer is computed again in">,
+    Option<"maxReaders", "max-readers", "int64_t", /*default=*/"0",
+           "The most readers a producer is computed again in (0: as many as the cost model "
+           "says pay)">,
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "The device description the cost model uses (kiln-plan-fusion's option)">,
     Option<"maxOps", "max-ops", "int64_t", /*default=*/"8",
            "The most ops the body of a duplicated producer may have">,
     Option<"maxFusedOps", "max-fused-ops", "int64_t", /*default=*/"48",

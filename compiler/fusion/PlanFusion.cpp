@@ -18,6 +18,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -57,22 +58,15 @@ std::string describeOps(ArrayRef<Operation *> ops) {
   return description;
 }
 
-namespace {
-
-using fusion::DeviceDescription;
-using fusion::KernelWork;
-using fusion::tensorBytes;
-
 /// Loop `loop` of `op`'s trip count for the cost model: a dynamic one counts as the largest the
 /// program's ranges allow (the cost of a program compiled for the largest shape), else as 1024.
-int64_t modeledExtent(linalg::LinalgOp op, unsigned loop) {
+static int64_t modeledExtent(linalg::LinalgOp op, unsigned loop) {
   int64_t extent = op.getStaticLoopRanges()[loop];
   if (!ShapedType::isDynamic(extent))
     return extent;
   return largestLoop(op, loop).value_or(1024);
 }
 
-/// The points of `op`'s iteration space for the cost model.
 int64_t modeledIterations(linalg::LinalgOp op) {
   int64_t iterations = 1;
   for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
@@ -80,12 +74,10 @@ int64_t modeledIterations(linalg::LinalgOp op) {
   return iterations;
 }
 
-/// The bytes of `value` for the cost model: over dynamic shapes at the largest sizes the
-/// program's ranges allow, or none where they are not known.
 double modeledBytes(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || type.hasStaticShape())
-    return tensorBytes(value.getType());
+    return fusion::tensorBytes(value.getType());
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < type.getRank(); ++d) {
     std::optional<int64_t> size = largestDim(value, d);
@@ -93,14 +85,35 @@ double modeledBytes(Value value) {
       return 0;
     shape.push_back(*size);
   }
-  return tensorBytes(type.clone(shape));
+  return fusion::tensorBytes(type.clone(shape));
 }
 
-/// The modeled FLOPs of one evaluation of `op` inside a kernel body: 1 for arithmetic,
-/// comparisons and conversions; 4 for divisions and roots; 16 for the other math functions
-/// (exp, log, tanh, erf, sin, pow, ...), which expand into polynomial evaluations. XLA's cost
-/// analysis charges transcendental functions apart for the same reason.
+double touchedBytes(linalg::LinalgOp op, OpOperand &operand) {
+  double whole = modeledBytes(operand.get());
+  auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+  if (!type || whole == 0)
+    return whole;
+  // Each loop the indexing map reads by contributes its extent; a slice read through the map
+  // (an offset, a stride) touches no more elements than the loops enumerate.
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  llvm::SmallBitVector used(op.getNumLoops());
+  for (AffineExpr result : map.getResults())
+    result.walk([&](AffineExpr expr) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        used.set(dim.getPosition());
+    });
+  double points = 1;
+  for (unsigned loop : used.set_bits())
+    points *= static_cast<double>(modeledExtent(op, loop));
+  double elementBytes = fusion::tensorBytes(RankedTensorType::get({1}, type.getElementType()));
+  if (elementBytes == 0)
+    return whole;
+  return std::min(whole, points * elementBytes);
+}
+
 double opFlops(Operation *op) {
+  if (isa<arith::ConstantOp>(op))
+    return 0;
   if (isa<arith::DivFOp, arith::RemFOp, arith::DivSIOp, arith::DivUIOp, arith::RemSIOp,
           arith::RemUIOp, math::SqrtOp, math::RsqrtOp, math::CbrtOp>(op))
     return 4;
@@ -113,13 +126,17 @@ double opFlops(Operation *op) {
   return 1;
 }
 
-/// The modeled FLOPs of one iteration of `op`: its body's ops (at least 1).
 double iterationFlops(linalg::LinalgOp op) {
   double flops = 0;
   for (Operation &inner : op.getBlock()->without_terminator())
     flops += opFlops(&inner);
   return std::max(flops, 1.0);
 }
+
+namespace {
+
+using fusion::DeviceDescription;
+using fusion::KernelWork;
 
 /// Whether `value` is a destination with no contents worth reading: an empty tensor or a fill.
 bool isFreshDestination(Value value) {

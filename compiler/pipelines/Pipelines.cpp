@@ -38,6 +38,27 @@ constexpr llvm::StringLiteral kBufferizeFunctions =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map}";
 
+/// The device the fusion passes' cost model describes: --cost-model's, or the host CPU's
+/// published figures, or the oldest GPU the artifact is built for.
+std::string fusionDevice(const CompilePipelineOptions &options) {
+  if (!options.costModel.empty())
+    return options.costModel;
+  if (options.target != "cuda")
+    return "cpu";
+  std::string device = "a100";
+  int oldest = std::numeric_limits<int>::max();
+  for (const std::string &arch : options.gpuArchs) {
+    int number = 0;
+    auto description = fusion::DeviceDescription::forCudaArch(arch);
+    if (description && !llvm::StringRef(arch).drop_front(3).getAsInteger(10, number) &&
+        number < oldest) {
+      oldest = number;
+      device = description->name;
+    }
+  }
+  return device;
+}
+
 } // namespace
 
 void buildGraphToBuffersPipeline(mlir::OpPassManager &pm) {
@@ -183,6 +204,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     FuseSharedProducersPassOptions shared;
     if (cuda)
       elementwise.maxRepeatedEvaluations = shared.maxRepeatedEvaluations = 1 << 22;
+    shared.device = fusionDevice(options);
     pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwisePass(elementwise));
     pm.addNestedPass<mlir::func::FuncOp>(createFuseSharedProducersPass(shared));
     // Dimensions of the run read from intermediate values (an exporter's Shape of a hidden
@@ -190,25 +212,10 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     addTextual(pm, "resolve-ranked-shaped-type-result-dims,canonicalize,cse");
     PlanFusionPassOptions plan;
     plan.entryName = options.entry;
-    plan.device = "cpu";
-    if (cuda) {
-      // The cost model of the oldest GPU the artifact is built for; a CUDA group becomes one row
-      // kernel (a warp per row), which passes one value per row between its ops.
-      plan.device = "a100";
-      int oldest = std::numeric_limits<int>::max();
-      for (const std::string &arch : options.gpuArchs) {
-        int number = 0;
-        auto device = fusion::DeviceDescription::forCudaArch(arch);
-        if (device && !llvm::StringRef(arch).drop_front(3).getAsInteger(10, number) &&
-            number < oldest) {
-          oldest = number;
-          plan.device = device->name;
-        }
-      }
-      plan.rowValuesOnly = true;
-    }
-    if (!options.costModel.empty())
-      plan.device = options.costModel;
+    plan.device = fusionDevice(options);
+    // A CUDA group becomes one row kernel (a warp per row), which passes one value per row
+    // between its ops.
+    plan.rowValuesOnly = cuda;
     pm.addPass(createPlanFusionPass(plan));
     FormDispatchesPassOptions form;
     form.entryName = options.entry;
