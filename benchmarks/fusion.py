@@ -7,9 +7,9 @@ tests) with `kiln compile --report` for the CPU and for CUDA (no GPU needed) and
     fusion: K kernels from N ops (DEVICE device model...): B MiB moved, T us modeled (unfused: ...)
     program: S steps
 
-and, from the step list, the steps of one transformer layer (the steps whose ONNX nodes sit
-under `layers.1`, `h.1`, `layer.1`, `blocks.1`: the second layer, so that the first layer's
-embedding and the last layer's outputs are not counted). Prints a table, writes it as JSON with
+and, from the step list, the steps of one transformer layer (from the first to the last step
+whose ONNX nodes sit under `layers.1`, `h.1`, `layer.1`, `blocks.1`: the second layer, so that
+the first layer's embedding and the last layer's outputs are not counted). Prints a table, writes it as JSON with
 --json. With --cost-model (a name or a `kiln calibrate` file), the CPU compiles use that device
 description; comparing two runs shows what a description changes.
 
@@ -54,13 +54,15 @@ def compile_report(kiln: Path, onnx: Path, target: str, scratch: Path,
     if not fusion or not steps:
         raise RuntimeError(f"no fusion or step line in the report of {' '.join(command)}")
     kinds = {"kernel": 0, "library": 0}
-    layer = 0
-    for line in output.splitlines():
+    layer_steps = []
+    for index, line in enumerate(line for line in output.splitlines() if STEP.match(line)):
         step = STEP.match(line)
-        if not step:
-            continue
         kinds[step.group(1)] = kinds.get(step.group(1), 0) + 1
-        layer += 1 if SECOND_LAYER.search(step.group(2)) else 0
+        if SECOND_LAYER.search(step.group(2)):
+            layer_steps.append(index)
+    # The layer's span: a step without a node name of its own (a fused projection) in between
+    # is the layer's too.
+    layer = layer_steps[-1] - layer_steps[0] + 1 if layer_steps else 0
     return {"steps": int(steps.group(1)), "kernels": kinds["kernel"],
             "library_calls": kinds["library"], "steps_per_layer": layer or None,
             "fusion_groups": int(fusion.group(1)), "linalg_ops": int(fusion.group(2)),
