@@ -133,8 +133,12 @@ std::optional<DeviceDescription> DeviceDescription::load(llvm::StringRef nameOrP
       !number("cache_bytes", cacheBytes, false, true) ||
       !number("workgroups_per_block", perBlock, false, false))
     return std::nullopt;
-  if (units != std::floor(units) || perBlock != std::floor(perBlock))
-    return fail("'parallel_units' and 'workgroups_per_block' must be whole numbers");
+  // Whole numbers, and bounded so that the wave arithmetic stays within 64 bits.
+  constexpr double kMostUnits = 1 << 20;
+  if (units != std::floor(units) || perBlock != std::floor(perBlock) || units > kMostUnits ||
+      perBlock > kMostUnits)
+    return fail("'parallel_units' and 'workgroups_per_block' must be whole numbers from 1 to "
+                "1048576");
   d.parallelUnits = static_cast<int64_t>(units);
   d.workgroupsPerBlock = static_cast<int64_t>(perBlock);
   d.cacheBytes = static_cast<int64_t>(cacheBytes);

@@ -129,7 +129,13 @@ TEST(CostModelTest, ABadDescriptionNamesTheFileAndTheField) {
   EXPECT_EQ(refusal(R"({"kiln_device_description": 1, "bytes_per_second": 1e10,
                         "name": "x", "fp32_flops_per_second": 1e11, "launch_seconds": 1e-6,
                         "parallel_units": 2.5})"),
-            "'parallel_units' and 'workgroups_per_block' must be whole numbers");
+            "'parallel_units' and 'workgroups_per_block' must be whole numbers from 1 to "
+            "1048576");
+  EXPECT_EQ(refusal(R"({"kiln_device_description": 1, "bytes_per_second": 1e10,
+                        "name": "x", "fp32_flops_per_second": 1e11, "launch_seconds": 1e-6,
+                        "parallel_units": 1e30})"),
+            "'parallel_units' and 'workgroups_per_block' must be whole numbers from 1 to "
+            "1048576");
   EXPECT_EQ(refusal("[1, 2]"), "a device description is a JSON object");
   EXPECT_EQ(refusal("{").rfind("not JSON: ", 0), 0u);
 

@@ -85,11 +85,12 @@ double measureFlops() {
   return 2.0 * n * n * n / seconds;
 }
 
-/// A triad a = b + s * c over arrays four times the last-level cache (at least 64 MiB each),
+/// A triad a = b + s * c over arrays four times the last-level cache (64 to 512 MiB each),
 /// split over the threads as the runtime's kernels split their tiles: STREAM's figure, counting
 /// the three arrays' bytes.
 double measureBandwidth(int64_t cacheBytes) {
-  size_t bytes = std::max<size_t>(64u << 20, static_cast<size_t>(cacheBytes) * 4);
+  size_t bytes =
+      std::clamp<size_t>(static_cast<size_t>(cacheBytes) * 4, size_t(64) << 20, size_t(512) << 20);
   size_t count = bytes / sizeof(float);
   std::unique_ptr<float[]> a(new float[count]), b(new float[count]), c(new float[count]);
   // First touch on the threads that use them (each thread's pages near its core).
