@@ -124,12 +124,6 @@ bool isCostlyToRepeat(OpOperand *operand, int64_t maxRepeated) {
   // The reader reuses the producer's elements when some of its loops do not index the operand:
   // every point along them reads the same element.
   AffineMap map = reader.getMatchingIndexingMap(operand);
-  llvm::SmallBitVector used(reader.getNumLoops());
-  for (AffineExpr result : map.getResults())
-    result.walk([&](AffineExpr expr) {
-      if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        used.set(dim.getPosition());
-    });
   // A dynamic loop counts as the largest the program's ranges allow (as a program compiled for
   // the largest shape decides), or as long where that is not known; the products saturate well
   // above any bound.
@@ -140,7 +134,7 @@ bool isCostlyToRepeat(OpOperand *operand, int64_t maxRepeated) {
     int64_t extent = extents[loop];
     if (ShapedType::isDynamic(extent))
       extent = std::min(largestLoop(reader, loop).value_or(kLong), kLong);
-    int64_t &product = used.test(loop) ? evaluations : reuse;
+    int64_t &product = map.isFunctionOfDim(loop) ? evaluations : reuse;
     product = std::min(product * extent, kLong);
   }
   return evaluations * (reuse - 1) > maxRepeated;

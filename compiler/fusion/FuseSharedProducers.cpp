@@ -134,15 +134,18 @@ struct FuseSharedProducersPass : impl::FuseSharedProducersPassBase<FuseSharedPro
     return duplicationSaving(producer) > 0;
   }
 
-  void runOnOperation() override {
+  /// Reads the device description once for every function the pass runs on.
+  LogicalResult initialize(MLIRContext *context) override {
     std::string error;
     std::optional<fusion::DeviceDescription> description =
         fusion::DeviceDescription::load(device, error);
-    if (!description) {
-      getOperation().emitError() << "the fusion cost model: " << error;
-      return signalPassFailure();
-    }
+    if (!description)
+      return emitError(UnknownLoc::get(context)) << "the fusion cost model: " << error;
     device_ = *description;
+    return success();
+  }
+
+  void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [this](OpOperand *operand) { return mayDuplicate(operand); });

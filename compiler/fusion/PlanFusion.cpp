@@ -18,7 +18,6 @@
 #include "mlir/IR/IRMapping.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -96,15 +95,10 @@ double touchedBytes(linalg::LinalgOp op, OpOperand &operand) {
   // Each loop the indexing map reads by contributes its extent; a slice read through the map
   // (an offset, a stride) touches no more elements than the loops enumerate.
   AffineMap map = op.getMatchingIndexingMap(&operand);
-  llvm::SmallBitVector used(op.getNumLoops());
-  for (AffineExpr result : map.getResults())
-    result.walk([&](AffineExpr expr) {
-      if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        used.set(dim.getPosition());
-    });
   double points = 1;
-  for (unsigned loop : used.set_bits())
-    points *= static_cast<double>(modeledExtent(op, loop));
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+    if (map.isFunctionOfDim(loop))
+      points *= static_cast<double>(modeledExtent(op, loop));
   double elementBytes = fusion::tensorBytes(RankedTensorType::get({1}, type.getElementType()));
   if (elementBytes == 0)
     return whole;
@@ -371,34 +365,25 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     for (unsigned consumer : consumers) {
       Group &into = groups_[consumer];
       // Where there are several readers, a refusal names the one that refused.
-      std::string which =
-          consumers.size() > 1 ? "into " + describeOps(into.members) + ": " : std::string();
-      if (static_cast<int64_t>(group.members.size() + into.members.size()) > maxGroupSize) {
+      auto refuse = [&](const std::string &why) {
         evaluation.refusal =
-            which +
-            llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue()).str();
+            consumers.size() > 1 ? "into " + describeOps(into.members) + ": " + why : why;
         return evaluation;
-      }
+      };
+      if (static_cast<int64_t>(group.members.size() + into.members.size()) > maxGroupSize)
+        return refuse(
+            llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue()));
       Group merged = mergedGroup(group.members, into);
-      if (!analyze(merged)) {
-        evaluation.refusal = which + "its loops do not map onto the consumer's";
-        return evaluation;
-      }
+      if (!analyze(merged))
+        return refuse("its loops do not map onto the consumer's");
       int64_t needed = std::min<int64_t>(minWorkgroups, workgroups(into));
-      if (merged.parallelism < needed) {
-        evaluation.refusal =
-            which + llvm::formatv("the fused kernel would split into at most {0} workgroups "
-                                  "where the consumer alone splits into {1}",
-                                  merged.parallelism, workgroups(into))
-                        .str();
-        return evaluation;
-      }
-      if (rowValuesOnly && !merged.rowValues) {
-        evaluation.refusal = which +
-                             "an op of the fused kernel would pass more than one value per row to "
-                             "another (a CUDA row kernel keeps one per row in registers)";
-        return evaluation;
-      }
+      if (merged.parallelism < needed)
+        return refuse(llvm::formatv("the fused kernel would split into at most {0} workgroups "
+                                    "where the consumer alone splits into {1}",
+                                    merged.parallelism, workgroups(into)));
+      if (rowValuesOnly && !merged.rowValues)
+        return refuse("an op of the fused kernel would pass more than one value per row to "
+                      "another (a CUDA row kernel keeps one per row in registers)");
       apart += into.seconds;
       fused += merged.seconds;
     }

@@ -188,7 +188,8 @@ fusion::DeviceDescription measureHost(int threads, bool quiet) {
   };
   char host[256] = "this host";
   gethostname(host, sizeof(host) - 1);
-  say("measuring " + std::string(host) + " (" + cpuModel() + ", " + std::to_string(threads) +
+  std::string machine = std::string(host) + " (" + cpuModel();
+  say("measuring " + machine + ", " + std::to_string(threads) +
       " threads) for the fusion cost model");
   fusion::DeviceDescription d;
   d.name = "host";
@@ -209,7 +210,7 @@ fusion::DeviceDescription measureHost(int threads, bool quiet) {
           .str());
   say(llvm::formatv("  units: {0} threads; last-level cache: {1} MiB", threads, d.cacheBytes >> 20)
           .str());
-  d.source = "measured on " + std::string(host) + " (" + cpuModel() + "), " + today();
+  d.source = "measured on " + machine + "), " + today();
   return d;
 }
 
@@ -254,10 +255,8 @@ std::string hostDescriptionPath() {
 int runCalibrate(const CalibrateCommand &command) {
   std::string path = command.output.empty() ? hostDescriptionPath() : command.output;
   // Kiln's own cache is remeasured in place; a file the user named is theirs.
-  if (!command.output.empty() && !command.force && llvm::sys::fs::exists(path)) {
-    printError(path + " already exists; pass --force to overwrite it");
+  if (!command.output.empty() && refuseOverwrite(path, command.force))
     return kExitUsage;
-  }
   fusion::DeviceDescription description = measureHost(command.threads, command.quiet);
   if (!writeDescription(description, path))
     return kExitFailure;

@@ -25,13 +25,6 @@
 namespace kiln::cli {
 namespace {
 
-bool refuseOverwrite(const std::string &path, bool force) {
-  if (force || !llvm::sys::fs::exists(path))
-    return false;
-  printError(path + " already exists; pass --force to overwrite it");
-  return true;
-}
-
 bool writeFile(const std::string &path, const std::string &bytes) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -116,6 +117,13 @@ std::string severityName(mlir::DiagnosticSeverity severity) {
 }
 
 } // namespace
+
+bool refuseOverwrite(const std::string &path, bool force) {
+  if (force || !llvm::sys::fs::exists(path))
+    return false;
+  printError(path + " already exists; pass --force to overwrite it");
+  return true;
+}
 
 void printError(const std::string &message) {
   llvm::errs() << "kiln: error: " << message << "\n";

@@ -136,6 +136,8 @@ std::string describeTensor(const Tensor &tensor);
 
 /// Prints `message` as "kiln: error: MESSAGE".
 void printError(const std::string &message);
+/// Whether `path` exists and may not be overwritten (no `force`), saying so.
+bool refuseOverwrite(const std::string &path, bool force);
 
 /// Parses `--shape` flags "NAME=1x3x224x224" ('?' leaves a dimension dynamic); reports the first
 /// malformed one and returns nothing.
