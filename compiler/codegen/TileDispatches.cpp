@@ -237,15 +237,21 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
   static constexpr int64_t kMinRowReduction = 512;
 
   LogicalResult tileRoot(func::FuncOp function) {
+    // The root computes every result, in order (a kernel of several results computes them
+    // in one op: kiln-plan-fusion's multi-output kernels).
     auto returnOp = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-    if (returnOp.getNumOperands() != 1)
-      return success();
-    auto materialize =
-        returnOp.getOperand(0).getDefiningOp<bufferization::MaterializeInDestinationOp>();
-    if (!materialize)
-      return success();
-    auto root = materialize.getSource().getDefiningOp<TilingInterface>();
-    if (!root || root->getNumResults() != 1)
+    TilingInterface root;
+    for (auto [index, operand] : llvm::enumerate(returnOp.getOperands())) {
+      auto materialize = operand.getDefiningOp<bufferization::MaterializeInDestinationOp>();
+      auto result = materialize ? dyn_cast<OpResult>(materialize.getSource()) : OpResult();
+      if (!result || result.getResultNumber() != index ||
+          (root && result.getOwner() != root.getOperation()))
+        return success();
+      root = dyn_cast<TilingInterface>(result.getOwner());
+      if (!root)
+        return success();
+    }
+    if (!root || root->getNumResults() != returnOp.getNumOperands())
       return success();
     SmallVector<int64_t> sizes = tile ? chooseTileSizes(root) : chooseRowTiles(root);
     if (sizes.empty())

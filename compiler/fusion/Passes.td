@@ -204,6 +204,10 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     Option<"duplicate", "duplicate", "bool", /*default=*/"true",
            "A producer read by several kernels may be computed again in each of them, where "
            "the cost model says the copies pay">,
+    Option<"multiOutput", "multi-output", "bool", /*default=*/"true",
+           "Kernels over the same loops, neither reading the other's result, become one kernel "
+           "with a result for each where they read an input in common or launches dominate "
+           "both, when the cost model says it pays">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

@@ -13,16 +13,21 @@
 #include "compiler/fusion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
 #include <queue>
+#include <set>
 
 namespace kiln {
 #define GEN_PASS_DEF_PLANFUSIONPASS
@@ -421,6 +426,375 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     return merged;
   }
 
+  /// The value whose bytes `value` reads: the source of slices and reshapes.
+  static Value storageOf(Value value) {
+    while (Operation *producer = value.getDefiningOp()) {
+      if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+               tensor::CastOp>(producer))
+        break;
+      value = producer->getOperand(0);
+    }
+    return value;
+  }
+
+  /// The values `group` reads from outside itself: fresh destinations and splat constants (cloned
+  /// into each kernel) excepted.
+  llvm::SmallSetVector<Value, 8> externalReads(const Group &group) {
+    llvm::SmallPtrSet<Operation *, 16> memberSet(group.members.begin(), group.members.end());
+    llvm::SmallSetVector<Value, 8> reads;
+    for (Operation *member : group.members) {
+      auto memberOp = cast<linalg::LinalgOp>(member);
+      for (OpOperand &operand : member->getOpOperands()) {
+        Value value = operand.get();
+        Operation *producer = value.getDefiningOp();
+        if (producer && memberSet.contains(producer))
+          continue;
+        if (memberOp.isDpsInit(&operand) && isFreshDestination(value))
+          continue;
+        if (auto constant = dyn_cast_or_null<arith::ConstantOp>(producer))
+          if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+              dense && dense.isSplat())
+            continue;
+        reads.insert(value);
+      }
+    }
+    return reads;
+  }
+
+  /// What a report calls `value`: the ops computing it, or the entry function's argument.
+  static std::string describeValue(Value value) {
+    if (Operation *producer = value.getDefiningOp())
+      return describeOps({producer});
+    return llvm::formatv("argument {0}", cast<BlockArgument>(value).getArgNumber()).str();
+  }
+
+  /// Whether `group` may share a kernel with a sibling: its root computes every point of its
+  /// loops independently (no reduced loop), over static loops, in a generic or a named op that
+  /// generalizes to one.
+  bool isSiblingCandidate(const Group &group) {
+    if (!group.alive)
+      return false;
+    auto root = dyn_cast<linalg::LinalgOp>(group.root());
+    return root && root.getNumReductionLoops() == 0 && !root.hasDynamicShape() &&
+           root->getNumRegions() == 1 && root.getBlock();
+  }
+
+  /// For each op of `block`, the groups its value depends on (its own included), as bits.
+  DenseMap<Operation *, llvm::BitVector> groupDependences(Block &block) {
+    DenseMap<Operation *, llvm::BitVector> dependences;
+    for (Operation &op : block) {
+      llvm::BitVector bits(groups_.size());
+      auto add = [&](Value value) {
+        Operation *producer = value.getDefiningOp();
+        while (producer && producer->getBlock() != &block)
+          producer = producer->getParentOp();
+        if (!producer)
+          return;
+        auto found = dependences.find(producer);
+        if (found != dependences.end())
+          bits |= found->second;
+      };
+      for (Value operand : op.getOperands())
+        add(operand);
+      llvm::SetVector<Value> captured;
+      for (Region &region : op.getRegions())
+        getUsedValuesDefinedAbove(region, captured);
+      for (Value value : captured)
+        add(value);
+      auto group = groupOf_.find(&op);
+      if (group != groupOf_.end())
+        bits.set(group->second);
+      dependences[&op] = std::move(bits);
+    }
+    return dependences;
+  }
+
+  /// Two groups over the same loops that may become one kernel with a result for each.
+  struct SiblingCandidate {
+    unsigned first, second;
+    double saving = 0;
+    Value shared;        // An input both read (a slice's source counts), or null: horizontal.
+    std::string refusal; // Empty when the merge is legal and saves time.
+    bool dependent = false;
+    bool atEarlier = false; // The merged root takes the earlier root's place (else the later's).
+  };
+
+  /// Where one root computing both groups' results may stand without moving any other op: at
+  /// the later root (true: no reader of the earlier root's results comes before it), at the
+  /// earlier root (false: the later group's other members and everything its root reads come
+  /// before it), or nowhere. Ops are never reordered: a collective or a transfer between
+  /// devices keeps its place among the steps.
+  std::optional<bool> placement(unsigned first, unsigned second) {
+    Operation *early = groups_[first].root(), *late = groups_[second].root();
+    unsigned earlyGroup = first, lateGroup = second;
+    if (position_[late] < position_[early]) {
+      std::swap(early, late);
+      std::swap(earlyGroup, lateGroup);
+    }
+    Block *block = early->getBlock();
+    bool readersAfter = llvm::all_of(early->getUsers(), [&](Operation *user) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      return !top || position_[top] > position_[late];
+    });
+    if (readersAfter)
+      return false;
+    auto before = [&](Value value) {
+      Operation *producer = value.getDefiningOp();
+      Operation *top = producer ? block->findAncestorOpInBlock(*producer) : nullptr;
+      return !top || position_[top] < position_[early];
+    };
+    ArrayRef<Operation *> lateMembers = groups_[lateGroup].members;
+    bool inputsBefore =
+        llvm::all_of(lateMembers.drop_back(),
+                     [&](Operation *member) { return position_[member] < position_[early]; }) &&
+        llvm::all_of(late->getOperands(), [&](Value value) {
+          Operation *producer = value.getDefiningOp();
+          return (producer && llvm::is_contained(lateMembers, producer)) || before(value);
+        });
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(late->getRegion(0), captured);
+    if (inputsBefore && llvm::all_of(captured, before))
+      return true;
+    return std::nullopt;
+  }
+
+  /// Evaluates `first` and `second` (both sibling candidates over the same loops) as one kernel.
+  SiblingCandidate evaluateSiblings(unsigned first, unsigned second,
+                                    const DenseMap<Operation *, llvm::BitVector> &dependences) {
+    SiblingCandidate candidate{first, second};
+    Group &a = groups_[first], &b = groups_[second];
+    llvm::SmallSetVector<Value, 8> readsA = externalReads(a), readsB = externalReads(b);
+    llvm::SmallPtrSet<Value, 8> storageA;
+    for (Value value : readsA)
+      storageA.insert(storageOf(value));
+    double sharedBytes = 0;
+    for (Value value : readsB) {
+      if (!candidate.shared && storageA.contains(storageOf(value)))
+        candidate.shared = storageOf(value);
+      if (readsA.contains(value))
+        sharedBytes += modeledBytes(value);
+    }
+    // Independent kernels share one only where launches dominate both (horizontal fusion).
+    if (!candidate.shared &&
+        (a.seconds > 2 * device_.launchSeconds || b.seconds > 2 * device_.launchSeconds)) {
+      candidate.refusal = "independent, and not launch-bound";
+      return candidate;
+    }
+    if (dependences.lookup(a.root()).test(second) || dependences.lookup(b.root()).test(first)) {
+      candidate.refusal = "one depends on the other's result";
+      candidate.dependent = true;
+      return candidate;
+    }
+    std::optional<bool> atEarlier = placement(first, second);
+    if (!atEarlier) {
+      candidate.refusal = "no place in the program suits both: the earlier one's result is read "
+                          "before the later one's inputs are computed";
+      return candidate;
+    }
+    candidate.atEarlier = *atEarlier;
+    if (static_cast<int64_t>(a.members.size() + b.members.size()) - 1 > maxGroupSize) {
+      candidate.refusal =
+          llvm::formatv("the kernel would hold more than {0} ops", maxGroupSize.getValue());
+      return candidate;
+    }
+    // The merged root has the same loops: each group's members map onto them as onto its own
+    // root's, so the workgroup loops are those both share.
+    if (a.tileDims != b.tileDims) {
+      candidate.refusal = "they split into workgroups along different loops";
+      return candidate;
+    }
+    KernelWork work{a.work.flops + b.work.flops, a.work.bytes + b.work.bytes - sharedBytes};
+    double together =
+        fusion::kernelSeconds(device_, work, rowValuesOnly ? a.parallelism : workgroups(a));
+    double apart = a.seconds + b.seconds;
+    candidate.saving = apart - together;
+    if (candidate.saving <= 0)
+      candidate.refusal = llvm::formatv("the kernel is modeled slower ({0:F2} us vs {1:F2} us)",
+                                        together * 1e6, apart * 1e6)
+                              .str();
+    return candidate;
+  }
+
+  /// Makes groups `first` and `second` one group whose root is one generic computing both roots'
+  /// results over their common loops, in the earlier root's place or the later's (placement).
+  void mergeSiblings(unsigned first, unsigned second, bool atEarlier, Block &block) {
+    IRRewriter rewriter(block.getParentOp()->getContext());
+    SmallVector<linalg::GenericOp, 2> roots;
+    for (unsigned id : {first, second}) {
+      Operation *root = groups_[id].root();
+      auto generic = dyn_cast<linalg::GenericOp>(root);
+      if (!generic) {
+        rewriter.setInsertionPoint(root);
+        generic = *linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(root));
+        groupOf_.erase(root);
+        groupOf_[generic] = id;
+        position_[generic] = position_[root];
+        groups_[id].members.back() = generic;
+      }
+      roots.push_back(generic);
+    }
+    if (position_[roots[1]] < position_[roots[0]])
+      std::swap(roots[0], roots[1]);
+
+    SmallVector<Value> inputs, outputs;
+    SmallVector<AffineMap> inputMaps, outputMaps;
+    SmallVector<Type> results;
+    SmallVector<Location> locations;
+    for (linalg::GenericOp root : roots) {
+      locations.push_back(root.getLoc());
+      for (OpOperand *input : root.getDpsInputOperands()) {
+        AffineMap map = root.getMatchingIndexingMap(input);
+        bool known = llvm::any_of(llvm::zip(inputs, inputMaps), [&](auto entry) {
+          return std::get<0>(entry) == input->get() && std::get<1>(entry) == map;
+        });
+        if (!known) {
+          inputs.push_back(input->get());
+          inputMaps.push_back(map);
+        }
+      }
+      for (OpOperand &init : root.getDpsInitsMutable()) {
+        outputs.push_back(init.get());
+        outputMaps.push_back(root.getMatchingIndexingMap(&init));
+      }
+      llvm::append_range(results, root->getResultTypes());
+    }
+    SmallVector<AffineMap> maps(inputMaps);
+    maps.append(outputMaps);
+    Location location = rewriter.getFusedLoc(locations);
+    rewriter.setInsertionPoint(atEarlier ? roots[0] : roots[1]);
+    auto merged = linalg::GenericOp::create(rewriter, location, results, inputs, outputs, maps,
+                                            roots[0].getIteratorTypesArray());
+    SmallVector<Type> argumentTypes;
+    SmallVector<Location> argumentLocations;
+    for (Value value : llvm::concat<Value>(inputs, outputs)) {
+      argumentTypes.push_back(getElementTypeOrSelf(value.getType()));
+      argumentLocations.push_back(location);
+    }
+    Block *body = rewriter.createBlock(&merged.getRegion(), {}, argumentTypes, argumentLocations);
+    SmallVector<Value> yielded;
+    unsigned outputOffset = inputs.size();
+    for (linalg::GenericOp root : roots) {
+      IRMapping mapping;
+      for (OpOperand *input : root.getDpsInputOperands()) {
+        AffineMap map = root.getMatchingIndexingMap(input);
+        for (unsigned i = 0; i < inputs.size(); ++i)
+          if (inputs[i] == input->get() && inputMaps[i] == map) {
+            mapping.map(root.getMatchingBlockArgument(input), body->getArgument(i));
+            break;
+          }
+      }
+      for (OpOperand &init : root.getDpsInitsMutable())
+        mapping.map(root.getMatchingBlockArgument(&init), body->getArgument(outputOffset++));
+      for (Operation &op : root.getBlock()->without_terminator())
+        rewriter.clone(op, mapping);
+      for (Value value : root.getBlock()->getTerminator()->getOperands())
+        yielded.push_back(mapping.lookupOrDefault(value));
+    }
+    linalg::YieldOp::create(rewriter, location, yielded);
+
+    unsigned resultOffset = 0;
+    for (linalg::GenericOp root : roots) {
+      rewriter.replaceAllUsesWith(root->getResults(),
+                                  merged->getResults().slice(resultOffset, root->getNumResults()));
+      resultOffset += root->getNumResults();
+    }
+    for (linalg::GenericOp root : roots) {
+      groupOf_.erase(root);
+      rewriter.eraseOp(root);
+    }
+    position_.clear();
+    for (Operation &op : block)
+      position_[&op] = position_.size();
+
+    Group &group = groups_[first];
+    SmallVector<Operation *> members;
+    for (unsigned id : {first, second}) {
+      ArrayRef<Operation *> own = groups_[id].members;
+      members.append(own.begin(), own.end() - 1);
+    }
+    llvm::sort(members, [&](Operation *x, Operation *y) { return position_[x] < position_[y]; });
+    members.push_back(merged);
+    group.members = std::move(members);
+    for (Operation *member : group.members)
+      groupOf_[member] = first;
+    analyze(group);
+    ++group.version;
+    groups_[second].alive = false;
+  }
+
+  /// Multi-output and horizontal fusion, after priority fusion (as XLA runs them): groups over
+  /// the same loops, neither reading the other's result, become one kernel with a result per
+  /// group where they read an input in common (its bytes read once, one launch saved) or where
+  /// launches dominate both; the largest saving first. Returns the report's lines.
+  SmallVector<std::string> fuseSiblings(Block &block) {
+    SmallVector<std::string> report;
+    std::map<std::pair<unsigned, unsigned>, std::string> refusals;
+    std::set<std::pair<unsigned, unsigned>> dependentPairs;
+    while (true) {
+      dependentPairs.clear();
+      // Candidates by their loops: extents and iterator types.
+      std::map<SmallVector<int64_t>, SmallVector<unsigned>> byLoops;
+      for (auto [id, group] : llvm::enumerate(groups_))
+        if (isSiblingCandidate(group))
+          byLoops[cast<linalg::LinalgOp>(group.root()).getStaticLoopRanges()].push_back(id);
+      DenseMap<Operation *, llvm::BitVector> dependences = groupDependences(block);
+      std::optional<SiblingCandidate> best;
+      for (auto &[loops, ids] : byLoops)
+        for (auto [i, first] : llvm::enumerate(ids))
+          for (unsigned second : ArrayRef(ids).drop_front(i + 1)) {
+            SiblingCandidate candidate = evaluateSiblings(first, second, dependences);
+            if (!candidate.refusal.empty()) {
+              // Only kernels reading an input in common are reported (independent ones are
+              // every pair of same-shaped kernels), those where one feeds the other by count
+              // (every layer of a transformer reads the same tables).
+              if (candidate.shared && candidate.dependent)
+                dependentPairs.insert({first, second});
+              else if (candidate.shared)
+                refusals[{first, second}] =
+                    llvm::formatv("not one kernel: {0} and {1}, both reading {2}: {3}",
+                                  describeOps(groups_[first].members),
+                                  describeOps(groups_[second].members),
+                                  describeValue(candidate.shared), candidate.refusal)
+                        .str();
+              continue;
+            }
+            if (!best || candidate.saving > best->saving)
+              best = candidate;
+          }
+      if (!best)
+        break;
+      std::string first = describeOps(groups_[best->first].members);
+      std::string second = describeOps(groups_[best->second].members);
+      report.push_back(
+          best->shared
+              ? llvm::formatv("one kernel for both: {0} and {1}, both reading {2}; {3:F2} us "
+                              "modeled saved",
+                              first, second, describeValue(best->shared), best->saving * 1e6)
+                    .str()
+              : llvm::formatv("one kernel for both (launch-bound): {0} and {1}; {2:F2} us "
+                              "modeled saved",
+                              first, second, best->saving * 1e6)
+                    .str());
+      mergeSiblings(best->first, best->second, best->atEarlier, block);
+      // Pairs involving a merged group are evaluated afresh.
+      for (auto it = refusals.begin(); it != refusals.end();)
+        it = (it->first.first == best->second || it->first.second == best->second ||
+              it->first.first == best->first || it->first.second == best->first)
+                 ? refusals.erase(it)
+                 : std::next(it);
+    }
+    for (auto &[pair, refusal] : refusals)
+      if (groups_[pair.first].alive && groups_[pair.second].alive)
+        report.push_back(refusal);
+    if (!dependentPairs.empty())
+      report.push_back(llvm::formatv("{0} {1} of kernels over the same loops reading an input "
+                                     "in common {2} apart: one depends on the other's result",
+                                     dependentPairs.size(),
+                                     dependentPairs.size() == 1 ? "pair" : "pairs",
+                                     dependentPairs.size() == 1 ? "stays" : "stay"));
+    return report;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::string error;
@@ -556,6 +930,15 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
         consider(group);
     }
 
+    // The refusals as priority fusion left them, before sibling groups merge.
+    SmallVector<std::string> notFused;
+    for (auto &[producer, refusal] : refusals)
+      if (groups_[producer].alive)
+        notFused.push_back("not fused: " + describeOps(groups_[producer].members) + ": " + refusal);
+    SmallVector<std::string> siblings;
+    if (multiOutput)
+      siblings = fuseSiblings(block);
+
     // Record the groups on the ops and the decisions on the module.
     Builder builder(module.getContext());
     double fusedSeconds = 0, fusedBytes = 0;
@@ -576,11 +959,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
                                      group.work.bytes / 1024, group.seconds * 1e6));
     }
     report.append(duplications.begin(), duplications.end());
-    for (auto &[producer, refusal] : refusals) {
-      if (!groups_[producer].alive)
-        continue;
-      report.push_back("not fused: " + describeOps(groups_[producer].members) + ": " + refusal);
-    }
+    report.append(siblings.begin(), siblings.end());
+    report.append(notFused.begin(), notFused.end());
     report.insert(report.begin(),
                   llvm::formatv("{0} kernels from {1} ops ({2} device model{7}): {3:F1} MiB "
                                 "moved, {4:F1} us modeled (unfused: {5:F1} MiB, {6:F1} us)",

@@ -134,13 +134,16 @@ module @small {
 
 // -----
 
-// Tests that each result of a kernel with two results gets its own output argument, written
-// directly by the generic, and that such a kernel is not split.
+// Tests that each result of a kernel with two results (kiln-plan-fusion's multi-output kernels)
+// gets its own output argument, and that the op computing both is split into workgroups like a
+// kernel of one result: each tile writes its slice of both outputs.
 // CHECK-LABEL: func.func private @two_results
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<64x128xf32>{{.*}}, %[[OUT0:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true}, %[[OUT1:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true}) -> (tensor<64x128xf32>, tensor<64x128xf32>)
-// CHECK-NOT: scf.forall
-// CHECK: %[[R:.+]]:2 = linalg.generic
-// CHECK-SAME: ins(%[[X]] : tensor<64x128xf32>) outs(%[[OUT0]], %[[OUT1]] : tensor<64x128xf32>, tensor<64x128xf32>)
+// CHECK: %[[R:.+]]:2 = scf.forall (%[[I:.+]]) in (64) shared_outs(%[[A:.+]] = %[[OUT0]], %[[B:.+]] = %[[OUT1]])
+// CHECK: %[[T:.+]]:2 = linalg.generic
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<1x128xf32>, tensor<1x128xf32>)
+// CHECK: tensor.parallel_insert_slice %[[T]]#0 into %[[A]][%[[I]], 0] [1, 128]
+// CHECK: tensor.parallel_insert_slice %[[T]]#1 into %[[B]][%[[I]], 0] [1, 128]
 // CHECK: %[[D0:.+]] = bufferization.materialize_in_destination %[[R]]#0 in %[[OUT0]]
 // CHECK-NEXT: %[[D1:.+]] = bufferization.materialize_in_destination %[[R]]#1 in %[[OUT1]]
 // CHECK-NEXT: return %[[D0]], %[[D1]]

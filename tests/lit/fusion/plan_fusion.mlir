@@ -206,8 +206,11 @@ module @diamond_and_cycle {
 
 // Tests the refusals for reads the fused kernel could not tile: through an indexing map that is
 // not a projected permutation (a window), and by index from inside the consumer's body (a
-// gather).
+// gather). Both producers read %x over the same loop and feed neither each other nor a kernel
+// of the other's: they become one kernel of two results (multi-output fusion), in the place of
+// the first, before the window reads it.
 // CHECK-LABEL: module @unfusable_reads
+// CHECK-SAME: "one kernel for both: linalg.generic (windowed) and linalg.generic (table), both reading argument 0;
 // CHECK-SAME: "not fused: linalg.generic (windowed): the consumer reads it through the indexing map (d0, d1) -> (d0 + d1), not a projected permutation"
 // CHECK-SAME: "not fused: linalg.generic (table): its result is read by a gather in linalg.generic"
 // CHECK-NOT: kiln.fusion_group
