@@ -3,7 +3,10 @@
 // Horizontal fusion of matrix products (kiln-fuse-sibling-matmuls, Passes.td): the graph.matmul
 // ops that multiply one value by constant 2-D weights become one product with the weights
 // concatenated along their columns; each former result (with its bias added, when it had one)
-// is a slice of the columns of the fused one.
+// is a slice of the columns of the fused one. A product whose result (with its bias) is only
+// multiplied by a constant scalar (attention's query scaled by 1/sqrt(d), as Whisper's exporter
+// writes it) has the scalar folded into its columns of the weights and the bias, so its slice
+// is read in place like the others' rather than copied by a kernel that scales it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cmath>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <vector>
@@ -38,11 +43,42 @@ struct Sibling {
   /// The add of a constant of the product's columns that alone reads the product, or null.
   graph::AddOp biasAdd;
   ArrayRef<char> biasBytes;
+  /// The product of a constant f32 scalar and the result above, its only reader, or null.
+  graph::MulOp scaleMul;
+  float scale = 1;
 
   int64_t columns() { return cast<RankedTensorType>(weights.getType()).getDimSize(1); }
+  /// The product, with its bias, before any scale.
+  Value unscaled() { return biasAdd ? biasAdd.getResult() : matmul.getResult(); }
   /// The value the rest of the graph reads.
-  Value result() { return biasAdd ? biasAdd.getResult() : matmul.getResult(); }
+  Value result() { return scaleMul ? scaleMul.getResult() : unscaled(); }
 };
+
+/// The value of the f32 constant scalar (rank 0, or one element) `mul` multiplies `value` by,
+/// when it is finite and the product keeps `value`'s type.
+std::optional<float> scaleOf(graph::MulOp mul, Value value) {
+  Value other = mul.getLhs() == value ? mul.getRhs() : mul.getLhs();
+  if (other == value || mul.getType() != value.getType())
+    return std::nullopt;
+  auto constant = other.getDefiningOp<graph::ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || !dense.getElementType().isF32() || dense.getNumElements() != 1)
+    return std::nullopt;
+  float scale = *dense.getValues<float>().begin();
+  if (!std::isfinite(scale))
+    return std::nullopt;
+  return scale;
+}
+
+/// `bytes` (f32 values) times `scale`, into `into` at `offset`.
+void copyScaled(ArrayRef<char> bytes, float scale, char *into) {
+  for (size_t i = 0; i + sizeof(float) <= bytes.size(); i += sizeof(float)) {
+    float value;
+    std::memcpy(&value, bytes.data() + i, sizeof(float));
+    value *= scale;
+    std::memcpy(into + i, &value, sizeof(float));
+  }
+}
 
 /// The bytes of splat biases repeated, kept while the pass runs.
 using SplatStore = std::deque<std::vector<char>>;
@@ -113,12 +149,19 @@ std::optional<Sibling> candidate(graph::MatmulOp op, SplatStore &splats) {
   std::optional<ArrayRef<char>> bytes = graph::rawConstantData(weights.getValue());
   if (!bytes)
     return std::nullopt;
-  Sibling sibling{op, weights, *bytes, nullptr, {}};
+  Sibling sibling{op, weights, *bytes, nullptr, {}, nullptr};
   if (op->hasOneUse())
     if (auto add = dyn_cast<graph::AddOp>(*op->getUsers().begin()))
       if (auto bias = biasOf(add, op.getResult(), sibling.columns(), splats)) {
         sibling.biasAdd = add;
         sibling.biasBytes = *bias;
+      }
+  Value unscaled = sibling.unscaled();
+  if (lhs.getElementType().isF32() && weightsType.getElementType().isF32() && unscaled.hasOneUse())
+    if (auto mul = dyn_cast<graph::MulOp>(*unscaled.getUsers().begin()))
+      if (std::optional<float> scale = scaleOf(mul, unscaled)) {
+        sibling.scaleMul = mul;
+        sibling.scale = *scale;
       }
   DenseMap<Value, bool> known;
   if (!slicesReadInPlace(sibling.result(), known))
@@ -157,6 +200,8 @@ private:
       locations.push_back(sibling.matmul.getLoc());
       if (sibling.biasAdd)
         locations.push_back(sibling.biasAdd.getLoc());
+      if (sibling.scaleMul)
+        locations.push_back(sibling.scaleMul.getLoc());
     }
     Location loc = builder.getFusedLoc(locations);
 
@@ -172,16 +217,23 @@ private:
     }
 
     // The weights side by side, row after row; the biases one after another (zeros for a
-    // product that had none).
+    // product that had none); a scaled product's columns and bias times its scale (f32).
     std::vector<char> weights(static_cast<size_t>(rows * columns) * elementBytes);
     std::vector<char> bias(anyBias ? static_cast<size_t>(columns) * elementBytes : 0, 0);
     size_t offset = 0;
     for (Sibling &sibling : siblings) {
       size_t width = static_cast<size_t>(sibling.columns()) * elementBytes;
-      for (int64_t row = 0; row < rows; ++row)
-        std::copy_n(sibling.weightBytes.data() + row * width, width,
-                    weights.data() + row * columns * elementBytes + offset);
-      if (sibling.biasAdd)
+      for (int64_t row = 0; row < rows; ++row) {
+        ArrayRef<char> columnsOfRow = sibling.weightBytes.slice(row * width, width);
+        char *into = weights.data() + row * columns * elementBytes + offset;
+        if (sibling.scaleMul)
+          copyScaled(columnsOfRow, sibling.scale, into);
+        else
+          std::copy_n(columnsOfRow.data(), width, into);
+      }
+      if (sibling.biasAdd && sibling.scaleMul)
+        copyScaled(sibling.biasBytes.slice(0, width), sibling.scale, bias.data() + offset);
+      else if (sibling.biasAdd)
         std::copy_n(sibling.biasBytes.data(), width, bias.data() + offset);
       offset += width;
     }
@@ -217,6 +269,8 @@ private:
     }
     for (Sibling &sibling : siblings) {
       SmallVector<Operation *> dead;
+      if (sibling.scaleMul)
+        dead.push_back(sibling.scaleMul);
       if (sibling.biasAdd)
         dead.push_back(sibling.biasAdd);
       dead.push_back(sibling.matmul);

@@ -39,7 +39,11 @@ def FuseSiblingMatmulsPass : Pass<"kiln-fuse-sibling-matmuls", "mlir::func::Func
     and up projections) become one product with the weights concatenated along their columns,
     and each former result is a slice of its columns. A bias each of them adds (a constant of
     its columns, the `graph.add` being the product's only reader) is concatenated too and added
-    once; a product without one adds zeros. One library call then does the work of several, at
+    once; a product without one adds zeros. An f32 product whose result (with its bias) is
+    only multiplied by a constant scalar (a query scaled by 1/sqrt(d) after its projection) has
+    the scalar folded into its columns of the weights and the bias, so no kernel scales its
+    slice (exact for a power of two; otherwise within one rounding of the products' terms).
+    One library call then does the work of several, at
     a width its kernels use better, and the slices are read through strides
     (`kiln-select-{cpu,cuda}-library-calls`) or through a generated kernel's indexing maps
     (`kiln-fold-data-movement`). A product is fused only where every path from its result leads
@@ -170,6 +174,16 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     * the group would exceed `max-group-size` ops;
     * with `row-values-only` (CUDA), an op other than the root would pass more than one value
       per row of the group to the others.
+
+    Then multi-output and horizontal fusion (`multi-output`), as XLA runs them after priority
+    fusion: two groups whose roots compute every point of the same static loops independently,
+    split along the same loops, neither depending on the other's result (through any op), become
+    one group whose root is one `linalg.generic` computing both roots' results, where they read
+    an input in common (a slice's source counts; bytes both read are read once) or both are
+    launch-bound (modeled at most twice the launch), and the cost model says the kernel of both
+    is faster, the largest saving first. The root of both takes the earlier root's place or the
+    later's; where neither suits (the earlier result is read before the later one's inputs
+    exist) the pair is refused: no op is moved, so collectives and transfers keep their order.
 
     A group's workgroups are the loops of its root (the op whose result leaves it) that are
     parallel in every member: the root of each group with more than one op carries them as

@@ -78,3 +78,42 @@ func.func @gated_mlp_into_down_projection(%x: tensor<4x2xf32>) -> tensor<4x2xf32
   %y = graph.matmul %h, %wd : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
+
+// -----
+
+// Tests a query scaled after its projection and bias (Whisper's exporter: (x Wq + bq) * 0.125):
+// the scale goes into the query's columns of the fused weights and its part of the bias, so
+// the query's slice is read in place like the key's and the value's, with no multiplication
+// left. A scale by a tensor of several values (the value's per-column scale) is not folded: it
+// stays after the value's slice.
+// CHECK-LABEL: func.func @scaled_query
+// CHECK: %[[W:.+]] = graph.constant dense<{{\[\[}}1.250000e-01, 2.500000e-01, 5.000000e+00, 9.000000e+00, 1.000000e+01], [3.750000e-01, 5.000000e-01, 6.000000e+00, 1.100000e+01, 1.200000e+01]]> : tensor<2x5xf32>
+// CHECK: %[[P:.+]] = graph.matmul %arg0, %[[W]]
+// CHECK: %[[B:.+]] = graph.constant dense<[1.250000e-02, 2.500000e-02, 3.000000e-01, 0.000000e+00, 0.000000e+00]> : tensor<5xf32>
+// CHECK: %[[Y:.+]] = graph.add %[[P]], %[[B]]
+// CHECK: %[[Q:.+]] = graph.slice %[[Y]] {limits = array<i64: 3, 2>, starts = array<i64: 0, 0>
+// CHECK: %[[K:.+]] = graph.slice %[[Y]] {limits = array<i64: 3, 3>, starts = array<i64: 0, 2>
+// CHECK: %[[V:.+]] = graph.slice %[[Y]] {limits = array<i64: 3, 5>, starts = array<i64: 0, 3>
+// CHECK-NEXT: graph.mul %[[V]], %{{.+}} : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT: graph.transpose %[[Q]]
+func.func @scaled_query(%x: tensor<3x2xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>) {
+  %wq = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %wk = graph.constant dense<[[5.0], [6.0]]> : tensor<2x1xf32>
+  %wv = graph.constant dense<[[9.0, 10.0], [11.0, 12.0]]> : tensor<2x2xf32>
+  %bq = graph.constant dense<[0.1, 0.2]> : tensor<2xf32>
+  %bk = graph.constant dense<[0.3]> : tensor<1xf32>
+  %eighth = graph.constant dense<0.125> : tensor<f32>
+  %columns = graph.constant dense<[0.5, 2.0]> : tensor<2xf32>
+  %q0 = graph.matmul %x, %wq : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %q1 = graph.add %q0, %bq : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  %q = graph.mul %q1, %eighth : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
+  %k0 = graph.matmul %x, %wk : (tensor<3x2xf32>, tensor<2x1xf32>) -> tensor<3x1xf32>
+  %k = graph.add %k0, %bk : (tensor<3x1xf32>, tensor<1xf32>) -> tensor<3x1xf32>
+  %v0 = graph.matmul %x, %wv : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %v = graph.mul %v0, %columns : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  %qt = graph.transpose %q, [1, 0] : tensor<3x2xf32> -> tensor<2x3xf32>
+  %s = graph.matmul %qt, %k : (tensor<2x3xf32>, tensor<3x1xf32>) -> tensor<2x1xf32>
+  %vt = graph.transpose %v, [1, 0] : tensor<3x2xf32> -> tensor<2x3xf32>
+  %u = graph.matmul %vt, %v : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  return %s, %u : tensor<2x1xf32>, tensor<2x2xf32>
+}
