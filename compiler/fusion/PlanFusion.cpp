@@ -152,6 +152,26 @@ bool isPlannable(Operation *op) {
          op->getNumResults() > 0 && !llvm::is_contained(linalgOp.getStaticLoopRanges(), 0);
 }
 
+/// The values the ops of `members` read from outside them, fresh destinations excepted, each
+/// once.
+llvm::SmallSetVector<Value, 8> readFromOutside(ArrayRef<Operation *> members) {
+  llvm::SmallPtrSet<Operation *, 16> memberSet(members.begin(), members.end());
+  llvm::SmallSetVector<Value, 8> reads;
+  for (Operation *member : members) {
+    auto memberOp = cast<linalg::LinalgOp>(member);
+    for (OpOperand &operand : member->getOpOperands()) {
+      Value value = operand.get();
+      Operation *producer = value.getDefiningOp();
+      if (producer && memberSet.contains(producer))
+        continue;
+      if (memberOp.isDpsInit(&operand) && isFreshDestination(value))
+        continue;
+      reads.insert(value);
+    }
+  }
+  return reads;
+}
+
 struct Group {
   SmallVector<Operation *> members; // In block order; the last one is the root.
   KernelWork work;
@@ -283,7 +303,6 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
 
     llvm::SmallPtrSet<Operation *, 16> memberSet(group.members.begin(), group.members.end());
     group.work = KernelWork();
-    llvm::SmallPtrSet<Value, 16> read;
     for (Operation *member : group.members) {
       auto memberOp = cast<linalg::LinalgOp>(member);
       int64_t iterations = modeledIterations(memberOp);
@@ -293,17 +312,9 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
         copies += memberSet.contains(user) ? 1 : 0;
       group.work.flops +=
           static_cast<double>(iterations) * iterationFlops(memberOp) * std::max<int64_t>(copies, 1);
-      for (OpOperand &operand : member->getOpOperands()) {
-        Value value = operand.get();
-        Operation *producer = value.getDefiningOp();
-        if (producer && memberSet.contains(producer))
-          continue;
-        if (memberOp.isDpsInit(&operand) && isFreshDestination(value))
-          continue;
-        if (read.insert(value).second)
-          group.work.bytes += modeledBytes(value);
-      }
     }
+    for (Value value : readFromOutside(group.members))
+      group.work.bytes += modeledBytes(value);
     for (Value result : group.root()->getResults())
       group.work.bytes += modeledBytes(result);
     // A CUDA row kernel runs a row per warp however little work it does; the CPU runs a small
@@ -437,28 +448,11 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     return value;
   }
 
-  /// The values `group` reads from outside itself: fresh destinations and splat constants (cloned
-  /// into each kernel) excepted.
-  llvm::SmallSetVector<Value, 8> externalReads(const Group &group) {
-    llvm::SmallPtrSet<Operation *, 16> memberSet(group.members.begin(), group.members.end());
-    llvm::SmallSetVector<Value, 8> reads;
-    for (Operation *member : group.members) {
-      auto memberOp = cast<linalg::LinalgOp>(member);
-      for (OpOperand &operand : member->getOpOperands()) {
-        Value value = operand.get();
-        Operation *producer = value.getDefiningOp();
-        if (producer && memberSet.contains(producer))
-          continue;
-        if (memberOp.isDpsInit(&operand) && isFreshDestination(value))
-          continue;
-        if (auto constant = dyn_cast_or_null<arith::ConstantOp>(producer))
-          if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-              dense && dense.isSplat())
-            continue;
-        reads.insert(value);
-      }
-    }
-    return reads;
+  /// Whether `value` is a splat constant: cloned into each kernel, no input two kernels share.
+  static bool isSplatConstant(Value value) {
+    auto constant = value.getDefiningOp<arith::ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+    return dense && dense.isSplat();
   }
 
   /// What a report calls `value`: the ops computing it, or the entry function's argument.
@@ -563,13 +557,14 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
                                     const DenseMap<Operation *, llvm::BitVector> &dependences) {
     SiblingCandidate candidate{first, second};
     Group &a = groups_[first], &b = groups_[second];
-    llvm::SmallSetVector<Value, 8> readsA = externalReads(a), readsB = externalReads(b);
+    llvm::SmallSetVector<Value, 8> readsA = readFromOutside(a.members);
     llvm::SmallPtrSet<Value, 8> storageA;
     for (Value value : readsA)
-      storageA.insert(storageOf(value));
+      if (!isSplatConstant(value))
+        storageA.insert(storageOf(value));
     double sharedBytes = 0;
-    for (Value value : readsB) {
-      if (!candidate.shared && storageA.contains(storageOf(value)))
+    for (Value value : readFromOutside(b.members)) {
+      if (!candidate.shared && !isSplatConstant(value) && storageA.contains(storageOf(value)))
         candidate.shared = storageOf(value);
       if (readsA.contains(value))
         sharedBytes += modeledBytes(value);
