@@ -180,7 +180,8 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
     split along the same loops, neither depending on the other's result (through any op), become
     one group whose root is one `linalg.generic` computing both roots' results, where they read
     an input in common (a slice's source counts; bytes both read are read once) or both are
-    launch-bound (modeled at most twice the launch), and the cost model says the kernel of both
+    launch-bound (modeled at most twice the launch; `horizontal=false` turns that part off, as
+    a program of several streams does), and the cost model says the kernel of both
     is faster, the largest saving first. The root of both takes the earlier root's place or the
     later's; where neither suits (the earlier result is read before the later one's inputs
     exist) the pair is refused: no op is moved, so collectives and transfers keep their order.
@@ -222,6 +223,9 @@ def PlanFusionPass : Pass<"kiln-plan-fusion", "mlir::ModuleOp"> {
            "Kernels over the same loops, neither reading the other's result, become one kernel "
            "with a result for each where they read an input in common or launches dominate "
            "both, when the cost model says it pays">,
+    Option<"horizontal", "horizontal", "bool", /*default=*/"true",
+           "With multi-output: independent launch-bound kernels reading nothing in common may "
+           "share one too (off for a program of several streams, where it would join them)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

@@ -570,8 +570,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
         sharedBytes += modeledBytes(value);
     }
     // Independent kernels share one only where launches dominate both (horizontal fusion).
-    if (!candidate.shared &&
-        (a.seconds > 2 * device_.launchSeconds || b.seconds > 2 * device_.launchSeconds)) {
+    if (!candidate.shared && (!horizontal || a.seconds > 2 * device_.launchSeconds ||
+                              b.seconds > 2 * device_.launchSeconds)) {
       candidate.refusal = "independent, and not launch-bound";
       return candidate;
     }

@@ -216,6 +216,8 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     // A CUDA group becomes one row kernel (a warp per row), which passes one value per row
     // between its ops.
     plan.rowValuesOnly = cuda;
+    // Independent kernels on streams of their own would wait for each other in one kernel.
+    plan.horizontal = options.streams <= 1;
     pm.addPass(createPlanFusionPass(plan));
     FormDispatchesPassOptions form;
     form.entryName = options.entry;

@@ -1,6 +1,7 @@
 // RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward" %s | FileCheck %s
 // RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward device=h100 row-values-only=true" %s | FileCheck %s --check-prefix=ROWS
 // RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward multi-output=false" %s | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt --split-input-file --kiln-plan-fusion="entry=forward horizontal=false" %s | FileCheck %s --check-prefix=STREAMS
 
 // Multi-output (sibling) and horizontal fusion, after priority fusion: kernels over the same
 // loops that do not feed each other become one kernel with a result for each. Each case is a
@@ -82,6 +83,7 @@ module @dependent {
 // common, whose modeled time is mostly their launch, become one kernel; two independent kernels
 // over 131072 points, whose time is mostly their work, stay apart (and are not reported: every
 // pair of same-shaped kernels would be). On the H100 model the large pair is launch-bound too.
+// With horizontal=false (a program of several streams) independent kernels stay apart.
 // CHECK-LABEL: module @horizontal
 // CHECK-SAME: "3 kernels from 4 ops
 // CHECK-SAME: "one kernel for both (launch-bound): linalg.generic (small_a) and linalg.generic (small_b); {{[0-9.]+}} us modeled saved"]
@@ -90,6 +92,9 @@ module @dependent {
 // ROWS-SAME: "2 kernels from 4 ops
 // ROWS-SAME: "one kernel for both (launch-bound): linalg.generic (large_a) and linalg.generic (large_b)
 // ROWS-SAME: "one kernel for both (launch-bound): linalg.generic (small_a) and linalg.generic (small_b)
+// STREAMS-LABEL: module @horizontal
+// STREAMS-SAME: "4 kernels from 4 ops
+// STREAMS-NOT: one kernel for both
 #id1 = affine_map<(d0) -> (d0)>
 module @horizontal {
   func.func @forward(%a: tensor<64xf32>, %b: tensor<64xf32>, %c: tensor<131072xf32>, %d: tensor<131072xf32>)
@@ -130,6 +135,7 @@ module @horizontal {
 // before the input of the second is computed (by another call after it), so neither kernel's
 // place suits both and they stay apart, with the reason.
 // CHECK-LABEL: module @no_place
+// STREAMS-LABEL: module @no_place
 // CHECK-SAME: "not one kernel: linalg.generic (exp) and linalg.generic (mul), both reading argument 0: no place in the program suits both: the earlier one's result is read before the later one's inputs are computed"
 // CHECK-NOT: one kernel for both
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
