@@ -513,11 +513,11 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     bool atEarlier = false; // The merged root takes the earlier root's place (else the later's).
   };
 
-  /// Where one root computing both groups' results may stand without moving any other op: at
-  /// the later root (true: no reader of the earlier root's results comes before it), at the
-  /// earlier root (false: the later group's other members and everything its root reads come
-  /// before it), or nowhere. Ops are never reordered: a collective or a transfer between
-  /// devices keeps its place among the steps.
+  /// Whether one root computing both groups' results stands at the earlier root (true: the
+  /// later group's other members and everything its root reads come before it) or at the later
+  /// one (false: no reader of the earlier root's results comes before it; preferred), without
+  /// moving any other op; nothing where neither suits. Ops are never reordered: a collective or
+  /// a transfer between devices keeps its place among the steps.
   std::optional<bool> placement(unsigned first, unsigned second) {
     Operation *early = groups_[first].root(), *late = groups_[second].root();
     unsigned earlyGroup = first, lateGroup = second;
