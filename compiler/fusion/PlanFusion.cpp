@@ -727,7 +727,7 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     std::set<std::pair<unsigned, unsigned>> dependentPairs;
     while (true) {
       dependentPairs.clear();
-      // Candidates by their loops: extents and iterator types.
+      // Candidates by their loops' extents (every loop of a candidate's root is parallel).
       std::map<SmallVector<int64_t>, SmallVector<unsigned>> byLoops;
       for (auto [id, group] : llvm::enumerate(groups_))
         if (isSiblingCandidate(group))
@@ -740,8 +740,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
             SiblingCandidate candidate = evaluateSiblings(first, second, dependences);
             if (!candidate.refusal.empty()) {
               // Only kernels reading an input in common are reported (independent ones are
-              // every pair of same-shaped kernels), those where one feeds the other by count
-              // (every layer of a transformer reads the same tables).
+              // every pair of same-shaped kernels); those where one feeds the other only by
+              // their count (every layer of a transformer reads the same tables).
               if (candidate.shared && candidate.dependent)
                 dependentPairs.insert({first, second});
               else if (candidate.shared)
