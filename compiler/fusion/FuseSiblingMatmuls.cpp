@@ -70,7 +70,7 @@ std::optional<float> scaleOf(graph::MulOp mul, Value value) {
   return scale;
 }
 
-/// `bytes` (f32 values) times `scale`, into `into` at `offset`.
+/// `bytes` (f32 values) times `scale`, into `into`.
 void copyScaled(ArrayRef<char> bytes, float scale, char *into) {
   for (size_t i = 0; i + sizeof(float) <= bytes.size(); i += sizeof(float)) {
     float value;
@@ -223,18 +223,17 @@ private:
     size_t offset = 0;
     for (Sibling &sibling : siblings) {
       size_t width = static_cast<size_t>(sibling.columns()) * elementBytes;
-      for (int64_t row = 0; row < rows; ++row) {
-        ArrayRef<char> columnsOfRow = sibling.weightBytes.slice(row * width, width);
-        char *into = weights.data() + row * columns * elementBytes + offset;
+      auto copy = [&](ArrayRef<char> from, char *into) {
         if (sibling.scaleMul)
-          copyScaled(columnsOfRow, sibling.scale, into);
+          copyScaled(from, sibling.scale, into);
         else
-          std::copy_n(columnsOfRow.data(), width, into);
-      }
-      if (sibling.biasAdd && sibling.scaleMul)
-        copyScaled(sibling.biasBytes.slice(0, width), sibling.scale, bias.data() + offset);
-      else if (sibling.biasAdd)
-        std::copy_n(sibling.biasBytes.data(), width, bias.data() + offset);
+          std::copy_n(from.data(), width, into);
+      };
+      for (int64_t row = 0; row < rows; ++row)
+        copy(sibling.weightBytes.slice(row * width, width),
+             weights.data() + row * columns * elementBytes + offset);
+      if (sibling.biasAdd)
+        copy(sibling.biasBytes.slice(0, width), bias.data() + offset);
       offset += width;
     }
     auto weightsType = RankedTensorType::get({rows, columns}, element);

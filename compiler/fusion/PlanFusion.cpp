@@ -463,14 +463,13 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
   }
 
   /// Whether `group` may share a kernel with a sibling: its root computes every point of its
-  /// loops independently (no reduced loop), over static loops, in a generic or a named op that
-  /// generalizes to one.
+  /// loops independently (no reduced loop), over static loops (a named op is generalized when
+  /// it merges).
   bool isSiblingCandidate(const Group &group) {
     if (!group.alive)
       return false;
     auto root = dyn_cast<linalg::LinalgOp>(group.root());
-    return root && root.getNumReductionLoops() == 0 && !root.hasDynamicShape() &&
-           root->getNumRegions() == 1 && root.getBlock();
+    return root && root.getNumReductionLoops() == 0 && !root.hasDynamicShape();
   }
 
   /// For each op of `block`, the groups its value depends on (its own included), as bits.
@@ -552,18 +551,21 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     return std::nullopt;
   }
 
-  /// Evaluates `first` and `second` (both sibling candidates over the same loops) as one kernel.
+  /// Evaluates `first` and `second` (both sibling candidates over the same loops) as one kernel,
+  /// given what each group reads from outside (readFromOutside) and the groups each op depends
+  /// on (groupDependences).
   SiblingCandidate evaluateSiblings(unsigned first, unsigned second,
+                                    const DenseMap<unsigned, llvm::SmallSetVector<Value, 8>> &reads,
                                     const DenseMap<Operation *, llvm::BitVector> &dependences) {
     SiblingCandidate candidate{first, second};
     Group &a = groups_[first], &b = groups_[second];
-    llvm::SmallSetVector<Value, 8> readsA = readFromOutside(a.members);
+    const llvm::SmallSetVector<Value, 8> &readsA = reads.find(first)->second;
     llvm::SmallPtrSet<Value, 8> storageA;
     for (Value value : readsA)
       if (!isSplatConstant(value))
         storageA.insert(storageOf(value));
     double sharedBytes = 0;
-    for (Value value : readFromOutside(b.members)) {
+    for (Value value : reads.find(second)->second) {
       if (!candidate.shared && !isSplatConstant(value) && storageA.contains(storageOf(value)))
         candidate.shared = storageOf(value);
       if (readsA.contains(value))
@@ -575,7 +577,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       candidate.refusal = "independent, and not launch-bound";
       return candidate;
     }
-    if (dependences.lookup(a.root()).test(second) || dependences.lookup(b.root()).test(first)) {
+    if (dependences.find(a.root())->second.test(second) ||
+        dependences.find(b.root())->second.test(first)) {
       candidate.refusal = "one depends on the other's result";
       candidate.dependent = true;
       return candidate;
@@ -631,18 +634,22 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     if (position_[roots[1]] < position_[roots[0]])
       std::swap(roots[0], roots[1]);
 
+    // Inputs both roots read through the same map are read once; `inputOf` gives each root
+    // input's position among the merged ones.
     SmallVector<Value> inputs, outputs;
     SmallVector<AffineMap> inputMaps, outputMaps;
     SmallVector<Type> results;
     SmallVector<Location> locations;
+    DenseMap<OpOperand *, unsigned> inputOf;
     for (linalg::GenericOp root : roots) {
       locations.push_back(root.getLoc());
       for (OpOperand *input : root.getDpsInputOperands()) {
         AffineMap map = root.getMatchingIndexingMap(input);
-        bool known = llvm::any_of(llvm::zip(inputs, inputMaps), [&](auto entry) {
-          return std::get<0>(entry) == input->get() && std::get<1>(entry) == map;
-        });
-        if (!known) {
+        unsigned index = 0;
+        while (index < inputs.size() && (inputs[index] != input->get() || inputMaps[index] != map))
+          ++index;
+        inputOf[input] = index;
+        if (index == inputs.size()) {
           inputs.push_back(input->get());
           inputMaps.push_back(map);
         }
@@ -670,14 +677,8 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     unsigned outputOffset = inputs.size();
     for (linalg::GenericOp root : roots) {
       IRMapping mapping;
-      for (OpOperand *input : root.getDpsInputOperands()) {
-        AffineMap map = root.getMatchingIndexingMap(input);
-        for (unsigned i = 0; i < inputs.size(); ++i)
-          if (inputs[i] == input->get() && inputMaps[i] == map) {
-            mapping.map(root.getMatchingBlockArgument(input), body->getArgument(i));
-            break;
-          }
-      }
+      for (OpOperand *input : root.getDpsInputOperands())
+        mapping.map(root.getMatchingBlockArgument(input), body->getArgument(inputOf[input]));
       for (OpOperand &init : root.getDpsInitsMutable())
         mapping.map(root.getMatchingBlockArgument(&init), body->getArgument(outputOffset++));
       for (Operation &op : root.getBlock()->without_terminator())
@@ -729,15 +730,18 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
       dependentPairs.clear();
       // Candidates by their loops' extents (every loop of a candidate's root is parallel).
       std::map<SmallVector<int64_t>, SmallVector<unsigned>> byLoops;
+      DenseMap<unsigned, llvm::SmallSetVector<Value, 8>> reads;
       for (auto [id, group] : llvm::enumerate(groups_))
-        if (isSiblingCandidate(group))
+        if (isSiblingCandidate(group)) {
           byLoops[cast<linalg::LinalgOp>(group.root()).getStaticLoopRanges()].push_back(id);
+          reads[id] = readFromOutside(group.members);
+        }
       DenseMap<Operation *, llvm::BitVector> dependences = groupDependences(block);
       std::optional<SiblingCandidate> best;
       for (auto &[loops, ids] : byLoops)
         for (auto [i, first] : llvm::enumerate(ids))
           for (unsigned second : ArrayRef(ids).drop_front(i + 1)) {
-            SiblingCandidate candidate = evaluateSiblings(first, second, dependences);
+            SiblingCandidate candidate = evaluateSiblings(first, second, reads, dependences);
             if (!candidate.refusal.empty()) {
               // Only kernels reading an input in common are reported (independent ones are
               // every pair of same-shaped kernels); those where one feeds the other only by
