@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/fusion/CostModel.h"
+#include "compiler/fusion/Epilogues.h"
 #include "compiler/fusion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -960,6 +961,12 @@ struct PlanFusionPass : impl::PlanFusionPassBase<PlanFusionPass> {
     report.append(duplications.begin(), duplications.end());
     report.append(siblings.begin(), siblings.end());
     report.append(notFused.begin(), notFused.end());
+    // The planner's decisions on library epilogues, made when the calls were selected.
+    if (auto epilogues = module->getAttrOfType<ArrayAttr>(fusion::kEpilogueReportAttr)) {
+      for (auto [i, line] : llvm::enumerate(epilogues.getAsRange<StringAttr>()))
+        report.push_back((i == 0 ? "" : "  ") + line.getValue().str());
+      module->removeAttr(fusion::kEpilogueReportAttr);
+    }
     report.insert(report.begin(),
                   llvm::formatv("{0} kernels from {1} ops ({2} device model{7}): {3:F1} MiB "
                                 "moved, {4:F1} us modeled (unfused: {5:F1} MiB, {6:F1} us)",

@@ -81,6 +81,9 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
            "Attention becomes one kiln.attention call (false: products and a softmax)">,
     Option<"nativeBf16", "native-bf16", "bool", /*default=*/"false",
            "bf16 convolutions and products are bf16 oneDNN calls (the CPU computes bf16)">,
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "The fusion planner's device model for the epilogue decisions (cpu, or a `kiln "
+           "calibrate` description file)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }
@@ -125,6 +128,8 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
   let options = [
     Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
            "Half-precision attention becomes one cudnn.attention call (false: products and a softmax)">,
+    Option<"device", "device", "std::string", /*default=*/"\"a100\"",
+           "The fusion planner's device model for the epilogue decisions (a100, h100, l4)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::kiln::graph::GraphDialect"];
 }

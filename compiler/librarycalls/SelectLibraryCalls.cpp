@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/fusion/Epilogues.h"
 #include "compiler/librarycalls/Declarations.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/librarycalls/StridedOperands.h"
@@ -24,6 +25,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 #include <limits>
@@ -55,8 +57,8 @@ struct Target {
   /// Whether a matmul operand may broadcast some of the result's batch dimensions and not others
   /// (oneDNN's per-dimension broadcast); cuBLASLt's strided batches take all of them or none.
   bool partialBatchBroadcast;
-  /// Whether the plan's epilogue is one the library fuses.
-  bool (*supports)(const CallPlan &plan);
+  /// Whether the plan's epilogue is one the library fuses; `why` says why not.
+  bool (*supports)(const CallPlan &plan, std::string &why);
   /// The post-op names of GELU's erf form and its tanh approximation ("" where not fused).
   llvm::StringLiteral geluErf, geluTanh;
   /// The post-op name of SiLU (swish), x * sigmoid(x) ("" where not fused).
@@ -457,27 +459,85 @@ std::pair<StringRef, SmallVector<Operation *>> matchActivation(Value x) {
   return {};
 }
 
-/// Absorbs the chain of single-use max / min / add ops that follow the anchor, and GELU or SiLU.
-void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
+/// Appends a scale by `factor` to the epilogue: it scales a `linear` right before it, or becomes
+/// `linear(factor, 0)`.
+void appendScale(CallPlan &plan, float factor) {
+  if (!plan.postOps.empty() && plan.postOps.back() == "linear") {
+    plan.postOpArgs.end()[-2] *= factor;
+    plan.postOpArgs.end()[-1] *= factor;
+    return;
+  }
+  plan.postOps.push_back("linear");
+  plan.postOpArgs.append({factor, 0.0f});
+}
+
+/// What an epilogue op adds to the call as a step: its kind, and the tensor it reads besides the
+/// call's result. `why` says why an op of an epilogue's kind cannot be a step (empty when the op
+/// is no epilogue op at all).
+struct ProposedStep {
+  StringRef kind;
+  Value operand;
+  std::string why;
+};
+
+/// The chain of ops the planner takes into the call after its anchor (single-use max / min /
+/// add, scales by constants, a widening cast, GELU or SiLU), a step at a time, each as far as
+/// the library takes it and the cost model says it pays (compiler/fusion/Epilogues.h).
+void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &planner) {
+  planner.begin(plan.name, plan.anchor);
+  const Target &target = *plan.target;
+  // Takes the step the plan now ends with, or restores `before`.
+  auto decide = [&](CallPlan &before, fusion::EpilogueStep step) {
+    std::string why;
+    if (!target.supports(plan, why)) {
+      plan = std::move(before);
+      planner.refuse(step, why);
+      return false;
+    }
+    if (!planner.take(step)) {
+      plan = std::move(before);
+      return false;
+    }
+    llvm::append_range(plan.fused, step.ops);
+    plan.result = step.ops.back()->getResult(0);
+    return true;
+  };
   while (true) {
     CallPlan before = plan;
-    if (auto [form, gelu] = matchActivation(plan.result); !gelu.empty()) {
-      StringRef kind = form == "gelu_erf"    ? plan.target->geluErf
-                       : form == "gelu_tanh" ? plan.target->geluTanh
-                                             : plan.target->swish;
-      if (kind.empty())
-        break;
-      plan.postOps.push_back(kind);
-      if (!plan.target->supports(plan)) {
-        plan = std::move(before);
+    if (auto [form, activation] = matchActivation(plan.result); !activation.empty()) {
+      fusion::EpilogueStep step{form, plan.result, activation, Value()};
+      StringRef kind = form == "gelu_erf"    ? target.geluErf
+                       : form == "gelu_tanh" ? target.geluTanh
+                                             : target.swish;
+      if (kind.empty()) {
+        planner.refuse(step, form == "gelu_erf" && !target.geluTanh.empty()
+                                 ? llvm::formatv("{0}'s GELU is the tanh approximation, not "
+                                                 "the erf form",
+                                                 plan.name)
+                                       .str()
+                                 : llvm::formatv("{0} takes no {1}", plan.name, form).str());
         break;
       }
-      llvm::append_range(plan.fused, gelu);
-      plan.result = gelu.back()->getResult(0);
+      plan.postOps.push_back(kind);
+      if (!decide(before, step))
+        break;
       continue;
     }
-    if (!plan.result.hasOneUse())
+    if (!plan.result.hasOneUse()) {
+      // A call writes one value: an epilogue op beside other readers would leave them without
+      // the value before it.
+      for (Operation *user : plan.result.getUsers())
+        if (isa<graph::MaxOp, graph::MinOp, graph::AddOp, graph::MulOp, graph::DivOp>(user) &&
+            user->getResult(0).getType() == plan.result.getType()) {
+          planner.refuse({"", plan.result, {user}, Value()},
+                         llvm::formatv("the value before it has {0} readers",
+                                       std::distance(plan.result.getUsers().begin(),
+                                                     plan.result.getUsers().end()))
+                             .str());
+          break;
+        }
       break;
+    }
     Operation *user = *plan.result.getUsers().begin();
     if (user->getBlock() != plan.anchor->getBlock())
       break;
@@ -485,19 +545,23 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
     // residual stream of a half-precision transformer) writes f32 itself: the cast is not a
     // kernel, the rounding to bf16 is skipped, and what follows (the residual add) can join
     // the epilogue.
-    if (auto widen = dyn_cast<graph::CastOp>(user);
-        widen && plan.target->f32Result && !plan.widened) {
+    if (auto widen = dyn_cast<graph::CastOp>(user)) {
       auto from = cast<RankedTensorType>(plan.result.getType());
       auto to = cast<RankedTensorType>(widen.getType());
-      if (!from.getElementType().isBF16() || !to.getElementType().isF32() ||
+      if (plan.widened || !from.getElementType().isBF16() || !to.getElementType().isF32() ||
           from.getShape() != to.getShape())
         break;
+      fusion::EpilogueStep step{"f32 result", plan.result, {user}, Value()};
+      if (!target.f32Result) {
+        planner.refuse(step, llvm::formatv("{0} writes its operands' type", plan.name).str());
+        break;
+      }
       plan.widened = true;
-      plan.fused.push_back(user);
-      plan.result = widen.getResult();
+      if (!decide(before, step))
+        break;
       continue;
     }
-    if (!isa<graph::MaxOp, graph::MinOp, graph::AddOp>(user))
+    if (!isa<graph::MaxOp, graph::MinOp, graph::AddOp, graph::MulOp, graph::DivOp>(user))
       break;
     // The result keeps the call's shape: the other operand broadcasts into it.
     if (user->getResult(0).getType() != plan.result.getType())
@@ -505,23 +569,42 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan) {
     Value other = user->getOperand(0) == plan.result ? user->getOperand(1) : user->getOperand(0);
     if (other == plan.result)
       break;
+    fusion::EpilogueStep step{"", plan.result, {user}, Value()};
     if (isa<graph::AddOp>(user)) {
       builder.setInsertionPoint(user);
-      if (failed(appendAddend(builder, plan, other)))
+      if (failed(appendAddend(builder, plan, other))) {
+        planner.refuse(step, llvm::formatv("{0} cannot add {1} to a result of {2}", plan.name,
+                                           other.getType(), plan.result.getType())
+                                 .str());
         break;
+      }
+      step.kind = plan.hasBias && !before.hasBias ? "bias" : plan.postOps.back();
+      // A splat shift is a parameter of the call, not a tensor it reads.
+      step.operand = step.kind == "linear" ? Value() : other;
+    } else if (isa<graph::MulOp, graph::DivOp>(user)) {
+      // A scale by a constant: x * c, c * x, x / c (x * (1 / c), within a rounding of x / c).
+      std::optional<float> factor = splatConstant(other);
+      bool divides = isa<graph::DivOp>(user);
+      if (!factor || (divides && user->getOperand(0) != plan.result))
+        break;
+      float scale = divides ? 1.0f / *factor : *factor;
+      step.kind = "scale";
+      if (!std::isfinite(scale) || scale == 0.0f) {
+        planner.refuse(step, "a scale by 0 or by a factor f32 cannot hold");
+        break;
+      }
+      appendScale(plan, scale);
     } else {
       std::optional<float> bound = splatConstant(other);
       if (!bound)
         break;
       appendBound(plan, isa<graph::MaxOp>(user), *bound);
+      step.kind = plan.postOps.back();
     }
-    if (!plan.target->supports(plan)) {
-      plan = std::move(before);
+    if (!decide(before, step))
       break;
-    }
-    plan.fused.push_back(user);
-    plan.result = user->getResult(0);
   }
+  planner.end();
 }
 
 /// A plan for `anchor` as a call of `name` with `operands`, before any epilogue.
@@ -652,7 +735,8 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
       plan.postOps.push_back("linear");
       plan.postOpArgs.append({alpha, 0.0f});
     }
-    if (!target.supports(plan))
+    std::string why;
+    if (!target.supports(plan, why))
       return failure();
     return plan;
   }
@@ -675,7 +759,8 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
     scaled = graph::MulOp::create(builder, gemm.getLoc(), cType, c, factor);
     c = scaled->getResult(0);
   }
-  if (failed(appendAddend(builder, plan, c)) || !target.supports(plan)) {
+  std::string why;
+  if (failed(appendAddend(builder, plan, c)) || !target.supports(plan, why)) {
     if (scaled) {
       Operation *factor = scaled->getOperand(1).getDefiningOp();
       scaled->erase();
@@ -1148,39 +1233,58 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
 }
 
 /// What cuDNN and cuBLASLt fuse (runtime/src/cuda/cuda_library_call.h): for matrix products
-/// `[linear(alpha, 0)] [add FULL] [relu]` with a bias only without `linear`; for convolutions
-/// `[add FULL] [relu]`.
-bool cudaSupports(const CallPlan &plan) {
+/// `[linear(alpha, 0)] [add FULL] [relu | gelu]` with a bias only without `linear`; for
+/// convolutions `[add FULL] [relu]`.
+bool cudaSupports(const CallPlan &plan, std::string &why) {
   auto resultType = cast<RankedTensorType>(plan.result.getType());
   bool matmul = plan.name == "cublaslt.matmul";
   size_t next = 0, addends = 0;
   enum { kStart, kLinear, kAdd, kActivation } stage = kStart;
   for (StringRef kind : plan.postOps) {
     if (kind == "linear") {
-      if (!matmul || stage != kStart || plan.hasBias || plan.postOpArgs[next + 1] != 0.0f)
+      if (!matmul)
+        why = "cuDNN's fused convolutions take no scale";
+      else if (stage != kStart || plan.hasBias)
+        why = "cuBLASLt's alpha scales the product alone, before its bias and addend";
+      else if (plan.postOpArgs[next + 1] != 0.0f)
+        why = "cuBLASLt's alpha scales without a shift";
+      if (!why.empty())
         return false;
       next += 2;
       stage = kLinear;
     } else if (kind == "add") {
-      if (stage == kAdd || stage == kActivation)
+      if (stage == kAdd || stage == kActivation) {
+        why = stage == kAdd ? "the CUDA libraries add one tensor" : "an add after the activation";
         return false;
+      }
       auto addendType = cast<RankedTensorType>(plan.addends[addends++].getType());
       if (classifyAddend(addendType, resultType, plan.biasAxis) != Broadcast::Full ||
-          addendType.getShape() != resultType.getShape())
+          addendType.getShape() != resultType.getShape()) {
+        why = "the CUDA libraries add a tensor of the result's shape (or a bias)";
         return false;
+      }
       stage = kAdd;
     } else if (kind == "relu" || (kind == "gelu" && matmul)) {
-      if (stage == kActivation)
+      if (stage == kActivation) {
+        why = "a second activation";
         return false;
+      }
       stage = kActivation;
     } else {
+      why = (kind == "gelu" ? "cuDNN's fused convolutions take relu alone"
+                            : llvm::formatv("{0} takes no {1}", plan.name, kind).str());
       return false;
     }
   }
   return true;
 }
 
-bool cpuSupports(const CallPlan &plan) { return eltwiseParametersAgree(plan); }
+bool cpuSupports(const CallPlan &plan, std::string &why) {
+  if (eltwiseParametersAgree(plan))
+    return true;
+  why = "oneDNN keeps one set of parameters per activation kind in a call";
+  return false;
+}
 
 // cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
 constexpr Target kCudaTarget{"cudnn.convolution",
@@ -1250,7 +1354,8 @@ Operation *widenToF32(OpBuilder &builder, Operation *op) {
 /// Selects the library calls of `target` in a module.
 class LibraryCallSelector {
 public:
-  explicit LibraryCallSelector(const Target &target) : target(target) {}
+  LibraryCallSelector(const Target &target, fusion::EpiloguePlanner &planner)
+      : target(target), planner(planner) {}
   LibraryCallSelector(Target &&) = delete;
 
   void run(ModuleOp module) {
@@ -1290,7 +1395,7 @@ public:
         emitCall(builder, symbols, module, *plan);
         continue;
       }
-      fuseEpilogue(builder, *plan);
+      fuseEpilogue(builder, *plan, planner);
       absorbDataMovement(*plan);
       emitCall(builder, symbols, module, *plan);
     }
@@ -1344,7 +1449,22 @@ public:
   }
 
   const Target &target;
+  fusion::EpiloguePlanner &planner;
 };
+
+/// Selects the calls of `target` in `module`, their epilogues decided by the fusion planner with
+/// the cost model of `device` (a name or a description file), and records its decisions.
+LogicalResult selectLibraryCalls(ModuleOp module, const Target &target, StringRef device) {
+  std::string error;
+  std::optional<fusion::DeviceDescription> description =
+      fusion::DeviceDescription::load(device, error);
+  if (!description)
+    return module.emitError() << "the fusion cost model: " << error;
+  fusion::EpiloguePlanner planner(*description);
+  LibraryCallSelector(target, planner).run(module);
+  planner.record(module);
+  return success();
+}
 
 struct SelectCpuLibraryCallsPass
     : impl::SelectCpuLibraryCallsPassBase<SelectCpuLibraryCallsPass> {
@@ -1355,7 +1475,8 @@ struct SelectCpuLibraryCallsPass
     target.bf16 = nativeBf16;
     if (!fuseAttention)
       target.attention = "";
-    LibraryCallSelector(target).run(getOperation());
+    if (failed(selectLibraryCalls(getOperation(), target, device)))
+      signalPassFailure();
   }
 };
 
@@ -1367,7 +1488,8 @@ struct SelectCudaLibraryCallsPass
     Target target = kCudaTarget;
     if (!fuseAttention)
       target.attention = "";
-    LibraryCallSelector(target).run(getOperation());
+    if (failed(selectLibraryCalls(getOperation(), target, device)))
+      signalPassFailure();
   }
 };
 

@@ -163,6 +163,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     if (cuda) {
       SelectCudaLibraryCallsPassOptions select;
       select.fuseAttention = options.attention != "unfused";
+      select.device = fusionDevice(options);
       pm.addPass(createSelectCudaLibraryCallsPass(select));
     } else {
       // oneDNN computes bf16 where the host has AVX512-BF16 (the CPU artifact is built for the
@@ -171,6 +172,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
       select.nativeBf16 = features.lookup("avx512bf16");
       select.fuseAttention = options.attention != "unfused";
+      select.device = fusionDevice(options);
       pm.addPass(createSelectCpuLibraryCallsPass(select));
     }
     if (cuda && options.convLayout != "nchw") {

@@ -114,7 +114,7 @@ func.func @linear_twice(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x
 // Tests that a batched matmul with a broadcast weight takes its last-axis bias add as the bias.
 // CHECK-LABEL: func.func @batched_bias
 // CHECK: call @onednn.matmul_0(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<2x7x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<2x7x3xf32>
-// CHECK-NOT: graph.add
+// CHECK-NOT: = graph.add
 func.func @batched_bias(%x: tensor<2x7x8xf32>, %w: tensor<8x3xf32>, %b: tensor<3xf32>) -> tensor<2x7x3xf32> {
   %0 = graph.matmul %x, %w : (tensor<2x7x8xf32>, tensor<8x3xf32>) -> tensor<2x7x3xf32>
   %1 = graph.add %0, %b : (tensor<2x7x3xf32>, tensor<3xf32>) -> tensor<2x7x3xf32>
@@ -387,11 +387,13 @@ func.func @attention_repeated_sequence(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x4
 // Tests that attention's products read Q, K (transposed) and V through the reshape, transpose
 // and split of the fused projection, and write the merged heads, as strides, where the attention
 // is not one call (the probabilities are a result too): the views index the projection and the
-// result (tokens 16 apart), and no data movement is left.
+// result (tokens 16 apart), and no data movement is left. The scores' scale is the call's (the
+// mask, broadcast over heads and rows, is not).
 // CHECK-LABEL: func.func @attention_products_views
 // CHECK-SAME: (%[[QKV:.+]]: tensor<2x8x48xf32>, %[[MASK:.+]]: tensor<2x1x1x8xf32>)
 // CHECK: %[[P:.+]] = graph.reshape %[[QKV]] to [2, 8, 3, 2, 8]
-// CHECK-NEXT: %[[S:.+]] = call @onednn.matmul_0(%[[P]], %[[P]]) {a_view = array<i64: 0, 2, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 2, 2, 8, 8, 384, 8, 1, 48>}
+// CHECK-NEXT: %[[S:.+]] = call @onednn.matmul_0(%[[P]], %[[P]]) {a_view = array<i64: 0, 2, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 2, 2, 8, 8, 384, 8, 1, 48>, post_op_args = array<f32: 3.500000e-01, 0.000000e+00>, post_ops = ["linear"]}
+// CHECK-NEXT: graph.add %[[S]], %[[MASK]]
 // CHECK: %[[W:.+]] = graph.softmax
 // CHECK-NEXT: %[[O:.+]] = call @onednn.matmul_1(%[[W]], %[[P]]) {b_view = array<i64: 32, 2, 2, 8, 8, 384, 8, 48, 1>, dst_view = array<i64: 0, 2, 2, 8, 8, 128, 8, 16, 1>} : (tensor<2x2x8x8xf32>, tensor<2x8x3x2x8xf32>) -> tensor<2x8x16xf32>
 // CHECK-NOT: kiln.attention
