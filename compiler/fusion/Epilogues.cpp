@@ -68,6 +68,10 @@ bool EpiloguePlanner::take(const EpilogueStep &step) {
   KernelWork kernel{flops, bytesOf(step.input) + operandBytes + bytesOf(out)};
   if (kernelSeconds(device_, kernel) <= operandBytes / device_.bytesPerSecond)
     return false;
+  // An op another call refused (an add beside other readers of that call's result) is this
+  // call's step now: no refusal stands for it.
+  llvm::erase_if(refusals_,
+                 [&](const Refusal &refusal) { return llvm::is_contained(step.ops, refusal.op); });
   if (kinds_.empty())
     inputBytes_ = bytesOf(step.input);
   kinds_.push_back(step.kind.str());
@@ -79,8 +83,9 @@ bool EpiloguePlanner::take(const EpilogueStep &step) {
 }
 
 void EpiloguePlanner::refuse(const EpilogueStep &step, StringRef why) {
-  refusals_.push_back(llvm::formatv("not in the epilogue of {0} ({1}): {2}: {3}", library_,
-                                    nodeOf(anchor_), describeOps(step.ops), why));
+  refusals_.push_back(
+      {step.ops.front(), llvm::formatv("not in the epilogue of {0} ({1}): {2}: {3}", library_,
+                                       nodeOf(anchor_), describeOps(step.ops), why)});
 }
 
 void EpiloguePlanner::end() {
@@ -113,8 +118,8 @@ void EpiloguePlanner::record(ModuleOp module) const {
       totalSaving_ * 1e6, refusals_.size())));
   for (const std::string &line : calls_)
     lines.push_back(builder.getStringAttr(line));
-  for (const std::string &line : refusals_)
-    lines.push_back(builder.getStringAttr(line));
+  for (const Refusal &refusal : refusals_)
+    lines.push_back(builder.getStringAttr(refusal.line));
   module->setAttr(kEpilogueReportAttr, builder.getArrayAttr(lines));
 }
 

@@ -54,7 +54,8 @@ public:
   /// reading the operand as it writes. Taken steps are recorded.
   bool take(const EpilogueStep &step);
   /// Records that `step` stays out of the call because the library (or the graph) does not
-  /// allow it: `why` says which.
+  /// allow it: `why` says which. The refusal is dropped if a later call takes the step's ops (a
+  /// residual add beside other readers of one call's result is the next call's epilogue).
   void refuse(const EpilogueStep &step, llvm::StringRef why);
   /// Ends the current call's epilogue.
   void end();
@@ -74,7 +75,14 @@ private:
   /// operands, and of the value the last writes.
   double flops_ = 0, inputBytes_ = 0, operandBytes_ = 0, outputBytes_ = 0;
 
-  llvm::SmallVector<std::string> calls_, refusals_;
+  llvm::SmallVector<std::string> calls_;
+  /// A refused step: its first op (compared with later calls' steps only, never dereferenced:
+  /// the op may be gone by the time the report is recorded) and the report's line.
+  struct Refusal {
+    mlir::Operation *op;
+    std::string line;
+  };
+  llvm::SmallVector<Refusal> refusals_;
   size_t callsWithSteps_ = 0, stepsTaken_ = 0, opsTaken_ = 0;
   double totalSaving_ = 0, totalBytes_ = 0;
 };

@@ -510,12 +510,13 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
                        : form == "gelu_tanh" ? target.geluTanh
                                              : target.swish;
       if (kind.empty()) {
-        planner.refuse(step, form == "gelu_erf" && !target.geluTanh.empty()
-                                 ? llvm::formatv("{0}'s GELU is the tanh approximation, not "
-                                                 "the erf form",
-                                                 plan.name)
-                                       .str()
-                                 : llvm::formatv("{0} takes no {1}", plan.name, form).str());
+        planner.refuse(step,
+                       form == "gelu_erf" && !target.geluTanh.empty() && plan.name == target.matmul
+                           ? llvm::formatv("{0}'s GELU is the tanh approximation, not "
+                                           "the erf form",
+                                           plan.name)
+                                 .str()
+                           : llvm::formatv("{0} takes no {1}", plan.name, form).str());
         break;
       }
       plan.postOps.push_back(kind);
