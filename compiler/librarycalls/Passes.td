@@ -19,7 +19,11 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
     or "onednn.matmul"); one declaration per call name and signature, named `<name>_<k>`. It
     is a module pass because it adds those declarations to the module.
 
-    Epilogues are fused while the intermediate value has a single use:
+    Epilogues are fused while the intermediate value has a single use. Each step is proposed to
+    the fusion planner (compiler/fusion/Epilogues.h), which takes it where the library takes it
+    and its cost model (`device`) says the call beats the kernel the step would otherwise be,
+    and records its decisions on the module (`kiln.epilogue_report`: each call's steps, each
+    refused step with the reason), which kiln-plan-fusion moves into the fusion report:
 
     - `graph.max(x, 0)` becomes the post-op `relu`; `graph.max` / `graph.min` with any other
       splat constant become `clip` (a `min` right after a `relu` or a lower `clip` tightens it,
@@ -29,6 +33,9 @@ def SelectCpuLibraryCallsPass : Pass<"kiln-select-cpu-library-calls", "mlir::Mod
       and the call has none (a constant channel bias is reshaped to `C`), otherwise the post-op
       `add` with that tensor as an extra operand;
     - `graph.add` of a tensor of the result's shape (a residual) becomes the post-op `add`;
+    - `graph.mul` by a splat constant, or `graph.div` of the result by one (a multiplication by
+      its reciprocal, within a rounding of the division), becomes the post-op `linear(c, 0)`,
+      or scales the `linear` right before it;
     - GELU, however the exporter wrote it (the elementwise ops reading the result, with splat
       constants, recognized by evaluating them): the exact form becomes oneDNN's `gelu_erf`
       (cuBLASLt has none: it stays a generated kernel), the tanh approximation oneDNN's
@@ -102,10 +109,12 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
 
     Only the epilogues the libraries fuse are taken, in this order: a bias (channel axis for
     convolutions, last axis for matrix products), for matrix products a leading `linear(alpha, 0)`
-    (cuBLASLt's alpha; never together with a bias, which the library adds after the scaling), at
-    most one `add` of a tensor of the result's shape (cuBLASLt's C with beta 1, cuDNN's pointwise
-    add), and a final `relu`. Clips, shifts and broadcast adds stay graph ops and are fused into
-    generated kernels.
+    (cuBLASLt's alpha: a gemm's alpha, or a scale of the product by a constant right after it;
+    never together with a bias, which the library adds after the scaling), at most one `add` of
+    a tensor of the result's shape (cuBLASLt's C with beta 1, cuDNN's pointwise add), and a final
+    `relu` (or, for matrix products, GELU's tanh approximation). Clips, shifts, SiLU, GELU's erf
+    form and broadcast adds stay graph ops and are fused into generated kernels; the fusion
+    planner decides each step and reports the refused ones with the reason, as on the CPU.
 
     Strided operands and results are taken as far back (or forward) along the data movement as
     cuBLASLt's matrix layouts express them: unit stride along one of the last two dimensions and
