@@ -336,9 +336,11 @@ struct FoldDataMovementPass : impl::FoldDataMovementPassBase<FoldDataMovementPas
     SmallVector<linalg::TransposeOp> transposes;
     getOperation().walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
     for (linalg::TransposeOp op : transposes) {
+      // A size read of the transpose (the lowering's tensor.dim of a LayerNormalization's
+      // input) reads the generic's result as well.
       bool fusible = llvm::all_of(op->getUsers(), [](Operation *user) {
         return isa<linalg::GenericOp, tensor::ExtractSliceOp, tensor::ConcatOp,
-                   tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user);
+                   tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::DimOp>(user);
       });
       if (!fusible || op->use_empty())
         continue;

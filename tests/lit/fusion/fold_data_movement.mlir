@@ -164,3 +164,42 @@ func.func @heads_of_a_fused_projection(%qkv: tensor<1x8x96xf32>) -> tensor<1x2x8
   } -> tensor<1x2x8x16xf32>
   return %n : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// Tests that a transpose whose size is also read (a tensor.dim, as the lowering of a
+// LayerNormalization over channels leaves it) is written as a generic all the same, and copied
+// into both its readers (a row sum and a subtraction), which then read x through the
+// permutation: no kernel of its own is left for the transpose (ConvNeXt's NCHW to NHWC before
+// each layer norm on CUDA, whose row kernels take no per-element value from another op).
+// CHECK-LABEL: func.func @transpose_with_size_read
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+// FUSED-DAG: #[[PERMUTED:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+// FUSED-LABEL: func.func @transpose_with_size_read
+// FUSED-SAME: (%[[X:.+]]: tensor<1x4x2x3xf32>)
+// FUSED: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[PERMUTED]], {{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<1x4x2x3xf32>)
+// FUSED: %[[SUB:.+]] = linalg.generic {indexing_maps = [#[[PERMUTED]], {{.+}}} ins(%[[X]], %[[SUM]] : tensor<1x4x2x3xf32>, tensor<1x2x3xf32>)
+// FUSED-NOT: linalg.generic
+// FUSED: return %[[SUB]]
+func.func @transpose_with_size_read(%x: tensor<1x4x2x3xf32>) -> (tensor<1x2x3x4xf32>, index) {
+  %e = tensor.empty() : tensor<1x2x3x4xf32>
+  %t = linalg.transpose ins(%x : tensor<1x4x2x3xf32>) outs(%e : tensor<1x2x3x4xf32>) permutation = [0, 2, 3, 1]
+  %c3 = arith.constant 3 : index
+  %d = tensor.dim %t, %c3 : tensor<1x2x3x4xf32>
+  %z = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x2x3xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e1 : tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%t : tensor<1x2x3x4xf32>) outs(%f : tensor<1x2x3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x3xf32>
+  %e2 = tensor.empty() : tensor<1x2x3x4xf32>
+  %sub = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t, %sum : tensor<1x2x3x4xf32>, tensor<1x2x3xf32>) outs(%e2 : tensor<1x2x3x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x3x4xf32>
+  return %sub, %d : tensor<1x2x3x4xf32>, index
+}
