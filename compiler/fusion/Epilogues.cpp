@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -53,7 +54,7 @@ void EpiloguePlanner::begin(StringRef library, Operation *anchor) {
   anchor_ = anchor;
   kinds_.clear();
   ops_.clear();
-  flops_ = inputBytes_ = operandBytes_ = outputBytes_ = 0;
+  flops_ = inputBytes_ = operandBytes_ = outputBytes_ = producerSeconds_ = 0;
 }
 
 bool EpiloguePlanner::take(const EpilogueStep &step) {
@@ -61,13 +62,35 @@ bool EpiloguePlanner::take(const EpilogueStep &step) {
   double elements = elementsOf(out), flops = 0;
   for (Operation *op : step.ops)
     flops += elementFlops(op) * elements;
-  // Out of the call, the step is a kernel reading the call's result and its operand and writing
-  // its own; in the call, the library reads the operand as it writes (the arithmetic overlaps
-  // the write).
+  double bandwidth = device_.bytesPerSecond;
   double operandBytes = bytesOf(step.operand);
-  KernelWork kernel{flops, bytesOf(step.input) + operandBytes + bytesOf(out)};
-  if (kernelSeconds(device_, kernel) <= operandBytes / device_.bytesPerSecond)
+  // What the operand is read from out of the call: itself, or its producer's inputs, which the
+  // kernel taking the step computes it from.
+  double sourceBytes = operandBytes, producerSeconds = 0;
+  if (Operation *producer = step.operandProducer) {
+    sourceBytes = 0;
+    llvm::SmallPtrSet<Value, 4> read;
+    for (Value operand : producer->getOperands())
+      if (read.insert(operand).second)
+        sourceBytes += bytesOf(operand);
+    KernelWork work{elementFlops(producer) * elementsOf(step.operand), sourceBytes + operandBytes};
+    producerSeconds = kernelSeconds(device_, work);
+  }
+  // In the call: the library reads the operand as it writes (the arithmetic overlaps the write).
+  double fused = producerSeconds + operandBytes / bandwidth;
+  // Out of it: the reader's kernel reads the call's result and the operand's sources instead of
+  // the step's result, or the step is a kernel of its own.
+  double unfused =
+      step.readerFuses
+          ? std::max(0.0, bytesOf(step.input) + sourceBytes - bytesOf(out)) / bandwidth
+          : kernelSeconds(device_, {flops, bytesOf(step.input) + sourceBytes + bytesOf(out)});
+  if (fused > unfused) {
+    refuse(step, llvm::formatv("modeled slower in the call ({0:F2} us, its operand a kernel's "
+                               "result of its own) than in its reader's kernel ({1:F2} us)",
+                               fused * 1e6, unfused * 1e6)
+                     .str());
     return false;
+  }
   // An op another call refused (an add beside other readers of that call's result) is this
   // call's step now: no refusal stands for it.
   llvm::erase_if(refusals_,
@@ -78,6 +101,7 @@ bool EpiloguePlanner::take(const EpilogueStep &step) {
   llvm::append_range(ops_, step.ops);
   flops_ += flops;
   operandBytes_ += operandBytes;
+  producerSeconds_ += producerSeconds;
   outputBytes_ = bytesOf(out);
   return true;
 }
@@ -95,7 +119,8 @@ void EpiloguePlanner::end() {
   // reading the call's result and the steps' operands and writing the last step's result: the
   // call saves that kernel but for reading the operands.
   KernelWork kernel{flops_, inputBytes_ + operandBytes_ + outputBytes_};
-  double saving = kernelSeconds(device_, kernel) - operandBytes_ / device_.bytesPerSecond;
+  double saving =
+      kernelSeconds(device_, kernel) - operandBytes_ / device_.bytesPerSecond - producerSeconds_;
   double bytes = inputBytes_ + outputBytes_;
   calls_.push_back(llvm::formatv("{0} ({1}) with {2}: {3} ops; {4:F1} KiB, {5:F2} us modeled saved",
                                  library_, nodeOf(anchor_), llvm::join(kinds_, ", "), ops_.size(),

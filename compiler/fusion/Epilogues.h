@@ -40,6 +40,14 @@ struct EpilogueStep {
   mlir::Value input;
   llvm::SmallVector<mlir::Operation *> ops;
   mlir::Value operand;
+  /// The op computing `operand` for this step alone (its one reader), which out of the call would
+  /// be computed inside the step's kernel and never stored (a broadcast sum of a bias and a
+  /// mask), and in the call must be a kernel of its own; null where the operand exists anyway.
+  mlir::Operation *operandProducer = nullptr;
+  /// Whether the step's result has one reader that is a generated kernel's op, which would take
+  /// the step's ops into its kernel (a softmax after a masked product): out of the call the step
+  /// costs that kernel's extra reads, not a kernel of its own.
+  bool readerFuses = false;
 };
 
 /// The planner's epilogue decisions for one module.
@@ -49,9 +57,11 @@ public:
 
   /// Starts the epilogue of a call of `library` (e.g. "onednn.matmul") computing `anchor`.
   void begin(llvm::StringRef library, mlir::Operation *anchor);
-  /// Whether `step`, which the library takes, joins the call: the kernel it would otherwise be
-  /// (its ops reading the call's result and its operand, writing their own) against the call
-  /// reading the operand as it writes. Taken steps are recorded.
+  /// Whether `step`, which the library takes, joins the call. In the call it costs reading its
+  /// operand as the call writes, and the kernel computing the operand where the step was its
+  /// only reader; out of the call, the extra reads of the kernel its reader would take it into
+  /// (the call's result and the operand, or the operand's own inputs), or a kernel of its own.
+  /// Ties go to the call. Taken steps are recorded; a step the model refuses is reported.
   bool take(const EpilogueStep &step);
   /// Records that `step` stays out of the call because the library (or the graph) does not
   /// allow it: `why` says which. The refusal is dropped if a later call takes the step's ops (a
@@ -74,6 +84,8 @@ private:
   /// The steps taken so far: their FLOPs, the bytes of the value the first reads, of their
   /// operands, and of the value the last writes.
   double flops_ = 0, inputBytes_ = 0, operandBytes_ = 0, outputBytes_ = 0;
+  /// The kernels computing taken steps' operands for the call alone.
+  double producerSeconds_ = 0;
 
   llvm::SmallVector<std::string> calls_;
   /// A refused step: its first op (compared with later calls' steps only, never dereferenced:

@@ -471,14 +471,31 @@ void appendScale(CallPlan &plan, float factor) {
   plan.postOpArgs.append({factor, 0.0f});
 }
 
-/// What an epilogue op adds to the call as a step: its kind, and the tensor it reads besides the
-/// call's result. `why` says why an op of an epilogue's kind cannot be a step (empty when the op
-/// is no epilogue op at all).
-struct ProposedStep {
-  StringRef kind;
-  Value operand;
-  std::string why;
-};
+/// Whether a generated kernel computes `op` inside its readers: each element from its operands'
+/// (broadcast) elements alone.
+bool isElementwise(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::MaxOp, graph::MinOp,
+             graph::PowOp, graph::CompareOp, graph::SelectOp, graph::ExpandOp>(op);
+}
+
+/// What the planner weighs a step against out of the call: whether its result's one reader is a
+/// generated kernel's op (elementwise, a reduction, a normalization), and whether its operand is
+/// computed for it alone by an elementwise op, which that kernel would compute instead of
+/// reading it.
+void describeSurroundings(fusion::EpilogueStep &step) {
+  Value result = step.ops.back()->getResult(0);
+  if (result.hasOneUse()) {
+    Operation *reader = *result.getUsers().begin();
+    step.readerFuses =
+        isElementwise(reader) ||
+        isa<graph::SoftmaxOp, graph::LogSoftmaxOp, graph::LayerNormOp, graph::ReduceSumOp,
+            graph::ReduceMeanOp, graph::ReduceMaxOp, graph::ReduceMinOp>(reader);
+  }
+  if (Operation *producer = step.operand ? step.operand.getDefiningOp() : nullptr;
+      producer && step.operand.hasOneUse() && isElementwise(producer))
+    step.operandProducer = producer;
+}
 
 /// The chain of ops the planner takes into the call after its anchor (single-use max / min /
 /// add, scales by constants, a widening cast, GELU or SiLU), a step at a time, each as far as
@@ -494,6 +511,7 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
       planner.refuse(step, why);
       return false;
     }
+    describeSurroundings(step);
     if (!planner.take(step)) {
       plan = std::move(before);
       return false;

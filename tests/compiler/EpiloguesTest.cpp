@@ -127,5 +127,48 @@ TEST_F(EpiloguePlannerTest, DropsARefusalWhenALaterCallTakesTheOp) {
                       "value before it has 2 readers");
 }
 
+TEST_F(EpiloguePlannerTest, RefusesAnAddendComputedForTheCallAlone) {
+  std::vector<Operation *> ops = parse(R"mlir(
+    func.func @f(%s: tensor<8x64x32xf32>, %k: tensor<8x32x64xf32>, %mask: tensor<1x64x64xf32>, %bias: tensor<8x1x64xf32>) -> tensor<8x64x64xf32> {
+      %bm = graph.add %bias, %mask : (tensor<8x1x64xf32>, tensor<1x64x64xf32>) -> tensor<8x64x64xf32>
+      %0 = graph.matmul %s, %k : (tensor<8x64x32xf32>, tensor<8x32x64xf32>) -> tensor<8x64x64xf32>
+      %1 = graph.add %0, %bm : (tensor<8x64x64xf32>, tensor<8x64x64xf32>) -> tensor<8x64x64xf32>
+      %2 = graph.softmax %1 {axis = 2 : i64} : tensor<8x64x64xf32>
+      return %2 : tensor<8x64x64xf32>
+    })mlir");
+  ASSERT_EQ(ops.size(), 4u);
+  Operation *sum = ops[0], *matmul = ops[1], *add = ops[2];
+  DeviceDescription a100 = *DeviceDescription::named("a100");
+  EpiloguePlanner planner(a100);
+  planner.begin("cublaslt.matmul", matmul);
+  EpilogueStep step{"add", matmul->getResult(0), {add}, add->getOperand(1)};
+  step.operandProducer = sum;
+  step.readerFuses = true;
+  EXPECT_FALSE(planner.take(step));
+  planner.end();
+
+  // In the call: a kernel adding the 2 KiB bias and the 16 KiB mask into 128 KiB, then the call
+  // reading those 128 KiB. Out of it: the softmax's kernel reads the bias and the mask.
+  double addend = 8 * 64 * 64 * 4, sources = 8 * 64 * 4 + 64 * 64 * 4;
+  double fused =
+      kernelSeconds(a100, {8 * 64 * 64, sources + addend}) + addend / a100.bytesPerSecond;
+  double unfused = sources / a100.bytesPerSecond;
+  std::vector<std::string> lines = report(planner);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1], llvm::formatv("not in the epilogue of cublaslt.matmul (graph.matmul): "
+                                    "graph.add: modeled slower in the call ({0:F2} us, its operand "
+                                    "a kernel's result of its own) than in its reader's kernel "
+                                    "({1:F2} us)",
+                                    fused * 1e6, unfused * 1e6)
+                          .str());
+
+  // The same addend as an input of the program exists anyway: the call takes it (a tie with the
+  // softmax's kernel reading it).
+  planner.begin("cublaslt.matmul", matmul);
+  step.operandProducer = nullptr;
+  EXPECT_TRUE(planner.take(step));
+  planner.end();
+}
+
 } // namespace
 } // namespace kiln::fusion

@@ -73,3 +73,34 @@ func.func @vetoes(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32
   %5 = graph.div %three, %4 : (tensor<f32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return %0, %1, %3, %5 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// Tests the cost model's veto: an addend computed for the call alone (a bias and a mask added,
+// broadcast to the scores' shape, as Swin's shifted windows export it) would be a kernel of its
+// own, its result written and read back; out of the call the softmax's kernel computes it from
+// the bias and the mask. The scale joins the call, the add stays with the softmax, and the
+// report gives both modeled times.
+// CPU: module attributes {kiln.epilogue_report = ["library epilogues (cpu device model): 1 calls take 1 ops in 1 steps
+// CPU-SAME: "onednn.matmul (graph.matmul) with scale: 1 ops;
+// CPU-SAME: "not in the epilogue of onednn.matmul (graph.matmul): graph.add: modeled slower in the call ({{[0-9.]+}} us, its operand a kernel's result of its own) than in its reader's kernel ({{[0-9.]+}} us)"]}
+// CPU-LABEL: func.func @addend_for_the_call_alone
+// CPU: %[[BM:.+]] = graph.add
+// CPU: %[[S:.+]] = call @onednn.matmul_0(%{{.+}}, %{{.+}}) {post_op_args = array<f32: 1.250000e-01, 0.000000e+00>, post_ops = ["linear"]}
+// CPU-NEXT: %[[A:.+]] = graph.add %[[S]], %[[BM]]
+// CPU-NEXT: graph.softmax %[[A]]
+// CUDA: module attributes {kiln.epilogue_report = ["library epilogues (a100 device model): 1 calls take 1 ops in 1 steps
+// CUDA-SAME: "not in the epilogue of cublaslt.matmul (graph.matmul): graph.add: modeled slower in the call
+// CUDA-LABEL: func.func @addend_for_the_call_alone
+// CUDA: %[[S:.+]] = call @cublaslt.matmul_0(%{{.+}}, %{{.+}}) {post_op_args = array<f32: 1.250000e-01, 0.000000e+00>, post_ops = ["linear"]}
+// CUDA-NEXT: graph.add %[[S]]
+func.func @addend_for_the_call_alone(%q: tensor<4x2x64x32xf32>, %k: tensor<4x2x32x64xf32>, %mask: tensor<4x1x64x64xf32>) -> tensor<4x2x64x64xf32> {
+  %bias = graph.constant dense<0.5> : tensor<1x2x64x64xf32>
+  %scale = graph.constant dense<0.125> : tensor<f32>
+  %bm = graph.add %bias, %mask : (tensor<1x2x64x64xf32>, tensor<4x1x64x64xf32>) -> tensor<4x2x64x64xf32>
+  %s = graph.matmul %q, %k : (tensor<4x2x64x32xf32>, tensor<4x2x32x64xf32>) -> tensor<4x2x64x64xf32>
+  %s1 = graph.mul %s, %scale : (tensor<4x2x64x64xf32>, tensor<f32>) -> tensor<4x2x64x64xf32>
+  %s2 = graph.add %s1, %bm : (tensor<4x2x64x64xf32>, tensor<4x2x64x64xf32>) -> tensor<4x2x64x64xf32>
+  %p = graph.softmax %s2 {axis = 3 : i64} : tensor<4x2x64x64xf32>
+  return %p : tensor<4x2x64x64xf32>
+}
