@@ -6,7 +6,8 @@
 // kernels by. Library-call selection (compiler/librarycalls) proposes each step of an anchor's
 // epilogue in order (a bias, a residual add, a bound, a scale, an activation, a widening cast)
 // with what its library takes; the planner takes a step when the library takes it and the call
-// doing it costs less than the kernel it would otherwise be, and says why a step stays out. The
+// doing it costs no more than the generated kernel that would otherwise do it (the step's
+// reader's, or one of its own), and says why a step stays out. The
 // decisions are recorded on the module and printed with the fusion report
 // (`kiln compile --report`).
 //
