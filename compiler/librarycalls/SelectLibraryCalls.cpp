@@ -1,9 +1,11 @@
 //===- SelectLibraryCalls.cpp - Convolutions and matrix products to vendor libraries -===//
 //
 // Replaces graph.conv, graph.matmul and graph.gemm with calls of library-call declarations
-// (oneDNN on the CPU, cuDNN and cuBLASLt on CUDA) and fuses their single-use elementwise
-// epilogues (ReLU, clip, bias and residual adds) into the calls' post-ops, as far as the target's
-// library fuses them. The parameter encoding is the runtime's
+// (oneDNN on the CPU, cuDNN and cuBLASLt on CUDA) and proposes their single-use elementwise
+// epilogues (bias and residual adds, ReLU and clips, scales by constants, GELU, SiLU, a widening
+// cast) to the fusion planner (compiler/fusion/Epilogues.h) step by step, as far as the target's
+// library fuses them; the steps it takes become the calls' post-ops. The parameter encoding is
+// the runtime's
 // (runtime/src/cpu/onednn/onednn_kernels.h, runtime/src/cuda/cuda_library_call.h).
 //
 //===----------------------------------------------------------------------===//
