@@ -208,6 +208,12 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       elementwise.maxRepeatedEvaluations = shared.maxRepeatedEvaluations = 1 << 22;
     shared.device = fusionDevice(options);
     pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwisePass(elementwise));
+    // Elementwise fusion propagates reshapes through reductions (a global pooling's kept unit
+    // dims become an expansion of its input): folded into their readers again, a producer read
+    // by such a reduction and by another kernel has only generics as readers, which
+    // kiln-fuse-shared-producers copies it into (EfficientNet's SiLU before its
+    // squeeze-and-excitation, on CUDA).
+    pm.addNestedPass<mlir::func::FuncOp>(createFoldDataMovementPass());
     pm.addNestedPass<mlir::func::FuncOp>(createFuseSharedProducersPass(shared));
     // Dimensions of the run read from intermediate values (an exporter's Shape of a hidden
     // state) resolve to the inputs' dimensions, so no value is kept alive for its shape alone.
