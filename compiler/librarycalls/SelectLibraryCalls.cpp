@@ -30,6 +30,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -78,6 +79,9 @@ struct Target {
   bool halfAttention;
   /// Whether the attention call zeroes the rows the mask leaves no key in (zero_masked_rows).
   bool attentionZeroesMaskedRows;
+  /// Whether the call adds its bias after a leading `linear` scales the product (cuBLASLt's
+  /// alpha and bias epilogue) rather than before its post-ops (oneDNN).
+  bool biasAfterScale;
 };
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
@@ -293,7 +297,11 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   // (a gemm's C of shape N with M = 1).
   bool biasShaped = addendType.getRank() == 1 && plan.biasAxis == resultType.getRank() - 1 &&
                     addendType.getDimSize(0) == resultType.getDimSize(plan.biasAxis);
-  if ((broadcast == Broadcast::BiasAxis || biasShaped) && !plan.hasBias && plan.postOps.empty()) {
+  // The bias is the first epilogue step, or, where the library adds it after scaling the
+  // product, the first after that scale.
+  bool biasNext = plan.postOps.empty() || (plan.target->biasAfterScale &&
+                                           plan.postOps.size() == 1 && plan.postOps[0] == "linear");
+  if ((broadcast == Broadcast::BiasAxis || biasShaped) && !plan.hasBias && biasNext) {
     if (Value bias = asBias(builder, addend, resultType.getDimSize(plan.biasAxis))) {
       plan.operands.push_back(bias);
       plan.hasBias = true;
@@ -461,6 +469,33 @@ std::pair<StringRef, SmallVector<Operation *>> matchActivation(Value x) {
   return {};
 }
 
+/// Replaces the plan's bias (its last operand) by the same f32 constant times `factor`, created
+/// before `at`; fails for a bias that is no f32 constant with its bytes at hand.
+LogicalResult scaleBias(OpBuilder &builder, CallPlan &plan, Operation *at, float factor) {
+  auto constant = plan.operands.back().getDefiningOp<graph::ConstantOp>();
+  auto type = constant ? dyn_cast<RankedTensorType>(constant.getType()) : RankedTensorType();
+  if (!type || !type.getElementType().isF32())
+    return failure();
+  SmallVector<float> values;
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue()); dense && dense.isSplat()) {
+    values.assign(type.getNumElements(), dense.getSplatValue<float>());
+  } else if (std::optional<ArrayRef<char>> bytes = graph::rawConstantData(constant.getValue())) {
+    values.resize(bytes->size() / sizeof(float));
+    std::memcpy(values.data(), bytes->data(), values.size() * sizeof(float));
+  } else {
+    return failure();
+  }
+  for (float &value : values)
+    value *= factor;
+  builder.setInsertionPoint(at);
+  ArrayRef<char> scaled(reinterpret_cast<const char *>(values.data()),
+                        values.size() * sizeof(float));
+  plan.operands.back() = graph::ConstantOp::create(
+      builder, constant.getLoc(), type,
+      graph::rawConstantLike(constant.getValue(), type, scaled, "_scaled"));
+  return success();
+}
+
 /// Appends a scale by `factor` to the epilogue: it scales a `linear` right before it, or becomes
 /// `linear(factor, 0)`.
 void appendScale(CallPlan &plan, float factor) {
@@ -475,10 +510,8 @@ void appendScale(CallPlan &plan, float factor) {
 
 /// Whether a generated kernel computes `op` inside its readers: each element from its operands'
 /// (broadcast) elements alone.
-bool isElementwise(Operation *op) {
-  return op->hasTrait<OpTrait::Elementwise>() ||
-         isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp, graph::MaxOp, graph::MinOp,
-             graph::PowOp, graph::CompareOp, graph::SelectOp, graph::ExpandOp>(op);
+bool computedInReaders(Operation *op) {
+  return graph::isElementwise(op) || isa<graph::ExpandOp>(op);
 }
 
 /// What the planner weighs a step against out of the call: whether its result's one reader is a
@@ -490,12 +523,12 @@ void describeSurroundings(fusion::EpilogueStep &step) {
   if (result.hasOneUse()) {
     Operation *reader = *result.getUsers().begin();
     step.readerFuses =
-        isElementwise(reader) ||
+        computedInReaders(reader) ||
         isa<graph::SoftmaxOp, graph::LogSoftmaxOp, graph::LayerNormOp, graph::ReduceSumOp,
             graph::ReduceMeanOp, graph::ReduceMaxOp, graph::ReduceMinOp>(reader);
   }
   if (Operation *producer = step.operand ? step.operand.getDefiningOp() : nullptr;
-      producer && step.operand.hasOneUse() && isElementwise(producer))
+      producer && step.operand.hasOneUse() && computedInReaders(producer))
     step.operandProducer = producer;
 }
 
@@ -613,6 +646,15 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
       if (!std::isfinite(scale) || scale == 0.0f) {
         planner.refuse(step, "a scale by 0 or by a factor f32 cannot hold");
         break;
+      }
+      // Where the library scales the product before adding the bias, a scale after the bias
+      // scales the bias too: a constant bias is scaled here.
+      if (target.biasAfterScale && plan.hasBias) {
+        if (!plan.postOps.empty() || failed(scaleBias(builder, plan, user, scale))) {
+          planner.refuse(step, "cuBLASLt's alpha scales the product alone, before its bias "
+                               "(a bias that is no f32 constant is not scaled with it)");
+          break;
+        }
       }
       appendScale(plan, scale);
     } else {
@@ -1265,8 +1307,8 @@ bool cudaSupports(const CallPlan &plan, std::string &why) {
     if (kind == "linear") {
       if (!matmul)
         why = "cuDNN's fused convolutions take no scale";
-      else if (stage != kStart || plan.hasBias)
-        why = "cuBLASLt's alpha scales the product alone, before its bias and addend";
+      else if (stage != kStart)
+        why = "cuBLASLt's alpha scales the product alone, before its addend";
       else if (plan.postOpArgs[next + 1] != 0.0f)
         why = "cuBLASLt's alpha scales without a shift";
       if (!why.empty())
@@ -1323,7 +1365,8 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              /*tf32=*/true,
                              /*f32Result=*/false,
                              /*halfAttention=*/true,
-                             /*attentionZeroesMaskedRows=*/false};
+                             /*attentionZeroesMaskedRows=*/false,
+                             /*biasAfterScale=*/true};
 
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
@@ -1340,7 +1383,8 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             /*tf32=*/false,
                             /*f32Result=*/true,
                             /*halfAttention=*/false,
-                            /*attentionZeroesMaskedRows=*/true};
+                            /*attentionZeroesMaskedRows=*/true,
+                            /*biasAfterScale=*/false};
 
 /// For a library that does not compute in a half precision (oneDNN's f16 here, and its bf16 on a
 /// CPU without AVX512-BF16): a f16 or bf16 matmul, gemm or convolution becomes the same op in f32

@@ -183,15 +183,16 @@ TEST(CudaLibraryCallCheckTest, PostOpsOutOfOrderAreRefused) {
   expectRefused(two_adds, KILN_STATUS_INVALID_ARGUMENT, "is a second 'add'");
 }
 
-TEST(CudaLibraryCallCheckTest, LinearMustBeAPureScaleWithoutBias) {
+TEST(CudaLibraryCallCheckTest, LinearMustBeAPureScale) {
   LibraryCallBuilder shifted("cublaslt.matmul");
   shifted.binding({8, 16}).binding({16, 12}).binding({8, 12});
   shifted.strings("post_ops", {"linear"}).floats("post_op_args", {2.0f, 1.0f});
   expectRefused(shifted, KILN_STATUS_INVALID_ARGUMENT, "has shift 1");
 
+  // With a bias, alpha scales the product and the bias is added after it (cuBLASLt's order).
   LibraryCallBuilder with_bias = validMatmul();
   with_bias.strings("post_ops", {"linear", "relu"}).floats("post_op_args", {2.0f, 0.0f});
-  expectRefused(with_bias, KILN_STATUS_INVALID_ARGUMENT, "cannot be fused with a bias");
+  expectAccepted(with_bias);
 
   LibraryCallBuilder missing_args("cublaslt.matmul");
   missing_args.binding({8, 16}).binding({16, 12}).binding({8, 12});
@@ -812,6 +813,29 @@ TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaAndAddend) {
   if (HasFailure()) return;
   std::vector<float> expected = referenceMatmul(a, {k, m}, b, {k, n}, true, false, {m, n});
   for (int64_t i = 0; i < m * n; ++i) expected[i] = 0.5f * expected[i] + addend[i];
+  expectResult(actual, expected);
+}
+
+// Alpha scales the product alone; the bias is added after it, then ReLU (cuBLASLt's order, which
+// the compiler relies on when it scales a constant bias for a scale written after it).
+TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaThenBiasAndRelu) {
+  int type = elementType();
+  const int64_t m = 20, k = 40, n = 24;
+  std::vector<float> a = roundTo(type, randomValues({m, k}, 12));
+  std::vector<float> b = roundTo(type, randomValues({k, n}, 13));
+  std::vector<float> bias = roundTo(type, randomValues({n}, 14));
+  LibraryCallBuilder builder("cublaslt.matmul");
+  builder.binding({m, k}, BufferKind::Arena, 0, type)
+      .binding({k, n}, BufferKind::Arena, 0, type)
+      .binding({n}, BufferKind::Arena, 0, type)
+      .binding({m, n}, BufferKind::Arena, 0, type);
+  builder.strings("post_ops", {"linear", "relu"}).floats("post_op_args", {0.25f, 0.0f});
+  std::vector<float> actual = run(builder.build(), type, {a, b, bias}, m * n);
+  if (HasFailure())
+    return;
+  std::vector<float> expected = referenceMatmul(a, {m, k}, b, {k, n}, false, false, {m, n});
+  for (int64_t i = 0; i < m * n; ++i)
+    expected[i] = std::max(0.25f * expected[i] + bias[i % n], 0.0f);
   expectResult(actual, expected);
 }
 

@@ -133,10 +133,7 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
       if (args[next_arg + 1] != 0.0f)
         return view.invalid(where + " has shift " + std::to_string(args[next_arg + 1]) +
                             "; cuBLASLt's alpha scales without a shift (expected 0)");
-      if (epilogue.bias_binding >= 0)
-        return view.invalid(where +
-                            " cannot be fused with a bias: cuBLASLt's alpha scales the "
-                            "product but not the bias");
+      // With a bias, alpha scales the product alone: the bias is added after it.
       epilogue.alpha = args[next_arg];
       next_arg += 2;
     } else if (kind == "add") {

@@ -21,7 +21,8 @@
 //
 // post_ops is the epilogue in order; each of "linear" takes two post_op_args
 // (alpha, beta: x -> alpha * x + beta), the others none:
-//   "linear"  only first, with beta 0: scales the product (cuBLASLt's alpha)
+//   "linear"  only first, with beta 0: scales the product (cuBLASLt's alpha),
+//             not the bias, which is added after it
 //   "add"     at most one: a tensor of the result's shape (cuBLASLt's C with
 //             beta 1; cuDNN's pointwise add)
 //   "relu"    last

@@ -27,13 +27,14 @@ func.func @scales(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32>
 // -----
 
 // Tests that a scale after the bias joins a oneDNN call (`linear` after the bias) and stays out
-// of a cuBLASLt call, whose alpha scales the product before the bias: the report says so.
+// of a cuBLASLt call, whose alpha scales the product before the bias, when the bias is no
+// constant to scale with it: the report says so.
 // CPU-LABEL: func.func @scale_after_bias
 // CPU: %[[Y:.+]] = call @onednn.matmul_0(%{{.+}}, %{{.+}}, %{{.+}}) {post_op_args = array<f32: 5.000000e-01, 0.000000e+00>, post_ops = ["linear"]}
 // CPU-NEXT: return %[[Y]]
 // CUDA: module attributes {kiln.epilogue_report = ["library epilogues (a100 device model): 1 calls take 1 ops in 1 steps
 // CUDA-SAME: "cublaslt.matmul (graph.matmul) with bias: 1 ops;
-// CUDA-SAME: "not in the epilogue of cublaslt.matmul (graph.matmul): graph.mul: cuBLASLt's alpha scales the product alone, before its bias and addend"]}
+// CUDA-SAME: "not in the epilogue of cublaslt.matmul (graph.matmul): graph.mul: cuBLASLt's alpha scales the product alone, before its bias (a bias that is no f32 constant is not scaled with it)"]}
 // CUDA-LABEL: func.func @scale_after_bias
 // CUDA: %[[P:.+]] = call @cublaslt.matmul_0(%{{.+}}, %{{.+}}, %{{.+}}) :
 // CUDA-NEXT: %[[Y:.+]] = graph.mul %[[P]], %{{.+}}
@@ -103,4 +104,33 @@ func.func @addend_for_the_call_alone(%q: tensor<4x2x64x32xf32>, %k: tensor<4x2x3
   %s2 = graph.add %s1, %bm : (tensor<4x2x64x64xf32>, tensor<4x2x64x64xf32>) -> tensor<4x2x64x64xf32>
   %p = graph.softmax %s2 {axis = 3 : i64} : tensor<4x2x64x64xf32>
   return %p : tensor<4x2x64x64xf32>
+}
+
+// -----
+
+// Tests the two orders of a scale and a constant bias on CUDA, where cuBLASLt adds the bias
+// after alpha scales the product: a scale after the bias scales a copy of the constant bias
+// (0.5 * 3 = 1.5) and becomes alpha; a bias after the scale is the call's bias as it is. On the
+// CPU oneDNN adds the bias first: there the first is a bias and a `linear`, the second a
+// `linear` and an `add` of the bias.
+// CUDA-LABEL: func.func @scale_and_constant_bias
+// CUDA-DAG: %[[SCALED:.+]] = graph.constant dense<1.500000e+00> : tensor<16xf32>
+// CUDA-DAG: %[[BIAS:.+]] = graph.constant dense<3.000000e+00> : tensor<16xf32>
+// CUDA: %[[P:.+]] = call @cublaslt.matmul_0(%{{.+}}, %{{.+}}, %[[SCALED]]) {post_op_args = array<f32: 5.000000e-01, 0.000000e+00>, post_ops = ["linear"]}
+// CUDA: %[[Q:.+]] = call @cublaslt.matmul_0(%{{.+}}, %{{.+}}, %[[BIAS]]) {post_op_args = array<f32: 2.500000e-01, 0.000000e+00>, post_ops = ["linear"]}
+// CUDA-NEXT: return %[[P]], %[[Q]]
+// CPU-LABEL: func.func @scale_and_constant_bias
+// CPU: call @onednn.matmul_0(%{{.+}}, %{{.+}}, %{{.+}}) {post_op_args = array<f32: 5.000000e-01, 0.000000e+00>, post_ops = ["linear"]}
+// CPU: call @onednn.matmul_0(%{{.+}}, %{{.+}}, %{{.+}}) {post_op_args = array<f32: 2.500000e-01, 0.000000e+00>, post_ops = ["linear", "add"]}
+func.func @scale_and_constant_bias(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %b = graph.constant dense<3.0> : tensor<16xf32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %four = graph.constant dense<4.0> : tensor<f32>
+  %0 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = graph.add %0, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %2 = graph.mul %1, %half : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %3 = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %4 = graph.div %3, %four : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %5 = graph.add %4, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %2, %5 : tensor<4x16xf32>, tensor<4x16xf32>
 }

@@ -59,8 +59,8 @@ func.func @half_attention(%q: tensor<2x4x8x16xf16>, %k: tensor<2x4x16x8xf16>) ->
 // -----
 
 // Tests that gemm's alpha is cuBLASLt's (a leading linear with shift 0) and that a full-shape C
-// (scaled by beta before the call) is the call's add; a bias-shaped C next to alpha != 1 would
-// be added after the scaling, so that gemm stays a graph op.
+// (scaled by beta before the call) is the call's add; a bias-shaped C next to alpha != 1 is the
+// call's bias, which cuBLASLt adds after the scaling, as gemm does.
 // CHECK-LABEL: func.func @gemm_alpha_beta
 // CHECK: %[[C2:.+]] = graph.mul %{{.+}}, %{{.+}} : (tensor<5x6xf32>, tensor<f32>) -> tensor<5x6xf32>
 // CHECK: call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %{{.+}}, %[[C2]])
@@ -72,8 +72,9 @@ func.func @gemm_alpha_beta(%a: tensor<3x5xf32>, %b: tensor<6x3xf32>, %c: tensor<
 }
 
 // CHECK-LABEL: func.func @gemm_alpha_bias
-// CHECK-NOT: call
-// CHECK: graph.gemm
+// CHECK-SAME: (%[[A:.+]]: tensor<4x8xf32>, %[[B:.+]]: tensor<8x6xf32>, %[[C:.+]]: tensor<6xf32>)
+// CHECK: call @cublaslt.matmul_{{[0-9]+}}(%[[A]], %[[B]], %[[C]]) {post_op_args = array<f32: 2.000000e+00, 0.000000e+00>, post_ops = ["linear"]}
+// CHECK-NOT: graph.gemm
 func.func @gemm_alpha_bias(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %c: tensor<6xf32>) -> tensor<4x6xf32> {
   %0 = graph.gemm %a, %b, %c {alpha = 2.0 : f32} : (tensor<4x8xf32>, tensor<8x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
