@@ -109,8 +109,9 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
 
     Only the epilogues the libraries fuse are taken, in this order: a bias (channel axis for
     convolutions, last axis for matrix products), for matrix products a leading `linear(alpha, 0)`
-    (cuBLASLt's alpha: a gemm's alpha, or a scale of the product by a constant right after it;
-    never together with a bias, which the library adds after the scaling), at most one `add` of
+    (cuBLASLt's alpha: a gemm's alpha, or a scale of the product by a constant; the library adds
+    the bias after the scaling, so a scale written after a bias is taken only where the bias is a
+    constant, scaled with it, and a bias written after the scale is the call's), at most one `add` of
     a tensor of the result's shape (cuBLASLt's C with beta 1, cuDNN's pointwise add), and a final
     `relu` (or, for matrix products, GELU's tanh approximation). Clips, shifts, SiLU, GELU's erf
     form and broadcast adds stay graph ops and are fused into generated kernels; the fusion
