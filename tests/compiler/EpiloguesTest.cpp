@@ -47,7 +47,8 @@ protected:
   std::vector<std::string> report(const EpiloguePlanner &planner) {
     planner.record(*module);
     std::vector<std::string> lines;
-    for (auto line : (*module)->getAttrOfType<ArrayAttr>(kEpilogueReportAttr).getAsRange<StringAttr>())
+    for (auto line :
+         (*module)->getAttrOfType<ArrayAttr>(kEpilogueReportAttr).getAsRange<StringAttr>())
       lines.push_back(line.getValue().str());
     return lines;
   }

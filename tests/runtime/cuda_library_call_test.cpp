@@ -816,6 +816,16 @@ TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaAndAddend) {
   expectResult(actual, expected);
 }
 
+/// A cublaslt.matmul of a[m x k] and b[k x n] with a bias[n], writing d[m x n].
+LibraryCallBuilder biasedMatmul(int type, int64_t m, int64_t k, int64_t n) {
+  LibraryCallBuilder builder("cublaslt.matmul");
+  builder.binding({m, k}, BufferKind::Arena, 0, type)
+      .binding({k, n}, BufferKind::Arena, 0, type)
+      .binding({n}, BufferKind::Arena, 0, type)
+      .binding({m, n}, BufferKind::Arena, 0, type);
+  return builder;
+}
+
 // Alpha scales the product alone; the bias is added after it, then ReLU (cuBLASLt's order, which
 // the compiler relies on when it scales a constant bias for a scale written after it).
 TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaThenBiasAndRelu) {
@@ -824,15 +834,10 @@ TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaThenBiasAndRelu) {
   std::vector<float> a = roundTo(type, randomValues({m, k}, 12));
   std::vector<float> b = roundTo(type, randomValues({k, n}, 13));
   std::vector<float> bias = roundTo(type, randomValues({n}, 14));
-  LibraryCallBuilder builder("cublaslt.matmul");
-  builder.binding({m, k}, BufferKind::Arena, 0, type)
-      .binding({k, n}, BufferKind::Arena, 0, type)
-      .binding({n}, BufferKind::Arena, 0, type)
-      .binding({m, n}, BufferKind::Arena, 0, type);
+  LibraryCallBuilder builder = biasedMatmul(type, m, k, n);
   builder.strings("post_ops", {"linear", "relu"}).floats("post_op_args", {0.25f, 0.0f});
   std::vector<float> actual = run(builder.build(), type, {a, b, bias}, m * n);
-  if (HasFailure())
-    return;
+  if (HasFailure()) return;
   std::vector<float> expected = referenceMatmul(a, {m, k}, b, {k, n}, false, false, {m, n});
   for (int64_t i = 0; i < m * n; ++i)
     expected[i] = std::max(0.25f * expected[i] + bias[i % n], 0.0f);
@@ -845,11 +850,7 @@ TEST_P(CudaLibraryCallGpuTest, MatmulWithBiasAndGelu) {
   std::vector<float> a = roundTo(type, randomValues({m, k}, 9));
   std::vector<float> b = roundTo(type, randomValues({k, n}, 10));
   std::vector<float> bias = roundTo(type, randomValues({n}, 11));
-  LibraryCallBuilder builder("cublaslt.matmul");
-  builder.binding({m, k}, BufferKind::Arena, 0, type)
-      .binding({k, n}, BufferKind::Arena, 0, type)
-      .binding({n}, BufferKind::Arena, 0, type)
-      .binding({m, n}, BufferKind::Arena, 0, type);
+  LibraryCallBuilder builder = biasedMatmul(type, m, k, n);
   builder.strings("post_ops", {"gelu"});
   std::vector<float> actual = run(builder.build(), type, {a, b, bias}, m * n);
   if (HasFailure()) return;
