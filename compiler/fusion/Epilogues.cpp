@@ -85,10 +85,13 @@ bool EpiloguePlanner::take(const EpilogueStep &step) {
           ? std::max(0.0, bytesOf(step.input) + sourceBytes - bytesOf(out)) / bandwidth
           : kernelSeconds(device_, {flops, bytesOf(step.input) + sourceBytes + bytesOf(out)});
   if (fused > unfused) {
-    refuse(step, llvm::formatv("modeled slower in the call ({0:F2} us, its operand a kernel's "
-                               "result of its own) than in its reader's kernel ({1:F2} us)",
-                               fused * 1e6, unfused * 1e6)
-                     .str());
+    refuse(step,
+           llvm::formatv("modeled slower in the call ({0:F2} us, its operand a kernel's "
+                         "result of its own) than {1} ({2:F2} us)",
+                         fused * 1e6,
+                         step.readerFuses ? "in its reader's kernel" : "as a kernel of its own",
+                         unfused * 1e6)
+               .str());
     return false;
   }
   // An op another call refused (an add beside other readers of that call's result) is this
