@@ -508,6 +508,12 @@ void appendScale(CallPlan &plan, float factor) {
   plan.postOpArgs.append({factor, 0.0f});
 }
 
+/// Whether `op` is of a kind a call's epilogue may take with another operand: a bound (max,
+/// min), an add (bias, residual, shift) or a scale (mul, div).
+bool isBinaryEpilogueOp(Operation *op) {
+  return isa<graph::MaxOp, graph::MinOp, graph::AddOp, graph::MulOp, graph::DivOp>(op);
+}
+
 /// Whether a generated kernel computes `op` inside its readers: each element from its operands'
 /// (broadcast) elements alone.
 bool computedInReaders(Operation *op) {
@@ -581,12 +587,10 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
       // A call writes one value: an epilogue op beside other readers would leave them without
       // the value before it.
       for (Operation *user : plan.result.getUsers())
-        if (isa<graph::MaxOp, graph::MinOp, graph::AddOp, graph::MulOp, graph::DivOp>(user) &&
-            user->getResult(0).getType() == plan.result.getType()) {
+        if (isBinaryEpilogueOp(user) && user->getResult(0).getType() == plan.result.getType()) {
           planner.refuse({"", plan.result, {user}, Value()},
                          llvm::formatv("the value before it has {0} readers",
-                                       std::distance(plan.result.getUsers().begin(),
-                                                     plan.result.getUsers().end()))
+                                       llvm::range_size(plan.result.getUsers()))
                              .str());
           break;
         }
@@ -615,7 +619,7 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
         break;
       continue;
     }
-    if (!isa<graph::MaxOp, graph::MinOp, graph::AddOp, graph::MulOp, graph::DivOp>(user))
+    if (!isBinaryEpilogueOp(user))
       break;
     // The result keeps the call's shape: the other operand broadcasts into it.
     if (user->getResult(0).getType() != plan.result.getType())
