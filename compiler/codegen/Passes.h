@@ -53,6 +53,10 @@ inline constexpr llvm::StringLiteral kCudaScratchAttr = "kiln.cuda_scratch";
 /// binding dimensions), or a unit attribute for one of static shape. Program formation sizes
 /// the buffer per run from them (kiln.dims).
 inline constexpr llvm::StringLiteral kCudaScratchDimsAttr = "kiln.cuda_scratch_dims";
+/// On an scf.for kiln-lower-linalg-to-loops made for a parallel dimension: its LLVM loop
+/// annotation, a `parallelAccesses` group that kiln-attach-access-groups gives the loop's loads
+/// and stores (convert-scf-to-cf carries it to the loop's back edge).
+inline constexpr llvm::StringLiteral kParallelLoopAttr = "llvm.loop_annotation";
 /// The gpu.module holding every generated CUDA kernel.
 inline constexpr llvm::StringLiteral kCudaKernelModule = "kiln_kernels";
 

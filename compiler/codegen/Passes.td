@@ -209,6 +209,35 @@ def ExportCpuDispatchAbiPass : Pass<"kiln-export-cpu-dispatch-abi", "mlir::Modul
 // Lowering and code objects
 //===----------------------------------------------------------------------===//
 
+def AttachAccessGroupsPass : Pass<"kiln-attach-access-groups", "mlir::ModuleOp"> {
+  let summary = "Puts the loads and stores of each loop annotated parallel in its access group";
+  let description = [{
+    Runs on the LLVM dialect. A back edge (`llvm.br`) carrying the discardable
+    `llvm.loop_annotation` kiln-lower-linalg-to-loops put on an `scf.for` gets it as its own loop
+    annotation, and every memory operation of that loop (the header and each block that reaches
+    the back edge without passing it) joins the annotation's `parallelAccesses` groups, so that
+    LLVM reads the loop as parallel (`llvm.loop.parallel_accesses`) and the vectorizer needs no
+    run-time alias check.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerLinalgToLoopsPass : Pass<"kiln-lower-linalg-to-loops", "mlir::ModuleOp"> {
+  let summary = "Lowers linalg ops to scf.for loops, marking the innermost parallel ones";
+  let description = [{
+    Upstream's `convert-linalg-to-loops` (one `scf.for` per dimension, the index arithmetic
+    folded), run on bufferized ops. When an op's innermost dimension is parallel and indexes
+    every output, its loop gets an LLVM loop annotation with an access group of its own
+    (`parallelAccesses`): iterations of it touch disjoint output elements, inputs are only read,
+    and an input that shares an output's buffer (an in-place kernel) is read at the element being
+    written. Without the annotation the LLVM vectorizer checks the pointers' overlap at run time,
+    and an in-place kernel fails the check and runs scalar code. kiln-attach-access-groups puts
+    the loop's accesses in the group after the lowering to the LLVM dialect.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
 def ApproximateMathPass : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
   let summary = "Replaces f32 transcendental math with MLIR's polynomial approximations";
   let description = [{

@@ -265,12 +265,14 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     kernels.addPass(createExpandFloat8ConversionsPass());
     kernels.addPass(createEraseEmptyBindingsPass());
     kernels.addPass(createBindRunSizesPass());
-    addTextual(kernels, "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
+    kernels.addPass(createLowerLinalgToLoopsPass());
+    addTextual(kernels, "lower-affine,convert-scf-to-cf,"
                         "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
                         "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
                         "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
                         "convert-arith-to-llvm,convert-cf-to-llvm,convert-index-to-llvm,"
                         "convert-ub-to-llvm,reconcile-unrealized-casts");
+    kernels.addPass(createAttachAccessGroupsPass());
     kernels.addPass(createExportCpuDispatchAbiPass());
   } else if (stage == "object") {
     pm.addPass(createEmitCpuExecutablePass());
