@@ -12,9 +12,11 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_TILEDISPATCHESPASS
@@ -77,6 +79,13 @@ void convertToDestinationPassing(func::FuncOp function) {
     Value output = function.getArgument(firstOutput + i);
     if (auto dps = result.getDefiningOp<DestinationStyleOpInterface>()) {
       OpOperand *init = dps.getTiedOpOperand(cast<OpResult>(result));
+      // Slices inserted one after another (a concatenation's operands) start from the tensor
+      // the first one is inserted into.
+      while (auto insert = init->get().getDefiningOp<tensor::InsertSliceOp>()) {
+        if (!insert->hasOneUse())
+          break;
+        init = &insert.getDestMutable();
+      }
       if (Operation *fresh = freshDestination(init->get())) {
         OpBuilder local(dps);
         if (auto fill = dyn_cast<linalg::FillOp>(fresh)) {
@@ -301,6 +310,35 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       if (!function->hasAttr(kDispatchAttr) || function.isExternal())
         continue;
       IRRewriter rewriter(function.getContext());
+      // A concatenation no fusion took in (one read by a library call) is a kernel of its own:
+      // as the generic kiln-fold-data-movement writes for one, it is split into workgroups and
+      // written straight into the output, where tensor.concat would be one workgroup copying
+      // through a buffer of its own. Along the last axis the generic's reads would wrap
+      // within the rows the vectorizer walks: that one becomes a copy of each operand into its
+      // slice of the output (insert_slice), one workgroup still, but one pass.
+      SmallVector<tensor::ConcatOp> concats;
+      function.walk([&](tensor::ConcatOp concat) { concats.push_back(concat); });
+      for (tensor::ConcatOp concat : concats)
+        if (concat.getDim() + 1 < concat.getResultType().getRank())
+          (void)writeConcatAsGeneric(rewriter, concat);
+      RewritePatternSet decompose(function.getContext());
+      tensor::populateDecomposeTensorConcatPatterns(decompose);
+      if (failed(applyPatternsGreedily(function, std::move(decompose))))
+        return signalPassFailure();
+      // A slice that is the kernel's result (one no view can be: strided, or not contiguous) is
+      // a copy; as a linalg.copy it is split into workgroups like any other root.
+      for (Value result : function.getBody().front().getTerminator()->getOperands()) {
+        auto slice = result.getDefiningOp<tensor::ExtractSliceOp>();
+        if (!slice)
+          continue;
+        rewriter.setInsertionPointAfter(slice);
+        Location loc = slice.getLoc();
+        Value init =
+            tensor::EmptyOp::create(rewriter, loc, tensor::getMixedSizes(rewriter, loc, slice),
+                                    slice.getType().getElementType());
+        auto copy = linalg::CopyOp::create(rewriter, loc, slice.getResult(), init);
+        rewriter.replaceAllUsesExcept(slice.getResult(), copy.getResult(0), copy);
+      }
       bool tileable = true;
       function.walk(
           [&](linalg::GenericOp op) { tileable &= readWrappedOperandsInBody(rewriter, op); });

@@ -280,15 +280,13 @@ template <typename ReshapeOp> void foldUnitReshapeIntoReaders(ReshapeOp reshape)
   }
 }
 
-/// Writes `concat` as a generic over its result reading operand k at (i - start_k) mod size_k
-/// along the axis and selecting by i.
-void writeConcatAsGeneric(IRRewriter &rewriter, tensor::ConcatOp concat, int64_t maxOperands) {
+} // namespace
+
+FailureOr<linalg::GenericOp> writeConcatAsGeneric(RewriterBase &rewriter, tensor::ConcatOp concat) {
   RankedTensorType type = concat.getResultType();
   int64_t axis = concat.getDim();
-  if (!type.hasStaticShape() || concat.getInputs().size() < 2 ||
-      static_cast<int64_t>(concat.getInputs().size()) > maxOperands ||
-      !readOnlyByGenerics(concat.getResult()))
-    return;
+  if (!type.hasStaticShape() || concat.getInputs().size() < 2)
+    return failure();
   MLIRContext *context = concat.getContext();
   int64_t rank = type.getRank();
   SmallVector<AffineMap> maps;
@@ -297,7 +295,7 @@ void writeConcatAsGeneric(IRRewriter &rewriter, tensor::ConcatOp concat, int64_t
   for (Value input : concat.getInputs()) {
     int64_t size = cast<RankedTensorType>(input.getType()).getDimSize(axis);
     if (size == 0)
-      return;
+      return failure();
     SmallVector<AffineExpr> results;
     for (int64_t d = 0; d < rank; ++d) {
       AffineExpr index = getAffineDimExpr(d, context);
@@ -325,7 +323,10 @@ void writeConcatAsGeneric(IRRewriter &rewriter, tensor::ConcatOp concat, int64_t
         linalg::YieldOp::create(b, l, chosen);
       });
   rewriter.replaceOp(concat, generic.getResult(0));
+  return generic;
 }
+
+namespace {
 
 struct FoldDataMovementPass : impl::FoldDataMovementPassBase<FoldDataMovementPass> {
   using Base::Base;
@@ -354,7 +355,9 @@ struct FoldDataMovementPass : impl::FoldDataMovementPassBase<FoldDataMovementPas
     SmallVector<tensor::ConcatOp> concats;
     getOperation().walk([&](tensor::ConcatOp op) { concats.push_back(op); });
     for (tensor::ConcatOp op : concats)
-      writeConcatAsGeneric(rewriter, op, maxConcatOperands);
+      if (static_cast<int64_t>(op.getInputs().size()) <= maxConcatOperands &&
+          readOnlyByGenerics(op.getResult()))
+        (void)writeConcatAsGeneric(rewriter, op);
     // Reshapes that only insert or drop unit dimensions (an unsqueeze before a broadcast), once
     // a reshape through one dimension (the lowering's collapse then expand) is made one.
     RewritePatternSet patterns(&getContext());

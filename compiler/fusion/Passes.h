@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -75,6 +76,12 @@ inline constexpr int64_t kViewByteAlignment = 256;
 /// wrapping read leaves; a tensor read in the body is not sliced. Returns false when an operand
 /// had to stay (the only one reading along some loop by a bare index): `op` must not be tiled.
 bool readWrappedOperandsInBody(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp op);
+
+/// Writes `concat` (static shape, at least two operands, none empty along the axis) as a
+/// generic over its result that reads operand k at `(i - start_k) mod size_k` along the axis
+/// (in bounds at every point) and selects by `i`; fails, changing nothing, otherwise.
+mlir::FailureOr<mlir::linalg::GenericOp> writeConcatAsGeneric(mlir::RewriterBase &rewriter,
+                                                              mlir::tensor::ConcatOp concat);
 
 /// Collects the names of the model nodes recorded in a location (NameLoc inside FusedLoc and
 /// CallSiteLoc).

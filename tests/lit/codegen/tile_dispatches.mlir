@@ -162,18 +162,59 @@ module @two_results {
 
 // -----
 
-// Tests that a root without a tiling (tensor.concat) stays whole, its result materialized into
-// the output argument.
+// Tests that a concatenation along the last axis becomes each operand inserted into its slice of
+// the output argument (one pass, no buffer of its own), which stays one workgroup.
 // CHECK-LABEL: func.func private @concat
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<64x64xf32>{{.*}}, %[[B:[a-z0-9]+]]: tensor<64x64xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<64x128xf32> {bufferization.writable = true})
 // CHECK-NOT: scf.forall
-// CHECK: %[[C:.+]] = tensor.concat dim(1) %[[A]], %[[B]]
-// CHECK-NEXT: %[[D:.+]] = bufferization.materialize_in_destination %[[C]] in %[[OUT]]
+// CHECK: %[[FIRST:.+]] = tensor.insert_slice %[[A]] into %[[OUT]][0, 0] [64, 64] [1, 1]
+// CHECK-NEXT: %[[BOTH:.+]] = tensor.insert_slice %[[B]] into %[[FIRST]][0, 64] [64, 64] [1, 1]
+// CHECK-NEXT: %[[D:.+]] = bufferization.materialize_in_destination %[[BOTH]] in %[[OUT]]
 // CHECK-NEXT: return %[[D]]
 module @concat {
   func.func private @concat(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x128xf32> attributes {kiln.dispatch} {
     %0 = tensor.concat dim(1) %a, %b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x128xf32>
     return %0 : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// Tests that a concatenation along another axis (a kernel of its own, read by a library call)
+// becomes the generic kiln-fold-data-movement writes, reading its operands in the body, and is
+// split into workgroups like any generic: tensor.concat would be one workgroup.
+// CHECK-LABEL: func.func private @concat_rows
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<384x512xf32>{{.*}}, %[[B:[a-z0-9]+]]: tensor<128x512xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<512x512xf32> {bufferization.writable = true})
+// CHECK: %[[LOOP:.+]] = scf.forall
+// CHECK: linalg.generic
+// CHECK-DAG: tensor.extract %[[A]]
+// CHECK-DAG: tensor.extract %[[B]]
+// CHECK: arith.select
+// CHECK: tensor.parallel_insert_slice
+// CHECK: bufferization.materialize_in_destination %[[LOOP]] in %[[OUT]]
+// CHECK-NOT: tensor.concat
+module @concat_rows {
+  func.func private @concat_rows(%a: tensor<384x512xf32>, %b: tensor<128x512xf32>) -> tensor<512x512xf32> attributes {kiln.dispatch} {
+    %0 = tensor.concat dim(0) %a, %b : (tensor<384x512xf32>, tensor<128x512xf32>) -> tensor<512x512xf32>
+    return %0 : tensor<512x512xf32>
+  }
+}
+
+// -----
+
+// Tests that a kernel whose result is a strided slice (no view can be) copies it with a
+// linalg.copy split into workgroups, each reading its part of the slice.
+// CHECK-LABEL: func.func private @strided_slice
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<512x1024xf32>{{.*}}, %[[OUT:[a-z0-9]+]]: tensor<256x512xf32> {bufferization.writable = true})
+// CHECK: tensor.extract_slice %[[X]][0, 1] [256, 512] [2, 2]
+// CHECK: %[[LOOP:.+]] = scf.forall (%{{.+}}) = (0) to (256) step (4)
+// CHECK: linalg.copy ins(%{{.+}} : tensor<4x512xf32>)
+// CHECK: tensor.parallel_insert_slice
+// CHECK: bufferization.materialize_in_destination %[[LOOP]] in %[[OUT]]
+module @strided_slice {
+  func.func private @strided_slice(%x: tensor<512x1024xf32>) -> tensor<256x512xf32> attributes {kiln.dispatch} {
+    %0 = tensor.extract_slice %x[0, 1] [256, 512] [2, 2] : tensor<512x1024xf32> to tensor<256x512xf32>
+    return %0 : tensor<256x512xf32>
   }
 }
 
