@@ -46,9 +46,12 @@ def TileDispatchesPass : Pass<"kiln-tile-dispatches", "mlir::ModuleOp"> {
     single result) is tiled along its outer parallel loops with `scf.forall` and its producers
     fused into the tile; kiln-distribute-workgroups turns the tiles into workgroups. Kernels too
     small to split, with several results or a root that cannot be tiled stay whole. Before
-    all this, a generic's inputs read through a wrapping map (a concatenation written by
-    kiln-fold-data-movement) are read inside its body instead: tiling would slice them to the
-    range between a tile's first and last index.
+    all this, a concatenation in the kernel (one no fusion took in) becomes the generic
+    kiln-fold-data-movement writes for one, or, along the last axis, each operand inserted into
+    its slice of the result (written into the output argument, one pass); a slice that is a
+    result becomes a `linalg.copy` of it, tiled like any root; and a generic's inputs read
+    through a wrapping map (a concatenation's generic) are read inside its body instead: tiling
+    would slice them to the range between a tile's first and last index.
   }];
   let options = [
     Option<"targetWorkgroups", "target-workgroups", "int64_t", /*default=*/"64",
