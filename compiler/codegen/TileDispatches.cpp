@@ -103,6 +103,10 @@ void convertToDestinationPassing(func::FuncOp function) {
   returnOp->setOperands(materialized);
 }
 
+/// The most operands of a concatenation written as a generic (kiln-fold-data-movement's
+/// default `max-concat-operands`).
+constexpr size_t kMaxConcatGenericOperands = 4;
+
 struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
   using Base::Base;
 
@@ -315,11 +319,14 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       // written straight into the output, where tensor.concat would be one workgroup copying
       // through a buffer of its own. Along the last axis the generic's reads would wrap
       // within the rows the vectorizer walks: that one becomes a copy of each operand into its
-      // slice of the output (insert_slice), one workgroup still, but one pass.
+      // slice of the output (insert_slice), one workgroup still, but one pass; so does one of
+      // more operands than kiln-fold-data-movement writes as a generic (each point of the
+      // generic reads every operand).
       SmallVector<tensor::ConcatOp> concats;
       function.walk([&](tensor::ConcatOp concat) { concats.push_back(concat); });
       for (tensor::ConcatOp concat : concats)
-        if (concat.getDim() + 1 < concat.getResultType().getRank())
+        if (concat.getDim() + 1 < concat.getResultType().getRank() &&
+            concat.getInputs().size() <= kMaxConcatGenericOperands)
           (void)writeConcatAsGeneric(rewriter, concat);
       RewritePatternSet decompose(function.getContext());
       tensor::populateDecomposeTensorConcatPatterns(decompose);

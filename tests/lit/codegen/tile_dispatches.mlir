@@ -202,6 +202,21 @@ module @concat_rows {
 
 // -----
 
+// Tests that a concatenation of more operands than the generic takes (each of its points would
+// read all five) is inserted operand by operand into the output instead.
+// CHECK-LABEL: func.func private @concat_five
+// CHECK-NOT: linalg.generic
+// CHECK-COUNT-5: tensor.insert_slice
+// CHECK: bufferization.materialize_in_destination
+module @concat_five {
+  func.func private @concat_five(%a: tensor<128x512xf32>) -> tensor<640x512xf32> attributes {kiln.dispatch} {
+    %0 = tensor.concat dim(0) %a, %a, %a, %a, %a : (tensor<128x512xf32>, tensor<128x512xf32>, tensor<128x512xf32>, tensor<128x512xf32>, tensor<128x512xf32>) -> tensor<640x512xf32>
+    return %0 : tensor<640x512xf32>
+  }
+}
+
+// -----
+
 // Tests that a kernel whose result is a strided slice (no view can be) copies it with a
 // linalg.copy split into workgroups, each reading its part of the slice.
 // CHECK-LABEL: func.func private @strided_slice
