@@ -324,14 +324,17 @@ struct TileDispatchesPass : impl::TileDispatchesPassBase<TileDispatchesPass> {
       // generic reads every operand).
       SmallVector<tensor::ConcatOp> concats;
       function.walk([&](tensor::ConcatOp concat) { concats.push_back(concat); });
+      bool inserted = false;
       for (tensor::ConcatOp concat : concats)
-        if (concat.getDim() + 1 < concat.getResultType().getRank() &&
-            concat.getInputs().size() <= kMaxConcatGenericOperands)
-          (void)writeConcatAsGeneric(rewriter, concat);
-      RewritePatternSet decompose(function.getContext());
-      tensor::populateDecomposeTensorConcatPatterns(decompose);
-      if (failed(applyPatternsGreedily(function, std::move(decompose))))
-        return signalPassFailure();
+        inserted |= concat.getDim() + 1 == concat.getResultType().getRank() ||
+                    concat.getInputs().size() > kMaxConcatGenericOperands ||
+                    failed(writeConcatAsGeneric(rewriter, concat));
+      if (inserted) {
+        RewritePatternSet decompose(function.getContext());
+        tensor::populateDecomposeTensorConcatPatterns(decompose);
+        if (failed(applyPatternsGreedily(function, std::move(decompose))))
+          return signalPassFailure();
+      }
       // A slice that is the kernel's result (one no view can be: strided, or not contiguous) is
       // a copy; as a linalg.copy it is split into workgroups like any other root.
       for (Value result : function.getBody().front().getTerminator()->getOperands()) {

@@ -826,14 +826,22 @@ LibraryCallBuilder biasedMatmul(int type, int64_t m, int64_t k, int64_t n) {
   return builder;
 }
 
+/// biasedMatmul's operands a, b and bias: random values from seeds `seed`, `seed + 1` and
+/// `seed + 2`, rounded to `type`.
+struct BiasedMatmulOperands {
+  std::vector<float> a, b, bias;
+  BiasedMatmulOperands(int type, int64_t m, int64_t k, int64_t n, int seed)
+      : a(roundTo(type, randomValues({m, k}, seed))),
+        b(roundTo(type, randomValues({k, n}, seed + 1))),
+        bias(roundTo(type, randomValues({n}, seed + 2))) {}
+};
+
 // Alpha scales the product alone; the bias is added after it, then ReLU (cuBLASLt's order, which
 // the compiler relies on when it scales a constant bias for a scale written after it).
 TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaThenBiasAndRelu) {
   int type = elementType();
   const int64_t m = 20, k = 40, n = 24;
-  std::vector<float> a = roundTo(type, randomValues({m, k}, 12));
-  std::vector<float> b = roundTo(type, randomValues({k, n}, 13));
-  std::vector<float> bias = roundTo(type, randomValues({n}, 14));
+  const auto [a, b, bias] = BiasedMatmulOperands(type, m, k, n, 12);
   LibraryCallBuilder builder = biasedMatmul(type, m, k, n);
   builder.strings("post_ops", {"linear", "relu"}).floats("post_op_args", {0.25f, 0.0f});
   std::vector<float> actual = run(builder.build(), type, {a, b, bias}, m * n);
@@ -847,9 +855,7 @@ TEST_P(CudaLibraryCallGpuTest, MatmulWithAlphaThenBiasAndRelu) {
 TEST_P(CudaLibraryCallGpuTest, MatmulWithBiasAndGelu) {
   int type = elementType();
   const int64_t m = 16, k = 32, n = 24;
-  std::vector<float> a = roundTo(type, randomValues({m, k}, 9));
-  std::vector<float> b = roundTo(type, randomValues({k, n}, 10));
-  std::vector<float> bias = roundTo(type, randomValues({n}, 11));
+  const auto [a, b, bias] = BiasedMatmulOperands(type, m, k, n, 9);
   LibraryCallBuilder builder = biasedMatmul(type, m, k, n);
   builder.strings("post_ops", {"gelu"});
   std::vector<float> actual = run(builder.build(), type, {a, b, bias}, m * n);
