@@ -14,6 +14,7 @@
 #                                             folder ($TMPDIR/kiln-gpu-check) for a later run
 #   scripts/gpu-check.sh run [BUNDLE] [--out DIR] [--device cuda|cpu] [--quick]
 #                            [--budget SECONDS] [--archive FILE.tar.gz] [--steps LIST]
+#                            [--zoo MODELS] [--beside]
 #                                             on the GPU machine, from the repository root: takes
 #                                             the parts under BUNDLE and those staged, unpacks,
 #                                             runs every check, writes DIR/gpu-check.json (every
@@ -25,14 +26,19 @@
 # (benchmarks/long_rows.py); the ONNX 1.12 node tests, as imported for their values and with every
 # input fed at run time; ResNet-50 and MobileNetV2 against PyTorch; ResNet-50 benchmarks at batch 32 (fp32
 # and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
-# PyTorch, then beside it at batch 1 (fp32 and fp16); BERT and GPT-2 in fp16 with cuDNN's fused
-# attention against PyTorch's fp32 and timed against --attention unfused, and one attention layer
-# over sequence lengths 512 to 4096 the same way (benchmarks/attention.py, beside PyTorch's fused
-# attention); the current ONNX release's node tests (the machine's onnx package). With --budget,
-# each step runs under a time limit cut to what the budget leaves, and the steps it cannot fit
-# are skipped and named; a conformance run cut short is counted from its per-test lines.
+# PyTorch; the other models of the zoo against PyTorch (--zoo picks them, default all nine);
+# ResNet-50, BERT and GPT-2 compiled once for a range of shapes (batches 1..3, the transformers'
+# sequences 1..128) and run at the ends of the ranges against PyTorch; BERT
+# and GPT-2 in fp16 with cuDNN's fused attention against PyTorch's fp32 and timed against
+# --attention unfused, and one attention layer over sequence lengths 512 to 4096 the same way
+# (benchmarks/attention.py, beside PyTorch's fused attention); BERT and GPT-2 beside PyTorch at
+# batch 1 (fp32 and fp16); the current ONNX release's node tests (the machine's onnx package).
+# With --budget, each step runs under a time limit cut to what the budget leaves, and the steps it
+# cannot fit are skipped and named; a conformance run cut short is counted from its per-test lines.
 # --steps picks some of them: tests,long-rows,conformance,conformance-run-time,models,bench,
-# transformers,attention,attention-sequences,bench-transformers,current (all).
+# transformers,zoo,shape-range,attention,attention-sequences,bench-transformers,current (all). With --beside,
+# the 1.12 node tests run in the background beside the model checks (which time nothing), and
+# every timed step waits for them: a short lease fits both.
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
@@ -115,7 +121,9 @@ EOF
 
 run() {
   local bundle="$root/.gpu-bundle" out="$root/gpu-check-out" device=cuda quick=0 budget=0 archive=""
-  local all_steps="tests,long-rows,conformance,conformance-run-time,models,bench,transformers,attention,attention-sequences,bench-transformers,current"
+  local all_steps="tests,long-rows,conformance,conformance-run-time,models,bench,transformers,zoo,shape-range,attention,attention-sequences,bench-transformers,current"
+  local zoo="llama,whisper_enc,convnext_tiny,efficientnet_b0,vit,swin,distilbert,regnet_y_400mf,googlenet"
+  local beside=0
   local steps="$all_steps"
   while (($#)); do
     case "$1" in
@@ -125,6 +133,8 @@ run() {
       --budget) budget="$2"; shift 2 ;;
       --archive) archive="$2"; shift 2 ;;
       --steps) steps="$2"; shift 2 ;;
+      --zoo) zoo="$2"; shift 2 ;;
+      --beside) beside=1; shift ;;
       -*) die "unknown option $1" ;;
       *) bundle="$1"; shift ;;
     esac
@@ -220,7 +230,22 @@ run() {
   # 1. The node tests of ONNX 1.12 (Debian's, in the bundle), then the same with every input
   # fed at run time as `kiln compile` imports a model: shape operands read on the device and
   # the checks of every run.
-  want conformance && conformance "1.12" "$kiln_dir/data/node" 180
+  # With --beside the first set runs in the background; wait_beside, before every step that times
+  # something, waits for it.
+  local beside_pid=""
+  if want conformance && ((beside)); then
+    conformance "1.12" "$kiln_dir/data/node" 180 &
+    beside_pid=$!
+  elif want conformance; then
+    conformance "1.12" "$kiln_dir/data/node" 180
+  fi
+  wait_beside() {
+    [[ -n "$beside_pid" ]] || return 0
+    wait "$beside_pid" || true
+    beside_pid=""
+  }
+  # The run-time set would compete with the first one for the CPU: it runs after it.
+  want conformance-run-time && wait_beside
   want conformance-run-time && conformance "1.12-run-time" "$kiln_dir/data/node" 180 --inputs-at-run-time
 
   # 2. The real models, exported here by PyTorch and compared with PyTorch's outputs.
@@ -243,6 +268,7 @@ run() {
   # then 1, then 256. max-autotune compiles for minutes, so it is left to a run of its own.
   local modes="eager,compile"
   ((quick)) && modes="eager"
+  want bench && wait_beside
   if ! want bench; then
     :
   elif [[ "$device" == cuda ]]; then
@@ -290,6 +316,25 @@ run() {
   # eager and torch.compile in both), then the current release's node tests (the onnx package's
   # own).
   ((quick)) || ! want transformers || check_models bert gpt2
+  # The rest of the zoo: the kernels of several results, row kernels and attention in the
+  # forms Llama, Whisper, ViT and Swin export, and the CNNs' convolution epilogues.
+  ((quick)) || ! want zoo || check_models ${zoo//,/ }
+  # One artifact for a range of shapes (kiln compile --shape-range): kernels that read the run's
+  # sizes, grids sized per run, library calls set up per shape, at batches 1 and 3 (sequences 9
+  # and 128) against PyTorch's outputs for each.
+  if ! ((quick)) && want shape-range; then
+    local model sequences
+    for model in resnet50 bert gpt2; do
+      sequences=()
+      [[ "$model" == resnet50 ]] || sequences=(--range-sequences 9,128)
+      say "model $model on $device, one artifact for batches 1..3"
+      limited 150 "$python" "$root/tests/models/check_model.py" "$model" --kiln "$kiln" \
+        --device "$device" --cache "$cache" --dynamic --batch 2 --range-batches 1,3 \
+        "${sequences[@]}" > "$out/model-$model-shape-range-$device.log" 2>&1 || true
+      tail -1 "$out/model-$model-shape-range-$device.log" >&2
+    done
+  fi
+  wait_beside
   # Attention in fp16 as cuDNN's fused attention (cudnn.attention) against PyTorch's fp32, then
   # timed against the same model with attention as two products and a softmax (--attention
   # unfused), both with the steps alone on the device.
@@ -397,5 +442,5 @@ case "$command" in
   pack) pack "$@" ;;
   stage) stage_part "$@" ;;
   run) run "$@" ;;
-  *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
