@@ -28,24 +28,24 @@
 # and fp16 beside PyTorch, and Kiln's fp16 in NCHW and NHWC) and batch 1; BERT and GPT-2 against
 # PyTorch; the other models of the zoo against PyTorch (--zoo picks them, default all nine);
 # ResNet-50, BERT and GPT-2 compiled once for a range of shapes (batches 1..3, the transformers'
-# sequences 1..128) and run at the ends of the ranges against PyTorch; BERT
-# and GPT-2 in fp16 with cuDNN's fused attention against PyTorch's fp32 and timed against
-# --attention unfused, and one attention layer over sequence lengths 512 to 4096 the same way
-# (benchmarks/attention.py, beside PyTorch's fused attention); BERT and GPT-2 beside PyTorch at
-# batch 1 (fp32 and fp16); the current ONNX release's node tests (the machine's onnx package).
-# With --budget, each step runs under a time limit cut to what the budget leaves, and the steps it
-# cannot fit are skipped and named; a conformance run cut short is counted from its per-test lines.
+# sequences 1..128) and run at the ends of the ranges against PyTorch; BERT and GPT-2 in fp16 with
+# cuDNN's fused attention against PyTorch's fp32 and timed against --attention unfused, and one
+# attention layer over sequence lengths 512 to 4096 the same way (benchmarks/attention.py, beside
+# PyTorch's fused attention); BERT and GPT-2 beside PyTorch at batch 1 (fp32 and fp16); the
+# current ONNX release's node tests (the machine's onnx package). With --budget, each step runs
+# under a time limit cut to what the budget leaves, and the steps it cannot fit are skipped and
+# named; a conformance run cut short is counted from its per-test lines.
 # --steps picks some of them: tests,long-rows,conformance,conformance-run-time,models,bench,
-# transformers,zoo,shape-range,attention,attention-sequences,bench-transformers,current (all). With --beside,
-# the 1.12 node tests run in the background beside the model checks (which time nothing), and
-# every timed step waits for them: a short lease fits both.
+# transformers,zoo,shape-range,attention,attention-sequences,bench-transformers,current (all).
+# With --beside, the 1.12 node tests run in the background beside the model checks (which time
+# nothing), and every timed step waits for them: a short lease fits both.
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
 # /tmp/gpu-check --budget 520 --archive $OUT/gpu-check.tar.gz` (about 9 minutes on an H200).
 # Otherwise one call per part but the last, carrying [".gpu-bundle/N"] and running `bash
 # scripts/gpu-check.sh stage .gpu-bundle/N`; then the last part and `run` (the machine keeps the
-# work folder while it stays warm). `--device cpu` runs the same checks on the host CPU (a dry
+# work folder while it stays warm: each call must follow the last within its idle release). `--device cpu` runs the same checks on the host CPU (a dry
 # run on a machine without a GPU); --quick skips BERT, GPT-2 and the torch.compile peers.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -442,5 +442,5 @@ case "$command" in
   pack) pack "$@" ;;
   stage) stage_part "$@" ;;
   run) run "$@" ;;
-  *) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
