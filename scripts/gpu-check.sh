@@ -38,7 +38,7 @@
 # --steps picks some of them: tests,long-rows,conformance,conformance-run-time,models,bench,
 # transformers,zoo,shape-range,attention,attention-sequences,bench-transformers,current (all).
 # With --beside, the 1.12 node tests run in the background beside the model checks (which time
-# nothing), and every timed step waits for them: a short lease fits both.
+# nothing), and every timed step waits for them, so that one short lease can hold both.
 #
 # With the device tool, whose calls carry at most 64 MiB each and whose lease is short: when the
 # bundle fits one call, carry [".gpu-bundle"] and run `bash scripts/gpu-check.sh run --out
