@@ -114,6 +114,27 @@ def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def GenerateCudaAttentionPass : Pass<"kiln-generate-cuda-attention", "mlir::ModuleOp"> {
+  let summary = "Turns each f32 kiln.attention call of a CUDA program into a generated kernel";
+  let description = [{
+    cuDNN's fused attention takes f16 and bf16 only; kiln-select-cuda-library-calls plans f32
+    attention as a "kiln.attention" call (the CPU's encoding: q, k, v, [mask] and dst views,
+    scale, kv_group, zero_masked_rows; static shapes). This pass replaces each such
+    `program.library_call` with a `program.dispatch` of a kernel it writes into the kernel
+    module's `gpu.module @kiln_kernels`: flash attention with an online softmax, a block of 32 or
+    64 threads per 32 or 64 query rows of one batch index (a row per thread, held in registers),
+    the keys and values taken up to 32 rows at a time into shared memory between barriers every
+    thread reaches, and blocks striding over the (batch index, query tile) pairs. The score
+    matrix is never stored; grouped-query attention reads key and value head h / g where the
+    repeated heads would be. Calls with the same parameters and binding types share a kernel.
+    The dispatch's record is a declaration with `kiln.dispatch` and `kiln.cuda_launches`, as
+    kiln-outline-cuda-kernels leaves its own. Runs before the kernels are lowered to NVVM.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
+                           "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "mlir::func::FuncDialect"];
+}
+
 def OutlineCudaKernelsPass : Pass<"kiln-outline-cuda-kernels", "mlir::ModuleOp"> {
   let summary = "Turns each bufferized dispatch function into grid-stride CUDA kernels";
   let description = [{

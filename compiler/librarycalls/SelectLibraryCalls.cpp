@@ -82,7 +82,19 @@ struct Target {
   /// Whether the call adds its bias after a leading `linear` scales the product (cuBLASLt's
   /// alpha and bias epilogue) rather than before its post-ops (oneDNN).
   bool biasAfterScale;
+  /// Whether the attention call reads its operands through views fixed at compile time, so
+  /// static shapes only (cuDNN's, and the kernel Kiln generates on CUDA), rather than taking
+  /// each binding as it lies when the shapes are the run's.
+  bool attentionNeedsViews;
+  /// The attention call for f32 products where `attention` takes half precision ("" where
+  /// none): on CUDA, "kiln.attention" becomes a kernel Kiln generates
+  /// (kiln-generate-cuda-attention), for heads of at most kMaxGeneratedHeadDim elements.
+  llvm::StringLiteral f32Attention;
+  /// The longest query, key and value rows the attention call takes (0: any).
+  int64_t attentionMaxHeadDim = 0;
 };
+/// The longest query, key and value rows the generated CUDA attention keeps in registers.
+constexpr int64_t kMaxGeneratedHeadDim = 128;
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
 /// How an addend broadcasts against a call's result, by the shapes oneDNN's binary post-ops
@@ -1059,7 +1071,7 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
   // Over dynamic shapes (a program for a range of shapes) Kiln's call reads each operand as it
   // lies, its strides the run's (no views); cuDNN's takes static shapes only.
   bool dynamic = scoresType && !scoresType.hasStaticShape();
-  if (target.attention.empty() || !scoresType || (dynamic && target.halfAttention) ||
+  if (target.attention.empty() || !scoresType || (dynamic && target.attentionNeedsViews) ||
       scoresType.getRank() < 2 || !softmax->hasOneUse())
     return failure();
   int64_t rank = scoresType.getRank();
@@ -1196,6 +1208,11 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
     return planDenseAttention(target, scores, context, mask, scale, guard, chain, softmax,
                               guardOps);
   int64_t sq = scoresType.getDimSize(rank - 2), skv = scoresType.getDimSize(rank - 1);
+  if (target.attentionMaxHeadDim > 0 &&
+      (cast<RankedTensorType>(scores.getLhs().getType()).getShape().back() >
+           target.attentionMaxHeadDim ||
+       contextType.getShape().back() > target.attentionMaxHeadDim))
+    return failure();
 
   // Grouped-query attention reads Kᵀ and V before their heads are repeated, both with one
   // group; otherwise as they are.
@@ -1370,7 +1387,9 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              /*f32Result=*/false,
                              /*halfAttention=*/true,
                              /*attentionZeroesMaskedRows=*/false,
-                             /*biasAfterScale=*/true};
+                             /*biasAfterScale=*/true,
+                             /*attentionNeedsViews=*/true,
+                             /*f32Attention=*/"kiln.attention"};
 
 constexpr Target kCpuTarget{"onednn.convolution",
                             "onednn.matmul",
@@ -1388,7 +1407,9 @@ constexpr Target kCpuTarget{"onednn.convolution",
                             /*f32Result=*/true,
                             /*halfAttention=*/false,
                             /*attentionZeroesMaskedRows=*/true,
-                            /*biasAfterScale=*/false};
+                            /*biasAfterScale=*/false,
+                            /*attentionNeedsViews=*/false,
+                            /*f32Attention=*/""};
 
 /// For a library that does not compute in a half precision (oneDNN's f16 here, and its bf16 on a
 /// CPU without AVX512-BF16): a f16 or bf16 matmul, gemm or convolution becomes the same op in f32
@@ -1434,9 +1455,23 @@ public:
     if (!target.attention.empty()) {
       SmallVector<graph::SoftmaxOp> softmaxes;
       module.walk([&](graph::SoftmaxOp op) { softmaxes.push_back(op); });
-      for (graph::SoftmaxOp softmax : softmaxes)
-        if (FailureOr<CallPlan> plan = planAttention(softmax, target); succeeded(plan))
+      // Where the target's call takes half precision, f32 attention may have a call of its own.
+      std::optional<Target> f32Target;
+      if (!target.f32Attention.empty()) {
+        f32Target = target;
+        f32Target->attention = target.f32Attention;
+        f32Target->f32Attention = "";
+        f32Target->halfAttention = false;
+        f32Target->attentionZeroesMaskedRows = true;
+        f32Target->attentionMaxHeadDim = kMaxGeneratedHeadDim;
+      }
+      for (graph::SoftmaxOp softmax : softmaxes) {
+        FailureOr<CallPlan> plan = planAttention(softmax, target);
+        if (failed(plan) && f32Target)
+          plan = planAttention(softmax, *f32Target);
+        if (succeeded(plan))
           emitCall(builder, symbols, module, *plan);
+      }
     }
     SmallVector<Operation *> anchors;
     module.walk([&](Operation *op) {
@@ -1556,7 +1591,7 @@ struct SelectCudaLibraryCallsPass
   void runOnOperation() override {
     Target target = kCudaTarget;
     if (!fuseAttention)
-      target.attention = "";
+      target.attention = target.f32Attention = "";
     if (failed(selectLibraryCalls(getOperation(), target, device)))
       signalPassFailure();
   }

@@ -290,7 +290,11 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     kernels.addPass(createBindRunSizesPass(runSizes));
     addTextual(kernels, "canonicalize,cse");
     kernels.addPass(createOutlineCudaKernelsPass());
-    addTextual(kernels, "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    // f32 attention calls become kernels of their own beside the others (the program's steps
+    // and the kernel module both change, so the pass runs on the whole module).
+    pm.addPass(createGenerateCudaAttentionPass());
+    mlir::OpPassManager &lower = pm.nest<mlir::ModuleOp>();
+    addTextual(lower, "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
                         "canonicalize,cse,"
                         "gpu.module(convert-vector-to-llvm,convert-gpu-to-nvvm{"
                         "use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
