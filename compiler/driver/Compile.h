@@ -66,8 +66,9 @@ struct CompileOptions {
   /// for f16, bf16 and tf32, what tensor cores want, NCHW for f32, kiln-cuda-channels-last),
   /// "nchw" (the model's), or "nhwc" (every type).
   std::string convLayout = "auto";
-  /// "fused": attention becomes one library call where the target takes it (kiln.attention on
-  /// the CPU, cuDNN's on CUDA in f16 and bf16); "unfused": two products and a softmax.
+  /// "fused": attention becomes one step where the target takes it (kiln.attention on the CPU;
+  /// on CUDA cuDNN's in f16 and bf16, a generated kernel in f32); "unfused": two products and a
+  /// softmax.
   std::string attention = "fused";
   /// ONNX nodes kept in fp32 whatever their class.
   std::vector<std::string> keepHigh;

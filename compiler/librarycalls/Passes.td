@@ -129,7 +129,12 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
     fused flash attention), with the parameters of the CPU's kiln.attention, where cuDNN takes
     its shapes: at most two batch dims, head dims of at most 128 in multiples of 8, unit stride
     along the head dim and 16-byte strides and offsets. An f32 mask is converted to the products'
-    type once per mask. f32 attention stays two products and a softmax.
+    type once per mask.
+
+    f32 attention becomes one "kiln.attention" call, the CPU's encoding (any strides, masks
+    broadcast over any dims, `kv_group`, `zero_masked_rows`) for heads of at most 128 elements:
+    kiln-generate-cuda-attention makes it a generated flash-attention kernel, so the scores are
+    never stored there either.
 
     Over dynamic shapes (a program for a range of shapes) matrix products of any shape and
     convolutions over a dynamic batch are still calls, which the runtime sets up for each shape
@@ -137,7 +142,8 @@ def SelectCudaLibraryCallsPass : Pass<"kiln-select-cuda-library-calls", "mlir::M
   }];
   let options = [
     Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
-           "Half-precision attention becomes one cudnn.attention call (false: products and a softmax)">,
+           "Attention becomes one call: cudnn.attention in half precision, a generated kernel "
+           "(kiln.attention) in f32 (false: products and a softmax)">,
     Option<"device", "device", "std::string", /*default=*/"\"a100\"",
            "The fusion planner's device model for the epilogue decisions (a100, h100, l4)">,
   ];

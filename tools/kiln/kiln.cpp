@@ -49,8 +49,9 @@ void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const 
          "what tensor cores want), nchw (the model's layout) or nhwc (every type)")
       ->capture_default_str();
   app->add_option("--attention", flags.attention,
-                  "fused (attention as one library call: Kiln's on the CPU, cuDNN's on CUDA in "
-                  "fp16 and bf16) or unfused (two products and a softmax)")
+                  "fused (attention as one step: Kiln's call on the CPU; on CUDA cuDNN's in "
+                  "fp16 and bf16, a generated kernel in fp32) or unfused (two products and a "
+                  "softmax)")
       ->capture_default_str();
 }
 

@@ -1,4 +1,5 @@
 // RUN: kiln-opt --split-input-file --kiln-select-cuda-library-calls %s | FileCheck %s
+// RUN: kiln-opt --split-input-file --kiln-select-cuda-library-calls="fuse-attention=false" %s | FileCheck %s --check-prefix=UNFUSED
 
 // Tests that a convolution with its bias, a residual add of the result's shape and ReLU becomes
 // one cuDNN call with the post-ops add, relu and the residual as its last operand.
@@ -151,20 +152,32 @@ func.func @matmul_tanh_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tenso
 
 // -----
 
-// Tests that cuBLASLt reads attention's operands through strides only where its matrix layouts
-// express them: at batch 1 everything (one strided batch of heads, rows 48 apart, Kᵀ as a
-// column-major layout); at batch 2 the batch (384 apart) and the heads (8 apart) of the
-// projection do not nest as one stride, so the big transpose stays and the products read its
-// pieces (Kᵀ still by strides), and the merged heads are written by a transpose.
+// Tests that f32 attention is one kiln.attention call on CUDA (the kernel
+// kiln-generate-cuda-attention writes for it reads any strides): at batch 1 and 2 Q, Kᵀ and V are
+// read out of the projection as they lie and the merged heads are written in place, no transpose
+// left.
 // CHECK-LABEL: func.func @attention_batch1
-// CHECK: call @cublaslt.matmul_{{[0-9]+}}(%[[P:.+]], %[[P]]) {a_view = array<i64: 0, 1, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 1, 2, 8, 8, 384, 8, 1, 48>}
-// CHECK: call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %[[P]]) {b_view = array<i64: 32, 1, 2, 8, 8, 384, 8, 48, 1>, dst_view = array<i64: 0, 1, 2, 8, 8, 128, 8, 16, 1>}
+// CHECK: call @kiln.attention_{{[0-9]+}}(%[[P:.+]], %[[P]], %[[P]]) {dst_view = array<i64: 0, 1, 2, 8, 8, 128, 8, 16, 1>, k_view = array<i64: 16, 1, 2, 8, 8, 384, 8, 1, 48>, q_view = array<i64: 0, 1, 2, 8, 8, 384, 8, 48, 1>, scale = array<f32: 1.000000e+00>, v_view = array<i64: 32, 1, 2, 8, 8, 384, 8, 48, 1>}
 // CHECK-NOT: graph.transpose
 // CHECK-LABEL: func.func @attention_batch2
-// CHECK: %[[T:.+]] = graph.transpose %{{.+}}, [2, 0, 3, 1, 4]
-// CHECK-NEXT: call @cublaslt.matmul_{{[0-9]+}}(%[[T]], %[[T]]) {a_view = array<i64: 0, 2, 2, 8, 8, 128, 64, 8, 1>, b_view = array<i64: 256, 2, 2, 8, 8, 128, 64, 1, 8>}
-// CHECK: %[[O:.+]] = call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %[[T]]) {b_view = array<i64: 512, 2, 2, 8, 8, 128, 64, 8, 1>}
-// CHECK-NEXT: graph.transpose %[[O]], [0, 2, 1, 3]
+// CHECK-NOT: graph.transpose
+// CHECK: call @kiln.attention_{{[0-9]+}}(%[[P2:.+]], %[[P2]], %[[P2]]) {dst_view = array<i64: 0, 2, 2, 8, 8, 128, 8, 16, 1>, k_view = array<i64: 16, 2, 2, 8, 8, 384, 8, 1, 48>, q_view = array<i64: 0, 2, 2, 8, 8, 384, 8, 48, 1>, scale = array<f32: 1.000000e+00>, v_view = array<i64: 32, 2, 2, 8, 8, 384, 8, 48, 1>}
+// CHECK-NOT: graph.transpose
+//
+// Without fused attention, cuBLASLt reads the products' operands through strides only where its
+// matrix layouts express them: at batch 1 everything (one strided batch of heads, rows 48 apart,
+// Kᵀ as a column-major layout); at batch 2 the batch (384 apart) and the heads (8 apart) of the
+// projection do not nest as one stride, so the big transpose stays and the products read its
+// pieces (Kᵀ still by strides), and the merged heads are written by a transpose.
+// UNFUSED-LABEL: func.func @attention_batch1
+// UNFUSED: call @cublaslt.matmul_{{[0-9]+}}(%[[P:.+]], %[[P]]) {a_view = array<i64: 0, 1, 2, 8, 8, 384, 8, 48, 1>, b_view = array<i64: 16, 1, 2, 8, 8, 384, 8, 1, 48>}
+// UNFUSED: call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %[[P]]) {b_view = array<i64: 32, 1, 2, 8, 8, 384, 8, 48, 1>, dst_view = array<i64: 0, 1, 2, 8, 8, 128, 8, 16, 1>}
+// UNFUSED-NOT: graph.transpose
+// UNFUSED-LABEL: func.func @attention_batch2
+// UNFUSED: %[[T:.+]] = graph.transpose %{{.+}}, [2, 0, 3, 1, 4]
+// UNFUSED-NEXT: call @cublaslt.matmul_{{[0-9]+}}(%[[T]], %[[T]]) {a_view = array<i64: 0, 2, 2, 8, 8, 128, 64, 8, 1>, b_view = array<i64: 256, 2, 2, 8, 8, 128, 64, 1, 8>}
+// UNFUSED: %[[O:.+]] = call @cublaslt.matmul_{{[0-9]+}}(%{{.+}}, %[[T]]) {b_view = array<i64: 512, 2, 2, 8, 8, 128, 64, 8, 1>}
+// UNFUSED-NEXT: graph.transpose %[[O]], [0, 2, 1, 3]
 func.func @attention_batch1(%qkv: tensor<1x8x48xf32>) -> tensor<1x8x16xf32> {
   %0 = graph.reshape %qkv to [1, 8, 3, 2, 8] : tensor<1x8x48xf32> -> tensor<1x8x3x2x8xf32>
   %1 = graph.transpose %0, [2, 0, 3, 1, 4] : tensor<1x8x3x2x8xf32> -> tensor<3x1x2x8x8xf32>
@@ -266,11 +279,18 @@ func.func @half_attention_views(%qkv: tensor<2x8x96xf16>, %qkv2: tensor<2x8x96xf
 
 // -----
 
-// Tests what stays products and a softmax on CUDA: f32 attention (cuDNN's fused attention is f16
-// and bf16 only; @attention_batch1 above), and f16 attention whose head dim (12) is not a
-// multiple of 8.
+// Tests what stays products and a softmax on CUDA: f16 attention whose head dim (12) is not a
+// multiple of 8 (cuDNN's fused attention does not take it, and the generated kernel is f32 only),
+// f32 attention with heads longer than the generated kernel keeps in registers (160 > 128), and
+// f32 attention over dynamic shapes (the kernel reads through views fixed at compile time).
 // CHECK-LABEL: func.func @half_attention_odd_head
-// CHECK-NOT: cudnn.attention
+// CHECK-NOT: attention
+// CHECK: graph.softmax
+// CHECK-LABEL: func.func @attention_long_head
+// CHECK-NOT: attention
+// CHECK: graph.softmax
+// CHECK-LABEL: func.func @attention_dynamic
+// CHECK-NOT: attention
 // CHECK: graph.softmax
 func.func @half_attention_odd_head(%q: tensor<2x8x12xf16>, %kt: tensor<2x12x8xf16>, %v: tensor<2x8x12xf16>) -> tensor<2x8x12xf16> {
   %s = graph.matmul %q, %kt : (tensor<2x8x12xf16>, tensor<2x12x8xf16>) -> tensor<2x8x8xf16>
@@ -279,4 +299,16 @@ func.func @half_attention_odd_head(%q: tensor<2x8x12xf16>, %kt: tensor<2x12x8xf1
   %p16 = graph.cast %p : tensor<2x8x8xf32> to f16
   %o = graph.matmul %p16, %v : (tensor<2x8x8xf16>, tensor<2x8x12xf16>) -> tensor<2x8x12xf16>
   return %o : tensor<2x8x12xf16>
+}
+func.func @attention_long_head(%q: tensor<2x8x160xf32>, %kt: tensor<2x160x8xf32>, %v: tensor<2x8x160xf32>) -> tensor<2x8x160xf32> {
+  %s = graph.matmul %q, %kt : (tensor<2x8x160xf32>, tensor<2x160x8xf32>) -> tensor<2x8x8xf32>
+  %p = graph.softmax %s {axis = 2 : i64} : tensor<2x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x160xf32>) -> tensor<2x8x160xf32>
+  return %o : tensor<2x8x160xf32>
+}
+func.func @attention_dynamic(%q: tensor<?x8x16xf32>, %kt: tensor<?x16x8xf32>, %v: tensor<?x8x16xf32>) -> tensor<?x8x16xf32> {
+  %s = graph.matmul %q, %kt : (tensor<?x8x16xf32>, tensor<?x16x8xf32>) -> tensor<?x8x8xf32>
+  %p = graph.softmax %s {axis = 2 : i64} : tensor<?x8x8xf32>
+  %o = graph.matmul %p, %v : (tensor<?x8x8xf32>, tensor<?x8x16xf32>) -> tensor<?x8x16xf32>
+  return %o : tensor<?x8x16xf32>
 }
