@@ -7,16 +7,20 @@
 // ptxas compiles it and the simulated device runs it with its race and barrier checks.
 //
 // The kernel (flash attention with an online softmax, f32 throughout):
-//   - a block of T threads (32 or 64) takes T query rows of one batch index (batch and heads),
-//     one row per thread; blocks stride over the (batch index, query tile) pairs, so the grid
-//     may have any size;
+//   - a block of T threads takes T query rows of one batch index (batch and heads), one row per
+//     thread: T = 32, or 64 where blocks of a warp would fill a large GPU twice over; blocks
+//     stride over the (batch index, query tile) pairs, so the grid may have any size;
 //   - each thread keeps its query row, its output row, and the running maximum and sum in
 //     registers (the loops over a row are unrolled; kiln-select-cuda-library-calls plans
 //     rows of at most 128 elements, so that they fit);
-//   - the keys are taken KT at a time: the block copies KT rows of K and V into shared memory
-//     (rows padded by one element, so that a copy along the keys does not hit one bank), behind
-//     barriers that every thread reaches; then each thread folds the KT keys into its row;
-//   - rows past the last query are computed on the last row's data and not stored.
+//   - the keys are taken KT at a time (32, or 16 and 8 for longer rows): the block copies KT rows
+//     of K and V into shared memory (rows padded by one element, so that a copy along the keys
+//     does not hit one bank), behind barriers that every thread reaches; then each thread
+//     computes the tile's KT scores at once (independent dot products, each summed as a tree),
+//     rescales its sum and output row once by the tile's maximum, and adds the tile's weighted
+//     values: one dependent exponential per tile, not per key;
+//   - rows past the last query are computed on the last row's data and not stored; keys past
+//     the last (on the last tile) are zeros in shared memory and score -inf.
 // The score matrix is never stored. Grouped-query attention reads key and value head h / g for
 // query head h (kv_group g): the repeated K and V are never made.
 //
@@ -137,6 +141,19 @@ FailureOr<Attention> readCall(program::LibraryCallOp call) {
   return a;
 }
 
+/// The sum of `values` as a balanced tree of additions (independent chains for the GPU).
+Value treeSum(OpBuilder &builder, Location loc, SmallVector<Value> values) {
+  while (values.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(arith::AddFOp::create(builder, loc, values[i], values[i + 1]));
+    if (values.size() % 2 == 1)
+      next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
+
 /// Emits the kernel's body into `kernel` (bindings q, k, v, [mask], dst as its arguments).
 /// Returns the launch's block size and work items.
 std::pair<int64_t, int64_t> emitKernel(gpu::GPUFuncOp kernel, const Attention &a) {
@@ -160,15 +177,18 @@ std::pair<int64_t, int64_t> emitKernel(gpu::GPUFuncOp kernel, const Attention &a
     return arith::MulIOp::create(builder, loc, x, index(builder, y));
   };
 
-  // Rows per block: a warp for short sequences, else two.
-  int64_t rows = a.sq <= 32 ? 32 : 64;
-  int64_t pitchK = a.depth + 1, pitchV = a.valueDepth + 1;
-  // Keys per tile: at most 32, and K's and V's tiles within 32 KiB of shared memory.
-  int64_t keys = std::min<int64_t>({32, a.skv, std::max<int64_t>(1, 8192 / (pitchK + pitchV))});
-  int64_t queryTiles = llvm::divideCeil(a.sq, rows);
   int64_t batches = 1;
   for (int64_t d : a.batch)
     batches *= d;
+  // Rows per block: a warp, or two where the warps alone would fill a large GPU's 132
+  // multiprocessors twice (each key tile then serves twice the rows).
+  int64_t rows = batches * llvm::divideCeil(a.sq, 32) >= 4 * 132 ? 64 : 32;
+  int64_t pitchK = a.depth + 1, pitchV = a.valueDepth + 1;
+  // Keys per tile: each thread holds a tile's scores in registers beside its query and output
+  // rows, so fewer keys for longer rows.
+  int64_t rowLength = a.depth + a.valueDepth;
+  int64_t keys = std::min<int64_t>(rowLength <= 128 ? 32 : rowLength <= 192 ? 16 : 8, a.skv);
+  int64_t queryTiles = llvm::divideCeil(a.sq, rows);
   int64_t tiles = batches * queryTiles;
 
   auto workgroup = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
@@ -283,48 +303,63 @@ std::pair<int64_t, int64_t> emitKernel(gpu::GPUFuncOp kernel, const Attention &a
     copyTile(v, vBase, a.valueDepth, rowStride(a.v), colStride(a.v), sharedV, pitchV);
     gpu::BarrierOp::create(kb, loc);
 
-    Value count = arith::MinUIOp::create(kb, loc, index(kb, keys),
-                                         arith::SubIOp::create(kb, loc, index(kb, a.skv), first));
-    auto inner = scf::ForOp::create(kb, loc, index(kb, 0), count, index(kb, 1),
-                                    keyLoop.getRegionIterArgs());
-    OpBuilder ib = OpBuilder::atBlockBegin(inner.getBody());
-    Value j = inner.getInductionVar();
-    ValueRange carried = inner.getRegionIterArgs();
-    Value kRow = mul(ib, j, pitchK), vRow = mul(ib, j, pitchV);
-    Value score;
-    for (int64_t d = 0; d < a.depth; ++d) {
-      Value kd = memref::LoadOp::create(ib, loc, sharedK, ValueRange{add(ib, kRow, index(ib, d))});
-      Value term = arith::MulFOp::create(ib, loc, query[d], kd);
-      score = score ? arith::AddFOp::create(ib, loc, score, term).getResult() : term;
+    // The tile's scores, every key at once (independent chains), each dot product summed as a
+    // tree; keys past the last (on the last tile) score -inf.
+    ValueRange carried = keyLoop.getRegionIterArgs();
+    SmallVector<Value> scores;
+    for (int64_t j = 0; j < keys; ++j) {
+      SmallVector<Value> terms;
+      for (int64_t d = 0; d < a.depth; ++d) {
+        Value kd = memref::LoadOp::create(kb, loc, sharedK, ValueRange{index(kb, j * pitchK + d)});
+        terms.push_back(arith::MulFOp::create(kb, loc, query[d], kd));
+      }
+      Value score = arith::MulFOp::create(kb, loc, treeSum(kb, loc, terms), real(kb, a.scale));
+      Value key = add(kb, first, index(kb, j));
+      Value inRange;
+      if (a.skv % keys != 0)
+        inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, key, index(kb, a.skv));
+      if (mask) {
+        Value readKey = inRange ? arith::MinUIOp::create(kb, loc, key, index(kb, a.skv - 1))
+                                : key;
+        Value at = add(kb, maskRow, mul(kb, readKey, colStride(*a.mask)));
+        score = arith::AddFOp::create(kb, loc, score,
+                                      memref::LoadOp::create(kb, loc, mask, ValueRange{at}));
+      }
+      if (inRange)
+        score = arith::SelectOp::create(kb, loc, inRange, score, negInf);
+      scores.push_back(score);
     }
-    score = arith::MulFOp::create(ib, loc, score, real(ib, a.scale));
-    if (mask) {
-      Value key = add(ib, first, j);
-      Value at = add(ib, maskRow, mul(ib, key, colStride(*a.mask)));
-      score = arith::AddFOp::create(ib, loc, score,
-                                    memref::LoadOp::create(ib, loc, mask, ValueRange{at}));
-    }
-    // Online softmax: the new maximum rescales what was summed so far. Where every score so
+    // Online softmax: the tile's maximum rescales what was summed so far. Where every score so
     // far is -inf, the maximum used is 0, so that nothing becomes NaN before a finite score.
     Value maximum = carried[0], sum = carried[1];
-    Value newMaximum = arith::MaximumFOp::create(ib, loc, maximum, score);
-    Value none =
-        arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ, newMaximum, negInf);
-    Value used = arith::SelectOp::create(ib, loc, none, zero, newMaximum);
+    Value tileMaximum = scores.front();
+    for (Value score : ArrayRef<Value>(scores).drop_front())
+      tileMaximum = arith::MaximumFOp::create(kb, loc, tileMaximum, score);
+    Value newMaximum = arith::MaximumFOp::create(kb, loc, maximum, tileMaximum);
+    Value none = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::OEQ, newMaximum, negInf);
+    Value used = arith::SelectOp::create(kb, loc, none, zero, newMaximum);
     Value correction =
-        math::ExpOp::create(ib, loc, arith::SubFOp::create(ib, loc, maximum, used));
-    Value weight = math::ExpOp::create(ib, loc, arith::SubFOp::create(ib, loc, score, used));
+        math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, maximum, used));
+    SmallVector<Value> weights;
+    for (Value score : scores)
+      weights.push_back(
+          math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, score, used)));
     SmallVector<Value> updated = {
-        newMaximum, arith::AddFOp::create(ib, loc, arith::MulFOp::create(ib, loc, sum, correction),
-                                          weight)};
+        newMaximum,
+        arith::AddFOp::create(kb, loc, arith::MulFOp::create(kb, loc, sum, correction),
+                              treeSum(kb, loc, weights))};
     for (int64_t d = 0; d < a.valueDepth; ++d) {
-      Value vd = memref::LoadOp::create(ib, loc, sharedV, ValueRange{add(ib, vRow, index(ib, d))});
-      Value scaled = arith::MulFOp::create(ib, loc, carried[2 + d], correction);
-      updated.push_back(arith::AddFOp::create(ib, loc, scaled,
-                                              arith::MulFOp::create(ib, loc, weight, vd)));
+      SmallVector<Value> terms;
+      for (int64_t j = 0; j < keys; ++j) {
+        Value vd =
+            memref::LoadOp::create(kb, loc, sharedV, ValueRange{index(kb, j * pitchV + d)});
+        terms.push_back(arith::MulFOp::create(kb, loc, weights[j], vd));
+      }
+      updated.push_back(arith::AddFOp::create(
+          kb, loc, arith::MulFOp::create(kb, loc, carried[2 + d], correction),
+          treeSum(kb, loc, terms)));
     }
-    scf::YieldOp::create(ib, loc, updated);
-    scf::YieldOp::create(kb, loc, inner.getResults());
+    scf::YieldOp::create(kb, loc, updated);
   }
 
   // The output row: the weighted values over the sum (0 / 0 = NaN where the mask leaves no key,
