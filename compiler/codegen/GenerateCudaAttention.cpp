@@ -16,9 +16,9 @@
 //   - the keys are taken KT at a time (32, or 16 and 8 for longer rows): the block copies KT rows
 //     of K and V into shared memory (rows padded by one element, so that a copy along the keys
 //     does not hit one bank), behind barriers that every thread reaches; then each thread
-//     computes the tile's KT scores at once (independent dot products, each summed as a tree),
-//     rescales its sum and output row once by the tile's maximum, and adds the tile's weighted
-//     values: one dependent exponential per tile, not per key;
+//     takes the tile's keys four at a time: their scores at once (independent dot products,
+//     each summed as a tree), one rescale of its sum and output row by their maximum, and their
+//     weighted values: one dependent exponential per four keys, not per key;
 //   - rows past the last query are computed on the last row's data and not stored; keys past
 //     the last (on the last tile) are zeros in shared memory and score -inf.
 // The score matrix is never stored. Grouped-query attention reads key and value head h / g for
@@ -184,10 +184,14 @@ std::pair<int64_t, int64_t> emitKernel(gpu::GPUFuncOp kernel, const Attention &a
   // multiprocessors twice (each key tile then serves twice the rows).
   int64_t rows = batches * llvm::divideCeil(a.sq, 32) >= 4 * 132 ? 64 : 32;
   int64_t pitchK = a.depth + 1, pitchV = a.valueDepth + 1;
-  // Keys per tile: each thread holds a tile's scores in registers beside its query and output
-  // rows, so fewer keys for longer rows.
-  int64_t rowLength = a.depth + a.valueDepth;
-  int64_t keys = std::min<int64_t>(rowLength <= 128 ? 32 : rowLength <= 192 ? 16 : 8, a.skv);
+  // Keys per tile (at most 32, within 32 KiB of shared memory), taken `group` at a time: a
+  // group's scores are independent chains in registers, and the code is unrolled over one group
+  // only (a tile of 32 keys unrolled whole took LLVM and ptxas 8 s per architecture for BERT's
+  // kernel, a group of 4 takes 0.4 s).
+  constexpr int64_t group = 4;
+  int64_t keys = std::min<int64_t>(
+      {32, std::max<int64_t>(group, 8192 / (pitchK + pitchV) / group * group),
+       llvm::alignTo(a.skv, group)});
   int64_t queryTiles = llvm::divideCeil(a.sq, rows);
   int64_t tiles = batches * queryTiles;
 
@@ -303,63 +307,72 @@ std::pair<int64_t, int64_t> emitKernel(gpu::GPUFuncOp kernel, const Attention &a
     copyTile(v, vBase, a.valueDepth, rowStride(a.v), colStride(a.v), sharedV, pitchV);
     gpu::BarrierOp::create(kb, loc);
 
-    // The tile's scores, every key at once (independent chains), each dot product summed as a
-    // tree; keys past the last (on the last tile) score -inf.
-    ValueRange carried = keyLoop.getRegionIterArgs();
+    // The tile's keys `group` at a time: their scores at once (independent chains, each dot
+    // product summed as a tree), then one rescale of the sum and the output row for the group.
+    auto groups = scf::ForOp::create(kb, loc, index(kb, 0), index(kb, keys), index(kb, group),
+                                     keyLoop.getRegionIterArgs());
+    OpBuilder gb = OpBuilder::atBlockBegin(groups.getBody());
+    Value groupFirst = groups.getInductionVar();
+    ValueRange carried = groups.getRegionIterArgs();
+    Value kGroup = mul(gb, groupFirst, pitchK), vGroup = mul(gb, groupFirst, pitchV);
+    Value groupKey = add(gb, first, groupFirst);
+    // Keys past the last (on the last tile) score -inf.
     SmallVector<Value> scores;
-    for (int64_t j = 0; j < keys; ++j) {
+    for (int64_t j = 0; j < group; ++j) {
       SmallVector<Value> terms;
       for (int64_t d = 0; d < a.depth; ++d) {
-        Value kd = memref::LoadOp::create(kb, loc, sharedK, ValueRange{index(kb, j * pitchK + d)});
-        terms.push_back(arith::MulFOp::create(kb, loc, query[d], kd));
+        Value at = add(gb, kGroup, index(gb, j * pitchK + d));
+        Value kd = memref::LoadOp::create(gb, loc, sharedK, ValueRange{at});
+        terms.push_back(arith::MulFOp::create(gb, loc, query[d], kd));
       }
-      Value score = arith::MulFOp::create(kb, loc, treeSum(kb, loc, terms), real(kb, a.scale));
-      Value key = add(kb, first, index(kb, j));
+      Value score = arith::MulFOp::create(gb, loc, treeSum(gb, loc, terms), real(gb, a.scale));
+      Value key = add(gb, groupKey, index(gb, j));
       Value inRange;
       if (a.skv % keys != 0)
-        inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, key, index(kb, a.skv));
+        inRange = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::ult, key, index(gb, a.skv));
       if (mask) {
-        Value readKey = inRange ? arith::MinUIOp::create(kb, loc, key, index(kb, a.skv - 1))
+        Value readKey = inRange ? arith::MinUIOp::create(gb, loc, key, index(gb, a.skv - 1))
                                 : key;
-        Value at = add(kb, maskRow, mul(kb, readKey, colStride(*a.mask)));
-        score = arith::AddFOp::create(kb, loc, score,
-                                      memref::LoadOp::create(kb, loc, mask, ValueRange{at}));
+        Value at = add(gb, maskRow, mul(gb, readKey, colStride(*a.mask)));
+        score = arith::AddFOp::create(gb, loc, score,
+                                      memref::LoadOp::create(gb, loc, mask, ValueRange{at}));
       }
       if (inRange)
-        score = arith::SelectOp::create(kb, loc, inRange, score, negInf);
+        score = arith::SelectOp::create(gb, loc, inRange, score, negInf);
       scores.push_back(score);
     }
-    // Online softmax: the tile's maximum rescales what was summed so far. Where every score so
-    // far is -inf, the maximum used is 0, so that nothing becomes NaN before a finite score.
+    // Online softmax: the group's maximum rescales what was summed so far. Where every score
+    // so far is -inf, the maximum used is 0, so that nothing becomes NaN before a finite score.
     Value maximum = carried[0], sum = carried[1];
-    Value tileMaximum = scores.front();
+    Value groupMaximum = scores.front();
     for (Value score : ArrayRef<Value>(scores).drop_front())
-      tileMaximum = arith::MaximumFOp::create(kb, loc, tileMaximum, score);
-    Value newMaximum = arith::MaximumFOp::create(kb, loc, maximum, tileMaximum);
-    Value none = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::OEQ, newMaximum, negInf);
-    Value used = arith::SelectOp::create(kb, loc, none, zero, newMaximum);
+      groupMaximum = arith::MaximumFOp::create(gb, loc, groupMaximum, score);
+    Value newMaximum = arith::MaximumFOp::create(gb, loc, maximum, groupMaximum);
+    Value none = arith::CmpFOp::create(gb, loc, arith::CmpFPredicate::OEQ, newMaximum, negInf);
+    Value used = arith::SelectOp::create(gb, loc, none, zero, newMaximum);
     Value correction =
-        math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, maximum, used));
+        math::ExpOp::create(gb, loc, arith::SubFOp::create(gb, loc, maximum, used));
     SmallVector<Value> weights;
     for (Value score : scores)
       weights.push_back(
-          math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, score, used)));
+          math::ExpOp::create(gb, loc, arith::SubFOp::create(gb, loc, score, used)));
     SmallVector<Value> updated = {
         newMaximum,
-        arith::AddFOp::create(kb, loc, arith::MulFOp::create(kb, loc, sum, correction),
-                              treeSum(kb, loc, weights))};
+        arith::AddFOp::create(gb, loc, arith::MulFOp::create(gb, loc, sum, correction),
+                              treeSum(gb, loc, weights))};
     for (int64_t d = 0; d < a.valueDepth; ++d) {
       SmallVector<Value> terms;
-      for (int64_t j = 0; j < keys; ++j) {
-        Value vd =
-            memref::LoadOp::create(kb, loc, sharedV, ValueRange{index(kb, j * pitchV + d)});
-        terms.push_back(arith::MulFOp::create(kb, loc, weights[j], vd));
+      for (int64_t j = 0; j < group; ++j) {
+        Value at = add(gb, vGroup, index(gb, j * pitchV + d));
+        Value vd = memref::LoadOp::create(gb, loc, sharedV, ValueRange{at});
+        terms.push_back(arith::MulFOp::create(gb, loc, weights[j], vd));
       }
       updated.push_back(arith::AddFOp::create(
-          kb, loc, arith::MulFOp::create(kb, loc, carried[2 + d], correction),
-          treeSum(kb, loc, terms)));
+          gb, loc, arith::MulFOp::create(gb, loc, carried[2 + d], correction),
+          treeSum(gb, loc, terms)));
     }
-    scf::YieldOp::create(kb, loc, updated);
+    scf::YieldOp::create(gb, loc, updated);
+    scf::YieldOp::create(kb, loc, groups.getResults());
   }
 
   // The output row: the weighted values over the sum (0 / 0 = NaN where the mask leaves no key,

@@ -124,8 +124,8 @@ def GenerateCudaAttentionPass : Pass<"kiln-generate-cuda-attention", "mlir::Modu
     module's `gpu.module @kiln_kernels`: flash attention with an online softmax, a block of 32 or
     64 threads per 32 or 64 query rows of one batch index (a row per thread, held in registers),
     the keys and values taken up to 32 rows at a time into shared memory between barriers every
-    thread reaches (each thread then scores the tile's keys at once and rescales once per
-    tile), and blocks striding over the (batch index, query tile) pairs. The score
+    thread reaches (each thread then scores the tile's keys four at a time and rescales once
+    per four), and blocks striding over the (batch index, query tile) pairs. The score
     matrix is never stored; grouped-query attention reads key and value head h / g where the
     repeated heads would be. Calls with the same parameters and binding types share a kernel.
     The dispatch's record is a declaration with `kiln.dispatch` and `kiln.cuda_launches`, as

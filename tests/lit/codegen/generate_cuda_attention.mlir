@@ -7,9 +7,9 @@
 // past the last scoring -inf), each copied into shared memory (32 rows padded to 9 elements:
 // 288) between barriers every thread reaches. Kᵀ's keys are contiguous, so its tile is copied
 // along them (remainder by the 32 keys first); V's along its rows. Key and value head h / 2 is
-// read for query head h. Each thread scores the tile's 32 keys, then takes their maximum with
-// the running one (32 maximums) and rescales once per tile: 33 exponentials (the correction and
-// the 32 weights), no loop over the keys.
+// read for query head h. Each thread takes the tile's keys four at a time (a loop over 8
+// groups): the four scores, their maximum with the running one (4 maximums), one rescale: 5
+// exponentials (the correction and the 4 weights).
 // CHECK-LABEL: program.program @two_layers
 // CHECK: program.dispatch @kernels::@attention_0 ins(%{{.+}} : memref<1x4x40x8xf32>, memref<1x2x8x40xf32>, memref<1x2x40x8xf32>, memref<40x40xf32>) outs(%{{.+}} : memref<1x4x40x8xf32>) {description = "kiln.attention (layer 0)"}
 // CHECK: program.dispatch @kernels::@attention_0 ins({{.+}}) outs({{.+}}) {description = "kiln.attention (layer 1)"}
@@ -30,11 +30,12 @@
 // CHECK: arith.divui
 // CHECK: memref.store %{{.+}}, %[[SV]]
 // CHECK: gpu.barrier
-// CHECK-NOT: scf.for
-// CHECK-COUNT-32: arith.maximumf
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK-COUNT-4: arith.maximumf
 // CHECK-NOT: arith.maximumf
-// CHECK-COUNT-33: math.exp
+// CHECK-COUNT-5: math.exp
 // CHECK-NOT: math.exp
+// CHECK: scf.yield
 // CHECK: scf.yield
 // CHECK: scf.if
 // With zero_masked_rows, a row whose scores were all -inf (sum 0) is 0.
