@@ -4,12 +4,13 @@
 For each sequence length S, writes one self-attention layer as an ONNX model (onnx.helper, f32,
 BERT's form: the input [1, S, H*D] projected to Q, K and V by seeded weights, split into heads,
 softmax(Q Kᵀ / sqrt(D) + mask) V with an additive padding mask [1, 1, 1, S] as an input, the heads
-merged), compiles it with `--precision fp16 --keep-io-types` twice,
-`--attention fused` (one cudnn.attention call, cuDNN's fused flash attention) and `--attention
-unfused` (two cuBLASLt products and the softmax kernels between them, the S x S scores in device
-memory), and times both with `kiln bench` (the steps alone on the device, CUDA events around a
+merged), compiles it with `--precision fp16 --keep-io-types` (or `--precision fp32`) twice,
+`--attention fused` (one step: cuDNN's fused flash attention, cudnn.attention, in fp16; the
+kernel Kiln generates, kiln-generate-cuda-attention, in fp32) and `--attention unfused` (two
+cuBLASLt products and the softmax kernels between them, the S x S scores in device memory), and
+times both with `kiln bench` (the steps alone on the device, CUDA events around a
 graph replay: `device_latency_ms`), in alternating rounds. Beside them, where PyTorch has CUDA,
-PyTorch's own fused attention on the same shapes in fp16
+PyTorch's own fused attention on the same shapes in the same precision
 (torch.nn.functional.scaled_dot_product_attention, CUDA events; the attention alone, without the
 projections). Also records each artifact's
 arena (`planned_memory_bytes`): the unfused one holds the scores.
@@ -17,7 +18,8 @@ arena (`planned_memory_bytes`): the unfused one holds the scores.
 Prints a table, writes JSON with --json and a plot with --plot (matplotlib).
 
     python3 benchmarks/attention.py --kiln build/bin/kiln [--device cuda] [--seqs 512 1024 2048 4096]
-        [--heads 16] [--head-dim 64] [--rounds 2] [--iterations 50] [--json FILE] [--plot FILE]
+        [--heads 16] [--head-dim 64] [--precision fp16|fp32] [--rounds 2] [--iterations 50]
+        [--json FILE] [--plot FILE]
 """
 
 import argparse
@@ -82,11 +84,13 @@ def attention_model(seq: int, heads: int, head_dim: int) -> onnx.ModelProto:
     return model
 
 
-def kiln_bench(kiln: str, model: Path, device: str, attention: str, iterations: int,
-               scratch: Path) -> dict:
+def kiln_bench(kiln: str, model: Path, device: str, attention: str, precision: str,
+               iterations: int, scratch: Path) -> dict:
     report = scratch / f"{model.stem}-{attention}.json"
-    command = [kiln, "bench", str(model), "--device", device, "--precision", "fp16",
-               "--keep-io-types", "--attention", attention, "--warmup", "10",
+    command = [kiln, "bench", str(model), "--device", device, "--precision", precision]
+    if precision != "fp32":
+        command.append("--keep-io-types")
+    command += ["--attention", attention, "--warmup", "10",
                "--iterations", str(iterations), "--max-seconds", "20", "--json", str(report),
                "--force"]
     completed = subprocess.run(command, capture_output=True, text=True)
@@ -95,18 +99,19 @@ def kiln_bench(kiln: str, model: Path, device: str, attention: str, iterations: 
     return json.loads(report.read_text())
 
 
-def torch_sdpa_ms(seq: int, heads: int, head_dim: int, iterations: int):
-    """PyTorch's fused attention in fp16 on the GPU (CUDA events), or None without CUDA."""
+def torch_sdpa_ms(seq: int, heads: int, head_dim: int, precision: str, iterations: int):
+    """PyTorch's fused attention on the GPU (CUDA events), or None without CUDA."""
     try:
         import torch
     except ImportError:
         return None
     if not torch.cuda.is_available():
         return None
+    dtype = torch.float16 if precision == "fp16" else torch.float32
     generator = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (torch.randn(1, heads, seq, head_dim, device="cuda", dtype=torch.float16,
+    q, k, v = (torch.randn(1, heads, seq, head_dim, device="cuda", dtype=dtype,
                            generator=generator) for _ in range(3))
-    mask = torch.zeros(1, 1, 1, seq, device="cuda", dtype=torch.float16)
+    mask = torch.zeros(1, 1, 1, seq, device="cuda", dtype=dtype)
     mask[..., seq * 7 // 8:] = -10000.0
     attend = torch.nn.functional.scaled_dot_product_attention
     return statistics.median(
@@ -120,6 +125,7 @@ def main() -> int:
     parser.add_argument("--seqs", nargs="+", type=int, default=[512, 1024, 2048, 4096])
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--precision", default="fp16", choices=["fp16", "fp32"])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--json", type=Path)
@@ -139,20 +145,21 @@ def main() -> int:
                     print(f"attention.py: S {seq}, {attention}, round {round_index + 1}/"
                           f"{args.rounds}", file=sys.stderr, flush=True)
                     result = kiln_bench(args.kiln, model, args.device, attention,
-                                        args.iterations, scratch)
+                                        args.precision, args.iterations, scratch)
                     runs[attention].append(result["device_latency_ms"]["p50"])
                     arena[attention] = result["planned_memory_bytes"]["arena"]
             row = {"seq": seq, "heads": args.heads, "head_dim": args.head_dim,
+                   "precision": args.precision,
                    "fused_ms": statistics.median(runs["fused"]),
                    "unfused_ms": statistics.median(runs["unfused"]),
                    "fused_rounds_ms": runs["fused"], "unfused_rounds_ms": runs["unfused"],
                    "fused_arena_bytes": arena["fused"], "unfused_arena_bytes": arena["unfused"],
                    "torch_sdpa_ms": (torch_sdpa_ms(seq, args.heads, args.head_dim,
-                                                   args.iterations)
+                                                   args.precision, args.iterations)
                                      if args.device == "cuda" else None)}
             rows.append(row)
 
-    print("| S | fused (ms) | unfused (ms) | unfused / fused | PyTorch SDPA fp16 (ms) | "
+    print(f"| S | fused (ms) | unfused (ms) | unfused / fused | PyTorch SDPA {args.precision} (ms) | "
           "arena fused / unfused (MiB) |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
@@ -169,7 +176,8 @@ def main() -> int:
         import matplotlib.pyplot as plt
         seqs = [row["seq"] for row in rows]
         figure, axis = plt.subplots(figsize=(6, 4))
-        axis.plot(seqs, [row["fused_ms"] for row in rows], "o-", label="Kiln, cudnn.attention")
+        fused = "cudnn.attention" if args.precision == "fp16" else "generated kernel"
+        axis.plot(seqs, [row["fused_ms"] for row in rows], "o-", label=f"Kiln, {fused}")
         axis.plot(seqs, [row["unfused_ms"] for row in rows], "s-",
                   label="Kiln, products + softmax")
         if all(row["torch_sdpa_ms"] for row in rows):
@@ -179,7 +187,7 @@ def main() -> int:
         axis.set_yscale("log")
         axis.set_xlabel("sequence length")
         axis.set_ylabel("ms (device, p50)")
-        axis.set_title(f"fp16 attention, {args.heads} heads of {args.head_dim}")
+        axis.set_title(f"{args.precision} attention, {args.heads} heads of {args.head_dim}")
         axis.legend()
         figure.tight_layout()
         figure.savefig(args.plot, dpi=120)

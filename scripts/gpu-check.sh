@@ -29,8 +29,9 @@
 # PyTorch; the other models of the zoo against PyTorch (--zoo picks them, default all nine);
 # ResNet-50, BERT and GPT-2 compiled once for a range of shapes (batches 1..3, the transformers'
 # sequences 1..128) and run at the ends of the ranges against PyTorch; BERT and GPT-2 in fp16 with
-# cuDNN's fused attention against PyTorch's fp32 and timed against --attention unfused, and one
-# attention layer over sequence lengths 512 to 4096 the same way (benchmarks/attention.py, beside
+# cuDNN's fused attention against PyTorch's fp32, and BERT, GPT-2 and Llama timed in fp16 and in
+# fp32 (the generated attention kernel) against --attention unfused, and one attention layer over
+# sequence lengths 512 to 4096 the same way in both precisions (benchmarks/attention.py, beside
 # PyTorch's fused attention); BERT and GPT-2 beside PyTorch at batch 1 (fp32 and fp16); the
 # current ONNX release's node tests (the machine's onnx package). With --budget, each step runs
 # under a time limit cut to what the budget leaves, and the steps it cannot fit are skipped and
@@ -341,31 +342,45 @@ run() {
   if ((quick)) || ! want attention || [[ "$device" != cuda ]]; then
     :
   else
-    local model attention
-    for model in bert gpt2; do
-      say "attention: $model fp16 on $device against PyTorch fp32"
+    local model attention precision
+    for model in bert gpt2 llama; do
       limited 90 "$python" "$root/benchmarks/models/export.py" "$model" --cache "$cache" \
         > "$out/export-$model.log" 2>&1 || { say "export of $model failed"; continue; }
-      limited 120 "$python" "$root/tests/models/check_model.py" "$model" --kiln "$kiln" \
-        --device "$device" --precision fp16 --cache "$cache" \
-        > "$out/model-$model-fp16-$device.log" 2>&1 || true
-      tail -1 "$out/model-$model-fp16-$device.log" >&2
-      for attention in fused unfused; do
-        limited 60 "$kiln" bench "$cache/$model-b1-torchscript/model.onnx" --device cuda \
-          --precision fp16 --keep-io-types --attention "$attention" --warmup 20 \
-          --iterations 200 --max-seconds 20 --json "$out/kiln-$model-fp16-$attention.json" \
-          --force > "$out/kiln-bench-$model-fp16-$attention.log" 2>&1 ||
-          say "kiln bench --attention $attention failed (see kiln-bench-$model-fp16-$attention.log)"
-        grep -iE "p50|device" "$out/kiln-bench-$model-fp16-$attention.log" | head -3 >&2 || true
+      if [[ "$model" != llama ]]; then
+        say "attention: $model fp16 on $device against PyTorch fp32"
+        limited 120 "$python" "$root/tests/models/check_model.py" "$model" --kiln "$kiln" \
+          --device "$device" --precision fp16 --cache "$cache" \
+          > "$out/model-$model-fp16-$device.log" 2>&1 || true
+        tail -1 "$out/model-$model-fp16-$device.log" >&2
+      fi
+      # fp16: cuDNN's fused attention; fp32: the kernel Kiln generates (Llama's grouped queries
+      # among them), each against two products and a softmax.
+      for precision in fp16 fp32; do
+        for attention in fused unfused; do
+          local tag="$model-$precision-$attention" keep=()
+          [[ "$precision" == fp32 ]] || keep=(--keep-io-types)
+          limited 60 "$kiln" bench "$cache/$model-b1-torchscript/model.onnx" --device cuda \
+            --precision "$precision" "${keep[@]}" --attention "$attention" --warmup 20 \
+            --iterations 200 --max-seconds 20 --json "$out/kiln-$tag.json" \
+            --force > "$out/kiln-bench-$tag.log" 2>&1 ||
+            say "kiln bench --precision $precision --attention $attention failed (see kiln-bench-$tag.log)"
+          grep -iE "p50|device" "$out/kiln-bench-$tag.log" | head -3 >&2 || true
+        done
       done
     done
   fi
   if ! ((quick)) && want attention-sequences && [[ "$device" == cuda ]]; then
-    say "attention over sequence lengths: fused against unfused, beside PyTorch"
-    limited 240 "$python" "$root/benchmarks/attention.py" --kiln "$kiln" --device cuda \
-      --rounds 1 --json "$out/attention-sequences.json" --plot "$out/attention-sequences.png" \
-      > "$out/attention-sequences.log" 2>&1 || say "attention.py failed (see attention-sequences.log)"
-    grep -E "^\|" "$out/attention-sequences.log" >&2 || true
+    local precision suffix
+    for precision in fp16 fp32; do
+      say "attention over sequence lengths in $precision: fused against unfused, beside PyTorch"
+      suffix=""
+      [[ "$precision" == fp16 ]] || suffix="-$precision"
+      limited 240 "$python" "$root/benchmarks/attention.py" --kiln "$kiln" --device cuda \
+        --precision "$precision" --rounds 1 --json "$out/attention-sequences$suffix.json" \
+        --plot "$out/attention-sequences$suffix.png" > "$out/attention-sequences$suffix.log" 2>&1 ||
+        say "attention.py failed (see attention-sequences$suffix.log)"
+      grep -E "^\|" "$out/attention-sequences$suffix.log" >&2 || true
+    done
   fi
   if ((quick)) || ! want bench-transformers || [[ "$device" != cuda ]]; then
     :

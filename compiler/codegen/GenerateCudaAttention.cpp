@@ -141,6 +141,15 @@ FailureOr<Attention> readCall(program::LibraryCallOp call) {
   return a;
 }
 
+/// The bytes of the distinct f32 elements a view reads or writes (a dim of stride 0 repeats).
+int64_t viewBytes(const View &view) {
+  int64_t elements = 1;
+  for (auto [dim, stride] : llvm::zip(view.dims, view.strides))
+    if (stride != 0)
+      elements *= dim;
+  return elements * 4;
+}
+
 /// The sum of `values` as a balanced tree of additions (independent chains for the GPU).
 Value treeSum(OpBuilder &builder, Location loc, SmallVector<Value> values) {
   while (values.size() > 1) {
@@ -465,6 +474,14 @@ struct GenerateCudaAttentionPass
         name = record.getNameAttr();
         generated[key] = name;
       }
+      // The program's modeled bytes (the fusion planner's, which saw a library call) gain what
+      // the kernel moves: Q, K, V and the mask read once, the result written once.
+      auto program = call->getParentOfType<program::ProgramOp>();
+      int64_t moved = viewBytes(attention->q) + viewBytes(attention->k) +
+                      viewBytes(attention->v) + viewBytes(attention->dst) +
+                      (attention->mask ? viewBytes(*attention->mask) : 0);
+      program.setModeledKernelBytesAttr(OpBuilder(call).getI64IntegerAttr(
+          program.getModeledKernelBytes().value_or(0) + moved));
       OpBuilder builder(call);
       std::string description = "kiln.attention (generated)";
       if (auto old = call.getDescriptionAttr())
