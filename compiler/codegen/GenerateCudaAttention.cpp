@@ -99,7 +99,7 @@ FailureOr<Attention> readCall(program::LibraryCallOp call) {
   for (Value binding : call->getOperands()) {
     auto type = dyn_cast<MemRefType>(binding.getType());
     if (!type || !type.getElementType().isF32() || !type.hasStaticShape() ||
-        !type.getLayout().isIdentity() || type.getRank() == 0)
+        !type.getLayout().isIdentity())
       return fail("every binding must be a static, contiguous f32 buffer");
   }
   size_t rank = a.dst.dims.size();
@@ -217,6 +217,11 @@ std::pair<int64_t, int64_t> emitKernel(gpu::GPUFuncOp kernel, const Attention &a
     auto type = cast<MemRefType>(binding.getType());
     if (type.getRank() == 1)
       return binding;
+    // A scalar (a mask of one value, every stride 0) as a row of one element.
+    if (type.getRank() == 0)
+      return memref::ReinterpretCastOp::create(b, loc, MemRefType::get({1}, f32), binding,
+                                               /*offset=*/0, /*sizes=*/ArrayRef<int64_t>{1},
+                                               /*strides=*/ArrayRef<int64_t>{1});
     ReassociationIndices all;
     for (int64_t d = 0; d < type.getRank(); ++d)
       all.push_back(d);

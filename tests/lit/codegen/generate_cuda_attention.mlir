@@ -79,6 +79,27 @@ module {
 
 // -----
 
+// Tests that a mask of one value (an ONNX FlexAttention's score modifier: every stride 0) is read
+// as a row of one element.
+// CHECK-LABEL: program.program @scalar_mask
+// CHECK: program.dispatch @kernels::@attention_0
+// CHECK: gpu.func @attention_0
+// CHECK: memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [1], strides: [1] : memref<f32> to memref<1xf32>
+module {
+  program.program @scalar_mask device(cuda) {
+    %q = program.input 0 "q" : memref<1x2x3x4xf32>
+    %kt = program.input 1 "kt" : memref<1x2x4x3xf32>
+    %v = program.input 2 "v" : memref<1x2x3x4xf32>
+    %bias = program.input 3 "bias" : memref<f32>
+    %o = program.output 0 "o" : memref<1x2x3x4xf32>
+    program.library_call "kiln.attention" ins(%q, %kt, %v, %bias : memref<1x2x3x4xf32>, memref<1x2x4x3xf32>, memref<1x2x3x4xf32>, memref<f32>) outs(%o : memref<1x2x3x4xf32>) params({dst_view = array<i64: 0, 1, 2, 3, 4, 24, 12, 4, 1>, k_view = array<i64: 0, 1, 2, 4, 3, 24, 12, 3, 1>, mask_view = array<i64: 0, 1, 2, 3, 3, 0, 0, 0, 0>, q_view = array<i64: 0, 1, 2, 3, 4, 24, 12, 4, 1>, scale = array<f32: 0.5>, v_view = array<i64: 0, 1, 2, 3, 4, 24, 12, 4, 1>})
+  }
+  module @kernels {
+  }
+}
+
+// -----
+
 // Tests that a CPU program's kiln.attention stays the runtime's library call.
 // CHECK-LABEL: program.program @on_the_cpu
 // CHECK: program.library_call "kiln.attention"
