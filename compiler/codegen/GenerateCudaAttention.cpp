@@ -8,12 +8,14 @@
 //
 // The kernel (flash attention with an online softmax, f32 throughout):
 //   - a block of T threads takes T query rows of one batch index (batch and heads), one row per
-//     thread: T = 32, or 64 where blocks of a warp would fill a large GPU twice over; blocks
-//     stride over the (batch index, query tile) pairs, so the grid may have any size;
+//     thread: T = 32, or 64 where the rows make at least four warps per multiprocessor of a
+//     large GPU (132); blocks stride over the (batch index, query tile) pairs, so the grid may
+//     have any size;
 //   - each thread keeps its query row, its output row, and the running maximum and sum in
 //     registers (the loops over a row are unrolled; kiln-select-cuda-library-calls plans
 //     rows of at most 128 elements, so that they fit);
-//   - the keys are taken KT at a time (32, or 16 and 8 for longer rows): the block copies KT rows
+//   - the keys are taken KT at a time (32, fewer where K's and V's tiles would pass 32 KiB of
+//     shared memory, a multiple of 4): the block copies KT rows
 //     of K and V into shared memory (rows padded by one element, so that a copy along the keys
 //     does not hit one bank), behind barriers that every thread reaches; then each thread
 //     takes the tile's keys four at a time: their scores at once (independent dot products,
@@ -189,8 +191,8 @@ std::pair<int64_t, int64_t> emitKernel(gpu::GPUFuncOp kernel, const Attention &a
   int64_t batches = 1;
   for (int64_t d : a.batch)
     batches *= d;
-  // Rows per block: a warp, or two where the warps alone would fill a large GPU's 132
-  // multiprocessors twice (each key tile then serves twice the rows).
+  // Rows per block: a warp, or two where there are rows for at least four warps per
+  // multiprocessor of a large GPU (132; each key tile then serves twice the rows).
   int64_t rows = batches * llvm::divideCeil(a.sq, 32) >= 4 * 132 ? 64 : 32;
   int64_t pitchK = a.depth + 1, pitchV = a.valueDepth + 1;
   // Keys per tile (at most 32, within 32 KiB of shared memory), taken `group` at a time: a
