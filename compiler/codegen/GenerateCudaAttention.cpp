@@ -15,12 +15,12 @@
 //     registers (the loops over a row are unrolled; kiln-select-cuda-library-calls plans
 //     rows of at most 128 elements, so that they fit);
 //   - the keys are taken KT at a time (32, fewer where K's and V's tiles would pass 32 KiB of
-//     shared memory, a multiple of 4): the block copies KT rows
-//     of K and V into shared memory (rows padded by one element, so that a copy along the keys
-//     does not hit one bank), behind barriers that every thread reaches; then each thread
-//     takes the tile's keys four at a time: their scores at once (independent dot products,
-//     each summed as a tree), one rescale of its sum and output row by their maximum, and their
-//     weighted values: one dependent exponential per four keys, not per key;
+//     shared memory, a multiple of 4): the block copies KT rows of K and V into shared memory
+//     (rows padded by one element, so that a copy along the keys does not hit one bank), behind
+//     barriers that every thread reaches; then each thread takes the tile's keys four at a
+//     time: their scores at once (independent dot products, each summed as a tree), one rescale
+//     of its sum and output row by their maximum, and their weighted values: one dependent
+//     exponential per four keys, not per key;
 //   - rows past the last query are computed on the last row's data and not stored; keys past
 //     the last (on the last tile) are zeros in shared memory and score -inf.
 // The score matrix is never stored. Grouped-query attention reads key and value head h / g for
