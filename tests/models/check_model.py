@@ -88,15 +88,16 @@ TOLERANCES = {
 TRANSFORMERS_MODELS = {"llama", "vit", "swin", "whisper_enc", "distilbert"}
 
 
-# The library calls each model's convolutions and matrix products become, per device.
+# The library calls (and generated attention kernels) each model's convolutions, matrix products
+# and attention become, per device.
 EXPECTED_CALLS = {
     "cuda": {
         "resnet50": {"cudnn.convolution": 53, "cublaslt.matmul": 1},
         "mobilenetv2": {"cudnn.convolution": 52, "cublaslt.matmul": 1},
-        # 12 layers x (QKV, QK^T, AV, output, two feed-forward) products, then BERT's pooler and
-        # GPT-2's LM head.
-        "bert": {"cublaslt.matmul": 73},
-        "gpt2": {"cublaslt.matmul": 73},
+        # 12 layers x (QKV, output, two feed-forward) products, then BERT's pooler and GPT-2's
+        # LM head; each layer's attention one generated kernel (kiln-generate-cuda-attention).
+        "bert": {"cublaslt.matmul": 49, "generated attention": 12},
+        "gpt2": {"cublaslt.matmul": 49, "generated attention": 12},
     },
     "cpu": {
         "resnet50": {"onednn.convolution": 53, "onednn.matmul": 1},
@@ -141,6 +142,8 @@ def check_compiled(kiln: Path, model: str, device: str, onnx: Path, scratch: Pat
         fields = line.split()
         if len(fields) >= 3 and fields[1] == "library":
             calls[fields[2]] = calls.get(fields[2], 0) + 1
+        elif len(fields) >= 3 and fields[1] == "dispatch" and fields[2].startswith("attention_"):
+            calls["generated attention"] = calls.get("generated attention", 0) + 1
     for name, count in EXPECTED_CALLS[device].get(model, {}).items():
         got = calls.get(name, 0)
         print(f"  {name}: {got} calls, expected {count}")
