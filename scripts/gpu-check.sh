@@ -46,8 +46,9 @@
 # /tmp/gpu-check --budget 520 --archive $OUT/gpu-check.tar.gz` (about 9 minutes on an H200).
 # Otherwise one call per part but the last, carrying [".gpu-bundle/N"] and running `bash
 # scripts/gpu-check.sh stage .gpu-bundle/N`; then the last part and `run` (the machine keeps the
-# work folder while it stays warm: each call must follow the last within its idle release). `--device cpu` runs the same checks on the host CPU (a dry
-# run on a machine without a GPU); --quick skips BERT, GPT-2 and the torch.compile peers.
+# work folder while it stays warm: each call must follow the last within its idle release).
+# `--device cpu` runs the same checks on the host CPU (a dry run on a machine without a GPU);
+# --quick skips BERT, GPT-2 and the torch.compile peers.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 command="${1:-}"
