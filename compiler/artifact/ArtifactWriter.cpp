@@ -6,9 +6,9 @@
 #include "compiler/program/StepOrder.h"
 #include "compiler/program/SymbolicShapes.h"
 
+#include "contract/artifact_generated.h"
 #include "kiln/artifact_format.h"
 #include "kiln/runtime.h"
-#include "runtime/schema/artifact_generated.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

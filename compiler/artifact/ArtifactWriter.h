@@ -1,7 +1,7 @@
 //===- ArtifactWriter.h - Translating the program into a .kiln artifact -*- C++ -*-===//
 //
 // Translates a module's planned program.program and the program.executables it dispatches into
-// the .kiln FlatBuffers file (runtime/schema/artifact.fbs): the signature, the constants, the code
+// the .kiln FlatBuffers file (contract/artifact.fbs): the signature, the constants, the code
 // objects and the steps with their bindings. It decides nothing: every buffer's place, every
 // step and every kernel is already in the program.
 //

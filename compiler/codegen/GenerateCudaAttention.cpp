@@ -30,6 +30,8 @@
 
 #include "compiler/codegen/Passes.h"
 
+#include "contract/library_calls.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -84,15 +86,17 @@ FailureOr<Attention> readCall(program::LibraryCallOp call) {
     return failure();
   };
   auto view = [&](StringRef name) { return decodeView(params.getAs<DenseI64ArrayAttr>(name)); };
-  std::optional<View> q = view("q_view"), k = view("k_view"), v = view("v_view"),
-                      dst = view("dst_view");
+  std::optional<View> q = view(contract::param::kQView.name),
+                      k = view(contract::param::kKView.name),
+                      v = view(contract::param::kVView.name),
+                      dst = view(contract::param::kDstView.name);
   if (!q || !k || !v || !dst)
     return fail("the generated kernel reads its operands through views (static shapes); this "
                 "call has none");
   Attention a{*q, *k, *v, *dst};
   bool hasMask = call.getInputs().size() == 4;
   if (hasMask) {
-    a.mask = view("mask_view");
+    a.mask = view(contract::param::kMaskView.name);
     if (!a.mask)
       return fail("a mask without mask_view");
   }
@@ -110,11 +114,11 @@ FailureOr<Attention> readCall(program::LibraryCallOp call) {
   a.batch.assign(a.dst.dims.begin(), a.dst.dims.end() - 2);
   a.sq = a.dst.dims[rank - 2];
   a.valueDepth = a.dst.dims[rank - 1];
-  if (auto group = params.getAs<IntegerAttr>("kv_group"))
+  if (auto group = params.getAs<IntegerAttr>(contract::param::kKvGroup.name))
     a.group = group.getInt();
-  if (auto zero = params.getAs<DenseI64ArrayAttr>("zero_masked_rows"))
+  if (auto zero = params.getAs<DenseI64ArrayAttr>(contract::param::kZeroMaskedRows.name))
     a.zeroMaskedRows = zero.size() == 1 && zero[0] != 0;
-  auto scale = params.getAs<DenseF32ArrayAttr>("scale");
+  auto scale = params.getAs<DenseF32ArrayAttr>(contract::param::kScale.name);
   if (!scale || scale.size() != 1)
     return fail("expected one scale");
   a.scale = scale[0];
@@ -422,7 +426,7 @@ struct GenerateCudaAttentionPass
     SmallVector<program::LibraryCallOp> calls;
     top.walk([&](program::LibraryCallOp call) {
       auto program = call->getParentOfType<program::ProgramOp>();
-      if (call.getCallee() == "kiln.attention" && program &&
+      if (call.getCallee() == contract::callee::kKilnAttention && program &&
           program.getDevice() == program::Device::cuda)
         calls.push_back(call);
     });

@@ -1,7 +1,7 @@
 //===- Compile.h - Compiling a graph program into a .kiln artifact -*- C++ -*-===//
 //
 // The compiler's entry point: a graph-dialect module in, the bytes of a .kiln artifact out
-// (runtime/schema/artifact.fbs). Used by `kiln compile`, `kiln run` (just in time), `kiln bench`
+// (contract/artifact.fbs). Used by `kiln compile`, `kiln run` (just in time), `kiln bench`
 // and the conformance runner.
 //
 //===----------------------------------------------------------------------===//
@@ -50,7 +50,7 @@ struct CompileOptions {
   /// The most streams independent steps are spread over (1: one after another).
   int64_t streams = 1;
   /// Devices the model is split over (kiln-partition-tensor; 1: not split) and how. The artifact
-  /// is device 0's, carrying the others' (runtime/schema/artifact.fbs, Partition).
+  /// is device 0's, carrying the others' (contract/artifact.fbs, Partition).
   int64_t devices = 1;
   std::string partition = "tensor";
   /// With --partition pipeline: how many micro-batches are in flight (1: a run passes through

@@ -25,8 +25,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/librarycalls/Declarations.h"
+
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/librarycalls/StridedOperands.h"
+#include "contract/library_calls.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -183,14 +185,14 @@ private:
   /// A convolution call not yet channels-last: on CUDA a 2-D one that runs on tensor cores (f16,
   /// bf16, or f32 with allow_tf32; any type with all-types), on the CPU every one.
   bool isChosen(func::CallOp call) {
-    if (libraryName(call) != convolution || call->hasAttr("channels_last") ||
+    if (libraryName(call) != convolution || call->hasAttr(contract::param::kChannelsLast.name) ||
         call.getNumResults() != 1)
       return false;
     auto type = cast<RankedTensorType>(call.getResult(0).getType());
     if (cpu)
       return type.hasStaticShape() && type.getRank() >= 3 && type.getRank() <= 5;
     Type element = type.getElementType();
-    auto tf32 = call->getAttrOfType<BoolAttr>("allow_tf32");
+    auto tf32 = call->getAttrOfType<BoolAttr>(contract::param::kAllowTf32.name);
     return type.getRank() == 4 &&
            (allTypes || element.isF16() || element.isBF16() || (tf32 && tf32.getValue()));
   }
@@ -204,9 +206,10 @@ private:
     SmallVector<int64_t> last = toLast(rank);
     // Operands: x, w, [bias], then the addends of the `add` post-ops, which are indexed as y is.
     size_t adds = 0;
-    if (auto postOps = call->getAttrOfType<ArrayAttr>("post_ops"))
-      adds = llvm::count_if(
-          postOps, [](Attribute kind) { return cast<StringAttr>(kind).getValue() == "add"; });
+    if (auto postOps = call->getAttrOfType<ArrayAttr>(contract::param::kPostOps.name))
+      adds = llvm::count_if(postOps, [](Attribute kind) {
+        return cast<StringAttr>(kind).getValue() == contract::postOpName(contract::PostOp::Add);
+      });
     SmallVector<Value> operands(call.getOperands());
     size_t firstAddend = operands.size() - adds;
     for (auto [index, operand] : llvm::enumerate(operands))
@@ -221,7 +224,7 @@ private:
     auto converted = func::CallOp::create(builder, loc, declaration, operands);
     for (NamedAttribute attribute : call->getDiscardableAttrs())
       converted->setAttr(attribute.getName(), attribute.getValue());
-    converted->setAttr("channels_last", builder.getBoolAttr(true));
+    converted->setAttr(contract::param::kChannelsLast.name, builder.getBoolAttr(true));
     builder.setInsertionPointAfter(converted);
     call.getResult(0).replaceAllUsesWith(
         transpose(builder, loc, converted.getResult(0), toFirst(rank)));
@@ -289,8 +292,9 @@ private:
 
   /// An onednn.pooling call (CPU) not yet channels-last.
   bool isPoolingCall(func::CallOp call) {
-    return cpu && libraryName(call) == "onednn.pooling" && !call->hasAttr("channels_last") &&
-           call.getNumOperands() == 1 && call.getNumResults() == 1;
+    return cpu && libraryName(call) == contract::callee::kOneDnnPooling &&
+           !call->hasAttr(contract::param::kChannelsLast.name) && call.getNumOperands() == 1 &&
+           call.getNumResults() == 1;
   }
 
   /// Step 2 for `op`: whether it was rewritten.
@@ -380,7 +384,7 @@ private:
   bool sinkWindowPool(Operation *op) {
     graph::TransposeOp transposed = toFirstTranspose(op->getOperand(0));
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-    auto already = op->getAttrOfType<BoolAttr>("channels_last");
+    auto already = op->getAttrOfType<BoolAttr>(contract::param::kChannelsLast.name);
     if (!transposed || !onlySinkingReaders(transposed) || (already && already.getValue()) ||
         resultType.getRank() != cast<RankedTensorType>(transposed.getType()).getRank())
       return false;
@@ -388,7 +392,7 @@ private:
     builder.setInsertionPoint(op);
     Operation *moved = builder.clone(*op);
     moved->setOperand(0, transposed.getInput());
-    moved->setAttr("channels_last", builder.getBoolAttr(true));
+    moved->setAttr(contract::param::kChannelsLast.name, builder.getBoolAttr(true));
     moved->getResult(0).setType(permuted(resultType, toLast(rank)));
     replaceThroughTranspose(builder, op, moved->getResult(0));
     return true;
@@ -438,12 +442,12 @@ private:
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
     callees.insert(callee);
     func::FuncOp declaration = libraryCallDeclaration(
-        symbols, module, "onednn.pooling",
+        symbols, module, contract::callee::kOneDnnPooling,
         builder.getFunctionType({input.getType()}, {permuted(resultType, toLast(rank))}));
     auto moved = func::CallOp::create(builder, call.getLoc(), declaration, ValueRange{input});
     for (NamedAttribute attribute : call->getDiscardableAttrs())
       moved->setAttr(attribute.getName(), attribute.getValue());
-    moved->setAttr("channels_last", builder.getBoolAttr(true));
+    moved->setAttr(contract::param::kChannelsLast.name, builder.getBoolAttr(true));
     replaceThroughTranspose(builder, call, moved.getResult(0));
     return true;
   }
@@ -507,7 +511,7 @@ class CudaChannelsLast : public impl::CudaChannelsLastPassBase<CudaChannelsLast>
 public:
   using CudaChannelsLastPassBase::CudaChannelsLastPassBase;
   void runOnOperation() override {
-    Rewriter(getOperation(), "cudnn.convolution", allTypes, /*cpu=*/false).run();
+    Rewriter(getOperation(), contract::callee::kCudnnConvolution, allTypes, /*cpu=*/false).run();
   }
 };
 
@@ -515,7 +519,8 @@ class CpuChannelsLast : public impl::CpuChannelsLastPassBase<CpuChannelsLast> {
 public:
   using CpuChannelsLastPassBase::CpuChannelsLastPassBase;
   void runOnOperation() override {
-    Rewriter(getOperation(), "onednn.convolution", /*allTypes=*/true, /*cpu=*/true).run();
+    Rewriter(getOperation(), contract::callee::kOneDnnConvolution, /*allTypes=*/true, /*cpu=*/true)
+        .run();
   }
 };
 

@@ -11,11 +11,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/fusion/Epilogues.h"
+
 #include "compiler/librarycalls/Declarations.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/librarycalls/StridedOperands.h"
+#include "contract/library_calls.h"
+#include "contract/matrix_layout.h"
 #include "dialects/graph/GraphOps.h"
-#include "runtime/src/matrix_layout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -43,6 +45,8 @@ namespace kiln {
 using namespace mlir;
 
 namespace kiln {
+using contract::PostOp;
+
 namespace {
 
 struct CallPlan;
@@ -62,10 +66,10 @@ struct Target {
   bool partialBatchBroadcast;
   /// Whether the plan's epilogue is one the library fuses; `why` says why not.
   bool (*supports)(const CallPlan &plan, std::string &why);
-  /// The post-op names of GELU's erf form and its tanh approximation ("" where not fused).
-  llvm::StringLiteral geluErf, geluTanh;
-  /// The post-op name of SiLU (swish), x * sigmoid(x) ("" where not fused).
-  llvm::StringLiteral swish;
+  /// The post-ops of GELU's erf form and its tanh approximation (none where not fused).
+  std::optional<PostOp> geluErf, geluTanh;
+  /// The post-op of SiLU (swish), x * sigmoid(x) (none where not fused).
+  std::optional<PostOp> swish;
   /// Whether strided operands must be matrix layouts (cuBLASLt) rather than any strides (oneDNN).
   bool matrixLayoutsOnly;
   /// Whether the library takes `allow_tf32` (set where kiln-assign-precision marked the op
@@ -111,7 +115,7 @@ struct CallPlan {
   SmallVector<Value> operands;
   bool hasBias = false;
   SmallVector<NamedAttribute> attributes;
-  SmallVector<StringRef> postOps;
+  SmallVector<PostOp> postOps;
   SmallVector<float> postOpArgs;
   SmallVector<Value> addends;
   /// The epilogue ops after the anchor, in order.
@@ -234,32 +238,32 @@ Value asBias(OpBuilder &builder, Value value, int64_t size) {
 /// Appends `graph.max(x, low)` (`isMax`) or `graph.min(x, high)` to the epilogue, tightening a
 /// relu or clip right before it into one clip.
 void appendBound(CallPlan &plan, bool isMax, float bound) {
-  auto lastIs = [&](StringRef kind) { return !plan.postOps.empty() && plan.postOps.back() == kind; };
+  auto lastIs = [&](PostOp kind) { return !plan.postOps.empty() && plan.postOps.back() == kind; };
   if (isMax) {
-    if (lastIs("clip") && plan.postOpArgs.end()[-2] == -kInfinity &&
+    if (lastIs(PostOp::Clip) && plan.postOpArgs.end()[-2] == -kInfinity &&
         bound <= plan.postOpArgs.back()) {
       plan.postOpArgs.end()[-2] = bound;
       return;
     }
     if (bound == 0.0f) {
-      plan.postOps.push_back("relu");
+      plan.postOps.push_back(PostOp::Relu);
       return;
     }
-    plan.postOps.push_back("clip");
+    plan.postOps.push_back(PostOp::Clip);
     plan.postOpArgs.append({bound, kInfinity});
     return;
   }
-  if (lastIs("relu") && bound >= 0.0f) {
-    plan.postOps.back() = "clip";
+  if (lastIs(PostOp::Relu) && bound >= 0.0f) {
+    plan.postOps.back() = PostOp::Clip;
     plan.postOpArgs.append({0.0f, bound});
     return;
   }
-  if (lastIs("clip") && plan.postOpArgs.back() == kInfinity &&
+  if (lastIs(PostOp::Clip) && plan.postOpArgs.back() == kInfinity &&
       bound >= plan.postOpArgs.end()[-2]) {
     plan.postOpArgs.back() = bound;
     return;
   }
-  plan.postOps.push_back("clip");
+  plan.postOps.push_back(PostOp::Clip);
   plan.postOpArgs.append({-kInfinity, bound});
 }
 
@@ -267,17 +271,17 @@ void appendBound(CallPlan &plan, bool isMax, float bound) {
 /// injector per eltwise algorithm in a fused kernel, so a second post-op of a kind would run with
 /// the first one's parameters.
 bool eltwiseParametersAgree(const CallPlan &plan) {
-  llvm::StringMap<std::pair<float, float>> seen;
+  llvm::SmallDenseMap<unsigned, std::pair<float, float>> seen;
   size_t next = 0;
-  for (StringRef kind : plan.postOps) {
-    if (kind == "add")
+  for (PostOp kind : plan.postOps) {
+    if (kind == PostOp::Add)
       continue;
     std::pair<float, float> args{0.0f, 0.0f};
-    if (kind != "relu" && kind != "gelu_erf" && kind != "gelu_tanh" && kind != "swish") {
+    if (contract::postOpArgCount(kind) == 2) {
       args = {plan.postOpArgs[next], plan.postOpArgs[next + 1]};
       next += 2;
     }
-    auto [it, inserted] = seen.try_emplace(kind, args);
+    auto [it, inserted] = seen.try_emplace(static_cast<unsigned>(kind), args);
     if (!inserted && it->second != args)
       return false;
   }
@@ -295,9 +299,10 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   if (!addendType.hasStaticShape()) {
     // A convolution over a dynamic batch (set up per shape) adds a residual of its result's
     // shape; the runtime checks that their batches agree (the same symbol).
-    if (plan.name != "onednn.convolution" || addendType.getShape() != resultType.getShape())
+    if (plan.name != contract::callee::kOneDnnConvolution ||
+        addendType.getShape() != resultType.getShape())
       return failure();
-    plan.postOps.push_back("add");
+    plan.postOps.push_back(PostOp::Add);
     plan.addends.push_back(addend);
     return success();
   }
@@ -311,8 +316,9 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
                     addendType.getDimSize(0) == resultType.getDimSize(plan.biasAxis);
   // The bias is the first epilogue step, or, where the library adds it after scaling the
   // product, the first after that scale.
-  bool biasNext = plan.postOps.empty() || (plan.target->biasAfterScale &&
-                                           plan.postOps.size() == 1 && plan.postOps[0] == "linear");
+  bool biasNext =
+      plan.postOps.empty() || (plan.target->biasAfterScale && plan.postOps.size() == 1 &&
+                               plan.postOps[0] == PostOp::Linear);
   if ((broadcast == Broadcast::BiasAxis || biasShaped) && !plan.hasBias && biasNext) {
     if (Value bias = asBias(builder, addend, resultType.getDimSize(plan.biasAxis))) {
       plan.operands.push_back(bias);
@@ -322,7 +328,7 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   }
   if (broadcast == Broadcast::Scalar) {
     if (std::optional<float> shift = splatConstant(addend)) {
-      plan.postOps.push_back("linear");
+      plan.postOps.push_back(PostOp::Linear);
       plan.postOpArgs.append({1.0f, *shift});
       if (eltwiseParametersAgree(plan))
         return success();
@@ -330,7 +336,7 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
       plan.postOpArgs.pop_back_n(2);
     }
   }
-  plan.postOps.push_back("add");
+  plan.postOps.push_back(PostOp::Add);
   plan.addends.push_back(addend);
   return success();
 }
@@ -511,12 +517,12 @@ LogicalResult scaleBias(OpBuilder &builder, CallPlan &plan, Operation *at, float
 /// Appends a scale by `factor` to the epilogue: it scales a `linear` right before it, or becomes
 /// `linear(factor, 0)`.
 void appendScale(CallPlan &plan, float factor) {
-  if (!plan.postOps.empty() && plan.postOps.back() == "linear") {
+  if (!plan.postOps.empty() && plan.postOps.back() == PostOp::Linear) {
     plan.postOpArgs.end()[-2] *= factor;
     plan.postOpArgs.end()[-1] *= factor;
     return;
   }
-  plan.postOps.push_back("linear");
+  plan.postOps.push_back(PostOp::Linear);
   plan.postOpArgs.append({factor, 0.0f});
 }
 
@@ -577,20 +583,19 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
     CallPlan before = plan;
     if (auto [form, activation] = matchActivation(plan.result); !activation.empty()) {
       fusion::EpilogueStep step{form, plan.result, activation, Value()};
-      StringRef kind = form == "gelu_erf"    ? target.geluErf
-                       : form == "gelu_tanh" ? target.geluTanh
-                                             : target.swish;
-      if (kind.empty()) {
-        planner.refuse(step,
-                       form == "gelu_erf" && !target.geluTanh.empty() && plan.name == target.matmul
-                           ? llvm::formatv("{0}'s GELU is the tanh approximation, not "
-                                           "the erf form",
-                                           plan.name)
-                                 .str()
-                           : llvm::formatv("{0} takes no {1}", plan.name, form).str());
+      std::optional<PostOp> kind = form == "gelu_erf"    ? target.geluErf
+                                   : form == "gelu_tanh" ? target.geluTanh
+                                                         : target.swish;
+      if (!kind) {
+        planner.refuse(step, form == "gelu_erf" && target.geluTanh && plan.name == target.matmul
+                                 ? llvm::formatv("{0}'s GELU is the tanh approximation, not "
+                                                 "the erf form",
+                                                 plan.name)
+                                       .str()
+                                 : llvm::formatv("{0} takes no {1}", plan.name, form).str());
         break;
       }
-      plan.postOps.push_back(kind);
+      plan.postOps.push_back(*kind);
       if (!decide(before, step))
         break;
       continue;
@@ -648,9 +653,11 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
                                  .str());
         break;
       }
-      step.kind = plan.hasBias && !before.hasBias ? "bias" : plan.postOps.back();
+      step.kind = plan.hasBias && !before.hasBias
+                      ? StringRef("bias")
+                      : StringRef(contract::postOpName(plan.postOps.back()));
       // A splat shift is a parameter of the call, not a tensor it reads.
-      step.operand = step.kind == "linear" ? Value() : other;
+      step.operand = step.kind == contract::postOpName(PostOp::Linear) ? Value() : other;
     } else if (isa<graph::MulOp, graph::DivOp>(user)) {
       // A scale by a constant: x * c, c * x, x / c (x * (1 / c), within a rounding of x / c).
       std::optional<float> factor = splatConstant(other);
@@ -678,7 +685,7 @@ void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &p
       if (!bound)
         break;
       appendBound(plan, isa<graph::MaxOp>(user), *bound);
-      step.kind = plan.postOps.back();
+      step.kind = contract::postOpName(plan.postOps.back());
     }
     if (!decide(before, step))
       break;
@@ -714,11 +721,12 @@ FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
     plan.operands.push_back(conv.getBias());
     plan.hasBias = true;
   }
-  plan.attributes = {b.getNamedAttr("strides", conv.getStridesAttr()),
-                     b.getNamedAttr("dilations", conv.getDilationsAttr()),
-                     b.getNamedAttr("pads_begin", conv.getPadLowAttr()),
-                     b.getNamedAttr("pads_end", conv.getPadHighAttr()),
-                     b.getNamedAttr("groups", b.getI64IntegerAttr(conv.getGroups()))};
+  plan.attributes = {
+      b.getNamedAttr(contract::param::kStrides.name, conv.getStridesAttr()),
+      b.getNamedAttr(contract::param::kDilations.name, conv.getDilationsAttr()),
+      b.getNamedAttr(contract::param::kPadsBegin.name, conv.getPadLowAttr()),
+      b.getNamedAttr(contract::param::kPadsEnd.name, conv.getPadHighAttr()),
+      b.getNamedAttr(contract::param::kGroups.name, b.getI64IntegerAttr(conv.getGroups()))};
   return plan;
 }
 
@@ -731,7 +739,7 @@ FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
 template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Target &target) {
   auto inputType = cast<RankedTensorType>(pool.getInput().getType());
   auto resultType = cast<RankedTensorType>(pool.getType());
-  bool dynamicBatch = target.pooling == "onednn.pooling";
+  bool dynamicBatch = target.pooling == contract::callee::kOneDnnPooling;
   if (target.pooling.empty() || !hasStaticLibraryTypes(pool, target, dynamicBatch) ||
       inputType.getRank() < 3 || inputType.getRank() > 5 || pool.getChannelsLast())
     return failure();
@@ -757,14 +765,17 @@ template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Ta
       llvm::all_of(padEnd, [](int64_t p) { return p == 0; }))
     return failure();
   Builder b(pool.getContext());
-  StringRef kind = isMax ? "max" : countPad ? "avg_include_pad" : "avg_exclude_pad";
+  StringRef kind = contract::poolingKindName(isMax      ? contract::PoolingKind::Max
+                                             : countPad ? contract::PoolingKind::AvgIncludePad
+                                                        : contract::PoolingKind::AvgExcludePad);
   CallPlan plan = startPlan(target, target.pooling, pool, 1, {pool.getInput()});
-  plan.attributes = {b.getNamedAttr("kind", b.getStrArrayAttr({kind})),
-                     b.getNamedAttr("kernel", pool.getKernelShapeAttr()),
-                     b.getNamedAttr("strides", pool.getStridesAttr()),
-                     b.getNamedAttr("dilations", pool.getDilationsAttr()),
-                     b.getNamedAttr("pads_begin", pool.getPadLowAttr()),
-                     b.getNamedAttr("pads_end", b.getDenseI64ArrayAttr(padEnd))};
+  plan.attributes = {
+      b.getNamedAttr(contract::param::kPoolingKind.name, b.getStrArrayAttr({kind})),
+      b.getNamedAttr(contract::param::kKernel.name, pool.getKernelShapeAttr()),
+      b.getNamedAttr(contract::param::kStrides.name, pool.getStridesAttr()),
+      b.getNamedAttr(contract::param::kDilations.name, pool.getDilationsAttr()),
+      b.getNamedAttr(contract::param::kPadsBegin.name, pool.getPadLowAttr()),
+      b.getNamedAttr(contract::param::kPadsEnd.name, b.getDenseI64ArrayAttr(padEnd))};
   return plan;
 }
 
@@ -804,14 +815,14 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
   Builder b(gemm.getContext());
   CallPlan plan = startPlan(target, target.matmul, gemm, 1, {gemm.getA(), gemm.getB()});
   if (gemm.getTransA())
-    plan.attributes.push_back(b.getNamedAttr("trans_a", b.getBoolAttr(true)));
+    plan.attributes.push_back(b.getNamedAttr(contract::param::kTransA.name, b.getBoolAttr(true)));
   if (gemm.getTransB())
-    plan.attributes.push_back(b.getNamedAttr("trans_b", b.getBoolAttr(true)));
+    plan.attributes.push_back(b.getNamedAttr(contract::param::kTransB.name, b.getBoolAttr(true)));
   float alpha = gemm.getAlpha().convertToFloat(), beta = gemm.getBeta().convertToFloat();
   Value c = gemm.getC();
   if (!c || beta == 0.0f) {
     if (alpha != 1.0f) {
-      plan.postOps.push_back("linear");
+      plan.postOps.push_back(PostOp::Linear);
       plan.postOpArgs.append({alpha, 0.0f});
     }
     std::string why;
@@ -820,7 +831,7 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
     return plan;
   }
   if (alpha != 1.0f) {
-    plan.postOps.push_back("linear");
+    plan.postOps.push_back(PostOp::Linear);
     plan.postOpArgs.append({alpha, 0.0f});
   }
   builder.setInsertionPoint(gemm);
@@ -883,7 +894,7 @@ void absorbDataMovement(CallPlan &plan) {
         return &view;
     return nullptr;
   };
-  static constexpr StringLiteral kOperandViews[] = {"a_view", "b_view"};
+  const StringRef kOperandViews[] = {contract::param::kAView.name, contract::param::kBView.name};
   for (auto [index, name] : llvm::enumerate(kOperandViews)) {
     SmallVector<StridedView> candidates = traceOperand(plan.operands[index]);
     const StridedView *view = choose(candidates, /*isResult=*/false);
@@ -900,16 +911,17 @@ void absorbDataMovement(CallPlan &plan) {
   if (!view)
     return;
   plan.written = view->base;
-  plan.attributes.push_back(b.getNamedAttr("dst_view", b.getDenseI64ArrayAttr(view->encode())));
+  plan.attributes.push_back(
+      b.getNamedAttr(contract::param::kDstView.name, b.getDenseI64ArrayAttr(view->encode())));
   plan.writtenThrough.assign(view->through.rbegin(), view->through.rend());
 }
 
 /// Whether a GEMM reads the last two dims of `view` as they lie or transposed: the BLAS rule of
-/// runtime/src/matrix_layout.h, which the runtime's attention call checks too.
+/// contract/matrix_layout.h, which the runtime's attention call checks too.
 bool gemmReadable(const StridedView &view) {
   size_t rank = view.dims.size();
-  return runtime::stridedMatrix(view.dims[rank - 2], view.dims[rank - 1], view.strides[rank - 2],
-                                view.strides[rank - 1], /*transposable=*/true)
+  return contract::stridedMatrix(view.dims[rank - 2], view.dims[rank - 1], view.strides[rank - 2],
+                                 view.strides[rank - 1], /*transposable=*/true)
       .has_value();
 }
 
@@ -1042,9 +1054,10 @@ FailureOr<CallPlan> planDenseAttention(const Target &target, graph::MatmulOp sco
                             {scores.getLhs(), scores.getRhs(), context.getRhs()});
   if (mask)
     plan.operands.push_back(mask);
-  plan.attributes = {b.getNamedAttr("scale", b.getDenseF32ArrayAttr({scale}))};
+  plan.attributes = {b.getNamedAttr(contract::param::kScale.name, b.getDenseF32ArrayAttr({scale}))};
   if (guard)
-    plan.attributes.push_back(b.getNamedAttr("zero_masked_rows", b.getDenseI64ArrayAttr({1})));
+    plan.attributes.push_back(
+        b.getNamedAttr(contract::param::kZeroMaskedRows.name, b.getDenseI64ArrayAttr({1})));
   plan.fused.assign(chain.rbegin(), chain.rend());
   plan.fused.push_back(softmax);
   llvm::append_range(plan.fused, guardOps);
@@ -1288,17 +1301,20 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
       startPlan(target, target.attention, scores, rank - 1, {q->base, kt->base, v->base});
   if (mask)
     plan.operands.push_back(mask);
-  plan.attributes = {b.getNamedAttr("q_view", b.getDenseI64ArrayAttr(q->encode())),
-                     b.getNamedAttr("k_view", b.getDenseI64ArrayAttr(kt->encode())),
-                     b.getNamedAttr("v_view", b.getDenseI64ArrayAttr(v->encode())),
-                     b.getNamedAttr("scale", b.getDenseF32ArrayAttr({scale}))};
+  plan.attributes = {
+      b.getNamedAttr(contract::param::kQView.name, b.getDenseI64ArrayAttr(q->encode())),
+      b.getNamedAttr(contract::param::kKView.name, b.getDenseI64ArrayAttr(kt->encode())),
+      b.getNamedAttr(contract::param::kVView.name, b.getDenseI64ArrayAttr(v->encode())),
+      b.getNamedAttr(contract::param::kScale.name, b.getDenseF32ArrayAttr({scale}))};
   if (maskView)
-    plan.attributes.push_back(
-        b.getNamedAttr("mask_view", b.getDenseI64ArrayAttr(maskView->encode())));
+    plan.attributes.push_back(b.getNamedAttr(contract::param::kMaskView.name,
+                                             b.getDenseI64ArrayAttr(maskView->encode())));
   if (guard)
-    plan.attributes.push_back(b.getNamedAttr("zero_masked_rows", b.getDenseI64ArrayAttr({1})));
+    plan.attributes.push_back(
+        b.getNamedAttr(contract::param::kZeroMaskedRows.name, b.getDenseI64ArrayAttr({1})));
   if (kGroup != 1)
-    plan.attributes.push_back(b.getNamedAttr("kv_group", b.getI64IntegerAttr(kGroup)));
+    plan.attributes.push_back(
+        b.getNamedAttr(contract::param::kKvGroup.name, b.getI64IntegerAttr(kGroup)));
   for (const StridedView &view : {*q, *kt, *v})
     llvm::append_range(plan.readThrough, view.through);
   plan.fused.assign(chain.rbegin(), chain.rend());
@@ -1312,7 +1328,8 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
     plan.written = dst.base;
     plan.writtenThrough.assign(dst.through.rbegin(), dst.through.rend());
   }
-  plan.attributes.push_back(b.getNamedAttr("dst_view", b.getDenseI64ArrayAttr(dst.encode())));
+  plan.attributes.push_back(
+      b.getNamedAttr(contract::param::kDstView.name, b.getDenseI64ArrayAttr(dst.encode())));
   return plan;
 }
 
@@ -1321,11 +1338,11 @@ FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target
 /// convolutions `[add FULL] [relu]`.
 bool cudaSupports(const CallPlan &plan, std::string &why) {
   auto resultType = cast<RankedTensorType>(plan.result.getType());
-  bool matmul = plan.name == "cublaslt.matmul";
+  bool matmul = plan.name == contract::callee::kCublasLtMatmul;
   size_t next = 0, addends = 0;
   enum { kStart, kLinear, kAdd, kActivation } stage = kStart;
-  for (StringRef kind : plan.postOps) {
-    if (kind == "linear") {
+  for (PostOp kind : plan.postOps) {
+    if (kind == PostOp::Linear) {
       if (!matmul)
         why = "cuDNN's fused convolutions take no scale";
       else if (stage != kStart)
@@ -1336,7 +1353,7 @@ bool cudaSupports(const CallPlan &plan, std::string &why) {
         return false;
       next += 2;
       stage = kLinear;
-    } else if (kind == "add") {
+    } else if (kind == PostOp::Add) {
       if (stage == kAdd || stage == kActivation) {
         why = stage == kAdd ? "the CUDA libraries add one tensor" : "an add after the activation";
         return false;
@@ -1348,15 +1365,16 @@ bool cudaSupports(const CallPlan &plan, std::string &why) {
         return false;
       }
       stage = kAdd;
-    } else if (kind == "relu" || (kind == "gelu" && matmul)) {
+    } else if (kind == PostOp::Relu || (kind == PostOp::Gelu && matmul)) {
       if (stage == kActivation) {
         why = "a second activation";
         return false;
       }
       stage = kActivation;
     } else {
-      why = (kind == "gelu" ? "cuDNN's fused convolutions take relu alone"
-                            : llvm::formatv("{0} takes no {1}", plan.name, kind).str());
+      why = (kind == PostOp::Gelu
+                 ? "cuDNN's fused convolutions take relu alone"
+                 : llvm::formatv("{0} takes no {1}", plan.name, contract::postOpName(kind)).str());
       return false;
     }
   }
@@ -1371,17 +1389,17 @@ bool cpuSupports(const CallPlan &plan, std::string &why) {
 }
 
 // cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
-constexpr Target kCudaTarget{"cudnn.convolution",
-                             "cublaslt.matmul",
-                             "cudnn.attention",
+constexpr Target kCudaTarget{contract::callee::kCudnnConvolution,
+                             contract::callee::kCublasLtMatmul,
+                             contract::callee::kCudnnAttention,
                              "",
                              /*f16=*/true,
                              /*bf16=*/true,
                              /*partialBatchBroadcast=*/false,
                              cudaSupports,
-                             "",
-                             "gelu",
-                             /*swish=*/"",
+                             /*geluErf=*/std::nullopt,
+                             /*geluTanh=*/PostOp::Gelu,
+                             /*swish=*/std::nullopt,
                              /*matrixLayoutsOnly=*/true,
                              /*tf32=*/true,
                              /*f32Result=*/false,
@@ -1389,19 +1407,19 @@ constexpr Target kCudaTarget{"cudnn.convolution",
                              /*attentionZeroesMaskedRows=*/false,
                              /*biasAfterScale=*/true,
                              /*attentionNeedsViews=*/true,
-                             /*f32Attention=*/"kiln.attention"};
+                             /*f32Attention=*/contract::callee::kKilnAttention};
 
-constexpr Target kCpuTarget{"onednn.convolution",
-                            "onednn.matmul",
-                            "kiln.attention",
-                            "onednn.pooling",
+constexpr Target kCpuTarget{contract::callee::kOneDnnConvolution,
+                            contract::callee::kOneDnnMatmul,
+                            contract::callee::kKilnAttention,
+                            contract::callee::kOneDnnPooling,
                             /*f16=*/false,
                             /*bf16=*/false,
                             /*partialBatchBroadcast=*/true,
                             cpuSupports,
-                            "gelu_erf",
-                            "gelu_tanh",
-                            /*swish=*/"swish",
+                            /*geluErf=*/PostOp::GeluErf,
+                            /*geluTanh=*/PostOp::GeluTanh,
+                            /*swish=*/PostOp::Swish,
                             /*matrixLayoutsOnly=*/false,
                             /*tf32=*/false,
                             /*f32Result=*/true,
@@ -1520,15 +1538,16 @@ public:
       call->setAttr(attribute.getName(), attribute.getValue());
     if (!plan.postOps.empty()) {
       SmallVector<Attribute> kinds;
-      for (StringRef kind : plan.postOps)
-        kinds.push_back(builder.getStringAttr(kind));
-      call->setAttr("post_ops", builder.getArrayAttr(kinds));
+      for (PostOp kind : plan.postOps)
+        kinds.push_back(builder.getStringAttr(contract::postOpName(kind)));
+      call->setAttr(contract::param::kPostOps.name, builder.getArrayAttr(kinds));
     }
     if (!plan.postOpArgs.empty())
-      call->setAttr("post_op_args", builder.getDenseF32ArrayAttr(plan.postOpArgs));
+      call->setAttr(contract::param::kPostOpArgs.name,
+                    builder.getDenseF32ArrayAttr(plan.postOpArgs));
     if (auto math = plan.anchor->getAttrOfType<StringAttr>("kiln.math");
         target.tf32 && math && math.getValue() == "tf32")
-      call->setAttr("allow_tf32", builder.getBoolAttr(true));
+      call->setAttr(contract::param::kAllowTf32.name, builder.getBoolAttr(true));
 
     written.replaceAllUsesWith(call.getResult(0));
     for (Operation *op : plan.writtenThrough)

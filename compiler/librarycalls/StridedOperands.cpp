@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/librarycalls/StridedOperands.h"
+#include "contract/matrix_layout.h"
 #include "dialects/graph/GraphOps.h"
-#include "runtime/src/matrix_layout.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -276,8 +276,8 @@ bool isMatrixLayout(const StridedView &view, bool isResult) {
   size_t rank = view.dims.size();
   if (rank < 2)
     return false;
-  if (!runtime::stridedMatrix(view.dims[rank - 2], view.dims[rank - 1], view.strides[rank - 2],
-                              view.strides[rank - 1], /*transposable=*/!isResult))
+  if (!contract::stridedMatrix(view.dims[rank - 2], view.dims[rank - 1], view.strides[rank - 2],
+                               view.strides[rank - 1], /*transposable=*/!isResult))
     return false;
   // The batch dimensions of more than one entry, outermost first, must nest as one.
   int64_t previous = -1;

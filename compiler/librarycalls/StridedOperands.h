@@ -62,7 +62,7 @@ llvm::SmallVector<StridedView> traceResult(mlir::Value result);
 
 /// Whether cuBLASLt's matrix layouts express `view` of a product operand or (`isResult`) its
 /// result: unit stride along one of its last two dimensions (the last for the result), by the
-/// runtime's rule (runtime/src/matrix_layout.h), and the batch dimensions of more than one entry
+/// runtime's rule (contract/matrix_layout.h), and the batch dimensions of more than one entry
 /// merged into one strided batch.
 bool isMatrixLayout(const StridedView &view, bool isResult);
 

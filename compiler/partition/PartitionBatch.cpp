@@ -13,6 +13,8 @@
 
 #include "compiler/partition/Passes.h"
 
+#include "contract/library_calls.h"
+
 #include "compiler/partition/Common.h"
 
 #include "compiler/fusion/CostModel.h"
@@ -477,7 +479,7 @@ Value Batcher::gathered(OpBuilder &builder, Location loc, Value value, Split spl
   func::FuncOp callee =
       libraryCallDeclaration(symbols, module, gather, builder.getFunctionType({local}, {allType}));
   auto call = func::CallOp::create(builder, loc, callee, ValueRange{value});
-  call->setAttr("devices", builder.getI64IntegerAttr(devices));
+  call->setAttr(contract::param::kDevices.name, builder.getI64IntegerAttr(devices));
   return joinStacked(builder, loc, call.getResult(0), split, whole);
 }
 

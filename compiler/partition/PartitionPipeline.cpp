@@ -8,6 +8,8 @@
 
 #include "compiler/partition/Passes.h"
 
+#include "contract/library_calls.h"
+
 #include "compiler/librarycalls/Declarations.h"
 #include "compiler/partition/Common.h"
 #include "dialects/graph/GraphOps.h"
@@ -200,18 +202,19 @@ LogicalResult Pipeliner::run() {
     func::CallOp call;
     if (root == rank) {
       builder.setInsertionPointAfter(def);
-      func::FuncOp callee = libraryCallDeclaration(symbols, module, "gloo.broadcast",
-                                                   builder.getFunctionType({type}, {type}));
+      func::FuncOp callee =
+          libraryCallDeclaration(symbols, module, contract::callee::kGlooBroadcast,
+                                 builder.getFunctionType({type}, {type}));
       call = func::CallOp::create(builder, def->getLoc(), callee, ValueRange{value});
     } else {
       builder.setInsertionPoint(def);
-      func::FuncOp callee = libraryCallDeclaration(symbols, module, "gloo.receive",
+      func::FuncOp callee = libraryCallDeclaration(symbols, module, contract::callee::kGlooReceive,
                                                    builder.getFunctionType({}, {type}));
       call = func::CallOp::create(builder, def->getLoc(), callee, ValueRange{});
       value.replaceAllUsesWith(call.getResult(0));
     }
-    call->setAttr("devices", builder.getI64IntegerAttr(devices));
-    call->setAttr("root", builder.getI64IntegerAttr(root));
+    call->setAttr(contract::param::kDevices.name, builder.getI64IntegerAttr(devices));
+    call->setAttr(contract::param::kRoot.name, builder.getI64IntegerAttr(root));
   }
   for (Operation *op : llvm::reverse(ops))
     if (stageOf(op) != rank) {
@@ -404,16 +407,16 @@ LogicalResult Pipeliner::runMicroBatched(function_ref<int64_t(Operation *)> stag
       continue;
     Type type = transfer.value.getType();
     SmallVector<NamedAttribute> params{
-        attrs.getNamedAttr("devices", attrs.getI64IntegerAttr(devices)),
-        attrs.getNamedAttr("peer",
-                           attrs.getI64IntegerAttr(transfer.from == rank ? transfer.to
-                                                                         : transfer.from)),
-        attrs.getNamedAttr("tag", attrs.getI64IntegerAttr(transfer.tag))};
+        attrs.getNamedAttr(contract::param::kDevices.name, attrs.getI64IntegerAttr(devices)),
+        attrs.getNamedAttr(
+            contract::param::kPeer.name,
+            attrs.getI64IntegerAttr(transfer.from == rank ? transfer.to : transfer.from)),
+        attrs.getNamedAttr(contract::param::kTag.name, attrs.getI64IntegerAttr(transfer.tag))};
     Operation *def = transfer.value.getDefiningOp();
     if (transfer.from == rank) {
       builder.setInsertionPointAfter(def);
-      call("gloo.send", attrs.getFunctionType({type}, {type}), transfer.value, def->getLoc(),
-           params);
+      call(contract::callee::kGlooSend, attrs.getFunctionType({type}, {type}), transfer.value,
+           def->getLoc(), params);
       continue;
     }
     Operation *first = nullptr;
@@ -422,8 +425,8 @@ LogicalResult Pipeliner::runMicroBatched(function_ref<int64_t(Operation *)> stag
           (!first || user->isBeforeInBlock(first)))
         first = user;
     builder.setInsertionPoint(first);
-    auto received =
-        call("gloo.recv", attrs.getFunctionType({}, {type}), {}, def->getLoc(), params);
+    auto received = call(contract::callee::kGlooRecv, attrs.getFunctionType({}, {type}), {},
+                         def->getLoc(), params);
     Value value = transfer.value;
     value.replaceUsesWithIf(received.getResult(0), [&](OpOperand &use) {
       return use.getOwner() != terminator && stageAttr(use.getOwner()) == rank;
@@ -440,15 +443,15 @@ LogicalResult Pipeliner::runMicroBatched(function_ref<int64_t(Operation *)> stag
     auto it = returned.find(output);
     if (it == returned.end()) {
       SmallVector<NamedAttribute> params{
-          attrs.getNamedAttr("devices", attrs.getI64IntegerAttr(devices)),
-          attrs.getNamedAttr("root", attrs.getI64IntegerAttr(root))};
+          attrs.getNamedAttr(contract::param::kDevices.name, attrs.getI64IntegerAttr(devices)),
+          attrs.getNamedAttr(contract::param::kRoot.name, attrs.getI64IntegerAttr(root))};
       Type type = output.getType();
       func::CallOp made =
           root == rank
-              ? call("gloo.broadcast", attrs.getFunctionType({type}, {type}), output,
-                     terminator->getLoc(), params)
-              : call("gloo.receive", attrs.getFunctionType({}, {type}), {}, terminator->getLoc(),
-                     params);
+              ? call(contract::callee::kGlooBroadcast, attrs.getFunctionType({type}, {type}),
+                     output, terminator->getLoc(), params)
+              : call(contract::callee::kGlooReceive, attrs.getFunctionType({}, {type}), {},
+                     terminator->getLoc(), params);
       it = returned.insert({output, root == rank ? output : made.getResult(0)}).first;
     }
     operand.set(it->second);

@@ -10,6 +10,8 @@
 
 #include "compiler/partition/Passes.h"
 
+#include "contract/library_calls.h"
+
 #include "compiler/partition/Common.h"
 
 #include "compiler/fusion/CostModel.h"
@@ -526,7 +528,7 @@ void Partitioner::rewrite(Region &region) {
     func::FuncOp callee = libraryCallDeclaration(symbols, module, collective,
                                                  builder.getFunctionType({type}, {type}));
     auto call = func::CallOp::create(builder, end.getLoc(), callee, ValueRange{end.getResult()});
-    call->setAttr("devices", builder.getI64IntegerAttr(devices));
+    call->setAttr(contract::param::kDevices.name, builder.getI64IntegerAttr(devices));
     end.getResult().replaceAllUsesExcept(call.getResult(0), call);
   }
   for (Operation *op : region.ops)

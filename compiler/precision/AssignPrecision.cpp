@@ -10,8 +10,8 @@
 
 #include "compiler/precision/Passes.h"
 
+#include "contract/half_conversions.h"
 #include "dialects/graph/GraphOps.h"
-#include "runtime/src/half_conversions.h"
 
 #include "mlir/IR/AsmState.h"
 
@@ -112,7 +112,7 @@ ConvertedConstant convertConstant(ConstantOp constant, FloatType low) {
     return result;
   bool half = low.isF16();
   auto round = [&](float value, uint16_t &bits) {
-    bits = half ? runtime::floatToHalf(value) : runtime::floatToBf16(value);
+    bits = half ? contract::floatToHalf(value) : contract::floatToBf16(value);
     bool infinite = (bits & 0x7FFFu) == (half ? 0x7C00u : 0x7F80u);
     if (infinite && std::isfinite(value))
       result.overflow = std::max(result.overflow, double(std::fabs(value)));

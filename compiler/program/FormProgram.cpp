@@ -1,9 +1,11 @@
 //===- FormProgram.cpp - The entry function as a program over buffers --------===//
 
 #include "compiler/codegen/Passes.h"
+
 #include "compiler/fusion/Passes.h"
 #include "compiler/program/Passes.h"
 #include "compiler/program/SymbolicShapes.h"
+#include "contract/library_calls.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -136,20 +138,20 @@ void ProgramFormer::setDims(Value value, Operation *definer) {
 /// then share bytes: the (input, output) pair, or nothing.
 static SmallVector<int64_t> sumAddendPair(StringRef callee, DictionaryAttr params,
                                           ArrayRef<Value> inputs, ArrayRef<Value> outputs) {
-  auto kinds = params.getAs<ArrayAttr>("post_ops");
-  bool matmul = callee == "onednn.matmul";
-  if ((callee != "onednn.convolution" && !matmul) || !kinds || outputs.size() != 1)
+  auto kinds = params.getAs<ArrayAttr>(contract::param::kPostOps.name);
+  bool matmul = callee == contract::callee::kOneDnnMatmul;
+  if ((callee != contract::callee::kOneDnnConvolution && !matmul) || !kinds || outputs.size() != 1)
     return {};
   auto isAdd = [](Attribute kind) {
     auto name = dyn_cast<StringAttr>(kind);
-    return name && name.getValue() == "add";
+    return name && name.getValue() == contract::postOpName(contract::PostOp::Add);
   };
   int64_t adds = llvm::count_if(kinds, isAdd);
   int64_t first = static_cast<int64_t>(inputs.size()) - adds;
   if (adds == 0 || first < 2)
     return {};
   if (matmul) {
-    if (!isAdd(kinds[0]) || params.get("dst_view") ||
+    if (!isAdd(kinds[0]) || params.get(contract::param::kDstView.name) ||
         inputs[first].getType() != outputs[0].getType())
       return {};
     return {first, 0};

@@ -11,7 +11,7 @@
 #ifndef KILN_COMPILER_PROGRAM_LIVENESS_H
 #define KILN_COMPILER_PROGRAM_LIVENESS_H
 
-#include "runtime/src/memory_planner.h"
+#include "contract/memory_planner.h"
 
 #include "dialects/program/ProgramOps.h"
 

@@ -2,6 +2,8 @@
 
 #include "compiler/program/StepCost.h"
 
+#include "contract/library_calls.h"
+
 namespace kiln {
 
 using namespace mlir;
@@ -24,7 +26,8 @@ fusion::KernelWork stepWork(Operation *step) {
   if (callee.ends_with("matmul")) {
     // a is [..., M, K] (or its view [offset, dims..., strides...]).
     int64_t depth = 1;
-    if (auto view = call.getParams().getAs<DenseI64ArrayAttr>("a_view"); view && view.size() >= 3)
+    if (auto view = call.getParams().getAs<DenseI64ArrayAttr>(contract::param::kAView.name);
+        view && view.size() >= 3)
       depth = view.asArrayRef()[(view.size() - 1) / 2];
     else if (auto a = cast<MemRefType>(call.getInputs()[0].getType()); a.getRank() > 0)
       depth = a.getShape().back();
@@ -33,9 +36,9 @@ fusion::KernelWork stepWork(Operation *step) {
     // Two products: scores (Sq x D by D x Skv) and the weighted values (Sq x Skv by Skv x Dv),
     // per batch index; the softmax's work is small beside them. q_view is [offset, B.., Sq, D,
     // strides...], k_view [offset, B.., D, Skv, strides...].
-    auto q = call.getParams().getAs<DenseI64ArrayAttr>("q_view");
-    auto k = call.getParams().getAs<DenseI64ArrayAttr>("k_view");
-    auto dst = call.getParams().getAs<DenseI64ArrayAttr>("dst_view");
+    auto q = call.getParams().getAs<DenseI64ArrayAttr>(contract::param::kQView.name);
+    auto k = call.getParams().getAs<DenseI64ArrayAttr>(contract::param::kKView.name);
+    auto dst = call.getParams().getAs<DenseI64ArrayAttr>(contract::param::kDstView.name);
     if (q && k && dst && q.size() >= 5 && q.size() == k.size() && q.size() == dst.size()) {
       size_t rank = (q.size() - 1) / 2;
       double outputs = 1;

@@ -2,6 +2,8 @@
 
 #include "compiler/program/SymbolicShapes.h"
 
+#include "contract/library_calls.h"
+
 #include <limits>
 
 #include "compiler/codegen/Passes.h"
@@ -576,7 +578,8 @@ FailureOr<AffineExpr> SymbolicShapes::dim(Value value, unsigned d, const Argumen
 bool SymbolicShapes::isDenseAttention(func::CallOp call) {
   func::FuncOp callee = calleeOf(call);
   auto name = callee ? callee->getAttrOfType<StringAttr>(kLibraryCallAttr) : StringAttr();
-  return name && name.getValue().ends_with(".attention") && !call->hasAttr("q_view");
+  return name && name.getValue().ends_with(".attention") &&
+         !call->hasAttr(contract::param::kQView.name);
 }
 
 func::FuncOp SymbolicShapes::calleeOf(func::CallOp call) {

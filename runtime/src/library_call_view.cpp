@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "contract/strided_view.h"
 #include "runtime/src/element_type.h"
 
 namespace kiln::runtime {
@@ -114,7 +115,56 @@ Status LibraryCallView::create(const kiln::artifact::LibraryCall& call,
         return duplicate(param->key()->str());
     }
   }
+  if (Status status = view.checkContract(); !status.ok()) return status;
   *out = std::move(view);
+  return Status();
+}
+
+Status LibraryCallView::checkContract() const {
+  // A call the contract does not know is left to the device, which refuses it by name.
+  const contract::LibraryCallSpec* entry = contract::findLibraryCall(name_);
+  if (entry == nullptr) return Status();
+  using contract::ParamKind;
+  auto check = [&](const std::string& key, const char* stored, size_t count,
+                   std::initializer_list<ParamKind> kinds) -> Status {
+    const contract::ParamSpec* spec = entry->findParam(key);
+    if (spec == nullptr)
+      return invalid("has unknown " + std::string(stored) + " parameter '" + key + "'");
+    if (std::find(kinds.begin(), kinds.end(), spec->kind) == kinds.end())
+      return invalid("parameter '" + key + "' is stored as " + stored +
+                     " values; the contract makes it another kind");
+    if ((spec->kind == ParamKind::Int || spec->kind == ParamKind::Bool) && count != 1)
+      return invalid("parameter '" + key + "' has " + std::to_string(count) +
+                     " values, expected 1");
+    return Status();
+  };
+  for (const auto& [key, values] : ints_)
+    if (Status s = check(key, "int", values.size(),
+                         {ParamKind::Ints, ParamKind::Int, ParamKind::Bool});
+        !s.ok())
+      return s;
+  for (const auto& [key, values] : floats_)
+    if (Status s = check(key, "float", values.size(), {ParamKind::Floats}); !s.ok()) return s;
+  for (const auto& [key, values] : strings_)
+    if (Status s = check(key, "string", values.size(), {ParamKind::Strings}); !s.ok()) return s;
+  auto post_ops = strings_.find(std::string(contract::param::kPostOps.name));
+  if (post_ops != strings_.end()) {
+    for (size_t i = 0; i < post_ops->second.size(); ++i) {
+      const std::string& kind = post_ops->second[i];
+      std::optional<contract::PostOp> op = contract::parsePostOp(kind);
+      if (op && entry->fuses(*op)) continue;
+      std::string fused;
+      for (contract::PostOp known : entry->post_ops)
+        fused += (fused.empty() ? "" : ", ") + std::string(contract::postOpName(known));
+      if (fused.empty()) fused = "none";
+      // A post-op some library fuses, but not this one, is a well-formed call it cannot run.
+      if (op)
+        return unimplemented("post-op " + std::to_string(i) + " ('" + kind +
+                             "') is not fused by '" + name_ + "' (it fuses " + fused + ")");
+      return invalid("post-op " + std::to_string(i) + " is '" + kind + "'; '" + name_ +
+                     "' fuses " + fused);
+    }
+  }
   return Status();
 }
 
@@ -126,9 +176,15 @@ Status LibraryCallView::unimplemented(const std::string& message) const {
   return Status(KILN_STATUS_UNIMPLEMENTED, label_ + ": " + message);
 }
 
-Status LibraryCallView::ints(const std::string& key, int count,
+Status LibraryCallView::ints(const contract::IntsKey& key, int count,
                              const std::vector<int64_t>* fallback,
                              std::vector<int64_t>* out) const {
+  return readInts(std::string(key.name), count, fallback, out);
+}
+
+Status LibraryCallView::readInts(const std::string& key, int count,
+                                 const std::vector<int64_t>* fallback,
+                                 std::vector<int64_t>* out) const {
   auto it = ints_.find(key);
   if (it == ints_.end()) {
     if (!fallback) return invalid("lacks the int parameter '" + key + "'");
@@ -142,27 +198,51 @@ Status LibraryCallView::ints(const std::string& key, int count,
   return Status();
 }
 
-Status LibraryCallView::intScalar(const std::string& key, int64_t fallback, int64_t* out) const {
+bool LibraryCallView::has(const contract::IntsKey& key) const {
+  return ints_.count(std::string(key.name)) != 0;
+}
+
+Status LibraryCallView::integer(const contract::IntKey& key, int64_t fallback,
+                                int64_t* out) const {
   std::vector<int64_t> values;
   std::vector<int64_t> defaults{fallback};
-  Status status = ints(key, 1, &defaults, &values);
+  Status status = readInts(std::string(key.name), 1, &defaults, &values);
   if (!status.ok()) return status;
   *out = values[0];
   return Status();
 }
 
-std::vector<std::string> LibraryCallView::strings(const std::string& key) const {
-  auto it = strings_.find(key);
+Status LibraryCallView::flag(const contract::BoolKey& key, bool fallback, bool* out) const {
+  std::vector<int64_t> values;
+  std::vector<int64_t> defaults{fallback ? 1 : 0};
+  Status status = readInts(std::string(key.name), 1, &defaults, &values);
+  if (!status.ok()) return status;
+  if (values[0] != 0 && values[0] != 1)
+    return invalid(std::string(key.name) + " must be 0 or 1");
+  *out = values[0] == 1;
+  return Status();
+}
+
+std::vector<std::string> LibraryCallView::strings(const contract::StringsKey& key) const {
+  auto it = strings_.find(std::string(key.name));
   return it == strings_.end() ? std::vector<std::string>() : it->second;
 }
 
-std::vector<float> LibraryCallView::floats(const std::string& key) const {
-  auto it = floats_.find(key);
+std::vector<float> LibraryCallView::floats(const contract::FloatsKey& key) const {
+  auto it = floats_.find(std::string(key.name));
   return it == floats_.end() ? std::vector<float>() : it->second;
 }
 
-Status LibraryCallView::view(const std::string& key, size_t binding, bool written,
+std::vector<contract::PostOp> LibraryCallView::postOps() const {
+  std::vector<contract::PostOp> ops;
+  for (const std::string& kind : strings(contract::param::kPostOps))
+    if (std::optional<contract::PostOp> op = contract::parsePostOp(kind)) ops.push_back(*op);
+  return ops;
+}
+
+Status LibraryCallView::view(const contract::IntsKey& view_key, size_t binding, bool written,
                              StridedView* out) const {
+  const std::string key(view_key.name);
   const std::vector<int64_t>& dims = bindings_.at(binding).dims;
   int64_t elements = 1;
   for (int64_t size : dims) elements *= size;
@@ -175,104 +255,78 @@ Status LibraryCallView::view(const std::string& key, size_t binding, bool writte
     return Status();
   }
   const std::vector<int64_t>& values = it->second;
-  if (values.size() < 5 || values.size() % 2 == 0)
-    return invalid("parameter '" + key + "' has " + std::to_string(values.size()) +
-                   " values; a view is [offset, dims..., strides...] of rank 2 or more");
-  size_t rank = (values.size() - 1) / 2;
+  contract::StridedViewParts parts;
+  contract::ViewCheck check =
+      contract::checkStridedView(values.data(), values.size(), elements, written, &parts);
+  switch (check.problem) {
+    case contract::ViewProblem::None:
+      break;
+    case contract::ViewProblem::Malformed:
+      return invalid("parameter '" + key + "' has " + std::to_string(values.size()) +
+                     " values; a view is [offset, dims..., strides...] of rank 2 or more");
+    case contract::ViewProblem::OutOfBounds:
+      return invalid("parameter '" + key + "' (offset " + std::to_string(parts.offset) +
+                     ", dims " + formatTypeDims(parts.dims) + ") reaches outside binding " +
+                     std::to_string(binding) + " (" + formatTypeDims(dims) +
+                     "), or has a size below 1 or a negative stride");
+    case contract::ViewProblem::WrittenTwice:
+      return invalid("parameter '" + key + "' writes some elements twice (a stride of " +
+                     std::to_string(check.stride) + " inside an extent of " +
+                     std::to_string(check.extent) + ")");
+  }
   StridedView view;
   view.given = true;
-  view.offset = values[0];
-  view.dims.assign(values.begin() + 1, values.begin() + 1 + rank);
-  view.strides.assign(values.begin() + 1 + rank, values.end());
-  // Sizes and strides are bounded first, so that the reach below cannot overflow.
-  constexpr int64_t kLimit = int64_t{1} << 40;
-  bool valid = view.offset >= 0 && view.offset < kLimit;
-  int64_t last = view.offset;
-  for (size_t i = 0; i < rank && valid; ++i) {
-    valid = view.dims[i] >= 1 && view.dims[i] < kLimit && view.strides[i] >= 0 &&
-            view.strides[i] < kLimit &&
-            (view.dims[i] - 1) <= kLimit / std::max<int64_t>(1, view.strides[i]);
-    if (valid) last += (view.dims[i] - 1) * view.strides[i];
-  }
-  if (!valid || last >= elements)
-    return invalid("parameter '" + key + "' (offset " + std::to_string(view.offset) + ", dims " +
-                   formatTypeDims(view.dims) + ") reaches outside binding " +
-                   std::to_string(binding) + " (" + formatTypeDims(dims) +
-                   "), or has a size below 1 or a negative stride");
-  if (written) {
-    std::vector<std::pair<int64_t, int64_t>> order;
-    for (size_t i = 0; i < rank; ++i)
-      if (view.dims[i] > 1) order.emplace_back(view.strides[i], view.dims[i]);
-    std::sort(order.begin(), order.end());
-    int64_t extent = 1;
-    for (const auto& [stride, size] : order) {
-      if (stride < extent)
-        return invalid("parameter '" + key + "' writes some elements twice (a stride of " +
-                       std::to_string(stride) + " inside an extent of " + std::to_string(extent) +
-                       ")");
-      extent = stride * size;
-    }
-  }
+  view.offset = parts.offset;
+  view.dims = std::move(parts.dims);
+  view.strides = std::move(parts.strides);
   *out = std::move(view);
   return Status();
 }
 
-Status LibraryCallView::checkKeys(const std::vector<std::string>& known) const {
-  auto isKnown = [&](const std::string& key) {
-    return std::find(known.begin(), known.end(), key) != known.end();
-  };
-  for (const auto& entry : ints_)
-    if (!isKnown(entry.first)) return invalid("has unknown int parameter '" + entry.first + "'");
-  for (const auto& entry : floats_)
-    if (!isKnown(entry.first)) return invalid("has unknown float parameter '" + entry.first + "'");
-  for (const auto& entry : strings_)
-    if (!isKnown(entry.first)) return invalid("has unknown string parameter '" + entry.first + "'");
-  return Status();
-}
-
 Status readAttentionCall(const LibraryCallView& view, AttentionCall* out) {
+  namespace param = contract::param;
   Status status;
-  if (!(status = view.checkKeys({"q_view", "k_view", "v_view", "mask_view", "dst_view", "scale",
-                                 "zero_masked_rows", "kv_group"}))
-           .ok())
-    return status;
   const size_t count = view.bindings().size();
   if (count != 4 && count != 5)
     return view.invalid("has " + std::to_string(count) +
                         " bindings; expected q, k, v, an optional mask and dst");
   const bool has_mask = count == 5;
-  std::vector<float> scale = view.floats("scale");
+  std::vector<float> scale = view.floats(param::kScale);
   if (scale.size() != 1 || !std::isfinite(scale[0]))
     return view.invalid("needs one finite 'scale'");
-  int64_t zero_masked_rows = 0;
-  if (!(status = view.intScalar("zero_masked_rows", 0, &zero_masked_rows)).ok()) return status;
+  std::vector<int64_t> zero_masked(1, 0);
+  const std::vector<int64_t> not_zeroed{0};
+  if (!(status = view.ints(param::kZeroMaskedRows, 1, &not_zeroed, &zero_masked)).ok())
+    return status;
+  const int64_t zero_masked_rows = zero_masked[0];
   if (zero_masked_rows != 0 && zero_masked_rows != 1)
     return view.invalid("'zero_masked_rows' must be 0 or 1");
   int64_t kv_group = 1;
-  if (!(status = view.intScalar("kv_group", 1, &kv_group)).ok()) return status;
+  if (!(status = view.integer(param::kKvGroup, 1, &kv_group)).ok()) return status;
   if (kv_group < 1) return view.invalid("'kv_group' must be at least 1");
 
   // Every view is given (the call reads its operands where the data lies), or none: each
   // binding is then read as it lies, its leading dims aligned with dst's and dims of 1
   // broadcast (a call over dynamic shapes, set up per shape, whose strides are the run's).
-  std::vector<int64_t> unused;
-  const char* keys[] = {"q_view", "k_view", "v_view", "mask_view", "dst_view"};
-  const bool dense = std::none_of(std::begin(keys), std::end(keys), [&](const char* key) {
-    return view.ints(key, -1, nullptr, &unused).ok();
-  });
-  auto required = [&](const std::string& key, size_t binding, bool written, StridedView* out) {
+  const contract::IntsKey keys[] = {param::kQView, param::kKView, param::kVView,
+                                    param::kMaskView, param::kDstView};
+  const bool dense = std::none_of(std::begin(keys), std::end(keys),
+                                  [&](const contract::IntsKey& key) { return view.has(key); });
+  auto required = [&](const contract::IntsKey& key, size_t binding, bool written,
+                      StridedView* out) {
     Status s = view.view(key, binding, written, out);
-    if (s.ok() && !out->given && !dense) return view.invalid("needs the parameter '" + key + "'");
+    if (s.ok() && !out->given && !dense)
+      return view.invalid("needs the parameter '" + std::string(key.name) + "'");
     return s;
   };
   StridedView q, k, v, mask, dst;
-  if (!(status = required("q_view", 0, false, &q)).ok() ||
-      !(status = required("k_view", 1, false, &k)).ok() ||
-      !(status = required("v_view", 2, false, &v)).ok() ||
-      (has_mask && !(status = required("mask_view", 3, false, &mask)).ok()) ||
-      !(status = required("dst_view", count - 1, true, &dst)).ok())
+  if (!(status = required(param::kQView, 0, false, &q)).ok() ||
+      !(status = required(param::kKView, 1, false, &k)).ok() ||
+      !(status = required(param::kVView, 2, false, &v)).ok() ||
+      (has_mask && !(status = required(param::kMaskView, 3, false, &mask)).ok()) ||
+      !(status = required(param::kDstView, count - 1, true, &dst)).ok())
     return status;
-  if (!has_mask && view.ints("mask_view", -1, nullptr, &unused).ok())
+  if (!has_mask && view.has(param::kMaskView))
     return view.invalid("has a 'mask_view' but no mask binding");
   if (dense) {
     // Leading dims of 1 in front, then dims of 1 (of the batch, and of the mask's matrix)

@@ -3,7 +3,9 @@
 // What every device's library calls share: typed access to a LibraryCall table's bindings and
 // parameters, with errors that name the call. The CPU's oneDNN calls (src/cpu/onednn) and the
 // CUDA device's cuBLASLt / cuDNN calls (src/cuda) both read their calls through it, so that the
-// two accept the same encoding and word their errors alike.
+// two accept the same encoding and word their errors alike. Which parameters a call takes, and
+// of which kind, is the contract's (contract/library_calls.h): a call is checked against its
+// entry when it is read, and each parameter is read through its typed key.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +17,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "contract/library_calls.h"
 #include "kiln/runtime.hpp"
-#include "runtime/schema/artifact_generated.h"
+#include "contract/artifact_generated.h"
 
 namespace kiln::runtime {
 
@@ -50,7 +53,9 @@ std::string formatTypeDims(const std::vector<int64_t>& dims);
 /// naming the call (its name and description) and the offending binding or parameter.
 class LibraryCallView {
  public:
-  /// Indexes `call`; fails on a missing binding table, duplicate keys, a dimension that is not a
+  /// Indexes `call`; fails on a missing binding table, duplicate keys, a parameter its entry in
+  /// the contract does not take or of another kind, a post-op it does not fuse (or with the wrong
+  /// number of arguments), a dimension that is not a
   /// static size, a buffer too small for its type, or a binding whose element type is not one of
   /// `element_types` (the message then ends in "; " + `element_types_text`, which says what the
   /// library takes, e.g. "oneDNN calls take f32 tensors only").
@@ -72,25 +77,34 @@ class LibraryCallView {
   /// An UNIMPLEMENTED status "<label>: <message>", for a well-formed call the library cannot run.
   Status unimplemented(const std::string& message) const;
 
-  /// The int parameter `key` with exactly `count` values (any count when count < 0); `fallback`
+  /// The parameter `key` with exactly `count` values (any count when count < 0); `fallback`
   /// when absent (an error when absent and fallback is null).
-  Status ints(const std::string& key, int count, const std::vector<int64_t>* fallback,
+  Status ints(const contract::IntsKey& key, int count, const std::vector<int64_t>* fallback,
               std::vector<int64_t>* out) const;
+  /// Whether the call gives the parameter `key`.
+  bool has(const contract::IntsKey& key) const;
   /// A single int parameter with a default.
-  Status intScalar(const std::string& key, int64_t fallback, int64_t* out) const;
+  Status integer(const contract::IntKey& key, int64_t fallback, int64_t* out) const;
+  /// A boolean parameter (stored as 0 or 1) with a default.
+  Status flag(const contract::BoolKey& key, bool fallback, bool* out) const;
   /// String and float parameters; empty when absent.
-  std::vector<std::string> strings(const std::string& key) const;
-  std::vector<float> floats(const std::string& key) const;
+  std::vector<std::string> strings(const contract::StringsKey& key) const;
+  std::vector<float> floats(const contract::FloatsKey& key) const;
+  /// The post-ops in order (contract::PostOp; the call's entry has checked their names).
+  std::vector<contract::PostOp> postOps() const;
 
   /// The view parameter `key` of binding `binding` (the binding itself when absent). Fails
   /// naming the parameter for a malformed encoding, a rank below 2, a size below 1, a negative
-  /// stride, an element outside the binding, and, when `written`, an element reached twice.
-  Status view(const std::string& key, size_t binding, bool written, StridedView* out) const;
-
-  /// Fails for a parameter key not in `known`, so that a misspelled key is not silently ignored.
-  Status checkKeys(const std::vector<std::string>& known) const;
+  /// stride, an element outside the binding, and, when `written`, an element reached twice
+  /// (contract/strided_view.h, the check the program verifier makes).
+  Status view(const contract::IntsKey& key, size_t binding, bool written, StridedView* out) const;
 
  private:
+  /// Checks the parameters against the call's entry in the contract (contract/library_calls.h).
+  Status checkContract() const;
+  Status readInts(const std::string& key, int count, const std::vector<int64_t>* fallback,
+                  std::vector<int64_t>* out) const;
+
   std::string name_;
   std::string label_;
   std::vector<LibraryCallBinding> bindings_;

@@ -7,7 +7,7 @@
 #include "kiln/artifact_format.h"
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/device_program.h"
-#include "runtime/src/memory_planner.h"
+#include "contract/memory_planner.h"
 #include "runtime/src/tensor.h"
 
 namespace kiln::runtime {

@@ -18,8 +18,8 @@
 
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
-#include "runtime/schema/artifact_generated.h"
-#include "runtime/src/memory_planner.h"
+#include "contract/artifact_generated.h"
+#include "contract/memory_planner.h"
 
 namespace kiln::runtime {
 

@@ -1,6 +1,6 @@
 //===- MemoryPlannerTest.cpp - The arena planner's offsets and bounds ------===//
 
-#include "runtime/src/memory_planner.h"
+#include "contract/memory_planner.h"
 
 #include <gtest/gtest.h>
 

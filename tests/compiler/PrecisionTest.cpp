@@ -1,7 +1,7 @@
 //===- PrecisionTest.cpp - The precision search and the weights' rounding --===//
 
 #include "compiler/precision/Search.h"
-#include "runtime/src/half_conversions.h"
+#include "contract/half_conversions.h"
 
 #include "llvm/ADT/APFloat.h"
 
@@ -17,8 +17,8 @@ namespace {
 
 using kiln::precision::Evaluation;
 using kiln::precision::searchLowPrecision;
-using kiln::runtime::floatToBf16;
-using kiln::runtime::floatToHalf;
+using kiln::contract::floatToBf16;
+using kiln::contract::floatToHalf;
 
 uint16_t apfloatBits(float value, const llvm::fltSemantics &semantics) {
   llvm::APFloat converted(value);

@@ -32,7 +32,7 @@
 
 #include "kiln/artifact_format.h"
 #include "kiln/runtime.h"
-#include "runtime/schema/artifact_generated.h"
+#include "contract/artifact_generated.h"
 #include "tests/runtime/test_kernels.h"
 #include "tests/runtime/test_util.h"
 

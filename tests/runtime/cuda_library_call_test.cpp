@@ -208,12 +208,12 @@ TEST(CudaLibraryCallCheckTest, LinearMustBeAPureScale) {
 TEST(CudaLibraryCallCheckTest, PostOpsTheLibraryCannotFuseAreUnimplemented) {
   LibraryCallBuilder conv_gelu = validConvolution();
   conv_gelu.strings("post_ops", {"add", "gelu"});
-  expectRefused(conv_gelu, KILN_STATUS_UNIMPLEMENTED, "('gelu') is not fused by cuDNN");
+  expectRefused(conv_gelu, KILN_STATUS_UNIMPLEMENTED, "('gelu') is not fused by 'cudnn.convolution'");
 
   LibraryCallBuilder conv_linear("cudnn.convolution");
   conv_linear.binding({1, 4, 8, 8}).binding({8, 4, 3, 3}).binding({1, 8, 6, 6});
   conv_linear.strings("post_ops", {"linear"}).floats("post_op_args", {2.0f, 0.0f});
-  expectRefused(conv_linear, KILN_STATUS_UNIMPLEMENTED, "('linear') is not fused by cuDNN");
+  expectRefused(conv_linear, KILN_STATUS_UNIMPLEMENTED, "('linear') is not fused by 'cudnn.convolution'");
 
   LibraryCallBuilder clip = validMatmul();
   clip.strings("post_ops", {"clip"}).floats("post_op_args", {0.0f, 6.0f});

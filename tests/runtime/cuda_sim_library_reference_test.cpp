@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "runtime/src/cuda/cuda_library_problem.h"
-#include "runtime/src/half_conversions.h"
+#include "contract/half_conversions.h"
 #include "tests/runtime/library_reference_fixtures.h"
 
 namespace {
@@ -670,8 +670,8 @@ TEST(ConvolutionReferenceTest, ChannelsLastIsTheChannelsFirstResultReordered) {
       auto encode = [&](const std::vector<float> &values) {
         std::vector<uint16_t> bits;
         for (float value : values)
-          bits.push_back(type == kF16 ? ::kiln::runtime::floatToHalf(value)
-                                      : ::kiln::runtime::floatToBf16(value));
+          bits.push_back(type == kF16 ? ::kiln::contract::floatToHalf(value)
+                                      : ::kiln::contract::floatToBf16(value));
         return bits;
       };
       auto run = [&](bool last) {

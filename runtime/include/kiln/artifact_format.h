@@ -1,6 +1,6 @@
 //===- artifact_format.h - The .kiln artifact format version -----*- C -*-===//
 //
-// The format version of the .kiln artifact (runtime/schema/artifact.fbs) that this build writes
+// The format version of the .kiln artifact (contract/artifact.fbs) that this build writes
 // and reads. The compiler's writer stores it in `Artifact.format_version`; the runtime refuses
 // any other version with FAILED_PRECONDITION. Bump it whenever a field changes meaning or a
 // reader would need a field an older file might not have.

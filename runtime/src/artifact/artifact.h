@@ -19,7 +19,7 @@
 #include "kiln/inspect.h"
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
-#include "runtime/schema/artifact_generated.h"
+#include "contract/artifact_generated.h"
 
 namespace kiln::runtime {
 

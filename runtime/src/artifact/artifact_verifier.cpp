@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kiln/artifact_format.h"
-#include "runtime/schema/artifact_generated.h"
+#include "contract/artifact_generated.h"
 #include "runtime/src/element_type.h"
 #include "runtime/src/run_shapes.h"
 #include "runtime/src/tensor.h"

@@ -23,7 +23,7 @@
 
 #include "oneapi/dnnl/dnnl.h"
 #include "runtime/src/library_call_view.h"
-#include "runtime/src/matrix_layout.h"
+#include "contract/matrix_layout.h"
 
 namespace kiln::runtime::cpu {
 namespace {
@@ -129,8 +129,8 @@ struct Operand {
 /// Whether a GEMM reads `operand` as it lies or transposed (the BLAS rule of matrix_layout.h,
 /// which the compiler's selection checks too); sets trans and ld.
 bool gemmLayout(Operand* operand) {
-  std::optional<StridedMatrix> matrix =
-      stridedMatrix(operand->rows, operand->cols, operand->row_stride, operand->col_stride,
+  std::optional<contract::StridedMatrix> matrix =
+      contract::stridedMatrix(operand->rows, operand->cols, operand->row_stride, operand->col_stride,
                     /*transposable=*/true);
   if (!matrix) return false;
   operand->trans = matrix->transposed ? 'T' : 'N';

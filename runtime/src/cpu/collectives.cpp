@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "contract/library_calls.h"
 #include "runtime/src/cpu/library_call.h"
 #include "runtime/src/element_type.h"
 
@@ -262,7 +263,8 @@ class AllGatherKernel final : public LibraryCallKernel {
 namespace {
 
 /// The integer parameter `key` of `call`, or `fallback`.
-int64_t intParam(const fb::LibraryCall& call, std::string_view key, int64_t fallback) {
+int64_t intParam(const fb::LibraryCall& call, const contract::IntKey& wanted, int64_t fallback) {
+  std::string_view key = wanted.name;
   if (const auto* params = call.int_params())
     for (const fb::IntParam* param : *params)
       if (param->key()->string_view() == key && param->values() && param->values()->size() == 1)
@@ -278,7 +280,7 @@ Status createBroadcastKernel(const fb::LibraryCall& call,
                              const std::shared_ptr<Collectives>& collectives,
                              std::unique_ptr<LibraryCallKernel>* out) {
   std::string name = call.name()->str();
-  bool sends = name == "gloo.broadcast";
+  bool sends = name == contract::callee::kGlooBroadcast;
   const auto& bindings = *call.bindings();
   if (bindings.size() != (sends ? 2u : 1u)) {
     return Status(KILN_STATUS_INVALID_ARGUMENT,
@@ -292,7 +294,8 @@ Status createBroadcastKernel(const fb::LibraryCall& call,
                                                     std::to_string(bindingBytes(*bindings.Get(0))) +
                                                     " bytes into " + std::to_string(bytes));
   }
-  int64_t devices = intParam(call, "devices", 0), root = intParam(call, "root", -1);
+  namespace param = contract::param;
+  int64_t devices = intParam(call, param::kDevices, 0), root = intParam(call, param::kRoot, -1);
   if (!collectives) {
     return Status(KILN_STATUS_FAILED_PRECONDITION,
                   "'" + name + "' moves a value between " + std::to_string(devices) +
@@ -351,7 +354,8 @@ Status createAllReduceKernel(const fb::LibraryCall& call,
     return Status(KILN_STATUS_INVALID_ARGUMENT,
                   "'gloo.all_reduce' sums an f32 tensor into one of the same type");
   }
-  if (Status s = checkSessionDevices("'gloo.all_reduce'", "sums over", intParam(call, "devices", 0),
+  if (Status s = checkSessionDevices("'" + std::string(contract::callee::kGlooAllReduce) + "'",
+                                     "sums over", intParam(call, contract::param::kDevices, 0),
                                      collectives.get());
       !s.ok())
     return s;
@@ -366,15 +370,16 @@ Status createPointToPointKernel(const fb::LibraryCall& call,
                                 const std::shared_ptr<Collectives>& collectives,
                                 std::unique_ptr<LibraryCallKernel>* out) {
   std::string name = call.name()->str();
-  bool sends = name == "gloo.send";
+  bool sends = name == contract::callee::kGlooSend;
   const auto& bindings = *call.bindings();
   if (bindings.size() != (sends ? 2u : 1u)) {
     return Status(KILN_STATUS_INVALID_ARGUMENT,
                   "'" + name + "' takes " + (sends ? "one tensor" : "no tensor") +
                       " and writes one, not " + std::to_string(bindings.size()) + " bindings");
   }
-  int64_t devices = intParam(call, "devices", 0), peer = intParam(call, "peer", -1),
-          tag = intParam(call, "tag", -1);
+  namespace param = contract::param;
+  int64_t devices = intParam(call, param::kDevices, 0), peer = intParam(call, param::kPeer, -1),
+          tag = intParam(call, param::kTag, -1);
   if (!collectives) {
     return Status(KILN_STATUS_FAILED_PRECONDITION,
                   "'" + name + "' moves a value between " + std::to_string(devices) +
@@ -406,7 +411,7 @@ Status createAllGatherKernel(const fb::LibraryCall& call,
                   "'gloo.all_gather' takes one tensor and writes one, not " +
                       std::to_string(bindings.size()) + " bindings");
   }
-  int64_t devices = intParam(call, "devices", 0);
+  int64_t devices = intParam(call, contract::param::kDevices, 0);
   if (Status s =
           checkSessionDevices("'gloo.all_gather'", "gathers from", devices, collectives.get());
       !s.ok())

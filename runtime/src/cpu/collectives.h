@@ -18,7 +18,7 @@
 #include <string>
 
 #include "kiln/runtime.hpp"
-#include "runtime/schema/artifact_generated.h"
+#include "contract/artifact_generated.h"
 
 namespace gloo {
 class Context;

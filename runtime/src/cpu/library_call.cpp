@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "contract/library_calls.h"
 #include "runtime/src/cpu/attention.h"
 #include "runtime/src/cpu/collectives.h"
 #include "runtime/src/cpu/onednn/onednn_kernels.h"
@@ -24,15 +25,16 @@ Status createLibraryCallKernel(const kiln::artifact::LibraryCall& call, const ui
   if (name.substr(0, kOneDnnPrefix.size()) == kOneDnnPrefix) {
     return createOneDnnKernel(call, constants, out, run_dims);
   }
-  if (name == "kiln.attention") return createAttentionKernel(call, out, run_dims);
+  namespace callee = contract::callee;
+  if (name == callee::kKilnAttention) return createAttentionKernel(call, out, run_dims);
   if (run_dims != nullptr)
     return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
                                                  "' cannot be set up for a shape of the run");
-  if (name == "gloo.all_reduce") return createAllReduceKernel(call, collectives, out);
-  if (name == "gloo.all_gather") return createAllGatherKernel(call, collectives, out);
-  if (name == "gloo.send" || name == "gloo.recv")
+  if (name == callee::kGlooAllReduce) return createAllReduceKernel(call, collectives, out);
+  if (name == callee::kGlooAllGather) return createAllGatherKernel(call, collectives, out);
+  if (name == callee::kGlooSend || name == callee::kGlooRecv)
     return createPointToPointKernel(call, collectives, out);
-  if (name == "gloo.broadcast" || name == "gloo.receive")
+  if (name == callee::kGlooBroadcast || name == callee::kGlooReceive)
     return createBroadcastKernel(call, collectives, out);
   return Status(KILN_STATUS_UNIMPLEMENTED, "library call '" + std::string(name) +
                                                "' is not available on the cpu device (it runs the "

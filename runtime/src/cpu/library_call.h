@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kiln/runtime.hpp"
-#include "runtime/schema/artifact_generated.h"
+#include "contract/artifact_generated.h"
 
 namespace kiln::runtime::cpu {
 

@@ -38,9 +38,11 @@
 #include "runtime/src/cuda/cuda_library_problem.h"
 #include "runtime/src/cuda/cuda_status.h"
 #include "runtime/src/element_type.h"
-#include "runtime/src/matrix_layout.h"
+#include "contract/matrix_layout.h"
 
 namespace kiln::runtime::cuda {
+
+namespace param = contract::param;
 namespace {
 
 /// The most workspace a matmul may ask for: what NVIDIA recommends for cuBLASLt's best Hopper
@@ -302,10 +304,10 @@ Status matrixLayout(const LibraryCallView& call, const char* name, StridedView v
   layout.rows = view.dims[rank - 2];
   layout.cols = view.dims[rank - 1];
   const int64_t row_stride = view.strides[rank - 2], col_stride = view.strides[rank - 1];
-  std::optional<StridedMatrix> matrix =
-      stridedMatrix(layout.rows, layout.cols, row_stride, col_stride, /*transposable=*/!is_result);
+  std::optional<contract::StridedMatrix> matrix =
+      contract::stridedMatrix(layout.rows, layout.cols, row_stride, col_stride, /*transposable=*/!is_result);
   if (!matrix && is_result &&
-      stridedMatrix(layout.rows, layout.cols, row_stride, col_stride, /*transposable=*/true))
+      contract::stridedMatrix(layout.rows, layout.cols, row_stride, col_stride, /*transposable=*/true))
     return call.unimplemented(
         "the result's dst_view is column-major; cuBLASLt writes D with "
         "unit stride along its last dim here");
@@ -352,25 +354,21 @@ uint32_t offsetAlignment(uint32_t alignment, int64_t bytes) {
 }  // namespace
 
 Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
-  Status status = view.checkKeys({"trans_a", "trans_b", "a_view", "b_view", "dst_view", "post_ops",
-                                  "post_op_args", "allow_tf32"});
-  if (!status.ok()) return status;
+  Status status;
   MatmulProblem problem;
   if (!(status = readCudaCallCommon(view, {"a, b", /*matmul=*/true}, &problem.common)).ok())
     return status;
-  int64_t trans_a = 0, trans_b = 0;
-  if (!(status = view.intScalar("trans_a", 0, &trans_a)).ok() ||
-      !(status = view.intScalar("trans_b", 0, &trans_b)).ok())
+  bool trans_a = false, trans_b = false;
+  if (!(status = view.flag(param::kTransA, false, &trans_a)).ok() ||
+      !(status = view.flag(param::kTransB, false, &trans_b)).ok())
     return status;
-  if ((trans_a != 0 && trans_a != 1) || (trans_b != 0 && trans_b != 1))
-    return view.invalid("trans_a and trans_b must be 0 or 1");
 
   const std::vector<LibraryCallBinding>& bindings = view.bindings();
   const int result_binding = problem.common.result_binding;
   StridedView a, b, d;
-  if (!(status = view.view("a_view", 0, false, &a)).ok() ||
-      !(status = view.view("b_view", 1, false, &b)).ok() ||
-      !(status = view.view("dst_view", result_binding, true, &d)).ok())
+  if (!(status = view.view(param::kAView, 0, false, &a)).ok() ||
+      !(status = view.view(param::kBView, 1, false, &b)).ok() ||
+      !(status = view.view(param::kDstView, result_binding, true, &d)).ok())
     return status;
   size_t rank = d.dims.size();
   if (a.dims.size() < 2 || b.dims.size() < 2 || rank != std::max(a.dims.size(), b.dims.size()))
@@ -381,8 +379,8 @@ Status readMatmulProblem(const LibraryCallView& view, MatmulProblem* out) {
     return view.invalid("takes no 'add' post-op with a dst_view (the addend is row-major)");
 
   MatrixLayout la, lb, ld;
-  if (!(status = matrixLayout(view, "a", a, trans_a == 1, false, d.dims, &la)).ok() ||
-      !(status = matrixLayout(view, "b", b, trans_b == 1, false, d.dims, &lb)).ok() ||
+  if (!(status = matrixLayout(view, "a", a, trans_a, false, d.dims, &la)).ok() ||
+      !(status = matrixLayout(view, "b", b, trans_b, false, d.dims, &lb)).ok() ||
       !(status = matrixLayout(view, "the result", d, false, true, d.dims, &ld)).ok())
     return status;
   int64_t m = la.rows, k = la.cols, n = lb.cols;

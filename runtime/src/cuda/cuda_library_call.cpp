@@ -18,11 +18,16 @@
 #include "runtime/src/element_type.h"
 
 namespace kiln::runtime::cuda {
+
+using contract::PostOp;
+namespace callee = contract::callee;
+namespace param = contract::param;
+
 namespace {
 
-constexpr const char* kMatmulName = "cublaslt.matmul";
-constexpr const char* kConvolutionName = "cudnn.convolution";
-constexpr const char* kAttentionName = "cudnn.attention";
+constexpr std::string_view kMatmulName = callee::kCublasLtMatmul;
+constexpr std::string_view kConvolutionName = callee::kCudnnConvolution;
+constexpr std::string_view kAttentionName = callee::kCudnnAttention;
 
 Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out,
                   const std::vector<std::vector<int64_t>>* run_dims = nullptr) {
@@ -33,13 +38,14 @@ Status createView(const kiln::artifact::LibraryCall& call, LibraryCallView* out,
 
 Status unknownCall(const LibraryCallView& view) {
   return Status(KILN_STATUS_UNIMPLEMENTED,
-                view.label() + " is not available on the cuda device (it runs '" + kMatmulName +
-                    "', '" + kConvolutionName + "', '" + kAttentionName +
-                    "', 'nccl.all_reduce' and 'nccl.all_gather')");
+                view.label() + " is not available on the cuda device (it runs '" +
+                    std::string(kMatmulName) + "', '" + std::string(kConvolutionName) + "', '" +
+                    std::string(kAttentionName) + "', '" + std::string(callee::kNcclAllReduce) +
+                    "' and '" + std::string(callee::kNcclAllGather) + "')");
 }
 
 bool isCollective(const LibraryCallView& view) {
-  return view.name() == "nccl.all_reduce" || view.name() == "nccl.all_gather";
+  return view.name() == callee::kNcclAllReduce || view.name() == callee::kNcclAllGather;
 }
 
 }  // namespace
@@ -96,15 +102,14 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
   Status status = readCudaCallBindings(view, &common);
   if (!status.ok()) return status;
 
-  int64_t allow_tf32 = 0;
-  status = view.intScalar("allow_tf32", 0, &allow_tf32);
+  status = view.flag(param::kAllowTf32, false, &common.allow_tf32);
   if (!status.ok()) return status;
-  if (allow_tf32 != 0 && allow_tf32 != 1) return view.invalid("allow_tf32 must be 0 or 1");
-  common.allow_tf32 = allow_tf32 == 1;
 
-  std::vector<std::string> kinds = view.strings("post_ops");
-  std::vector<float> args = view.floats("post_op_args");
-  int adds = static_cast<int>(std::count(kinds.begin(), kinds.end(), "add"));
+  // The call's entry in the contract has checked that its library fuses each of them
+  // (cuBLASLt: linear, add, relu, gelu; cuDNN: add, relu).
+  std::vector<PostOp> ops = view.postOps();
+  std::vector<float> args = view.floats(param::kPostOpArgs);
+  int adds = static_cast<int>(std::count(ops.begin(), ops.end(), PostOp::Add));
   int bias_count = static_cast<int>(bindings.size()) - 3 - adds;
   if (bias_count != 0 && bias_count != 1)
     return view.invalid("has " + std::to_string(bindings.size()) + " bindings; expected " +
@@ -118,13 +123,13 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
   // it: the product's scale first, then the addend, then the activation.
   size_t next_arg = 0;
   bool seen_add = false;
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    const std::string& kind = kinds[i];
-    std::string where = "post-op " + std::to_string(i) + " ('" + kind + "')";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const PostOp op = ops[i];
+    std::string where =
+        "post-op " + std::to_string(i) + " ('" + std::string(contract::postOpName(op)) + "')";
     if (epilogue.activation != Activation::kNone)
       return view.invalid(where + " follows the activation; relu and gelu must come last");
-    if (kind == "linear") {
-      if (!shape.matmul) return view.unimplemented(where + " is not fused by cuDNN convolutions");
+    if (op == PostOp::Linear) {
       if (i != 0)
         return view.invalid(where + " must come first: it scales the product (cuBLASLt's alpha)");
       if (next_arg + 2 > args.size())
@@ -136,23 +141,16 @@ Status readCudaCallCommon(const LibraryCallView& view, const CudaCallShape& shap
       // With a bias, alpha scales the product alone: the bias is added after it.
       epilogue.alpha = args[next_arg];
       next_arg += 2;
-    } else if (kind == "add") {
+    } else if (op == PostOp::Add) {
       if (seen_add)
         return view.invalid(where + " is a second 'add'; the libraries fuse one addend");
       seen_add = true;
-    } else if (kind == "relu") {
+    } else if (op == PostOp::Relu) {
       epilogue.activation = Activation::kRelu;
-    } else if (kind == "gelu") {
-      if (!shape.matmul)
-        return view.unimplemented(where + " is not fused by cuDNN convolutions (relu is)");
+    } else if (op == PostOp::Gelu) {
       epilogue.activation = Activation::kGelu;
-    } else if (kind == "clip") {
-      return view.unimplemented(where +
-                                " is not fused by the CUDA library calls (the CPU's "
-                                "oneDNN calls take it)");
     } else {
-      return view.invalid("post-op " + std::to_string(i) + " is '" + kind +
-                          "'; expected linear, add, relu or gelu");
+      return view.unimplemented(where + " is not fused by the CUDA library calls");
     }
   }
   if (next_arg != args.size())

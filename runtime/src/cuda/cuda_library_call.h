@@ -52,7 +52,7 @@
 #include <memory>
 
 #include "kiln/runtime.hpp"
-#include "runtime/schema/artifact_generated.h"
+#include "contract/artifact_generated.h"
 
 namespace kiln::runtime::cuda {
 

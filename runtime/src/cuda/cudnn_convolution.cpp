@@ -66,6 +66,8 @@
 #endif
 
 namespace kiln::runtime::cuda {
+
+namespace param = contract::param;
 namespace {
 
 /// The most workspace a convolution's engine may ask for; engines above it are skipped.
@@ -926,16 +928,12 @@ std::vector<LegacyConvolutionChoice> rankLegacyChoices(
 }
 
 Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* out) {
-  Status status = view.checkKeys({"strides", "dilations", "pads_begin", "pads_end", "groups",
-                                  "channels_last", "post_ops", "post_op_args", "allow_tf32"});
-  if (!status.ok()) return status;
+  Status status;
   ConvolutionProblem problem;
   if (!(status = readCudaCallCommon(view, {"x, w", /*matmul=*/false}, &problem.common)).ok())
     return status;
-  int64_t channels_last = 0;
-  if (!(status = view.intScalar("channels_last", 0, &channels_last)).ok()) return status;
-  if (channels_last != 0 && channels_last != 1) return view.invalid("channels_last must be 0 or 1");
-  problem.channels_last = channels_last == 1;
+  if (!(status = view.flag(param::kChannelsLast, false, &problem.channels_last)).ok())
+    return status;
 
   const std::vector<LibraryCallBinding>& bindings = view.bindings();
   // The logical (N, C, spatial...) dims: channels-last bindings store C (x, y) or C/groups (w)
@@ -962,13 +960,13 @@ Status readConvolutionProblem(const LibraryCallView& view, ConvolutionProblem* o
 
   std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
   std::vector<int64_t> strides, dilations, pads_begin, pads_end;
-  if (!(status = view.ints("strides", spatial, &ones, &strides)).ok() ||
-      !(status = view.ints("dilations", spatial, &ones, &dilations)).ok() ||
-      !(status = view.ints("pads_begin", spatial, &zeros, &pads_begin)).ok() ||
-      !(status = view.ints("pads_end", spatial, &zeros, &pads_end)).ok())
+  if (!(status = view.ints(param::kStrides, spatial, &ones, &strides)).ok() ||
+      !(status = view.ints(param::kDilations, spatial, &ones, &dilations)).ok() ||
+      !(status = view.ints(param::kPadsBegin, spatial, &zeros, &pads_begin)).ok() ||
+      !(status = view.ints(param::kPadsEnd, spatial, &zeros, &pads_end)).ok())
     return status;
   int64_t groups = 1;
-  if (!(status = view.intScalar("groups", 1, &groups)).ok()) return status;
+  if (!(status = view.integer(param::kGroups, 1, &groups)).ok()) return status;
 
   int64_t batch = x[0], channels = x[1], features = w[0];
   if (groups < 1 || channels % groups != 0 || features % groups != 0)

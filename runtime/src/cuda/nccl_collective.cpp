@@ -19,11 +19,12 @@
 
 namespace kiln::runtime::cuda {
 
+namespace param = contract::param;
+
 Status readCollectiveProblem(const LibraryCallView& view, CollectiveProblem* out) {
   CollectiveProblem problem;
-  problem.gather = view.name() == "nccl.all_gather";
-  if (Status s = view.checkKeys({"devices"}); !s.ok()) return s;
-  if (Status s = view.intScalar("devices", 0, &problem.devices); !s.ok()) return s;
+  problem.gather = view.name() == contract::callee::kNcclAllGather;
+  if (Status s = view.integer(param::kDevices, 0, &problem.devices); !s.ok()) return s;
   if (problem.devices < 2) return view.invalid("needs 'devices' of 2 or more");
   const std::vector<LibraryCallBinding>& bindings = view.bindings();
   if (bindings.size() != 2)

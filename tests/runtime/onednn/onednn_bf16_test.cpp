@@ -13,15 +13,15 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/src/half_conversions.h"
+#include "contract/half_conversions.h"
 #include "tests/runtime/onednn/onednn_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
 using kiln::artifact::BufferKind;
-using kiln::runtime::bf16ToFloat;
-using kiln::runtime::floatToBf16;
+using kiln::contract::bf16ToFloat;
+using kiln::contract::floatToBf16;
 
 constexpr int kBf16 = KILN_ELEMENT_TYPE_BF16;
 

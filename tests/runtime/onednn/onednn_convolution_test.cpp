@@ -321,9 +321,20 @@ TEST(ConvolutionErrorsTest, ZeroStrideIsRefused) {
 
 TEST(ConvolutionErrorsTest, UnknownPostOpIsNamed) {
   LibraryCallBuilder builder = validConvolution();
-  builder.strings("post_ops", {"relu", "gelu"});
+  builder.strings("post_ops", {"relu", "tanh"});
   EXPECT_NE(prepareError(builder.build(), KILN_STATUS_INVALID_ARGUMENT)
-                .find("post-op 1 is 'gelu'"),
+                .find("post-op 1 is 'tanh'"),
+            std::string::npos);
+}
+
+// Tests that a post-op another library fuses (cuBLASLt's "gelu") is refused as one oneDNN
+// cannot run, by the contract's entry for the call, naming what it fuses instead.
+TEST(ConvolutionErrorsTest, PostOpOfAnotherLibraryIsUnimplemented) {
+  LibraryCallBuilder builder = validConvolution();
+  builder.strings("post_ops", {"relu", "gelu"});
+  EXPECT_NE(prepareError(builder.build(), KILN_STATUS_UNIMPLEMENTED)
+                .find("post-op 1 ('gelu') is not fused by 'onednn.convolution' (it fuses relu, "
+                      "clip, linear, add, gelu_erf, gelu_tanh, swish)"),
             std::string::npos);
 }
 

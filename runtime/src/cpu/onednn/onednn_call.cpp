@@ -7,18 +7,9 @@
 #include <utility>
 
 namespace kiln::runtime::cpu::onednn {
-namespace {
 
-/// The argument count of each post-op kind; -1 for an unknown kind.
-int postOpArgCount(const std::string& kind) {
-  if (kind == "relu" || kind == "add" || kind == "gelu_erf" || kind == "gelu_tanh" ||
-      kind == "swish")
-    return 0;
-  if (kind == "clip" || kind == "linear") return 2;
-  return -1;
-}
-
-}  // namespace
+using contract::PostOp;
+namespace param = contract::param;
 
 const dnnl::engine& cpuEngine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -26,8 +17,8 @@ const dnnl::engine& cpuEngine() {
 }
 
 int countAddPostOps(const CallView& call) {
-  std::vector<std::string> kinds = call.strings("post_ops");
-  return static_cast<int>(std::count(kinds.begin(), kinds.end(), "add"));
+  std::vector<PostOp> ops = call.postOps();
+  return static_cast<int>(std::count(ops.begin(), ops.end(), PostOp::Add));
 }
 
 dnnl::memory::data_type dataType(kiln_element_type_t type) {
@@ -41,12 +32,7 @@ dnnl::memory::desc plainDesc(const std::vector<int64_t>& dims, dnnl::memory::dat
 }
 
 Status readChannelsLast(const CallView& call, bool* out) {
-  int64_t channels_last = 0;
-  Status status = call.intScalar("channels_last", 0, &channels_last);
-  if (!status.ok()) return status;
-  if (channels_last != 0 && channels_last != 1) return call.invalid("channels_last must be 0 or 1");
-  *out = channels_last == 1;
-  return Status();
+  return call.flag(param::kChannelsLast, false, out);
 }
 
 std::vector<int64_t> channelsFirstDims(const std::vector<int64_t>& stored, bool channels_last,
@@ -73,40 +59,43 @@ dnnl::memory::desc storedDesc(const std::vector<int64_t>& stored, dnnl::memory::
 Status buildEpilogue(const CallView& call, const std::vector<BindingInfo>& extra,
                      const std::vector<int64_t>& dst, Epilogue* out, bool allow_sum,
                      bool channels_last) {
-  std::vector<std::string> kinds = call.strings("post_ops");
-  std::vector<float> args = call.floats("post_op_args");
+  // The call's entry in the contract has checked that oneDNN fuses each of them.
+  std::vector<PostOp> ops = call.postOps();
+  std::vector<float> args = call.floats(param::kPostOpArgs);
   size_t next_arg = 0;
   size_t next_extra = 0;
   Epilogue epilogue;
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    const std::string& kind = kinds[i];
-    int arg_count = postOpArgCount(kind);
-    if (arg_count < 0)
-      return call.invalid("post-op " + std::to_string(i) + " is '" + kind +
-                          "'; expected relu, gelu_erf, gelu_tanh, swish, clip, linear or add");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const PostOp op = ops[i];
+    const std::string kind(contract::postOpName(op));
+    const unsigned arg_count = contract::postOpArgCount(op);
     if (next_arg + arg_count > args.size())
       return call.invalid("post-op " + std::to_string(i) + " ('" + kind + "') needs " +
                           std::to_string(arg_count) + " values of 'post_op_args', which has " +
                           std::to_string(args.size()) + " in all");
     const float* a = args.data() + next_arg;
     next_arg += arg_count;
-    if (kind == "relu") {
+    if (op == PostOp::Relu) {
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    } else if (kind == "gelu_erf") {
+    } else if (op == PostOp::GeluErf) {
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-    } else if (kind == "gelu_tanh") {
+    } else if (op == PostOp::GeluTanh) {
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
-    } else if (kind == "swish") {
+    } else if (op == PostOp::Swish) {
       // oneDNN's swish is x * sigmoid(alpha x); SiLU is alpha = 1.
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
-    } else if (kind == "clip") {
+    } else if (op == PostOp::Clip) {
       if (!(a[0] <= a[1]))
         return call.invalid("clip post-op " + std::to_string(i) + " has low bound " +
                             std::to_string(a[0]) + " above high bound " + std::to_string(a[1]));
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, a[0], a[1]);
-    } else if (kind == "linear") {
+    } else if (op == PostOp::Linear) {
       epilogue.ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, a[0], a[1]);
-    } else {  // add
+    } else if (op != PostOp::Add) {
+      return call.invalid("post-op " + std::to_string(i) + " is '" + kind +
+                          "'; oneDNN calls fuse relu, gelu_erf, gelu_tanh, swish, clip, linear "
+                          "or add");
+    } else {
       if (next_extra >= extra.size())
         return call.invalid("has more 'add' post-ops than operands for them");
       const std::vector<int64_t>& dims = extra[next_extra].dims;

@@ -28,6 +28,8 @@
 #include "runtime/src/cpu/onednn/onednn_call.h"
 
 namespace kiln::runtime::cpu {
+
+namespace param = contract::param;
 namespace {
 
 using onednn::BindingInfo;
@@ -176,9 +178,7 @@ dnnl::memory::desc anyDesc(const std::vector<int64_t>& dims, dnnl::memory::data_
 
 Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
                                std::unique_ptr<LibraryCallKernel>* out) {
-  Status status = call.checkKeys({"strides", "dilations", "pads_begin", "pads_end", "groups",
-                                  "post_ops", "post_op_args", "channels_last"});
-  if (!status.ok()) return status;
+  Status status;
   bool channels_last = false;
   if (!(status = onednn::readChannelsLast(call, &channels_last)).ok()) return status;
 
@@ -207,13 +207,13 @@ Status createOneDnnConvolution(const CallView& call, const uint8_t* constants,
 
   std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
   std::vector<int64_t> strides, dilations, pads_begin, pads_end;
-  if (!(status = call.ints("strides", spatial, &ones, &strides)).ok() ||
-      !(status = call.ints("dilations", spatial, &ones, &dilations)).ok() ||
-      !(status = call.ints("pads_begin", spatial, &zeros, &pads_begin)).ok() ||
-      !(status = call.ints("pads_end", spatial, &zeros, &pads_end)).ok())
+  if (!(status = call.ints(param::kStrides, spatial, &ones, &strides)).ok() ||
+      !(status = call.ints(param::kDilations, spatial, &ones, &dilations)).ok() ||
+      !(status = call.ints(param::kPadsBegin, spatial, &zeros, &pads_begin)).ok() ||
+      !(status = call.ints(param::kPadsEnd, spatial, &zeros, &pads_end)).ok())
     return status;
   int64_t groups = 1;
-  if (!(status = call.intScalar("groups", 1, &groups)).ok()) return status;
+  if (!(status = call.integer(param::kGroups, 1, &groups)).ok()) return status;
 
   int64_t batch = src_dims[0], channels = src_dims[1], features = filter_dims[0];
   if (groups < 1 || channels % groups != 0 || features % groups != 0)

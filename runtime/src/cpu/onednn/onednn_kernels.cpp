@@ -18,9 +18,11 @@ Status createOneDnnKernel(const kiln::artifact::LibraryCall& call, const uint8_t
       onednn::CallView::create(call, {KILN_ELEMENT_TYPE_F32, KILN_ELEMENT_TYPE_BF16},
                                "oneDNN calls take f32 and bf16 tensors", &view, run_dims);
   if (!status.ok()) return status;
-  if (view.name() == "onednn.convolution") return createOneDnnConvolution(view, constants, out);
-  if (view.name() == "onednn.matmul") return createOneDnnMatmul(view, constants, out);
-  if (view.name() == "onednn.pooling") return createOneDnnPooling(view, out);
+  namespace callee = contract::callee;
+  if (view.name() == callee::kOneDnnConvolution)
+    return createOneDnnConvolution(view, constants, out);
+  if (view.name() == callee::kOneDnnMatmul) return createOneDnnMatmul(view, constants, out);
+  if (view.name() == callee::kOneDnnPooling) return createOneDnnPooling(view, out);
   return Status(KILN_STATUS_UNIMPLEMENTED,
                 view.label() +
                     " is not a oneDNN call; expected onednn.convolution, onednn.matmul or "

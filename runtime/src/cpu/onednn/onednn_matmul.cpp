@@ -18,6 +18,8 @@
 #include "runtime/src/cpu/onednn/onednn_call.h"
 
 namespace kiln::runtime::cpu {
+
+namespace param = contract::param;
 namespace {
 
 using onednn::BindingInfo;
@@ -135,9 +137,7 @@ bool foldBatchIntoRows(dnnl::memory::desc* a, dnnl::memory::desc* b, dnnl::memor
 
 Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
                           std::unique_ptr<LibraryCallKernel>* out) {
-  Status status = call.checkKeys(
-      {"trans_a", "trans_b", "a_view", "b_view", "dst_view", "post_ops", "post_op_args"});
-  if (!status.ok()) return status;
+  Status status;
   const std::vector<BindingInfo>& bindings = call.bindings();
   int adds = onednn::countAddPostOps(call);
   int bias_count = static_cast<int>(bindings.size()) - 3 - adds;
@@ -145,18 +145,16 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
     return call.invalid("has " + std::to_string(bindings.size()) + " bindings; expected a, b, " +
                         "an optional bias, " + std::to_string(adds) +
                         " 'add' post-op operand(s) and dst");
-  int64_t trans_a = 0, trans_b = 0;
-  if (!(status = call.intScalar("trans_a", 0, &trans_a)).ok() ||
-      !(status = call.intScalar("trans_b", 0, &trans_b)).ok())
+  bool trans_a = false, trans_b = false;
+  if (!(status = call.flag(param::kTransA, false, &trans_a)).ok() ||
+      !(status = call.flag(param::kTransB, false, &trans_b)).ok())
     return status;
-  if ((trans_a != 0 && trans_a != 1) || (trans_b != 0 && trans_b != 1))
-    return call.invalid("trans_a and trans_b must be 0 or 1");
 
   const BindingInfo& b = bindings[1];
   StridedView a_view, b_view, dst_view;
-  if (!(status = call.view("a_view", 0, false, &a_view)).ok() ||
-      !(status = call.view("b_view", 1, false, &b_view)).ok() ||
-      !(status = call.view("dst_view", bindings.size() - 1, true, &dst_view)).ok())
+  if (!(status = call.view(param::kAView, 0, false, &a_view)).ok() ||
+      !(status = call.view(param::kBView, 1, false, &b_view)).ok() ||
+      !(status = call.view(param::kDstView, bindings.size() - 1, true, &dst_view)).ok())
     return status;
   size_t rank = dst_view.dims.size();
   if (a_view.dims.size() < 2 || b_view.dims.size() < 2 ||
@@ -200,9 +198,9 @@ Status createOneDnnMatmul(const CallView& call, const uint8_t* constants,
   // A residual added first (after the bias), of the result's dims and type, is a sum post-op:
   // the destination starts as the addend, so the memory plan may put the two in one place
   // (kiln-form-program's in_place pair, compiler/program/FormProgram.cpp, mirrors this rule).
-  std::vector<std::string> kinds = call.strings("post_ops");
-  bool sum_first = !kinds.empty() && kinds[0] == "add" && !extra.empty() && !dst_view.given &&
-                   extra[0].dims == out_dims &&
+  std::vector<contract::PostOp> ops = call.postOps();
+  bool sum_first = !ops.empty() && ops[0] == contract::PostOp::Add && !extra.empty() &&
+                   !dst_view.given && extra[0].dims == out_dims &&
                    extra[0].element_type == bindings.back().element_type;
   if (!(status = onednn::buildEpilogue(call, extra, out_dims, &epilogue, sum_first)).ok())
     return status;

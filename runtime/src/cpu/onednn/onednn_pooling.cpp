@@ -15,6 +15,8 @@
 #include "runtime/src/cpu/onednn/onednn_call.h"
 
 namespace kiln::runtime::cpu {
+
+namespace param = contract::param;
 namespace {
 
 using onednn::BindingInfo;
@@ -43,9 +45,7 @@ class PoolingKernel : public LibraryCallKernel {
 }  // namespace
 
 Status createOneDnnPooling(const CallView& call, std::unique_ptr<LibraryCallKernel>* out) {
-  Status status = call.checkKeys(
-      {"kind", "kernel", "strides", "dilations", "pads_begin", "pads_end", "channels_last"});
-  if (!status.ok()) return status;
+  Status status;
   bool channels_last = false;
   if (!(status = onednn::readChannelsLast(call, &channels_last)).ok()) return status;
   const std::vector<BindingInfo>& bindings = call.bindings();
@@ -65,22 +65,28 @@ Status createOneDnnPooling(const CallView& call, std::unique_ptr<LibraryCallKern
   const int spatial = static_cast<int>(rank) - 2;
   std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end;
   const std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
-  if (!(status = call.ints("kernel", spatial, nullptr, &kernel)).ok() ||
-      !(status = call.ints("strides", spatial, &ones, &strides)).ok() ||
-      !(status = call.ints("dilations", spatial, &ones, &dilations)).ok() ||
-      !(status = call.ints("pads_begin", spatial, &zeros, &pads_begin)).ok() ||
-      !(status = call.ints("pads_end", spatial, &zeros, &pads_end)).ok())
+  if (!(status = call.ints(param::kKernel, spatial, nullptr, &kernel)).ok() ||
+      !(status = call.ints(param::kStrides, spatial, &ones, &strides)).ok() ||
+      !(status = call.ints(param::kDilations, spatial, &ones, &dilations)).ok() ||
+      !(status = call.ints(param::kPadsBegin, spatial, &zeros, &pads_begin)).ok() ||
+      !(status = call.ints(param::kPadsEnd, spatial, &zeros, &pads_end)).ok())
     return status;
-  std::vector<std::string> kind = call.strings("kind");
-  dnnl::algorithm algorithm;
-  if (kind.size() == 1 && kind[0] == "max") {
-    algorithm = dnnl::algorithm::pooling_max;
-  } else if (kind.size() == 1 && kind[0] == "avg_include_pad") {
-    algorithm = dnnl::algorithm::pooling_avg_include_padding;
-  } else if (kind.size() == 1 && kind[0] == "avg_exclude_pad") {
-    algorithm = dnnl::algorithm::pooling_avg_exclude_padding;
-  } else {
+  std::vector<std::string> kind = call.strings(param::kPoolingKind);
+  std::optional<contract::PoolingKind> pooling =
+      kind.size() == 1 ? contract::parsePoolingKind(kind[0]) : std::nullopt;
+  if (!pooling)
     return call.invalid("'kind' must be one of max, avg_include_pad, avg_exclude_pad");
+  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  switch (*pooling) {
+    case contract::PoolingKind::Max:
+      algorithm = dnnl::algorithm::pooling_max;
+      break;
+    case contract::PoolingKind::AvgIncludePad:
+      algorithm = dnnl::algorithm::pooling_avg_include_padding;
+      break;
+    case contract::PoolingKind::AvgExcludePad:
+      algorithm = dnnl::algorithm::pooling_avg_exclude_padding;
+      break;
   }
   if (src_dims[0] != dst_dims[0] || src_dims[1] != dst_dims[1])
     return call.invalid("dst must keep src's N and C (" + formatTypeDims(src_dims) + " -> " +

@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "runtime/src/element_type.h"
-#include "runtime/src/half_conversions.h"
+#include "contract/half_conversions.h"
 #include "runtime/src/library_call_view.h"
 
 namespace kiln::runtime::cuda::sim {
@@ -56,9 +56,9 @@ namespace {
 /// `value` with 10 mantissa bits, rounded to nearest with ties away from zero (cvt.rna.tf32.f32);
 /// Inf and NaN unchanged.
 float roundToTf32(float value) {
-  uint32_t bits = floatBits(value);
+  uint32_t bits = contract::floatBits(value);
   if ((bits & 0x7f800000u) == 0x7f800000u) return value;
-  return bitsFloat((bits + 0x1000u) & 0xffffe000u);
+  return contract::bitsFloat((bits + 0x1000u) & 0xffffe000u);
 }
 
 size_t elementSize(kiln_element_type_t type) { return type == KILN_ELEMENT_TYPE_F32 ? 4 : 2; }
@@ -77,12 +77,12 @@ void loadFloats(kiln_element_type_t type, const void* source, int64_t count, boo
   switch (type) {
     case KILN_ELEMENT_TYPE_F16: {
       const auto* in = static_cast<const uint16_t*>(source);
-      for (int64_t i = 0; i < count; ++i) out[i] = halfToFloat(in[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = contract::halfToFloat(in[i]);
       return;
     }
     case KILN_ELEMENT_TYPE_BF16: {
       const auto* in = static_cast<const uint16_t*>(source);
-      for (int64_t i = 0; i < count; ++i) out[i] = bf16ToFloat(in[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = contract::bf16ToFloat(in[i]);
       return;
     }
     default: {
@@ -102,12 +102,12 @@ void storeFloats(kiln_element_type_t type, const float* values, int64_t count, v
   switch (type) {
     case KILN_ELEMENT_TYPE_F16: {
       auto* out = static_cast<uint16_t*>(target);
-      for (int64_t i = 0; i < count; ++i) out[i] = floatToHalf(values[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = contract::floatToHalf(values[i]);
       return;
     }
     case KILN_ELEMENT_TYPE_BF16: {
       auto* out = static_cast<uint16_t*>(target);
-      for (int64_t i = 0; i < count; ++i) out[i] = floatToBf16(values[i]);
+      for (int64_t i = 0; i < count; ++i) out[i] = contract::floatToBf16(values[i]);
       return;
     }
     default:

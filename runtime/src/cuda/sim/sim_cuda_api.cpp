@@ -22,7 +22,7 @@
 #include "runtime/src/cuda/cuda_library_problem.h"
 #include "runtime/src/cuda/sim/library_reference.h"
 #include "runtime/src/cuda/sim/sim_executor.h"
-#include "runtime/src/half_conversions.h"
+#include "contract/half_conversions.h"
 #include "runtime/src/status.h"
 #include "runtime/src/tensor.h"
 
@@ -674,12 +674,12 @@ class SimCudaApi final : public CudaApi {
             std::vector<float> sums(problem.count);
             bool half = type == KILN_ELEMENT_TYPE_F16;
             for (uint64_t i = 0; i < problem.count; ++i)
-              sums[i] = half ? halfToFloat(in[i]) : bf16ToFloat(in[i]);
+              sums[i] = half ? contract::halfToFloat(in[i]) : contract::bf16ToFloat(in[i]);
             if (Status s = collectives->allReduceSum(sums.data(), problem.count, tag); !s.ok())
               return s;
             auto* out = static_cast<uint16_t*>(buffers[1]);
             for (uint64_t i = 0; i < problem.count; ++i)
-              out[i] = half ? floatToHalf(sums[i]) : floatToBf16(sums[i]);
+              out[i] = half ? contract::floatToHalf(sums[i]) : contract::floatToBf16(sums[i]);
             return Status();
           });
       return Status();

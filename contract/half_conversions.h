@@ -8,13 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_SRC_HALF_CONVERSIONS_H_
-#define KILN_RUNTIME_SRC_HALF_CONVERSIONS_H_
+#ifndef KILN_CONTRACT_HALF_CONVERSIONS_H_
+#define KILN_CONTRACT_HALF_CONVERSIONS_H_
 
 #include <cstdint>
 #include <cstring>
 
-namespace kiln::runtime {
+namespace kiln::contract {
 
 inline uint32_t floatBits(float value) {
   uint32_t bits;
@@ -73,6 +73,6 @@ inline uint16_t floatToBf16(float value) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::contract
 
-#endif  // KILN_RUNTIME_SRC_HALF_CONVERSIONS_H_
+#endif  // KILN_CONTRACT_HALF_CONVERSIONS_H_

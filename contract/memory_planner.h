@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_SRC_MEMORY_PLANNER_H_
-#define KILN_RUNTIME_SRC_MEMORY_PLANNER_H_
+#ifndef KILN_CONTRACT_MEMORY_PLANNER_H_
+#define KILN_CONTRACT_MEMORY_PLANNER_H_
 
 #include <cstdint>
 #include <vector>
@@ -79,4 +79,4 @@ uint64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers, uint64_t alig
 
 }  // namespace kiln
 
-#endif  // KILN_RUNTIME_SRC_MEMORY_PLANNER_H_
+#endif  // KILN_CONTRACT_MEMORY_PLANNER_H_

@@ -9,13 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_SRC_MATRIX_LAYOUT_H_
-#define KILN_RUNTIME_SRC_MATRIX_LAYOUT_H_
+#ifndef KILN_CONTRACT_MATRIX_LAYOUT_H_
+#define KILN_CONTRACT_MATRIX_LAYOUT_H_
 
 #include <cstdint>
 #include <optional>
 
-namespace kiln::runtime {
+namespace kiln::contract {
 
 /// A rows x cols matrix stored row-major with leading dimension `ld` (its rows `ld` elements
 /// apart), or, when `transposed`, stored as its cols x rows transpose that way.
@@ -37,6 +37,6 @@ inline std::optional<StridedMatrix> stridedMatrix(int64_t rows, int64_t cols, in
   return std::nullopt;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::contract
 
-#endif  // KILN_RUNTIME_SRC_MATRIX_LAYOUT_H_
+#endif  // KILN_CONTRACT_MATRIX_LAYOUT_H_

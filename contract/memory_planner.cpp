@@ -1,6 +1,6 @@
 //===- memory_planner.cpp - Arena planning from live ranges ------------------===//
 
-#include "runtime/src/memory_planner.h"
+#include "contract/memory_planner.h"
 
 #include <algorithm>
 #include <map>
