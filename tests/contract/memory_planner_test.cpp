@@ -1,4 +1,4 @@
-//===- MemoryPlannerTest.cpp - The arena planner's offsets and bounds ------===//
+//===- memory_planner_test.cpp - The arena planner's offsets and bounds ----===//
 
 #include "contract/memory_planner.h"
 
