@@ -4,14 +4,16 @@
 // (oneDNN on the CPU, cuDNN and cuBLASLt on CUDA) and proposes their single-use elementwise
 // epilogues (bias and residual adds, ReLU and clips, scales by constants, GELU, SiLU, a widening
 // cast) to the fusion planner (compiler/fusion/Epilogues.h) step by step, as far as the target's
-// library fuses them; the steps it takes become the calls' post-ops. The parameter encoding is
-// the runtime's
-// (runtime/src/cpu/onednn/onednn_kernels.h, runtime/src/cuda/cuda_library_call.h).
+// library fuses them; the steps it takes become the calls' post-ops. What is common to every
+// target lives here; each target's description and pass in CpuLibraryCalls.cpp and
+// CudaLibraryCalls.cpp, attention in PlanAttention.cpp. The parameter encoding is the
+// contract's (contract/library_calls.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/fusion/Epilogues.h"
 
+#include "compiler/librarycalls/CallPlan.h"
 #include "compiler/librarycalls/Declarations.h"
 #include "compiler/librarycalls/Passes.h"
 #include "compiler/librarycalls/StridedOperands.h"
@@ -36,106 +38,15 @@
 #include <limits>
 #include <optional>
 
-namespace kiln {
-#define GEN_PASS_DEF_SELECTCPULIBRARYCALLSPASS
-#define GEN_PASS_DEF_SELECTCUDALIBRARYCALLSPASS
-#include "compiler/librarycalls/Passes.h.inc"
-} // namespace kiln
-
 using namespace mlir;
 
-namespace kiln {
-using contract::PostOp;
-
-namespace {
-
-struct CallPlan;
-
-/// The library a pass instance selects calls of, and what that library fuses.
-struct Target {
-  llvm::StringLiteral convolution;
-  llvm::StringLiteral matmul;
-  /// The fused attention call and the pooling call ("" where the target has none).
-  llvm::StringLiteral attention;
-  llvm::StringLiteral pooling;
-  /// Whether f16 and bf16 operands are taken besides f32 (others are widened to f32 around the
-  /// call).
-  bool f16, bf16;
-  /// Whether a matmul operand may broadcast some of the result's batch dimensions and not others
-  /// (oneDNN's per-dimension broadcast); cuBLASLt's strided batches take all of them or none.
-  bool partialBatchBroadcast;
-  /// Whether the plan's epilogue is one the library fuses; `why` says why not.
-  bool (*supports)(const CallPlan &plan, std::string &why);
-  /// The post-ops of GELU's erf form and its tanh approximation (none where not fused).
-  std::optional<PostOp> geluErf, geluTanh;
-  /// The post-op of SiLU (swish), x * sigmoid(x) (none where not fused).
-  std::optional<PostOp> swish;
-  /// Whether strided operands must be matrix layouts (cuBLASLt) rather than any strides (oneDNN).
-  bool matrixLayoutsOnly;
-  /// Whether the library takes `allow_tf32` (set where kiln-assign-precision marked the op
-  /// `kiln.math = "tf32"`).
-  bool tf32;
-  /// Whether a bf16 call may write an f32 result (oneDNN does; the CUDA calls take one element
-  /// type for every tensor), so that a cast of the result to f32 joins the call.
-  bool f32Result;
-  /// Whether the attention call computes f16 and bf16 products (cuDNN's fused attention) rather
-  /// than f32 ones (Kiln's CPU kernel); it takes one or the other.
-  bool halfAttention;
-  /// Whether the attention call zeroes the rows the mask leaves no key in (zero_masked_rows).
-  bool attentionZeroesMaskedRows;
-  /// Whether the call adds its bias after a leading `linear` scales the product (cuBLASLt's
-  /// alpha and bias epilogue) rather than before its post-ops (oneDNN).
-  bool biasAfterScale;
-  /// Whether the attention call reads its operands through views fixed at compile time, so
-  /// static shapes only (cuDNN's, and the kernel Kiln generates on CUDA), rather than taking
-  /// each binding as it lies when the shapes are the run's.
-  bool attentionNeedsViews;
-  /// The attention call for f32 products where `attention` takes half precision ("" where
-  /// none): on CUDA, "kiln.attention" becomes a kernel Kiln generates
-  /// (kiln-generate-cuda-attention), for heads of at most kMaxGeneratedHeadDim elements.
-  llvm::StringLiteral f32Attention;
-  /// The longest query, key and value rows the attention call takes (0: any).
-  int64_t attentionMaxHeadDim = 0;
-};
-/// The longest query, key and value rows the generated CUDA attention keeps in registers.
-constexpr int64_t kMaxGeneratedHeadDim = 128;
-constexpr float kInfinity = std::numeric_limits<float>::infinity();
-
-/// How an addend broadcasts against a call's result, by the shapes oneDNN's binary post-ops
-/// implement.
-enum class Broadcast { None, Full, Scalar, BiasAxis, Rows };
-
-/// A library call being assembled from an anchor op and its epilogue.
-struct CallPlan {
-  const Target *target = nullptr;
-  StringRef name;
-  Operation *anchor = nullptr;
-  /// The axis a bias broadcasts along: 1 (channels) for convolutions, the last for products.
-  int64_t biasAxis = 1;
-  SmallVector<Value> operands;
-  bool hasBias = false;
-  SmallVector<NamedAttribute> attributes;
-  SmallVector<PostOp> postOps;
-  SmallVector<float> postOpArgs;
-  SmallVector<Value> addends;
-  /// The epilogue ops after the anchor, in order.
-  SmallVector<Operation *> fused;
-  Value result;
-  /// The data movement the call reads its operands through (from the operands outward), erased
-  /// after the anchor where nothing else reads it, and the data movement it writes its result
-  /// through (from the last op back to the result's reader), erased before the anchor.
-  SmallVector<Operation *> readThrough, writtenThrough;
-  /// Where the call writes: the end of the data movement after the result, when absorbed.
-  Value written;
-  /// Whether a cast of the result to f32 joined the call.
-  bool widened = false;
-};
+namespace kiln::librarycalls {
 
 /// The element type every operand and result of `op` has, when all are static tensors of one
 /// (or, with `dynamicBatch`, static but for their first dimension: a convolution of a program
 /// for a range of batches, whose calls the runtime sets up per shape; with `anyDynamic`, of any
 /// shape: a product over a dynamic batch and sequence); null otherwise.
-Type staticUniformElementType(Operation *op, bool dynamicBatch = false, bool anyDynamic = false) {
+Type staticUniformElementType(Operation *op, bool dynamicBatch, bool anyDynamic) {
   Type element;
   auto uniform = [&](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -167,8 +78,8 @@ bool takes(const Target &target, Type element) {
 
 /// Whether every operand and result of `op` is a static tensor of one element type the target's
 /// library computes in.
-bool hasStaticLibraryTypes(Operation *op, const Target &target, bool dynamicBatch = false,
-                           bool anyDynamic = false) {
+static bool hasStaticLibraryTypes(Operation *op, const Target &target, bool dynamicBatch = false,
+                                  bool anyDynamic = false) {
   return takes(target, staticUniformElementType(op, dynamicBatch, anyDynamic));
 }
 
@@ -217,7 +128,7 @@ Broadcast classifyAddend(RankedTensorType addend, RankedTensorType result, int64
 
 /// `value` as a rank-1 bias of `size` elements: itself when it already is one, a reshaped copy
 /// of a constant, or null.
-Value asBias(OpBuilder &builder, Value value, int64_t size) {
+static Value asBias(OpBuilder &builder, Value value, int64_t size) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() == 1)
     return value;
@@ -237,7 +148,7 @@ Value asBias(OpBuilder &builder, Value value, int64_t size) {
 
 /// Appends `graph.max(x, low)` (`isMax`) or `graph.min(x, high)` to the epilogue, tightening a
 /// relu or clip right before it into one clip.
-void appendBound(CallPlan &plan, bool isMax, float bound) {
+static void appendBound(CallPlan &plan, bool isMax, float bound) {
   auto lastIs = [&](PostOp kind) { return !plan.postOps.empty() && plan.postOps.back() == kind; };
   if (isMax) {
     if (lastIs(PostOp::Clip) && plan.postOpArgs.end()[-2] == -kInfinity &&
@@ -291,7 +202,7 @@ bool eltwiseParametersAgree(const CallPlan &plan) {
 /// Adds `addend` to the epilogue: as the bias when it is the first epilogue step of a call
 /// without one, as a shift when it is a splat constant, otherwise as an `add` post-op. Fails
 /// when oneDNN cannot broadcast it.
-LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
+static LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
   auto resultType = cast<RankedTensorType>(plan.result.getType());
   auto addendType = dyn_cast<RankedTensorType>(addend.getType());
   if (!addendType || addendType.getElementType() != resultType.getElementType())
@@ -343,7 +254,7 @@ LogicalResult appendAddend(OpBuilder &builder, CallPlan &plan, Value addend) {
 
 /// The elementwise ops a GELU or SiLU may be written with, evaluated on one value; nothing for
 /// others.
-std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operands) {
+static std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operands) {
   StringRef name = op->getName().getStringRef();
   if (operands.size() == 2) {
     double a = operands[0], b = operands[1];
@@ -387,7 +298,7 @@ std::optional<double> evaluateElementwise(Operation *op, ArrayRef<double> operan
 /// the two forms (and anything else) differ, within what the constants' precision allows: in
 /// bf16, 1 / sqrt 2 and tanh's constants are off by up to 2e-3 (relative), more than the two forms
 /// differ, so there the form is the one whose function (erf or tanh) the ops hold.
-std::pair<StringRef, SmallVector<Operation *>> matchActivation(Value x) {
+static std::pair<StringRef, SmallVector<Operation *>> matchActivation(Value x) {
   constexpr size_t kMaxOps = 16;
   Operation *definer = x.getDefiningOp();
   if (!definer || x.use_empty())
@@ -489,7 +400,7 @@ std::pair<StringRef, SmallVector<Operation *>> matchActivation(Value x) {
 
 /// Replaces the plan's bias (its last operand) by the same f32 constant times `factor`, created
 /// before `at`; fails for a bias that is no f32 constant with its bytes at hand.
-LogicalResult scaleBias(OpBuilder &builder, CallPlan &plan, Operation *at, float factor) {
+static LogicalResult scaleBias(OpBuilder &builder, CallPlan &plan, Operation *at, float factor) {
   auto constant = plan.operands.back().getDefiningOp<graph::ConstantOp>();
   auto type = constant ? dyn_cast<RankedTensorType>(constant.getType()) : RankedTensorType();
   if (!type || !type.getElementType().isF32())
@@ -516,7 +427,7 @@ LogicalResult scaleBias(OpBuilder &builder, CallPlan &plan, Operation *at, float
 
 /// Appends a scale by `factor` to the epilogue: it scales a `linear` right before it, or becomes
 /// `linear(factor, 0)`.
-void appendScale(CallPlan &plan, float factor) {
+static void appendScale(CallPlan &plan, float factor) {
   if (!plan.postOps.empty() && plan.postOps.back() == PostOp::Linear) {
     plan.postOpArgs.end()[-2] *= factor;
     plan.postOpArgs.end()[-1] *= factor;
@@ -528,13 +439,13 @@ void appendScale(CallPlan &plan, float factor) {
 
 /// Whether `op` is of a kind a call's epilogue may take with another operand: a bound (max,
 /// min), an add (bias, residual, shift) or a scale (mul, div).
-bool isBinaryEpilogueOp(Operation *op) {
+static bool isBinaryEpilogueOp(Operation *op) {
   return isa<graph::MaxOp, graph::MinOp, graph::AddOp, graph::MulOp, graph::DivOp>(op);
 }
 
 /// Whether a generated kernel computes `op` inside its readers: each element from its operands'
 /// (broadcast) elements alone.
-bool computedInReaders(Operation *op) {
+static bool computedInReaders(Operation *op) {
   return graph::isElementwise(op) || isa<graph::ExpandOp>(op);
 }
 
@@ -542,7 +453,7 @@ bool computedInReaders(Operation *op) {
 /// generated kernel's op (elementwise, a reduction, a normalization), and whether its operand is
 /// computed for it alone by an elementwise op, which that kernel would compute instead of
 /// reading it.
-void describeSurroundings(fusion::EpilogueStep &step) {
+static void describeSurroundings(fusion::EpilogueStep &step) {
   Value result = step.ops.back()->getResult(0);
   if (result.hasOneUse()) {
     Operation *reader = *result.getUsers().begin();
@@ -559,7 +470,7 @@ void describeSurroundings(fusion::EpilogueStep &step) {
 /// The chain of ops the planner takes into the call after its anchor (single-use max / min /
 /// add, scales by constants, a widening cast, GELU or SiLU), a step at a time, each as far as
 /// the library takes it and the cost model says it pays (compiler/fusion/Epilogues.h).
-void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &planner) {
+static void fuseEpilogue(OpBuilder &builder, CallPlan &plan, fusion::EpiloguePlanner &planner) {
   planner.begin(plan.name, plan.anchor);
   const Target &target = *plan.target;
   // Takes the step the plan now ends with, or restores `before`.
@@ -707,7 +618,7 @@ CallPlan startPlan(const Target &target, StringRef name, Operation *anchor, int6
 }
 
 /// Plans a convolution call, or fails for one the runtime does not take.
-FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
+static FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
   auto inputType = cast<RankedTensorType>(conv.getInput().getType());
   // Convolutions are set up per shape at run time (oneDNN's primitives, cuDNN's plans): a
   // dynamic batch is theirs to take.
@@ -736,7 +647,8 @@ FailureOr<CallPlan> planConvolution(graph::ConvOp conv, const Target &target) {
 /// its input in place and takes the elementwise ops before it (a batch norm and ReLU) along.
 /// Ceil mode becomes a larger end padding; an average that counts the padding keeps its
 /// generated kernel there (the positions ceil mode adds are not counted).
-template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Target &target) {
+template <typename PoolOp>
+static FailureOr<CallPlan> planPooling(PoolOp pool, const Target &target) {
   auto inputType = cast<RankedTensorType>(pool.getInput().getType());
   auto resultType = cast<RankedTensorType>(pool.getType());
   bool dynamicBatch = target.pooling == contract::callee::kOneDnnPooling;
@@ -779,7 +691,7 @@ template <typename PoolOp> FailureOr<CallPlan> planPooling(PoolOp pool, const Ta
   return plan;
 }
 
-FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
+static FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
   auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
   // Products over a dynamic batch and sequence (projections and attention's) are the library's
@@ -809,7 +721,7 @@ FailureOr<CallPlan> planMatmul(graph::MatmulOp matmul, const Target &target) {
 }
 
 /// Gemm: `alpha * op(a) op(b) + beta * c` as a bias or post-ops (see the pass description).
-FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Target &target) {
+static FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Target &target) {
   if (!hasStaticLibraryTypes(gemm, target))
     return failure();
   Builder b(gemm.getContext());
@@ -868,7 +780,7 @@ FailureOr<CallPlan> planGemm(OpBuilder &builder, graph::GemmOp gemm, const Targe
 /// what its matrix layouts express (unit stride in one of the last two dimensions, the batch
 /// dimensions nesting as one stride). A result with an `add` post-op keeps its layout (the addend
 /// is indexed as the result is).
-void absorbDataMovement(CallPlan &plan) {
+static void absorbDataMovement(CallPlan &plan) {
   // A product over a dynamic batch reads its operands as they lie: views are static strides.
   auto isDynamic = [](Value value) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -916,525 +828,12 @@ void absorbDataMovement(CallPlan &plan) {
   plan.writtenThrough.assign(view->through.rbegin(), view->through.rend());
 }
 
-/// Whether a GEMM reads the last two dims of `view` as they lie or transposed: the BLAS rule of
-/// contract/matrix_layout.h, which the runtime's attention call checks too.
-bool gemmReadable(const StridedView &view) {
-  size_t rank = view.dims.size();
-  return contract::stridedMatrix(view.dims[rank - 2], view.dims[rank - 1], view.strides[rank - 2],
-                                 view.strides[rank - 1], /*transposable=*/true)
-      .has_value();
-}
-
-/// `view` with `batch` (the result's batch dims) in front of its last two dims: missing leading
-/// dims and dims of size 1 broadcast with stride 0; with `broadcastMatrix`, its last two dims
-/// broadcast to `rows` x `cols` too (an additive mask). Fails for dims that do not broadcast.
-std::optional<StridedView> alignView(StridedView view, ArrayRef<int64_t> batch,
-                                     bool broadcastMatrix, int64_t rows, int64_t cols) {
-  size_t rank = batch.size() + 2;
-  if (view.dims.size() > rank || view.dims.size() < (broadcastMatrix ? 0 : 2))
-    return std::nullopt;
-  size_t missing = rank - view.dims.size();
-  view.dims.insert(view.dims.begin(), missing, 1);
-  view.strides.insert(view.strides.begin(), missing, 0);
-  SmallVector<int64_t> want(batch);
-  want.append({rows, cols});
-  for (size_t d = 0; d < rank; ++d) {
-    if (view.dims[d] == want[d])
-      continue;
-    if (view.dims[d] != 1 || (d + 2 >= rank && !broadcastMatrix))
-      return std::nullopt;
-    view.dims[d] = want[d];
-    view.strides[d] = 0;
-  }
-  return view;
-}
-
-/// The farthest view of a product operand the attention call reads (the operand itself when no
-/// data movement before it can be read through), aligned to the result's batch dims. With
-/// `group` (Kᵀ and V), heads repeated for grouped queries are read where they lie, once
-/// (ungroupHeads): the view then has the result's batch dims with the last divided by the
-/// group, which is set (1 where nothing is repeated).
-std::optional<StridedView> attentionOperand(Value operand, ArrayRef<int64_t> batch,
-                                            int64_t *group = nullptr) {
-  auto type = cast<RankedTensorType>(operand.getType());
-  SmallVector<StridedView> candidates = traceOperand(operand);
-  candidates.insert(
-      candidates.begin(),
-      StridedView{
-          operand, 0, SmallVector<int64_t>(type.getShape()), rowMajorStrides(type.getShape()), {}});
-  int64_t rank = type.getRank();
-  auto farthest = [&](ArrayRef<StridedView> views,
-                      ArrayRef<int64_t> batchDims) -> std::optional<StridedView> {
-    for (const StridedView &view : llvm::reverse(views)) {
-      if (!gemmReadable(view))
-        continue;
-      if (std::optional<StridedView> aligned = alignView(
-              view, batchDims, false, type.getDimSize(rank - 2), type.getDimSize(rank - 1)))
-        return aligned;
-    }
-    return std::nullopt;
-  };
-  if (group) {
-    *group = 1;
-    for (const StridedView &candidate : candidates) {
-      if (candidate.dims.size() != batch.size() + 2)
-        continue;
-      int64_t g = 1;
-      std::optional<StridedView> ungrouped = ungroupHeads(candidate, &g);
-      if (!ungrouped || g < 2)
-        continue;
-      SmallVector<StridedView> further = traceView(*ungrouped);
-      further.insert(further.begin(), *ungrouped);
-      SmallVector<int64_t> kvBatch(batch);
-      kvBatch.back() /= g;
-      if (std::optional<StridedView> view = farthest(further, kvBatch)) {
-        *group = g;
-        return view;
-      }
-    }
-  }
-  return farthest(candidates, batch);
-}
-
-/// Whether cuDNN's fused attention (runtime/src/cuda/cudnn_attention.cpp, with the limits the
-/// cuDNN frontend checks for f16 and bf16) reads or writes `view` of Q, Kᵀ, V or the result:
-/// its batch dims (all but the last two) not broadcast, unit stride along `unit` (the head dim:
-/// the last for Q, V and the result, the row for Kᵀ), every other stride of a dim above 1 and
-/// the offset in whole 16 bytes (8 elements), and a head dim of at most 128 in multiples of 8.
-bool cudnnAttentionTakes(const StridedView &view, size_t unit) {
-  constexpr int64_t kElementsPer16Bytes = 8;
-  if (view.dims.size() > 4 || view.offset % kElementsPer16Bytes != 0 || view.strides[unit] != 1 ||
-      view.dims[unit] > 128 || view.dims[unit] % 8 != 0)
-    return false;
-  for (size_t dim = 0; dim < view.dims.size(); ++dim) {
-    bool batchDim = dim + 2 < view.dims.size();
-    if (batchDim && view.dims[dim] > 1 && view.strides[dim] == 0)
-      return false;
-    if (dim != unit && view.dims[dim] > 1 && view.strides[dim] % kElementsPer16Bytes != 0)
-      return false;
-  }
-  return true;
-}
-
-/// The attention call over dynamic shapes: Q, Kᵀ, V, the mask and the result as they lie (no
-/// views: the runtime reads each binding with its run's strides, leading dims aligned with the
-/// result's and dims of 1 broadcast), so each must have the result's rank at most and batch dims
-/// that are the result's or 1; the mask f32.
-FailureOr<CallPlan> planDenseAttention(const Target &target, graph::MatmulOp scores,
-                                       graph::MatmulOp context, Value mask, float scale,
-                                       graph::SelectOp guard, ArrayRef<Operation *> chain,
-                                       graph::SoftmaxOp softmax, ArrayRef<Operation *> guardOps) {
-  auto resultType = cast<RankedTensorType>(context.getType());
-  int64_t rank = resultType.getRank();
-  ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
-  auto aligned = [&](Value value, bool matrixMayBroadcast) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || type.getRank() > rank || (!matrixMayBroadcast && type.getRank() < 2))
-      return false;
-    int64_t missing = rank - type.getRank();
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      int64_t at = d + missing;
-      if (at >= rank - 2)
-        continue;
-      if (type.getDimSize(d) != 1 && type.getDimSize(d) != batch[at])
-        return false;
-    }
-    return true;
-  };
-  if (!aligned(scores.getLhs(), false) || !aligned(scores.getRhs(), false) ||
-      !aligned(context.getRhs(), false))
-    return failure();
-  if (mask) {
-    auto maskType = dyn_cast<RankedTensorType>(mask.getType());
-    if (!maskType || !maskType.getElementType().isF32() || !aligned(mask, true))
-      return failure();
-  }
-  Builder b(softmax.getContext());
-  CallPlan plan = startPlan(target, target.attention, scores, rank - 1,
-                            {scores.getLhs(), scores.getRhs(), context.getRhs()});
-  if (mask)
-    plan.operands.push_back(mask);
-  plan.attributes = {b.getNamedAttr(contract::param::kScale.name, b.getDenseF32ArrayAttr({scale}))};
-  if (guard)
-    plan.attributes.push_back(
-        b.getNamedAttr(contract::param::kZeroMaskedRows.name, b.getDenseI64ArrayAttr({1})));
-  plan.fused.assign(chain.rbegin(), chain.rend());
-  plan.fused.push_back(softmax);
-  llvm::append_range(plan.fused, guardOps);
-  plan.fused.push_back(context);
-  plan.result = context.getResult();
-  return plan;
-}
-
-/// Plans `softmax(scale * Q Kᵀ [+ mask]) V` around `softmax` as one attention call, the form
-/// exporters write: a graph.matmul of Q and Kᵀ, multiplications and divisions by splat constants,
-/// at most one addend (the mask, after the scaling), the softmax along the last axis (optionally
-/// zeroed on the rows where the mask is -inf everywhere, as the ONNX Attention operator does),
-/// and a graph.matmul of its result and V; each intermediate read only by the next, every tensor
-/// static. The products are f32 on the CPU, f16 or bf16 on CUDA, where the scores may be widened
-/// to f32 on the way to the softmax and its result narrowed back (kiln-assign-precision's form:
-/// one cast before the softmax, anywhere among the scaling and the mask, and one after it).
-/// Q, Kᵀ and V are read where their data lies (through the transposes, slices and splits before
-/// them; Kᵀ and V before heads repeated for grouped queries, with `kv_group`) and the result is
-/// written through the transposes and reshapes after it. Fails for
-/// anything else, or what the target's call does not take (cudnnAttentionTakes); the ops then
-/// stay for the library calls and kernels they were.
-FailureOr<CallPlan> planAttention(graph::SoftmaxOp softmax, const Target &target) {
-  auto scoresType = dyn_cast<RankedTensorType>(softmax.getType());
-  // Over dynamic shapes (a program for a range of shapes) Kiln's call reads each operand as it
-  // lies, its strides the run's (no views); cuDNN's takes static shapes only.
-  bool dynamic = scoresType && !scoresType.hasStaticShape();
-  if (target.attention.empty() || !scoresType || (dynamic && target.attentionNeedsViews) ||
-      scoresType.getRank() < 2 || !softmax->hasOneUse())
-    return failure();
-  int64_t rank = scoresType.getRank();
-  int64_t axis = static_cast<int64_t>(softmax.getAxis());
-  // A guard may zero the rows the mask leaves no key in (the ONNX Attention operator's form):
-  // select(max(mask along the keys) == -inf, 0, softmax), checked against the mask below.
-  Operation *user = *softmax->getUsers().begin();
-  Value probabilities = softmax.getResult();
-  auto guard = dyn_cast<graph::SelectOp>(user);
-  if (guard) {
-    std::optional<float> zero = splatConstant(guard.getOnTrue());
-    if (!guard->hasOneUse() || guard.getOnFalse() != probabilities || !zero || *zero != 0.0f ||
-        guard.getType() != scoresType)
-      return failure();
-    probabilities = guard.getResult();
-    user = *guard->getUsers().begin();
-  }
-  if (guard && !target.attentionZeroesMaskedRows)
-    return failure();
-  // The probabilities narrowed to the products' precision.
-  auto narrow = dyn_cast<graph::CastOp>(user);
-  if (narrow) {
-    if (!narrow->hasOneUse())
-      return failure();
-    probabilities = narrow.getResult();
-    user = *narrow->getUsers().begin();
-  }
-  auto context = dyn_cast<graph::MatmulOp>(user);
-  Type element = context ? staticUniformElementType(context, false, dynamic) : Type();
-  if (axis != rank - 1 || !context || context.getLhs() != probabilities ||
-      context.getRhs() == probabilities || !element ||
-      !(target.halfAttention ? isHalfPrecision(element) : element.isF32()))
-    return failure();
-
-  // Back from the softmax to the product of Q and Kᵀ: the mask first, then the scaling, with at
-  // most one cast among them (`chainType` is the type of the scores where the walk is).
-  float scale = 1.0f;
-  bool scaled = false;
-  Value mask;
-  Operation *maskAdd = nullptr;
-  SmallVector<Operation *> chain;
-  Value current = softmax.getInput();
-  RankedTensorType chainType = scoresType;
-  graph::CastOp widen;
-  graph::MatmulOp scores;
-  while (true) {
-    Operation *def = current.getDefiningOp();
-    if (!def || !current.hasOneUse() || def->getBlock() != softmax->getBlock() ||
-        current.getType() != chainType)
-      return failure();
-    if ((scores = dyn_cast<graph::MatmulOp>(def)))
-      break;
-    if (auto cast = dyn_cast<graph::CastOp>(def)) {
-      auto from = dyn_cast<RankedTensorType>(cast.getInput().getType());
-      if (widen || !from || from.getShape() != scoresType.getShape() ||
-          !isa<FloatType>(from.getElementType()))
-        return failure();
-      widen = cast;
-      chainType = from;
-      current = cast.getInput();
-      chain.push_back(def);
-      continue;
-    }
-    if (!isa<graph::AddOp, graph::MulOp, graph::DivOp>(def))
-      return failure();
-    Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-    if (isa<graph::AddOp>(def)) {
-      // One mask, added after every scaling (walking back, before any is seen).
-      if (mask || scaled)
-        return failure();
-      // The scores are the operand of their own type, read only here, made by the product, a
-      // scaling or the cast; the mask is the other.
-      auto onChain = [&](Value value) {
-        Operation *producer = value.getDefiningOp();
-        return producer && value.hasOneUse() && value.getType() == chainType &&
-               isa<graph::MatmulOp, graph::MulOp, graph::DivOp, graph::CastOp>(producer);
-      };
-      bool lhsChain = onChain(lhs);
-      if (!lhsChain && !onChain(rhs))
-        return failure();
-      mask = lhsChain ? rhs : lhs;
-      maskAdd = def;
-      current = lhsChain ? lhs : rhs;
-    } else if (isa<graph::MulOp>(def)) {
-      std::optional<float> factor = splatConstant(rhs);
-      Value other = lhs;
-      if (!factor) {
-        factor = splatConstant(lhs);
-        other = rhs;
-      }
-      if (!factor)
-        return failure();
-      scale *= *factor;
-      scaled = true;
-      current = other;
-    } else {
-      std::optional<float> divisor = splatConstant(rhs);
-      if (!divisor || *divisor == 0.0f)
-        return failure();
-      scale /= *divisor;
-      scaled = true;
-      current = lhs;
-    }
-    chain.push_back(def);
-  }
-  // The cast between the products and the softmax comes with the one after it, and only where
-  // the products are in a lower precision than the softmax.
-  if (staticUniformElementType(scores, false, dynamic) != element || !std::isfinite(scale) ||
-      static_cast<bool>(widen) != static_cast<bool>(narrow) ||
-      (narrow && (getElementTypeOrSelf(widen.getInput().getType()) != element ||
-                  scoresType.getElementType() == element)))
-    return failure();
-  // The guard's condition: the mask's row maximum (kept as a dimension) equal to -inf.
-  SmallVector<Operation *> guardOps;
-  if (guard) {
-    auto test = guard.getCondition().getDefiningOp<graph::CompareOp>();
-    if (!mask || !test || !test->hasOneUse() ||
-        test.getDirection() != graph::ComparisonDirection::eq)
-      return failure();
-    auto largest = test.getLhs().getDefiningOp<graph::ReduceMaxOp>();
-    std::optional<float> bound = splatConstant(test.getRhs());
-    if (!largest || !largest->hasOneUse() || largest.getInput() != mask || !largest.getKeepdims() ||
-        largest.getAxes().size() != 1 ||
-        largest.getAxes()[0] != cast<RankedTensorType>(mask.getType()).getRank() - 1 || !bound ||
-        !std::isinf(*bound) || *bound > 0)
-      return failure();
-    guardOps = {largest, test, guard};
-  }
-  auto contextType = cast<RankedTensorType>(context.getType());
-  ArrayRef<int64_t> batch = scoresType.getShape().drop_back(2);
-  if (contextType.getRank() != rank || contextType.getShape().drop_back(2) != batch)
-    return failure();
-  if (dynamic)
-    return planDenseAttention(target, scores, context, mask, scale, guard, chain, softmax,
-                              guardOps);
-  int64_t sq = scoresType.getDimSize(rank - 2), skv = scoresType.getDimSize(rank - 1);
-  if (target.attentionMaxHeadDim > 0 &&
-      (cast<RankedTensorType>(scores.getLhs().getType()).getShape().back() >
-           target.attentionMaxHeadDim ||
-       contextType.getShape().back() > target.attentionMaxHeadDim))
-    return failure();
-
-  // Grouped-query attention reads Kᵀ and V before their heads are repeated, both with one
-  // group; otherwise as they are.
-  int64_t kGroup = 1, vGroup = 1;
-  std::optional<StridedView> q = attentionOperand(scores.getLhs(), batch);
-  std::optional<StridedView> kt = attentionOperand(scores.getRhs(), batch, &kGroup);
-  std::optional<StridedView> v = attentionOperand(context.getRhs(), batch, &vGroup);
-  if (kGroup != vGroup) {
-    kGroup = 1;
-    kt = attentionOperand(scores.getRhs(), batch);
-    v = attentionOperand(context.getRhs(), batch);
-  }
-  if (!q || !kt || !v)
-    return failure();
-  size_t last = static_cast<size_t>(rank) - 1;
-  if (target.halfAttention &&
-      !(cudnnAttentionTakes(*q, last) && cudnnAttentionTakes(*kt, last - 1) &&
-        cudnnAttentionTakes(*v, last)))
-    return failure();
-  std::optional<StridedView> maskView;
-  if (mask) {
-    auto maskType = dyn_cast<RankedTensorType>(mask.getType());
-    if (!maskType || !maskType.hasStaticShape() || !isa<FloatType>(maskType.getElementType()))
-      return failure();
-    maskView = alignView(StridedView{mask,
-                                     0,
-                                     SmallVector<int64_t>(maskType.getShape()),
-                                     rowMajorStrides(maskType.getShape()),
-                                     {}},
-                         batch, true, sq, skv);
-    // A mask that is not in the products' type is converted (below); on CUDA it must not
-    // broadcast along the keys (cuDNN reads them with unit stride).
-    if (!maskView || (target.halfAttention && maskType.getShape().back() != skv) ||
-        (!target.halfAttention && !maskType.getElementType().isF32()))
-      return failure();
-  }
-
-  // The result's view (written through the data movement after it where that is a view).
-  auto contextShape = SmallVector<int64_t>(contextType.getShape());
-  StridedView dst{context.getResult(), 0, contextShape, rowMajorStrides(contextShape), {}};
-  SmallVector<StridedView> written = traceResult(context.getResult());
-  if (!written.empty() && written.back().dims.size() == static_cast<size_t>(rank) &&
-      (!target.halfAttention || cudnnAttentionTakes(written.back(), last)))
-    dst = written.back();
-
-  // Every check has passed: a mask of another type is converted to the products' (f32 masks of
-  // the f16 and bf16 calls, which take one element type).
-  if (mask && cast<RankedTensorType>(mask.getType()).getElementType() != element) {
-    // One conversion serves every attention of the mask (a model's layers share theirs).
-    auto maskType = cast<RankedTensorType>(mask.getType());
-    auto converted = llvm::find_if(mask.getUsers(), [&](Operation *op) {
-      auto cast = dyn_cast<graph::CastOp>(op);
-      return cast && cast.getType() == maskType.clone(element) &&
-             cast->getBlock() == maskAdd->getBlock() && cast->isBeforeInBlock(maskAdd);
-    });
-    if (converted != mask.getUsers().end()) {
-      mask = (*converted)->getResult(0);
-    } else {
-      OpBuilder builder(maskAdd);
-      mask = graph::CastOp::create(builder, mask.getLoc(), maskType.clone(element), mask,
-                                   TypeAttr::get(element));
-    }
-    maskView = alignView(StridedView{mask,
-                                     0,
-                                     SmallVector<int64_t>(maskType.getShape()),
-                                     rowMajorStrides(maskType.getShape()),
-                                     {}},
-                         batch, true, sq, skv);
-  }
-
-  Builder b(softmax.getContext());
-  CallPlan plan =
-      startPlan(target, target.attention, scores, rank - 1, {q->base, kt->base, v->base});
-  if (mask)
-    plan.operands.push_back(mask);
-  plan.attributes = {
-      b.getNamedAttr(contract::param::kQView.name, b.getDenseI64ArrayAttr(q->encode())),
-      b.getNamedAttr(contract::param::kKView.name, b.getDenseI64ArrayAttr(kt->encode())),
-      b.getNamedAttr(contract::param::kVView.name, b.getDenseI64ArrayAttr(v->encode())),
-      b.getNamedAttr(contract::param::kScale.name, b.getDenseF32ArrayAttr({scale}))};
-  if (maskView)
-    plan.attributes.push_back(b.getNamedAttr(contract::param::kMaskView.name,
-                                             b.getDenseI64ArrayAttr(maskView->encode())));
-  if (guard)
-    plan.attributes.push_back(
-        b.getNamedAttr(contract::param::kZeroMaskedRows.name, b.getDenseI64ArrayAttr({1})));
-  if (kGroup != 1)
-    plan.attributes.push_back(
-        b.getNamedAttr(contract::param::kKvGroup.name, b.getI64IntegerAttr(kGroup)));
-  for (const StridedView &view : {*q, *kt, *v})
-    llvm::append_range(plan.readThrough, view.through);
-  plan.fused.assign(chain.rbegin(), chain.rend());
-  plan.fused.push_back(softmax);
-  llvm::append_range(plan.fused, guardOps);
-  if (narrow)
-    plan.fused.push_back(narrow);
-  plan.fused.push_back(context);
-  plan.result = context.getResult();
-  if (dst.base != plan.result) {
-    plan.written = dst.base;
-    plan.writtenThrough.assign(dst.through.rbegin(), dst.through.rend());
-  }
-  plan.attributes.push_back(
-      b.getNamedAttr(contract::param::kDstView.name, b.getDenseI64ArrayAttr(dst.encode())));
-  return plan;
-}
-
-/// What cuDNN and cuBLASLt fuse (runtime/src/cuda/cuda_library_call.h): for matrix products
-/// `[linear(alpha, 0)] [add FULL] [relu | gelu]` with a bias only without `linear`; for
-/// convolutions `[add FULL] [relu]`.
-bool cudaSupports(const CallPlan &plan, std::string &why) {
-  auto resultType = cast<RankedTensorType>(plan.result.getType());
-  bool matmul = plan.name == contract::callee::kCublasLtMatmul;
-  size_t next = 0, addends = 0;
-  enum { kStart, kLinear, kAdd, kActivation } stage = kStart;
-  for (PostOp kind : plan.postOps) {
-    if (kind == PostOp::Linear) {
-      if (!matmul)
-        why = "cuDNN's fused convolutions take no scale";
-      else if (stage != kStart)
-        why = "cuBLASLt's alpha scales the product alone, before its addend";
-      else if (plan.postOpArgs[next + 1] != 0.0f)
-        why = "cuBLASLt's alpha scales without a shift";
-      if (!why.empty())
-        return false;
-      next += 2;
-      stage = kLinear;
-    } else if (kind == PostOp::Add) {
-      if (stage == kAdd || stage == kActivation) {
-        why = stage == kAdd ? "the CUDA libraries add one tensor" : "an add after the activation";
-        return false;
-      }
-      auto addendType = cast<RankedTensorType>(plan.addends[addends++].getType());
-      if (classifyAddend(addendType, resultType, plan.biasAxis) != Broadcast::Full ||
-          addendType.getShape() != resultType.getShape()) {
-        why = "the CUDA libraries add a tensor of the result's shape (or a bias)";
-        return false;
-      }
-      stage = kAdd;
-    } else if (kind == PostOp::Relu || (kind == PostOp::Gelu && matmul)) {
-      if (stage == kActivation) {
-        why = "a second activation";
-        return false;
-      }
-      stage = kActivation;
-    } else {
-      why = (kind == PostOp::Gelu
-                 ? "cuDNN's fused convolutions take relu alone"
-                 : llvm::formatv("{0} takes no {1}", plan.name, contract::postOpName(kind)).str());
-      return false;
-    }
-  }
-  return true;
-}
-
-bool cpuSupports(const CallPlan &plan, std::string &why) {
-  if (eltwiseParametersAgree(plan))
-    return true;
-  why = "oneDNN keeps one set of parameters per activation kind in a call";
-  return false;
-}
-
-// cuBLASLt's GELU epilogue is the tanh approximation; the erf form stays a generated kernel.
-constexpr Target kCudaTarget{contract::callee::kCudnnConvolution,
-                             contract::callee::kCublasLtMatmul,
-                             contract::callee::kCudnnAttention,
-                             "",
-                             /*f16=*/true,
-                             /*bf16=*/true,
-                             /*partialBatchBroadcast=*/false,
-                             cudaSupports,
-                             /*geluErf=*/std::nullopt,
-                             /*geluTanh=*/PostOp::Gelu,
-                             /*swish=*/std::nullopt,
-                             /*matrixLayoutsOnly=*/true,
-                             /*tf32=*/true,
-                             /*f32Result=*/false,
-                             /*halfAttention=*/true,
-                             /*attentionZeroesMaskedRows=*/false,
-                             /*biasAfterScale=*/true,
-                             /*attentionNeedsViews=*/true,
-                             /*f32Attention=*/contract::callee::kKilnAttention};
-
-constexpr Target kCpuTarget{contract::callee::kOneDnnConvolution,
-                            contract::callee::kOneDnnMatmul,
-                            contract::callee::kKilnAttention,
-                            contract::callee::kOneDnnPooling,
-                            /*f16=*/false,
-                            /*bf16=*/false,
-                            /*partialBatchBroadcast=*/true,
-                            cpuSupports,
-                            /*geluErf=*/PostOp::GeluErf,
-                            /*geluTanh=*/PostOp::GeluTanh,
-                            /*swish=*/PostOp::Swish,
-                            /*matrixLayoutsOnly=*/false,
-                            /*tf32=*/false,
-                            /*f32Result=*/true,
-                            /*halfAttention=*/false,
-                            /*attentionZeroesMaskedRows=*/true,
-                            /*biasAfterScale=*/false,
-                            /*attentionNeedsViews=*/false,
-                            /*f32Attention=*/""};
-
 /// For a library that does not compute in a half precision (oneDNN's f16 here, and its bf16 on a
 /// CPU without AVX512-BF16): a f16 or bf16 matmul, gemm or convolution becomes the same op in f32
 /// between casts. The values between kernels and the
 /// weights stay in the low precision (the weights are widened as the program runs); the
 /// product accumulates in f32, which is the precision contract. Returns the f32 op.
-Operation *widenToF32(OpBuilder &builder, Operation *op) {
+static Operation *widenToF32(OpBuilder &builder, Operation *op) {
   builder.setInsertionPoint(op);
   Type f32 = builder.getF32Type();
   auto widened = [&](Type type) {
@@ -1458,6 +857,8 @@ Operation *widenToF32(OpBuilder &builder, Operation *op) {
   op->erase();
   return wide;
 }
+
+namespace {
 
 /// Selects the library calls of `target` in a module.
 class LibraryCallSelector {
@@ -1575,6 +976,8 @@ public:
   fusion::EpiloguePlanner &planner;
 };
 
+} // namespace
+
 /// Selects the calls of `target` in `module`, their epilogues decided by the fusion planner with
 /// the cost model of `device` (a name or a description file), and records its decisions.
 LogicalResult selectLibraryCalls(ModuleOp module, const Target &target, StringRef device) {
@@ -1589,32 +992,4 @@ LogicalResult selectLibraryCalls(ModuleOp module, const Target &target, StringRe
   return success();
 }
 
-struct SelectCpuLibraryCallsPass
-    : impl::SelectCpuLibraryCallsPassBase<SelectCpuLibraryCallsPass> {
-  using SelectCpuLibraryCallsPassBase::SelectCpuLibraryCallsPassBase;
-
-  void runOnOperation() override {
-    Target target = kCpuTarget;
-    target.bf16 = nativeBf16;
-    if (!fuseAttention)
-      target.attention = "";
-    if (failed(selectLibraryCalls(getOperation(), target, device)))
-      signalPassFailure();
-  }
-};
-
-struct SelectCudaLibraryCallsPass
-    : impl::SelectCudaLibraryCallsPassBase<SelectCudaLibraryCallsPass> {
-  using SelectCudaLibraryCallsPassBase::SelectCudaLibraryCallsPassBase;
-
-  void runOnOperation() override {
-    Target target = kCudaTarget;
-    if (!fuseAttention)
-      target.attention = target.f32Attention = "";
-    if (failed(selectLibraryCalls(getOperation(), target, device)))
-      signalPassFailure();
-  }
-};
-
-} // namespace
-} // namespace kiln
+} // namespace kiln::librarycalls
