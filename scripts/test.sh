@@ -50,6 +50,22 @@ if ldd "$runtime_build/examples/serve/kiln-serve-example" | grep -Eq "libLLVM|li
   echo "test.sh: the runtime-only build links compiler libraries" >&2
   exit 1
 fi
+# Nor does what an application embeds carry the simulated CUDA device (kiln_cuda_sim) or the
+# Boost.Context it runs on: neither linked (ldd) nor compiled in (the symbol tables, nm).
+runtime_library="$(ldd "$runtime_build/examples/serve/kiln-serve-example" |
+  awk '/libkiln_runtime\.so/ {print $3}')"
+[[ -f "$runtime_library" ]] ||
+  { echo "test.sh: kiln-serve-example does not link libkiln_runtime.so" >&2; exit 1; }
+sim_symbols="boost::context|_fcontext|kiln::runtime::cuda::sim::|registerSimulatedCuda"
+for binary in "$runtime_build/examples/serve/kiln-serve-example" "$runtime_library"; do
+  # Captured first: with pipefail, `nm | grep -q` can fail on nm's SIGPIPE when grep matches.
+  linked="$(ldd "$binary")"
+  symbols="$(nm -C "$binary" 2>/dev/null || true; nm -C -D "$binary" 2>/dev/null || true)"
+  if grep -q "libboost_context" <<< "$linked" || grep -Eq "$sim_symbols" <<< "$symbols"; then
+    echo "test.sh: $binary carries the simulated CUDA device or Boost.Context" >&2
+    exit 1
+  fi
+done
 "$runtime_build/examples/serve/kiln-serve-example" "$build/examples/serve/tiny_cnn.kiln" \
   --threads 8 --requests 400 --pool-threads 2 | tail -n 2
 

@@ -2,7 +2,9 @@
 //
 // kiln_session_* over the device programs: a session holds the DeviceProgram of its device, the
 // CPU's CpuProgram or, in a runtime built with CUDA (KILN_HAVE_CUDA), the CudaProgram of the GPU
-// the options name. A runtime built without CUDA refuses CUDA sessions with UNIMPLEMENTED.
+// the options name or of the simulated CUDA device. A runtime built without CUDA refuses CUDA
+// sessions with UNIMPLEMENTED, and so does a program that does not link the simulator
+// (kiln_cuda_sim) its cuda-sim sessions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +27,6 @@
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
 #include "runtime/src/cuda/cuda_api.h"
 #include "runtime/src/cuda/cuda_program.h"
-#include "runtime/src/cuda/sim/sim_cuda_api.h"
 #endif
 
 /// The C session object.
@@ -78,12 +79,20 @@ kiln::Result<std::unique_ptr<kiln::runtime::DeviceProgram>> createProgram(
     return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
   }
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
-  auto program =
-      kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal,
-                                               options.device_kind == KILN_DEVICE_KIND_CUDA_SIM
-                                                   ? kiln::runtime::cuda::sim::createSimCudaApi()
-                                                   : kiln::runtime::cuda::createRealCudaApi(),
-                                               std::move(collectives));
+  // The simulator is not part of the runtime: a program that links kiln_cuda_sim installs it.
+  std::unique_ptr<kiln::runtime::cuda::CudaApi> api;
+  if (options.device_kind == KILN_DEVICE_KIND_CUDA_SIM) {
+    auto simulated = kiln::runtime::cuda::createSimulatedCudaApi();
+    if (!simulated.ok())
+      return kiln::Status(
+          simulated.status().code(),
+          artifact->name() + ": cannot run on device 'cuda-sim': " + simulated.status().message());
+    api = std::move(*simulated);
+  } else {
+    api = kiln::runtime::cuda::createRealCudaApi();
+  }
+  auto program = kiln::runtime::cuda::CudaProgram::create(artifact, options.device_ordinal,
+                                                          std::move(api), std::move(collectives));
   if (!program.ok()) return program.status();
   return std::unique_ptr<kiln::runtime::DeviceProgram>(std::move(*program));
 #else

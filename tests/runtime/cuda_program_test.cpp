@@ -30,6 +30,7 @@
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/cuda/cuda_api.h"
 #include "runtime/src/cuda/cuda_device.h"
+#include "runtime/src/cuda/sim/register_simulated_cuda.h"
 #include "runtime/src/cuda/sim/sim_cuda_api.h"
 #include "tests/runtime/artifact_builder.h"
 #include "tests/runtime/test_util.h"
@@ -162,6 +163,9 @@ class CudaProgramOnDevice : public ::testing::TestWithParam<Backend> {
     if (GetParam() == Backend::kGpu) {
       Result<std::vector<CudaDeviceInfo>> devices = probeCudaDevices();
       if (!devices.ok()) GTEST_SKIP() << "no CUDA device: " << devices.status().message();
+    } else {
+      // Sessions on KILN_DEVICE_KIND_CUDA_SIM need the simulator installed in the runtime.
+      runtime::registerSimulatedCuda();
     }
   }
   ArtifactSpec affineSpec(uint64_t count) {

@@ -310,6 +310,27 @@ TEST(SessionTest, CreatesCudaSessionsOrSaysWhyNot) {
 #endif
 }
 
+// Tests that a cuda-sim session in a program that links the runtime alone, as this test does and
+// as an application embedding libkiln_runtime.so does, is refused with a status naming the
+// library to link, instead of reaching a simulator that is not there.
+TEST(SessionTest, RefusesTheSimulatedDeviceWhenTheSimulatorIsNotLinked) {
+  Artifact cuda = loadSpec(cudaAffineSpec(1000));
+  SessionOptions options;
+  options.deviceKind = KILN_DEVICE_KIND_CUDA_SIM;
+  Result<Session> session = Session::create(cuda, options);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), KILN_STATUS_UNIMPLEMENTED);
+#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
+  EXPECT_EQ(
+      session.status().message(),
+      "affine.kiln: cannot run on device 'cuda-sim': the simulated CUDA device is not built "
+      "into this program; link kiln_cuda_sim and call kiln::runtime::registerSimulatedCuda()");
+#else
+  EXPECT_EQ(session.status().message(),
+            "affine.kiln: cannot run on device 'cuda-sim': this runtime was built without CUDA");
+#endif
+}
+
 TEST(SessionTest, RefusesMismatchedInputs) {
   Artifact artifact = loadSpec(addAffineSpec());
   Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 2}).value();

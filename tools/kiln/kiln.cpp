@@ -15,6 +15,7 @@
 #include "frontends/onnx/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "kiln/runtime.h"
+#include "runtime/src/cuda/sim/register_simulated_cuda.h"
 #include "tools/kiln-conformance/ConformanceTool.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -200,6 +201,10 @@ int runImport(const std::string &modelPath, const std::string &outputPath,
 } // namespace
 
 int main(int argc, char **argv) {
+#if defined(KILN_HAVE_CUDA_SIM) && KILN_HAVE_CUDA_SIM
+  // `--device cuda-sim`: the simulator is a library of its own, which this tool links.
+  kiln::runtime::registerSimulatedCuda();
+#endif
   // `kiln conformance ARGS` is kiln-conformance (its own options and --help).
   if (argc > 1 && std::string_view(argv[1]) == "conformance")
     return kiln::conformance::runConformanceTool(argc - 1, argv + 1);

@@ -567,7 +567,9 @@ typedef KILN_ENUM(kiln_device_kind_e) {
   /// GPU architecture, run on the CPU through the CUDA device's code with GPU
   /// semantics and checks (out-of-bounds accesses, uninitialized memory,
   /// divergent barriers, races). For testing the CUDA path without a GPU.
-  /// UNIMPLEMENTED in a runtime built without CUDA. Added in API version 4.
+  /// UNIMPLEMENTED in a runtime built without CUDA, and in a program that does
+  /// not link the simulator (kiln_cuda_sim, which libkiln_runtime.so never
+  /// holds). Added in API version 4.
   KILN_DEVICE_KIND_CUDA_SIM = 3,
 } kiln_device_kind_t;
 // clang-format on

@@ -1,10 +1,11 @@
-//===- cuda_api.cpp - The real CUDA runtime behind CudaApi ----------------===//
+//===- cuda_api.cpp - The real CUDA runtime behind CudaApi, the simulator's hook -===//
 
 #include "runtime/src/cuda/cuda_api.h"
 
 #include <cublasLt.h>
 #include <cudnn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 
@@ -248,5 +249,24 @@ class RealCudaApi final : public CudaApi {
 }  // namespace
 
 std::unique_ptr<CudaApi> createRealCudaApi() { return std::make_unique<RealCudaApi>(); }
+
+namespace {
+/// The simulated CUDA device's factory, installed by kiln_cuda_sim (null without it).
+std::atomic<SimulatedCudaApiFactory> simulated_cuda_api_factory{nullptr};
+}  // namespace
+
+void setSimulatedCudaApiFactory(SimulatedCudaApiFactory factory) {
+  simulated_cuda_api_factory.store(factory, std::memory_order_release);
+}
+
+Result<std::unique_ptr<CudaApi>> createSimulatedCudaApi() {
+  SimulatedCudaApiFactory factory = simulated_cuda_api_factory.load(std::memory_order_acquire);
+  if (factory == nullptr) {
+    return Status(KILN_STATUS_UNIMPLEMENTED,
+                  "the simulated CUDA device is not built into this program; link kiln_cuda_sim "
+                  "and call kiln::runtime::registerSimulatedCuda()");
+  }
+  return factory();
+}
 
 }  // namespace kiln::runtime::cuda

@@ -6,6 +6,10 @@
 // the library calls' problem reading run unchanged on both, so CI, which has no GPU, executes the
 // CUDA device's host code: memory layout, staging, launches, graph capture and replay.
 //
+// The simulator is a library of its own (kiln_cuda_sim) that the runtime does not link: a program
+// that links it installs it with kiln::runtime::registerSimulatedCuda(), and the runtime reaches it
+// only through createSimulatedCudaApi.
+//
 // The handles are CUDA's types; the simulator's are its own objects behind the same pointers.
 // Every call returns a Status naming what failed (KILN_CUDA_RETURN_IF_ERROR for the real one).
 //
@@ -128,6 +132,18 @@ class CudaApi {
 
 /// The CUDA runtime, cuBLASLt and cuDNN.
 std::unique_ptr<CudaApi> createRealCudaApi();
+
+/// Makes a simulated CUDA device (sim::createSimCudaApi, in kiln_cuda_sim).
+using SimulatedCudaApiFactory = std::unique_ptr<CudaApi> (*)();
+
+/// Installs the factory of the simulated CUDA device; null uninstalls it. Thread-safe.
+/// kiln::runtime::registerSimulatedCuda() (sim/register_simulated_cuda.h) is how a program that
+/// links kiln_cuda_sim calls it.
+void setSimulatedCudaApiFactory(SimulatedCudaApiFactory factory);
+
+/// A simulated CUDA device from the installed factory; UNIMPLEMENTED, saying which library to
+/// link, when none is installed (the runtime alone, libkiln_runtime.so, never has one).
+Result<std::unique_ptr<CudaApi>> createSimulatedCudaApi();
 
 }  // namespace kiln::runtime::cuda
 

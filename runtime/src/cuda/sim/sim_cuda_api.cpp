@@ -21,6 +21,7 @@
 #include "runtime/src/cpu/elf_code_object.h"
 #include "runtime/src/cuda/cuda_library_problem.h"
 #include "runtime/src/cuda/sim/library_reference.h"
+#include "runtime/src/cuda/sim/register_simulated_cuda.h"
 #include "runtime/src/cuda/sim/sim_executor.h"
 #include "contract/half_conversions.h"
 #include "runtime/src/status.h"
@@ -835,3 +836,9 @@ Status SimLibraryCall::enqueue(cudaStream_t stream, void* const* buffers, void*)
 std::unique_ptr<CudaApi> createSimCudaApi() { return std::make_unique<SimCudaApi>(); }
 
 }  // namespace kiln::runtime::cuda::sim
+
+namespace kiln::runtime {
+
+void registerSimulatedCuda() { cuda::setSimulatedCudaApiFactory(&cuda::sim::createSimCudaApi); }
+
+}  // namespace kiln::runtime

@@ -21,6 +21,9 @@
 //
 // KILN_CUDA_SIM_SEED=N (N != 0) shuffles the order in which the threads of a block run.
 //
+// The simulator is the library kiln_cuda_sim (this folder's CMakeLists.txt), outside the runtime;
+// registerSimulatedCuda() (register_simulated_cuda.h) installs createSimCudaApi in it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_RUNTIME_SRC_CUDA_SIM_SIM_CUDA_API_H_
