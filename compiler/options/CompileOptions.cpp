@@ -304,6 +304,11 @@ const std::vector<OptionSpec> &compileOptionTable() {
        "cache); default: cpu, or the oldest GPU of --gpu-arch",
        Arity::Value, kCompileScope | kPipelineScope, false, setTargetText<&Target::costModel>,
        getTargetText<&Target::costModel>},
+      {"target-cpu",
+       "The LLVM CPU the CPU code object is built for, e.g. x86-64-v3 or znver3 (default: the "
+       "host's); its features decide where oneDNN computes bf16",
+       Arity::Value, kCompileScope | kPipelineScope, false, setTargetText<&Target::cpu>,
+       getTargetText<&Target::cpu>},
       {"libdevice", "CUDA's libdevice bitcode for math functions (default: the toolkit's)",
        Arity::Value, kPipelineScope, false, setTargetText<&Target::libdevice>,
        getTargetText<&Target::libdevice>},
