@@ -48,7 +48,9 @@ FailureOr<std::string> temporaryPath(Operation *anchor, StringRef suffix, Tempor
 
 } // namespace
 
-FailureOr<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(Operation *anchor) {
+FailureOr<std::unique_ptr<llvm::TargetMachine>>
+createHostTargetMachine(Operation *anchor, StringRef targetCpu,
+                        ArrayRef<std::string> targetFeatures) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
@@ -57,10 +59,16 @@ FailureOr<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(Operatio
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
   if (!target)
     return anchor->emitError() << "no code generator for the host (" << triple << "): " << error;
-  std::string cpu = llvm::sys::getHostCPUName().str();
+  std::string cpu = targetCpu.str();
   llvm::SubtargetFeatures features;
-  for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature, enabled);
+  if (cpu.empty()) {
+    cpu = llvm::sys::getHostCPUName().str();
+    for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature, enabled);
+  } else {
+    for (const std::string &feature : targetFeatures)
+      features.AddFeature(feature);
+  }
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       llvm::Triple(triple), cpu, features.getString(), options, llvm::Reloc::PIC_,
@@ -115,8 +123,10 @@ FailureOr<std::string> linkHostSharedObject(llvm::Module &llvmModule,
   return (*library)->getBuffer().str();
 }
 
-FailureOr<CpuObject> emitCpuSharedObject(ModuleOp module) {
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = createHostTargetMachine(module);
+FailureOr<CpuObject> emitCpuSharedObject(ModuleOp module, StringRef cpu,
+                                         ArrayRef<std::string> features) {
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      createHostTargetMachine(module, cpu, features);
   if (failed(machine))
     return failure();
 

@@ -12,6 +12,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <memory>
 #include <string>
 
@@ -29,9 +32,12 @@ struct CpuObject {
   std::string target;
 };
 
-/// A code generator for the host CPU (its triple, CPU and features), position-independent, at
-/// -O3. Errors are emitted on `anchor`.
-mlir::FailureOr<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(mlir::Operation *anchor);
+/// A code generator for the host's triple and `cpu` with `features` (each "+NAME" or "-NAME"),
+/// or, when `cpu` is empty, the host CPU with its features; position-independent, at -O3.
+/// Errors are emitted on `anchor`.
+mlir::FailureOr<std::unique_ptr<llvm::TargetMachine>>
+createHostTargetMachine(mlir::Operation *anchor, llvm::StringRef cpu = {},
+                        llvm::ArrayRef<std::string> features = {});
 
 /// Optimizes `module` (LLVM IR, already given `machine`'s triple and data layout) at -O3, emits
 /// it as an object file and links that into a shared object (see emitCpuSharedObject); returns
@@ -40,10 +46,11 @@ mlir::FailureOr<std::string> linkHostSharedObject(llvm::Module &module,
                                                   llvm::TargetMachine &machine,
                                                   mlir::Operation *anchor);
 
-/// Compiles `module` (LLVM dialect) for the host CPU at -O3. The shared object is linked with
-/// the system C compiler driver (`cc`, or $KILN_LINKER) against libm. Errors are emitted on the
-/// module.
-mlir::FailureOr<CpuObject> emitCpuSharedObject(mlir::ModuleOp module);
+/// Compiles `module` (LLVM dialect) at -O3 for `cpu` with `features` (empty: the host CPU, see
+/// createHostTargetMachine). The shared object is linked with the system C compiler driver
+/// (`cc`, or $KILN_LINKER) against libm. Errors are emitted on the module.
+mlir::FailureOr<CpuObject> emitCpuSharedObject(mlir::ModuleOp module, llvm::StringRef cpu = {},
+                                               llvm::ArrayRef<std::string> features = {});
 
 } // namespace kiln
 

@@ -14,6 +14,8 @@ using namespace mlir;
 namespace {
 
 struct EmitCpuExecutablePass : impl::EmitCpuExecutablePassBase<EmitCpuExecutablePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp top = getOperation();
     for (auto kernels : llvm::to_vector(top.getOps<ModuleOp>())) {
@@ -36,7 +38,8 @@ struct EmitCpuExecutablePass : impl::EmitCpuExecutablePassBase<EmitCpuExecutable
         image.kernels.push_back(entry.symbol);
         table.dispatches[function.getName()] = entry;
       }
-      FailureOr<CpuObject> object = emitCpuSharedObject(kernels);
+      FailureOr<CpuObject> object = emitCpuSharedObject(
+          kernels, cpu, SmallVector<std::string>(features.begin(), features.end()));
       if (failed(object))
         return signalPassFailure();
       image.target = object->target;

@@ -305,8 +305,15 @@ def EmitCpuExecutablePass : Pass<"kiln-emit-cpu-executable", "mlir::ModuleOp"> {
     Runs on the top module once `@kernels` is in the LLVM dialect with its `kiln_<dispatch>`
     entry points. The kernels are compiled at -O3 for the host CPU and linked into an ELF shared
     object; `@kernels` becomes a `program.executable` with a `program.kernel` per dispatch (its
-    symbol and workgroup count) and the object as its `program.binary`.
+    symbol and workgroup count) and the object as its `program.binary`. `cpu` and `features`
+    name another CPU (the compile pipeline passes its target's, kiln::Target).
   }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", "\"\"",
+           "The LLVM CPU to compile for (empty: the host's, with its features)">,
+    ListOption<"features", "features", "std::string",
+               "The CPU's features, each +NAME or -NAME (with cpu)">
+  ];
   let dependentDialects = ["kiln::program::ProgramDialect"];
 }
 

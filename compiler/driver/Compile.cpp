@@ -44,26 +44,25 @@ using namespace mlir;
 
 namespace {
 
-/// The values of --partition.
-constexpr StringLiteral kPartitionModes[] = {"auto", "tensor", "pipeline", "batch"};
-
+/// One device's compilation. `options.target` is resolved (resolveTarget).
 class Compilation {
 public:
-  Compilation(ModuleOp module, const CompileOptions &options,
+  Compilation(ModuleOp module, const CompileOptions &options, const CompileRequest &request,
               const std::vector<std::string> *deviceArtifacts = nullptr,
               ArrayRef<std::string> partitionChoice = {})
-      : module_(module), options_(options), context_(module.getContext()),
+      : module_(module), options_(options), request_(request), context_(module.getContext()),
         deviceArtifacts_(deviceArtifacts), partitionChoice_(partitionChoice) {}
 
   LogicalResult run(llvm::raw_ostream &os);
 
 private:
-  LogicalResult runStage(StringRef stage, const CompilePipelineOptions &pipeline);
+  LogicalResult runStage(StringRef stage, const CompileOptions &pipeline);
   void dump(StringRef stage);
   LogicalResult checkStaticInputs(func::FuncOp entry);
 
   ModuleOp module_;
   const CompileOptions &options_;
+  const CompileRequest &request_;
   MLIRContext *context_;
   const std::vector<std::string> *deviceArtifacts_;
   /// `--partition auto`: each mode's prediction and the choice, for the report.
@@ -83,11 +82,11 @@ void Compilation::dump(StringRef stage) {
     module_->print(os);
 }
 
-LogicalResult Compilation::runStage(StringRef stage, const CompilePipelineOptions &pipeline) {
-  if (options_.onStage)
-    options_.onStage(stage);
+LogicalResult Compilation::runStage(StringRef stage, const CompileOptions &pipeline) {
+  if (request_.onStage)
+    request_.onStage(stage);
   PassManager pm(context_, ModuleOp::getOperationName());
-  buildCompileStage(pm, stage, pipeline, options_.shapeBindings);
+  buildCompileStage(pm, stage, pipeline, *request_.shapeBindings);
   if (failed(pm.run(module_)))
     return failure();
   dump(stage);
@@ -127,48 +126,25 @@ LogicalResult Compilation::checkStaticInputs(func::FuncOp entry) {
 }
 
 LogicalResult Compilation::run(llvm::raw_ostream &os) {
-  if (options_.device != "cpu" && options_.device != "cuda")
-    return module_.emitError() << "unknown device '" << options_.device
-                               << "'; use --target cpu or cuda";
-  if (options_.device == "cuda" && failed(verifyGpuArchs(module_, options_.gpuArchs, "--gpu-arch")))
+  const Target &target = options_.target;
+  if (target.kind == TargetKind::Cuda &&
+      failed(verifyGpuArchs(module_, target.gpuArchNames(), "--gpu-arch")))
     return failure();
-  if (!options_.costModel.empty()) {
-    std::string error;
-    if (!fusion::DeviceDescription::load(options_.costModel, error))
-      return module_.emitError() << "--cost-model: " << error;
-  }
+  std::string error;
+  if (!fusion::DeviceDescription::load(target.costModel, error))
+    return module_.emitError() << "--cost-model: " << error;
   FailureOr<func::FuncOp> entry = findEntryFunction(module_);
   if (failed(entry))
     return failure();
   dump("input");
 
   ArrayAttr precisionReport;
-  CompilePipelineOptions pipeline;
-  pipeline.target = options_.device;
+  // The pipeline compiles the entry function found here; every other option goes unchanged.
+  CompileOptions pipeline = options_;
   pipeline.entry = entry->getSymName().str();
-  pipeline.gpuArchs = options_.gpuArchs;
-  pipeline.costModel = options_.costModel;
-  pipeline.memoryLimit = static_cast<int64_t>(options_.memoryLimit);
-  pipeline.memoryPlan = options_.memoryPlan;
-  pipeline.streams = options_.streams;
-  pipeline.precision = options_.precision;
-  pipeline.keepIoTypes = options_.keepIoTypes;
-  pipeline.convLayout = options_.convLayout;
-  pipeline.attention = options_.attention;
-  pipeline.keepHigh = options_.keepHigh;
-  if (options_.precisionLow) {
-    pipeline.explicitLow = true;
-    pipeline.precisionLow = *options_.precisionLow;
-  }
-  pipeline.emulatePrecision = options_.emulatePrecision;
-  pipeline.devices = options_.devices;
-  pipeline.deviceRank = options_.deviceRank;
-  pipeline.partition = options_.partition;
-  pipeline.microBatches = options_.microBatches;
-  pipeline.precisionEvidence = options_.precisionEvidence;
-  if (!options_.libdevice.empty())
-    pipeline.libdevice = options_.libdevice;
-  for (StringRef stage : compileStages(options_.device)) {
+  // The request's bindings (compileToArtifact resolved them) replace the options' shapes.
+  pipeline.shapes.clear();
+  for (StringRef stage : compileStages(target.kind)) {
     if (failed(runStage(stage, pipeline)))
       return failure();
     if (stage == "graph" && failed(checkStaticInputs(*entry)))
@@ -180,32 +156,32 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
   FailureOr<program::ProgramOp> program = findProgram(module_);
   if (failed(program))
     return failure();
-  if (options_.onStage)
-    options_.onStage("artifact");
-  if (options_.report) {
+  if (request_.onStage)
+    request_.onStage("artifact");
+  if (llvm::raw_ostream *report = request_.report) {
     for (const std::string &line : partitionChoice_)
-      *options_.report << line << "\n";
+      *report << line << "\n";
     if (auto partition = module_->getAttrOfType<ArrayAttr>(kPartitionReportAttr))
       for (auto [i, line] : llvm::enumerate(partition.getAsRange<StringAttr>()))
-        *options_.report << (i == 0 ? "partition: " : "  ") << line.getValue() << "\n";
+        *report << (i == 0 ? "partition: " : "  ") << line.getValue() << "\n";
     if (precisionReport) {
-      *options_.report << "precision: " << options_.precision << ", " << precisionReport.size()
-                       << " candidate ops (index, precision, class, op, node, why)\n";
+      *report << "precision: " << nameOf(options_.precision) << ", " << precisionReport.size()
+              << " candidate ops (index, precision, class, op, node, why)\n";
       for (auto line : precisionReport.getAsRange<StringAttr>())
-        *options_.report << "  " << line.getValue() << "\n";
+        *report << "  " << line.getValue() << "\n";
     }
     if (auto fusion = module_->getAttrOfType<ArrayAttr>(kFusionReportAttr)) {
       for (auto [i, line] : llvm::enumerate(fusion.getAsRange<StringAttr>()))
-        *options_.report << (i == 0 ? "fusion: " : "  ") << line.getValue() << "\n";
+        *report << (i == 0 ? "fusion: " : "  ") << line.getValue() << "\n";
     }
-    printProgramReport(*program, *options_.report);
-    printMemoryPeak(*program, *options_.report, program->getAlignment().value_or(64));
+    printProgramReport(*program, *report);
+    printMemoryPeak(*program, *report, program->getAlignment().value_or(64));
   }
   ArtifactInfo info;
-  info.source = options_.sourceName;
+  info.source = request_.sourceName;
   info.producer = "kiln " KILN_VERSION_STRING;
   if (options_.devices > 1) {
-    info.partitionMode = options_.partition;
+    info.partitionMode = std::string(nameOf(options_.partition));
     info.devices = static_cast<uint32_t>(options_.devices);
     info.rank = static_cast<uint32_t>(options_.deviceRank);
     info.deviceArtifacts = deviceArtifacts_;
@@ -218,29 +194,31 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
 /// the shortest run for is chosen (each device on a host of its own; within 2% of the shortest,
 /// the one whose device 0 holds the fewest weight bytes). `lines` gets each mode's prediction, or
 /// why it cannot split this model, and the choice.
-FailureOr<std::string> choosePartition(ModuleOp module, const CompileOptions &options,
-                                       std::vector<std::string> &lines) {
+FailureOr<PartitionMode> choosePartition(ModuleOp module, const CompileOptions &options,
+                                         const CompileRequest &request,
+                                         std::vector<std::string> &lines) {
   struct Candidate {
-    StringRef mode;
+    PartitionMode mode;
     bool splits = false;
     double milliseconds = 0;
     uint64_t weights = 0;
     std::string why;
   };
   SmallVector<Candidate> candidates;
-  for (StringRef mode : kPartitionModes) {
-    if (mode == "auto" || (mode == "pipeline" && options.device != "cpu"))
+  for (PartitionMode mode :
+       {PartitionMode::Tensor, PartitionMode::Pipeline, PartitionMode::Batch}) {
+    if (mode == PartitionMode::Pipeline && options.target.kind != TargetKind::Cpu)
       continue;
     Candidate candidate{mode};
     OwningOpRef<ModuleOp> copy(module.clone());
-    CompilePipelineOptions pipeline;
-    pipeline.target = options.device;
+    CompileOptions pipeline;
+    pipeline.target.kind = options.target.kind;
     pipeline.devices = options.devices;
     pipeline.deviceRank = 0;
-    pipeline.partition = mode.str();
+    pipeline.partition = mode;
     pipeline.microBatches = options.microBatches;
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
-    addShapeAndPartitionPasses(pm, pipeline, options.shapeBindings);
+    addShapeAndPartitionPasses(pm, pipeline, *request.shapeBindings);
     {
       // A mode that cannot split the model is one answer among others, not an error.
       ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &diagnostic) {
@@ -280,16 +258,16 @@ FailureOr<std::string> choosePartition(ModuleOp module, const CompileOptions &op
                                 options.devices)
                       .str());
   for (const Candidate &candidate : candidates)
-    lines.push_back(
-        candidate.splits
-            ? llvm::formatv("  {0}: {1:F2} ms, device 0 holds {2:F2} MiB of weights{3}",
-                            candidate.mode, candidate.milliseconds,
-                            double(candidate.weights) / (1 << 20),
-                            &candidate == best ? " (chosen)" : "")
-                  .str()
-            : llvm::formatv("  {0}: cannot split this model ({1})", candidate.mode, candidate.why)
-                  .str());
-  return best->mode.str();
+    lines.push_back(candidate.splits
+                        ? llvm::formatv("  {0}: {1:F2} ms, device 0 holds {2:F2} MiB of weights{3}",
+                                        nameOf(candidate.mode), candidate.milliseconds,
+                                        double(candidate.weights) / (1 << 20),
+                                        &candidate == best ? " (chosen)" : "")
+                              .str()
+                        : llvm::formatv("  {0}: cannot split this model ({1})",
+                                        nameOf(candidate.mode), candidate.why)
+                              .str());
+  return best->mode;
 }
 
 } // namespace
@@ -311,26 +289,33 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module) {
   return entry;
 }
 
-LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
-                                llvm::raw_ostream &os) {
+LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &given,
+                                const CompileRequest &givenRequest, llvm::raw_ostream &os) {
   // The stages name upstream passes in textual pipelines, which needs them registered.
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
+  // The target is resolved once (the host CPU's features, the cost model's device) and every
+  // device's pipeline reads it unchanged.
+  CompileOptions options = given;
+  if (std::string error = resolveTarget(options.target); !error.empty())
+    return module.emitError() << error;
+  CompileRequest request = givenRequest;
+  if (!request.shapeBindings)
+    request.shapeBindings = shapeBindingsOf(options.shapes);
   if (options.devices < 1)
     return module.emitError() << "--devices " << options.devices << " is not a device count";
   if (options.devices == 1)
-    return Compilation(module, options).run(os);
-  if (!llvm::is_contained(kPartitionModes, options.partition))
-    return module.emitError() << "--partition " << options.partition
-                              << " is not supported; use auto, tensor, pipeline or batch";
+    return Compilation(module, options, request).run(os);
+  StringRef partition = nameOf(options.partition);
   if (options.microBatches < 1)
     return module.emitError() << "--micro-batches " << options.microBatches
                               << " is not a count of micro-batches";
-  if (options.microBatches > 1 && options.partition != "pipeline" && options.partition != "auto")
+  if (options.microBatches > 1 && options.partition != PartitionMode::Pipeline &&
+      options.partition != PartitionMode::Auto)
     return module.emitError() << "--micro-batches takes --partition pipeline (or auto), not "
-                              << options.partition;
-  if (options.partition == "pipeline" && options.device != "cpu")
-    return module.emitError() << "--partition " << options.partition
+                              << partition;
+  if (options.partition == PartitionMode::Pipeline && options.target.kind != TargetKind::Cpu)
+    return module.emitError() << "--partition " << partition
                               << " runs on CPU devices (--target cpu)";
   if (options.streams > 1)
     return module.emitError() << "--devices " << options.devices << " with --streams "
@@ -338,18 +323,17 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
                               << " is not supported: a device's collectives run in program order";
   CompileOptions chosen = options;
   std::vector<std::string> choice;
-  if (options.partition == "auto") {
-    FailureOr<std::string> mode = choosePartition(module, options, choice);
+  if (options.partition == PartitionMode::Auto) {
+    FailureOr<PartitionMode> mode = choosePartition(module, options, request, choice);
     if (failed(mode))
       return failure();
     chosen.partition = *mode;
   }
   // Progress names the device each stage is for.
-  auto forDevice = [&options](CompileOptions &device, int64_t rank) {
-    device.deviceRank = rank;
-    if (options.onStage)
-      device.onStage = [&options, rank](StringRef stage) {
-        options.onStage(llvm::formatv("device {0}: {1}", rank, stage).str());
+  auto forDevice = [&request](CompileRequest &device, int64_t rank) {
+    if (request.onStage)
+      device.onStage = [&request, rank](StringRef stage) {
+        request.onStage(llvm::formatv("device {0}: {1}", rank, stage).str());
       };
   };
   // Every device's program from its own copy of the graph (the weights are shared until the
@@ -358,26 +342,31 @@ LogicalResult compileToArtifact(ModuleOp module, const CompileOptions &options,
   for (int64_t rank = 1; rank < options.devices; ++rank) {
     OwningOpRef<ModuleOp> copy(module.clone());
     CompileOptions device = chosen;
-    forDevice(device, rank);
-    device.report = nullptr;
+    device.deviceRank = rank;
+    CompileRequest deviceRequest = request;
+    forDevice(deviceRequest, rank);
+    deviceRequest.report = nullptr;
     if (!options.dumpIrDirectory.empty())
       device.dumpIrDirectory = llvm::formatv("{0}/device{1}", options.dumpIrDirectory, rank).str();
     std::string bytes;
     llvm::raw_string_ostream deviceOs(bytes);
-    if (failed(Compilation(*copy, device).run(deviceOs)))
+    if (failed(Compilation(*copy, device, deviceRequest).run(deviceOs)))
       return failure();
     deviceOs.flush();
     others.push_back(std::move(bytes));
   }
   CompileOptions first = chosen;
-  forDevice(first, 0);
-  return Compilation(module, first, &others, choice).run(os);
+  first.deviceRank = 0;
+  CompileRequest firstRequest = request;
+  forDevice(firstRequest, 0);
+  return Compilation(module, first, firstRequest, &others, choice).run(os);
 }
 
-FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options) {
+FailureOr<std::string> compileToArtifact(ModuleOp module, const CompileOptions &options,
+                                         const CompileRequest &request) {
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
-  if (failed(compileToArtifact(module, options, os)))
+  if (failed(compileToArtifact(module, options, request, os)))
     return failure();
   os.flush();
   return bytes;

@@ -16,11 +16,7 @@
 
 #include "mlir/Pass/PassRegistry.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/TargetParser/Host.h"
-
-#include <limits>
 
 namespace kiln {
 namespace {
@@ -37,27 +33,6 @@ void addTextual(mlir::OpPassManager &pm, llvm::StringRef pipeline) {
 constexpr llvm::StringLiteral kBufferizeFunctions =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map}";
-
-/// The device the fusion passes' cost model describes: --cost-model's, or the host CPU's
-/// published figures, or the oldest GPU the artifact is built for.
-std::string fusionDevice(const CompilePipelineOptions &options) {
-  if (!options.costModel.empty())
-    return options.costModel;
-  if (options.target != "cuda")
-    return "cpu";
-  std::string device = "a100";
-  int oldest = std::numeric_limits<int>::max();
-  for (const std::string &arch : options.gpuArchs) {
-    int number = 0;
-    auto description = fusion::DeviceDescription::forCudaArch(arch);
-    if (description && !llvm::StringRef(arch).drop_front(3).getAsInteger(10, number) &&
-        number < oldest) {
-      oldest = number;
-      device = description->name;
-    }
-  }
-  return device;
-}
 
 } // namespace
 
@@ -87,38 +62,45 @@ void buildCudaPipeline(mlir::OpPassManager &pm, const CudaPipelineOptions &optio
   addTextual(pm, "gpu-module-to-binary{format=" + options.format.getValue() + "}");
 }
 
-llvm::ArrayRef<llvm::StringRef> compileStages(llvm::StringRef target) {
+llvm::ArrayRef<llvm::StringRef> compileStages(TargetKind target) {
   static const llvm::StringRef cpu[] = {"graph", "linalg", "kernels", "program", "tile",
                                         "bufferize", "llvm", "object", "memory"};
   static const llvm::StringRef cuda[] = {"graph",     "linalg",    "kernels", "program",
                                          "destinations", "bufferize", "gpu",     "binaries",
                                          "memory"};
-  if (target == "cuda")
+  if (target == TargetKind::Cuda)
     return cuda;
   return cpu;
 }
 
-void addShapeAndPartitionPasses(mlir::OpPassManager &pm, const CompilePipelineOptions &options,
+std::vector<ShapeBinding> shapeBindingsOf(llvm::ArrayRef<InputShape> shapes) {
+  std::vector<ShapeBinding> bindings;
+  for (const InputShape &shape : shapes)
+    bindings.push_back(
+        {shape.name, llvm::SmallVector<int64_t>(shape.dims.begin(), shape.dims.end()),
+         llvm::SmallVector<std::pair<int64_t, int64_t>>(shape.bounds.begin(), shape.bounds.end())});
+  return bindings;
+}
+
+void addShapeAndPartitionPasses(mlir::OpPassManager &pm, const CompileOptions &options,
                                 llvm::ArrayRef<ShapeBinding> shapes) {
-  bool cuda = options.target == "cuda";
+  bool cuda = options.target.kind == TargetKind::Cuda;
   if (!shapes.empty()) {
     pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(shapes));
   } else {
-    RefineShapesPassOptions refine;
-    refine.bindings.assign(options.shapes.begin(), options.shapes.end());
-    pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(refine));
+    pm.addNestedPass<mlir::func::FuncOp>(createRefineShapesPass(shapeBindingsOf(options.shapes)));
   }
   pm.addPass(mlir::createCanonicalizerPass());
   if (options.devices <= 1)
     return;
-  if (options.partition == "pipeline") {
+  if (options.partition == PartitionMode::Pipeline) {
     // Pipeline parallelism: this device's stage, with broadcasts of what crosses stages.
     PartitionPipelinePassOptions partition;
     partition.devices = options.devices;
     partition.rank = options.deviceRank;
     partition.microBatches = options.microBatches;
     pm.addPass(createPartitionPipelinePass(partition));
-  } else if (options.partition == "batch") {
+  } else if (options.partition == PartitionMode::Batch) {
     // Batch parallelism: this device's samples, the outputs gathered from every device.
     PartitionBatchPassOptions partition;
     partition.devices = options.devices;
@@ -138,20 +120,21 @@ void addShapeAndPartitionPasses(mlir::OpPassManager &pm, const CompilePipelineOp
 }
 
 void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
-                       const CompilePipelineOptions &options,
-                       llvm::ArrayRef<ShapeBinding> shapes) {
-  bool cuda = options.target == "cuda";
+                       const CompileOptions &options, llvm::ArrayRef<ShapeBinding> shapes) {
+  const Target &target = options.target;
+  bool cuda = target.kind == TargetKind::Cuda;
   if (stage == "graph") {
     addShapeAndPartitionPasses(pm, options, shapes);
     // Products of one input with several weights (query, key and value) become one.
     pm.addNestedPass<mlir::func::FuncOp>(createFuseSiblingMatmulsPass());
-    if (options.precision != "fp32") {
+    if (options.precision != Precision::Fp32) {
       AssignPrecisionPassOptions assign;
       assign.precision = options.precision;
       assign.keepIoTypes = options.keepIoTypes;
       assign.keepHigh.assign(options.keepHigh.begin(), options.keepHigh.end());
-      assign.low.assign(options.precisionLow.begin(), options.precisionLow.end());
-      assign.explicitLow = options.explicitLow;
+      if (options.precisionLow)
+        assign.low.assign(options.precisionLow->begin(), options.precisionLow->end());
+      assign.explicitLow = options.precisionLow.has_value();
       assign.evidence.assign(options.precisionEvidence.begin(), options.precisionEvidence.end());
       assign.emulate = options.emulatePrecision;
       pm.addNestedPass<mlir::func::FuncOp>(createAssignPrecisionPass(assign));
@@ -162,28 +145,27 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     // epilogues fused.
     if (cuda) {
       SelectCudaLibraryCallsPassOptions select;
-      select.fuseAttention = options.attention != "unfused";
-      select.device = fusionDevice(options);
+      select.fuseAttention = options.attention != AttentionMode::Unfused;
+      select.device = target.costModel;
       pm.addPass(createSelectCudaLibraryCallsPass(select));
     } else {
-      // oneDNN computes bf16 where the host has AVX512-BF16 (the CPU artifact is built for the
-      // host; compiler/codegen/CpuObject.cpp).
+      // oneDNN computes bf16 where the target CPU has AVX512-BF16 (the CPU artifact is built
+      // for it; compiler/codegen/CpuObject.cpp).
       SelectCpuLibraryCallsPassOptions select;
-      llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-      select.nativeBf16 = features.lookup("avx512bf16");
-      select.fuseAttention = options.attention != "unfused";
-      select.device = fusionDevice(options);
+      select.nativeBf16 = target.hasCpuFeature("avx512bf16");
+      select.fuseAttention = options.attention != AttentionMode::Unfused;
+      select.device = target.costModel;
       pm.addPass(createSelectCpuLibraryCallsPass(select));
     }
-    if (cuda && options.convLayout != "nchw") {
+    if (cuda && options.convLayout != ConvLayout::Nchw) {
       // Half-precision convolutions (every one with nhwc) take NHWC, what cuDNN's tensor-core
       // kernels want.
       CudaChannelsLastPassOptions channelsLast;
-      channelsLast.allTypes = options.convLayout == "nhwc";
+      channelsLast.allTypes = options.convLayout == ConvLayout::Nhwc;
       pm.addPass(createCudaChannelsLastPass(channelsLast));
       pm.addPass(mlir::createCanonicalizerPass());
       pm.addPass(mlir::createCSEPass());
-    } else if (!cuda && options.convLayout != "nchw") {
+    } else if (!cuda && options.convLayout != ConvLayout::Nchw) {
       // oneDNN's fast convolutions run channels-last (or channel-blocked): NHWC values between
       // them spare a conversion in and out of every call.
       pm.addPass(createCpuChannelsLastPass());
@@ -206,7 +188,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     FuseSharedProducersPassOptions shared;
     if (cuda)
       elementwise.maxRepeatedEvaluations = shared.maxRepeatedEvaluations = 1 << 22;
-    shared.device = fusionDevice(options);
+    shared.device = target.costModel;
     pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwisePass(elementwise));
     // Elementwise fusion propagates reshapes through reductions (a global pooling's kept unit
     // dims become an expansion of its input): folded into their readers again, a producer read
@@ -220,7 +202,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     addTextual(pm, "resolve-ranked-shaped-type-result-dims,canonicalize,cse");
     PlanFusionPassOptions plan;
     plan.entryName = options.entry;
-    plan.device = fusionDevice(options);
+    plan.device = target.costModel;
     // A CUDA group becomes one row kernel (a warp per row), which passes one value per row
     // between its ops.
     plan.rowValuesOnly = cuda;
@@ -234,7 +216,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
   } else if (stage == "program") {
     FormProgramPassOptions form;
     form.entry = options.entry;
-    form.device = options.target;
+    form.device = std::string(nameOf(target.kind));
     pm.addPass(createFormProgramPass(form));
     pm.addPass(createDeduplicateKernelsPass());
   } else if (stage == "tile") {
@@ -275,7 +257,10 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     kernels.addPass(createAttachAccessGroupsPass());
     kernels.addPass(createExportCpuDispatchAbiPass());
   } else if (stage == "object") {
-    pm.addPass(createEmitCpuExecutablePass());
+    EmitCpuExecutablePassOptions emit;
+    emit.cpu = target.cpu;
+    emit.features.assign(target.cpuFeatures.begin(), target.cpuFeatures.end());
+    pm.addPass(createEmitCpuExecutablePass(emit));
   } else if (stage == "gpu") {
     mlir::OpPassManager &kernels = pm.nest<mlir::ModuleOp>();
     kernels.addPass(createEraseEmptyBindingsPass());
@@ -301,8 +286,9 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
                         "reconcile-unrealized-casts)");
   } else if (stage == "binaries") {
     EmitCudaExecutablePassOptions emit;
-    emit.gpuArchs.assign(options.gpuArchs.begin(), options.gpuArchs.end());
-    emit.libdevice = options.libdevice;
+    std::vector<std::string> archs = target.gpuArchNames();
+    emit.gpuArchs.assign(archs.begin(), archs.end());
+    emit.libdevice = target.libdevice.empty() ? KILN_DEFAULT_LIBDEVICE : target.libdevice;
     pm.addPass(createEmitCudaExecutablePass(emit));
   } else if (stage == "memory") {
     if (options.streams != 1) {
@@ -312,11 +298,11 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
     }
     if (options.memoryLimit > 0) {
       RematerializePassOptions remat;
-      remat.memoryLimit = options.memoryLimit;
+      remat.memoryLimit = static_cast<int64_t>(options.memoryLimit);
       pm.addPass(createRematerializePass(remat));
     }
     PlanMemoryPassOptions plan;
-    plan.memoryPlan = options.memoryPlan;
+    plan.memoryPlan = std::string(nameOf(options.memoryPlan));
     pm.addPass(createPlanMemoryPass(plan));
     pm.addPass(createVerifyMemoryPlanPass());
   } else {
@@ -324,21 +310,52 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
   }
 }
 
-void buildCompilePipeline(mlir::OpPassManager &pm, const CompilePipelineOptions &options) {
-  for (llvm::StringRef stage : compileStages(options.target)) {
+void buildCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
+  for (llvm::StringRef stage : compileStages(options.target.kind)) {
     buildCompileStage(pm, stage, options);
     if (stage == options.stopAfter)
       break;
   }
 }
 
+std::string parseCompilePipelineOptions(llvm::StringRef text, CompileOptions &options) {
+  // NAME=VALUE pairs separated by spaces; a list's values are separated by commas (as
+  // mlir::PassOptions' lists are), and a flag may stand alone.
+  llvm::SmallVector<llvm::StringRef> pairs;
+  text.split(pairs, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef pair : pairs) {
+    auto [name, value] = pair.split('=');
+    const OptionSpec *spec = findCompileOption(std::string_view(name.data(), name.size()));
+    if (!spec || !(spec->scopes & kPipelineScope))
+      return "no option '" + name.str() + "'";
+    std::vector<std::string> values;
+    if (spec->arity == OptionSpec::Arity::List) {
+      llvm::SmallVector<llvm::StringRef> items;
+      value.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+      for (llvm::StringRef item : items)
+        values.push_back(item.str());
+    } else {
+      values.push_back(value.str());
+    }
+    if (std::string error = spec->set(options, values); !error.empty())
+      return name.str() + ": " + error;
+  }
+  return resolveTarget(options.target);
+}
+
 void registerPipelines() {
-  mlir::PassPipelineRegistration<CompilePipelineOptions>(
+  mlir::registerPassPipeline(
       "kiln-compile-pipeline",
       "What kiln compile runs: graph to a planned program with compiled kernels",
-      [](mlir::OpPassManager &pm, const CompilePipelineOptions &options) {
+      [](mlir::OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> errorHandler) {
+        CompileOptions options;
+        if (std::string error = parseCompilePipelineOptions(text, options); !error.empty())
+          return errorHandler("kiln-compile-pipeline: " + error);
         buildCompilePipeline(pm, options);
-      });
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)>) {});
   mlir::PassPipelineRegistration<CudaPipelineOptions>(
       "kiln-cuda-pipeline",
       "Lowers a graph program to host code and gpu.binary kernels for one NVIDIA architecture",

@@ -10,6 +10,7 @@
 
 #include "compiler/precision/Passes.h"
 
+#include "compiler/options/EnumOption.h"
 #include "contract/half_conversions.h"
 #include "dialects/graph/GraphOps.h"
 
@@ -175,10 +176,11 @@ void AssignPrecision::runOnOperation() {
     return;
   lowValues.clear();
   converted.clear();
-  if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16") {
-    function.emitError() << "unknown precision '" << precision << "'; use fp32, tf32, bf16 or fp16";
+  if (precision == Precision::Auto) {
+    function.emitError() << "precision 'auto' is kiln compile's search, not a precision to assign";
     return signalPassFailure();
   }
+  llvm::StringRef precisionName(nameOf(precision.getValue()));
   SmallVector<Candidate> candidates;
   function.walk([&](Operation *op) {
     if (isCandidate(op))
@@ -186,32 +188,32 @@ void AssignPrecision::runOnOperation() {
   });
   function->setAttr(kPrecisionCandidatesAttr,
                     IntegerAttr::get(IntegerType::get(&getContext(), 64), candidates.size()));
-  if (precision == "fp32") {
+  if (precision == Precision::Fp32) {
     for (Candidate &candidate : candidates)
       candidate.reason = "--precision fp32";
     record(candidates, "fp32");
     return;
   }
-  if (precision == "tf32") {
+  if (precision == Precision::Tf32) {
     markTf32(candidates);
     record(candidates, "tf32");
     return;
   }
-  FloatType low = precision == "fp16" ? FloatType(Float16Type::get(&getContext()))
-                                      : FloatType(BFloat16Type::get(&getContext()));
+  FloatType low = precision == Precision::Fp16 ? FloatType(Float16Type::get(&getContext()))
+                                               : FloatType(BFloat16Type::get(&getContext()));
   if (emulate) {
     for (Candidate &candidate : candidates) {
       candidate.low = true;
       candidate.reason = "under the mask";
     }
     emulateRounding(candidates, low);
-    record(candidates, precision);
+    record(candidates, precisionName);
     return;
   }
   if (failed(decide(candidates, low)))
     return signalPassFailure();
   rewrite(candidates, low);
-  record(candidates, precision);
+  record(candidates, precisionName);
 }
 
 LogicalResult AssignPrecision::decide(SmallVectorImpl<Candidate> &candidates, FloatType low) {
@@ -276,9 +278,10 @@ LogicalResult AssignPrecision::decide(SmallVectorImpl<Candidate> &candidates, Fl
           it->second = convertConstant(constant, low);
         if (it->second.overflow > 0) {
           candidate.low = false;
-          candidate.reason = llvm::formatv("a constant reaches {0:e}, beyond {1}'s range",
-                                           it->second.overflow, precision.getValue())
-                                 .str();
+          candidate.reason =
+              llvm::formatv("a constant reaches {0:e}, beyond {1}'s range", it->second.overflow,
+                            llvm::StringRef(nameOf(precision.getValue())))
+                  .str();
         }
       }
     }

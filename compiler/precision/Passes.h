@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_PRECISION_PASSES_H
 #define KILN_COMPILER_PRECISION_PASSES_H
 
+#include "compiler/options/CompileOptions.h"
 #include "dialects/graph/GraphDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

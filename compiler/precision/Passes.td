@@ -35,8 +35,9 @@ def AssignPrecisionPass : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
     and `kiln.precision_candidates`, their count.
   }];
   let options = [
-    Option<"precision", "precision", "std::string", "\"fp32\"",
-           "fp32, tf32, bf16 or fp16">,
+    Option<"precision", "precision", "::kiln::Precision", "::kiln::Precision::Fp32",
+           "fp32, tf32, bf16 or fp16 (compiler/options/CompileOptions.h)",
+           "::kiln::EnumValues<::kiln::Precision>()">,
     Option<"keepIoTypes", "keep-io-types", "bool", "false",
            "Inputs and outputs keep their declared types">,
     ListOption<"keepHigh", "keep-high", "std::string",

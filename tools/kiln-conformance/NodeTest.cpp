@@ -191,10 +191,11 @@ std::string missingCodeObjects(const kiln_artifact_t *artifact, const CompileOpt
       present.insert("elf");
   }
   std::vector<std::string> wanted;
-  if (options.device == "cuda") {
-    for (const std::string &arch : options.gpuArchs)
+  if (options.target.kind == TargetKind::Cuda) {
+    std::vector<std::string> archs = options.target.gpuArchNames();
+    for (const std::string &arch : archs)
       wanted.push_back(arch == kCudaSimArch ? std::string("elf") : arch + "/cubin");
-    if (std::string fallback = ptxFallbackArch(options.gpuArchs); !fallback.empty())
+    if (std::string fallback = ptxFallbackArch(archs); !fallback.empty())
       wanted.push_back(fallback + "/ptx");
   } else {
     wanted.push_back("elf");
@@ -263,15 +264,19 @@ TestOutcome runNodeTest(const std::string &directory, const NodeTestOptions &opt
   CompileOptions compileOptions;
   // The simulated CUDA device runs cuda artifacts with its own code object only.
   const bool simulated = options.device == "cuda-sim";
-  compileOptions.device = simulated ? "cuda" : options.device;
-  if (simulated)
-    compileOptions.gpuArchs = {kCudaSimArch.str()};
-  compileOptions.sourceName = modelPath;
+  compileOptions.target.kind =
+      simulated || options.device == "cuda" ? TargetKind::Cuda : TargetKind::Cpu;
+  if (simulated) {
+    compileOptions.target.gpuArchs.clear();
+    compileOptions.target.cudaSim = true;
+  }
+  CompileRequest request;
+  request.sourceName = modelPath;
   compileOptions.streams = options.streams;
   if (!options.dumpIrDirectory.empty())
     compileOptions.dumpIrDirectory =
         (fs::path(options.dumpIrDirectory) / fs::path(directory).filename()).string();
-  mlir::FailureOr<std::string> artifactBytes = compileToArtifact(**module, compileOptions);
+  mlir::FailureOr<std::string> artifactBytes = compileToArtifact(**module, compileOptions, request);
   if (mlir::failed(artifactBytes))
     return fail("compile", errors.text("the compilation failed without a diagnostic"));
 

@@ -6,6 +6,8 @@
 #include "PrecisionSearch.h"
 #include "Program.h"
 
+#include "compiler/pipelines/Pipelines.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -182,90 +184,19 @@ std::optional<DeviceChoice> parseDevice(const std::string &text) {
 
 /// The target a model is compiled for to run on `device`: the simulated CUDA device runs cuda
 /// artifacts with its own code object only.
-void compileFor(const DeviceChoice &device, CompileSettings &settings) {
-  settings.device = device.kind == "cuda-sim" ? "cuda" : device.kind;
-  if (device.kind == "cuda-sim")
-    settings.gpuArchs = {"cuda-sim"};
+void compileFor(const DeviceChoice &device, CompileOptions &options) {
+  options.target.kind = device.kind == "cpu" ? TargetKind::Cpu : TargetKind::Cuda;
+  if (device.kind == "cuda-sim") {
+    options.target.gpuArchs.clear();
+    options.target.cudaSim = true;
+  }
 }
 
-/// `--memory-limit`: a byte count with an optional unit (B, KiB, MiB, GiB; K, M, G mean the
-/// same), or nullopt with a message. Empty means no limit (0).
-std::optional<uint64_t> parseMemoryLimit(const std::string &text) {
-  if (text.empty())
-    return 0;
-  llvm::StringRef rest = llvm::StringRef(text).trim();
-  double number = 0;
-  size_t digits = rest.find_first_not_of("0123456789.");
-  llvm::StringRef value = rest.take_front(digits), unit = rest.drop_front(value.size()).trim();
-  uint64_t scale = 0;
-  if (unit.empty() || unit.equals_insensitive("b"))
-    scale = 1;
-  else if (unit.equals_insensitive("kib") || unit.equals_insensitive("k"))
-    scale = 1ull << 10;
-  else if (unit.equals_insensitive("mib") || unit.equals_insensitive("m"))
-    scale = 1ull << 20;
-  else if (unit.equals_insensitive("gib") || unit.equals_insensitive("g"))
-    scale = 1ull << 30;
-  if (value.empty() || value.getAsDouble(number) || scale == 0 || !(number > 0) ||
-      number * double(scale) >= 9.2e18) {
-    printError("--memory-limit '" + text +
-               "' is not a positive size such as 262144, 512KiB, 256MiB or 1.5GiB");
-    return std::nullopt;
-  }
-  return static_cast<uint64_t>(number * double(scale));
-}
-
-/// Sets `--memory-limit`, `--streams`, `--devices`, `--partition` and `--micro-batches` in
-/// `settings`; false (with a message) for a value that is not one.
-bool setProgramOptions(const std::string &memoryLimit, int64_t streams, int64_t devices,
-                       const std::string &partition, int64_t microBatches,
-                       CompileSettings &settings) {
-  std::optional<uint64_t> limit = parseMemoryLimit(memoryLimit);
-  if (!limit)
+/// `--precision auto` is kiln compile's search; a model compiled just in time takes a precision.
+bool refuseAutoPrecision(const CompileOptions &options) {
+  if (options.precision != Precision::Auto)
     return false;
-  settings.memoryLimit = *limit;
-  if (streams < 1 || streams > 64) {
-    printError("--streams " + std::to_string(streams) + " is not between 1 and 64");
-    return false;
-  }
-  settings.streams = streams;
-  if (devices < 1 || devices > 64) {
-    printError("--devices " + std::to_string(devices) + " is not between 1 and 64");
-    return false;
-  }
-  settings.devices = devices;
-  settings.partition = partition;
-  if (microBatches < 1 || microBatches > 4096) {
-    printError("--micro-batches " + std::to_string(microBatches) + " is not between 1 and 4096");
-    return false;
-  }
-  settings.microBatches = microBatches;
-  return true;
-}
-
-/// Sets `--precision`, `--keep-io-types` and `--keep-high` in `settings`; false (with a message)
-/// for a precision that is not one (`auto` only where `allowAuto`).
-bool setPrecisionOptions(const PrecisionFlags &flags, bool allowAuto, CompileSettings &settings) {
-  const std::string &precision = flags.precision;
-  if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16" &&
-      !(allowAuto && precision == "auto")) {
-    printError("--precision '" + precision + "' is not one of fp32, tf32, bf16, fp16" +
-               (allowAuto ? ", auto" : " (auto: kiln compile)"));
-    return false;
-  }
-  if (flags.convLayout != "auto" && flags.convLayout != "nchw" && flags.convLayout != "nhwc") {
-    printError("--conv-layout '" + flags.convLayout + "' is not one of auto, nchw, nhwc");
-    return false;
-  }
-  settings.precision = precision;
-  if (flags.attention != "fused" && flags.attention != "unfused") {
-    printError("--attention '" + flags.attention + "' is not one of fused, unfused");
-    return false;
-  }
-  settings.convLayout = flags.convLayout;
-  settings.attention = flags.attention;
-  settings.keepIoTypes = flags.keepIoTypes;
-  settings.keepHigh = flags.keepHigh;
+  printError("--precision 'auto' is not one of fp32, tf32, bf16, fp16 (auto: kiln compile)");
   return true;
 }
 
@@ -363,60 +294,37 @@ std::vector<const Tensor *> pointers(const std::vector<Tensor> &tensors) {
 } // namespace
 
 int runCompile(const CompileCommand &command) {
-  if (command.target != "cpu" && command.target != "cuda") {
-    printError("--target '" + command.target + "' is not one of cpu, cuda");
-    return kExitUsage;
-  }
   if (refuseOverwrite(command.output, command.force))
     return kExitUsage;
   CompileSettings settings;
-  settings.device = command.target;
-  settings.gpuArchs = command.gpuArchs;
-  settings.shapes = command.shapes;
-  settings.dumpIrDirectory = command.dumpIrDirectory;
-  settings.report = command.report;
-  settings.memoryPlan = command.memoryPlan;
-  settings.costModel = command.costModel;
-  if (command.costModel == "host") {
+  settings.options = command.options;
+  if (command.options.target.costModel == "host") {
     std::string error;
-    settings.costModel = ensureHostDescription(command.quiet, error);
-    if (settings.costModel.empty()) {
+    settings.options.target.costModel = ensureHostDescription(command.quiet, error);
+    if (settings.options.target.costModel.empty()) {
       printError("--cost-model host: " + error);
       return kExitFailure;
     }
   }
-  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
-                         command.microBatches, settings))
-    return kExitUsage;
-  if (!setPrecisionOptions(command.precision, /*allowAuto=*/true, settings))
-    return kExitUsage;
   settings.progress = !command.quiet;
   auto start = std::chrono::steady_clock::now();
-  if (command.precision.precision == "auto") {
+  if (command.options.precision == Precision::Auto) {
     PrecisionSearchOptions search;
-    search.lowPrecision = command.autoPrecision;
-    if (search.lowPrecision != "fp16" && search.lowPrecision != "bf16") {
-      printError("--auto-precision '" + command.autoPrecision + "' is not fp16 or bf16");
-      return kExitUsage;
-    }
-    std::optional<AccuracyBudget> budget = parseAccuracyBudget(command.accuracyBudget);
+    search.lowPrecision = command.options.autoPrecision;
+    std::optional<AccuracyBudget> budget = parseAccuracyBudget(command.options.accuracyBudget);
     if (!budget)
       return kExitUsage;
     search.budget = *budget;
-    search.calibrationInputs = command.calibrationInputs;
-    search.samples = command.calibrationSamples;
+    search.calibrationInputs = command.options.calibrationInputs;
+    search.samples = static_cast<int>(command.options.calibrationSamples);
     search.progress = !command.quiet;
-    if (search.samples < 1) {
-      printError("--calibration-samples must be at least 1");
-      return kExitUsage;
-    }
     std::optional<PrecisionChoice> choice =
         searchPrecision(command.model, settings, search, llvm::outs());
     if (!choice)
       return kExitFailure;
-    settings.precision = search.lowPrecision;
-    settings.precisionLow = std::move(choice->low);
-    settings.precisionEvidence = std::move(choice->evidence);
+    settings.options.precision = command.options.autoPrecision;
+    settings.options.precisionLow = std::move(choice->low);
+    settings.options.precisionEvidence = std::move(choice->evidence);
   }
   // The artifact streams into a temporary file beside the output, renamed over it once complete:
   // the weights are never copied in memory, and a failed compile leaves no partial file (and an
@@ -480,12 +388,9 @@ int runRun(const RunCommand &command) {
   if (!device)
     return kExitUsage;
   CompileSettings settings;
-  compileFor(*device, settings);
-  settings.shapes = command.shapes;
-  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
-                         command.microBatches, settings))
-    return kExitUsage;
-  if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
+  settings.options = command.options;
+  compileFor(*device, settings.options);
+  if (refuseAutoPrecision(settings.options))
     return kExitUsage;
   if ((command.deviceRank >= 0) != !command.rendezvous.empty()) {
     printError("--device-rank and --rendezvous go together (one process per device)");
@@ -515,9 +420,9 @@ int runRun(const RunCommand &command) {
   if (!inputs)
     return kExitUsage;
   uint32_t devices = artifact->deviceCount();
-  if (command.devices > 1 && static_cast<uint32_t>(command.devices) != devices) {
+  if (command.options.devices > 1 && static_cast<uint32_t>(command.options.devices) != devices) {
     printError(command.model + " runs on " + std::to_string(devices) + " device(s), not the " +
-               std::to_string(command.devices) + " of --devices" +
+               std::to_string(command.options.devices) + " of --devices" +
                (devices == 1 ? " (compile it with --devices N)" : ""));
     return kExitUsage;
   }
@@ -841,12 +746,9 @@ int runBench(const BenchCommand &command) {
   if (!command.trace.empty() && refuseOverwrite(command.trace, command.force))
     return kExitUsage;
   CompileSettings settings;
-  compileFor(*device, settings);
-  settings.shapes = command.shapes;
-  if (!setProgramOptions(command.memoryLimit, command.streams, command.devices, command.partition,
-                         command.microBatches, settings))
-    return kExitUsage;
-  if (!setPrecisionOptions(command.precision, /*allowAuto=*/false, settings))
+  settings.options = command.options;
+  compileFor(*device, settings.options);
+  if (refuseAutoPrecision(settings.options))
     return kExitUsage;
   settings.batch = command.batch;
   double compileSeconds = 0;
@@ -854,11 +756,9 @@ int runBench(const BenchCommand &command) {
   if (!artifact)
     return kExitFailure;
   // An artifact for a range of shapes runs at the shape --shape gives (the largest otherwise).
-  std::optional<std::vector<ShapeBinding>> shapes = parseShapeFlags(command.shapes);
-  if (!shapes)
-    return kExitUsage;
   std::optional<std::vector<Tensor>> inputs =
-      arrangeInputs(*artifact, {}, /*randomizeMissing=*/true, command.seed, *shapes);
+      arrangeInputs(*artifact, {}, /*randomizeMissing=*/true, command.seed,
+                    shapeBindingsOf(command.options.shapes));
   if (!inputs)
     return kExitUsage;
   // A split model runs every device's session at once, a thread each; the first is traced.

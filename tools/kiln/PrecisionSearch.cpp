@@ -267,17 +267,18 @@ std::optional<PrecisionChoice> searchPrecision(const std::string &path,
                                                const PrecisionSearchOptions &options,
                                                llvm::raw_ostream &report) {
   CompileSettings emulated = settings;
-  emulated.device = "cpu";
-  emulated.precision = options.lowPrecision;
-  emulated.emulatePrecision = true;
-  emulated.precisionLow.reset();
-  emulated.report = false;
-  emulated.memoryLimit = 0;
-  emulated.streams = 1;
+  CompileOptions &evaluator = emulated.options;
+  evaluator.target.kind = TargetKind::Cpu;
+  evaluator.precision = options.lowPrecision;
+  evaluator.emulatePrecision = true;
+  evaluator.precisionLow.reset();
+  evaluator.report = false;
+  evaluator.memoryLimit = 0;
+  evaluator.streams = 1;
   emulated.progress = false;
   if (options.progress)
     llvm::errs() << "precision search: compiling the evaluator (every candidate's "
-                 << options.lowPrecision << " rounding behind a mask)\n";
+                 << nameOf(options.lowPrecision) << " rounding behind a mask)\n";
   std::optional<std::string> bytes = compileModel(path, emulated);
   if (!bytes)
     return std::nullopt;
@@ -355,8 +356,8 @@ std::optional<PrecisionChoice> searchPrecision(const std::string &path,
     return std::nullopt;
   int64_t lowCount = std::count(result.low.begin(), result.low.end(), true);
   report << "precision search: " << result.evaluations << " evaluations; " << lowCount << " of "
-         << candidates << " candidates in " << options.lowPrecision << ", " << result.blamed.size()
-         << " kept in fp32:\n";
+         << candidates << " candidates in " << nameOf(options.lowPrecision) << ", "
+         << result.blamed.size() << " kept in fp32:\n";
   PrecisionChoice choice;
   for (int64_t i = 0; i < candidates; ++i)
     if (result.low[i])
@@ -370,9 +371,9 @@ std::optional<PrecisionChoice> searchPrecision(const std::string &path,
   // The answer, compiled for real (the host CPU, fp32 inputs and outputs), must hold the budget
   // too: the emulation rounds where the real program stores, but sums in another order.
   CompileSettings real = emulated;
-  real.emulatePrecision = false;
-  real.keepIoTypes = true;
-  real.precisionLow = choice.low;
+  real.options.emulatePrecision = false;
+  real.options.keepIoTypes = true;
+  real.options.precisionLow = choice.low;
   if (options.progress)
     llvm::errs() << "precision search: checking the mixed program compiled for the CPU\n";
   std::optional<std::string> realBytes = compileModel(path, real);

@@ -38,8 +38,8 @@ std::optional<AccuracyBudget> parseAccuracyBudget(const std::string &text);
 std::string describeBudget(const AccuracyBudget &budget);
 
 struct PrecisionSearchOptions {
-  /// The low precision the search tries: "fp16" or "bf16".
-  std::string lowPrecision = "fp16";
+  /// The low precision the search tries: Fp16 or Bf16.
+  Precision lowPrecision = Precision::Fp16;
   AccuracyBudget budget;
   /// A directory of NAME.npy (or .pb) files, or of folders of them (one per sample); empty:
   /// `samples` seeded random inputs.

@@ -4,6 +4,7 @@
 
 #include "compiler/Registration.h"
 #include "compiler/driver/Compile.h"
+#include "compiler/pipelines/Pipelines.h"
 #include "frontends/onnx/HostTensor.h"
 #include "frontends/onnx/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
@@ -218,9 +219,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
                                  seconds, memory.current / 1048576.0, memory.peak / 1048576.0)
                  << name << "\n";
   };
-  std::optional<std::vector<ShapeBinding>> flags = parseShapeFlags(settings.shapes);
-  if (!flags)
-    return false;
+  const std::vector<ShapeBinding> flags = shapeBindingsOf(settings.options.shapes);
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (*kind == ModelKind::Onnx) {
     stage("load");
@@ -235,7 +234,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
     onnx_frontend::ImportOptions options;
     options.modelName = path;
     options.resourceThresholdBytes = 1024;
-    importerShapes(*flags, options.inputShapes);
+    importerShapes(flags, options.inputShapes);
     if (settings.inputValues)
       for (const auto &[name, tensor] : *settings.inputValues)
         options.inputValues[name] = onnx_frontend::tensorProto(tensor.get(), name);
@@ -269,45 +268,27 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   if (settings.foldedInputs)
     for (const std::string &name : *settings.foldedInputs)
       remaining.inputShapes.erase(name);
-  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, remaining, *flags);
+  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, remaining, flags);
   if (!bindings)
     return false;
 
-  CompileOptions options;
-  options.device = settings.device;
-  options.gpuArchs = settings.gpuArchs;
-  options.sourceName = path;
-  options.dumpIrDirectory = settings.dumpIrDirectory;
-  options.memoryLimit = settings.memoryLimit;
-  options.memoryPlan = settings.memoryPlan;
-  options.costModel = settings.costModel;
-  options.streams = settings.streams;
-  options.devices = settings.devices;
-  options.partition = settings.partition;
-  options.microBatches = settings.microBatches;
-  options.precision = settings.precision;
-  options.convLayout = settings.convLayout;
-  options.attention = settings.attention;
-  options.keepIoTypes = settings.keepIoTypes;
-  options.keepHigh = settings.keepHigh;
-  options.precisionLow = settings.precisionLow;
-  options.emulatePrecision = settings.emulatePrecision;
-  options.precisionEvidence = settings.precisionEvidence;
+  CompileRequest request;
+  request.sourceName = path;
   // An ONNX model's --shape bindings were applied by the import.
-  options.shapeBindings = *bindings;
+  request.shapeBindings = *bindings;
   // (ranges are bound again: the graph's dimensions stay dynamic, their bounds go to the
   // compiler).
   if (*kind == ModelKind::Onnx) {
-    options.shapeBindings.erase(options.shapeBindings.begin(),
-                                options.shapeBindings.begin() + settings.shapes.size());
-    for (const ShapeBinding &flag : *flags)
+    request.shapeBindings->erase(request.shapeBindings->begin(),
+                                 request.shapeBindings->begin() + flags.size());
+    for (const ShapeBinding &flag : flags)
       if (flag.hasRange())
-        options.shapeBindings.push_back(flag);
+        request.shapeBindings->push_back(flag);
   }
-  options.onStage = stage;
-  if (settings.report)
-    options.report = &llvm::outs();
-  if (mlir::failed(compileToArtifact(*module, options, os))) {
+  request.onStage = stage;
+  if (settings.options.report)
+    request.report = &llvm::outs();
+  if (mlir::failed(compileToArtifact(*module, settings.options, request, os))) {
     printError(path + ": compilation failed");
     return false;
   }

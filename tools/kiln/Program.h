@@ -8,6 +8,7 @@
 #ifndef KILN_TOOLS_KILN_PROGRAM_H
 #define KILN_TOOLS_KILN_PROGRAM_H
 
+#include "compiler/options/CompileOptions.h"
 #include "compiler/transforms/Passes.h"
 
 #include "kiln/runtime.hpp"
@@ -42,12 +43,10 @@ enum class ModelKind { Onnx, Mlir, Artifact };
 /// The kind of `path`, or nullopt (with a message) for a file kiln cannot read.
 std::optional<ModelKind> modelKind(const std::string &path);
 
+/// What compileModel is given: the compile options, and what the command adds to them.
 struct CompileSettings {
-  std::string device = "cpu";
-  /// CUDA architectures to assemble cubins for (CompileOptions::gpuArchs).
-  std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
-  /// `--shape NAME=DIMS` bindings; '?' keeps a dimension dynamic.
-  std::vector<std::string> shapes;
+  /// The compile options (`--cost-model host` already resolved to its file).
+  CompileOptions options;
   /// Shapes taken from the inputs a run is given, for the dimensions still dynamic.
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// The values a run is given (ONNX models): the import is specialized for them as the
@@ -58,35 +57,6 @@ struct CompileSettings {
   std::vector<std::string> *foldedInputs = nullptr;
   /// Binds the leading dimension of every input whose leading dimension is dynamic (0: none).
   int64_t batch = 0;
-  std::string dumpIrDirectory;
-  /// The most bytes the arena may take (0: no limit; CompileOptions::memoryLimit).
-  uint64_t memoryLimit = 0;
-  /// auto, bounds or per-run (CompileOptions::memoryPlan).
-  std::string memoryPlan = "auto";
-  /// The fusion cost model's device (CompileOptions::costModel; `host` already resolved to its
-  /// file).
-  std::string costModel;
-  /// The most streams independent steps run on (CompileOptions::streams).
-  int64_t streams = 1;
-  /// The devices the model is split over, and how (CompileOptions::devices, ::partition).
-  int64_t devices = 1;
-  std::string partition = "tensor";
-  int64_t microBatches = 1;
-  /// The precision (CompileOptions::precision): fp32, tf32, bf16 or fp16.
-  std::string precision = "fp32";
-  /// The layout of CUDA convolutions (CompileOptions::convLayout).
-  std::string convLayout = "auto";
-  /// Whether attention is one library call (CompileOptions::attention).
-  std::string attention = "fused";
-  bool keepIoTypes = false;
-  std::vector<std::string> keepHigh;
-  /// The `auto` search's answer (CompileOptions::precisionLow).
-  std::optional<std::vector<int64_t>> precisionLow;
-  /// The search's evaluator (CompileOptions::emulatePrecision).
-  bool emulatePrecision = false;
-  /// INDEX=TEXT: the search's evidence (CompileOptions::precisionEvidence).
-  std::vector<std::string> precisionEvidence;
-  bool report = false;
   /// Prints each stage as it starts.
   bool progress = false;
 };

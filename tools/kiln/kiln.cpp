@@ -9,6 +9,7 @@
 
 #include "Calibrate.h"
 #include "Commands.h"
+#include "CompileFlags.h"
 #include "Program.h"
 #include "compiler/Registration.h"
 #include "compiler/transforms/Passes.h"
@@ -37,40 +38,6 @@
 #include <vector>
 
 namespace {
-
-/// --precision, --keep-io-types and --keep-high, as compile, run and bench take them.
-void addPrecisionOptions(CLI::App *app, kiln::cli::PrecisionFlags &flags, const char *help) {
-  app->add_option("--precision", flags.precision, help)->capture_default_str();
-  app->add_flag("--keep-io-types", flags.keepIoTypes,
-                "Inputs and outputs keep their declared types under a lower precision");
-  app->add_option("--keep-high", flags.keepHigh, "Keep this ONNX node in fp32 (repeatable)");
-  app->add_option(
-         "--conv-layout", flags.convLayout,
-         "The tensor layout of convolutions: auto (CPU: NHWC; CUDA: NHWC for fp16, bf16 and tf32, "
-         "what tensor cores want), nchw (the model's layout) or nhwc (every type)")
-      ->capture_default_str();
-  app->add_option("--attention", flags.attention,
-                  "fused (attention as one step: Kiln's call on the CPU; on CUDA cuDNN's in "
-                  "fp16 and bf16, a generated kernel in fp32) or unfused (two products and a "
-                  "softmax)")
-      ->capture_default_str();
-}
-
-/// --partition and --micro-batches, as compile, run and bench take them; `what` starts the
-/// help of --partition.
-void addPartitionOptions(CLI::App *app, std::string &partition, int64_t &microBatches,
-                         const std::string &what) {
-  app->add_option("--partition", partition,
-                  what + "tensor (transformer blocks the Megatron way), pipeline (a stage per "
-                         "device), batch (a share of the batch per device) or auto (the one the "
-                         "cost model predicts fastest)")
-      ->check(CLI::IsMember({"auto", "tensor", "pipeline", "batch"}))
-      ->capture_default_str();
-  app->add_option("--micro-batches", microBatches,
-                  "With --partition pipeline: cut the batch into M micro-batches that flow "
-                  "through the stages one after another (several in flight at once)")
-      ->capture_default_str();
-}
 
 using kiln::cli::kExitUsage;
 constexpr int kExitInvalidModel = kiln::cli::kExitFailure;
@@ -246,68 +213,8 @@ int main(int argc, char **argv) {
       ->required()
       ->check(CLI::ExistingFile);
   compileApp->add_option("-o,--output", compile.output, "The artifact to write (.kiln)")->required();
-  compileApp->add_option("--target", compile.target, "Device to compile for: cpu or cuda")
-      ->capture_default_str();
-  compileApp->add_option("--gpu-arch", compile.gpuArchs,
-                         "CUDA architectures to build cubins for, e.g. sm_80,sm_90 (the oldest "
-                         "one's PTX is kept as the fallback for newer GPUs)")
-      ->delimiter(',')
-      ->capture_default_str();
-  compileApp->add_option("--shape", compile.shapes,
-                         "Bind an input's shape, NAME=1x3x224x224 (dynamic dims must be bound, "
-                         "or given a range)");
-  compileApp->add_option("--shape-range", compile.shapes,
-                         "Keep an input's dimensions dynamic within ranges, NAME=1..32x128 "
-                         "(one artifact runs every shape in them)");
-  compileApp->add_option("--memory-limit", compile.memoryLimit,
-                         "The most memory the arena may take, e.g. 256MiB (B, KiB, MiB, GiB): "
-                         "values are recomputed until the plan fits, or the compile fails");
-  compileApp
-      ->add_option("--memory-plan", compile.memoryPlan,
-                   "A program for a range of shapes: plan the arena for the upper bounds "
-                   "(bounds), per run for each shape (per-run), or whichever the smallest "
-                   "shape shows cheaper (auto; a dimension without an upper bound is per run)")
-      ->check(CLI::IsMember({"auto", "bounds", "per-run"}))
-      ->capture_default_str();
-  compileApp->add_option(
-      "--cost-model", compile.costModel,
-      "The device the fusion planner's cost model describes: cpu, a100, h100, l4, a JSON "
-      "description (kiln calibrate writes one), or host (this host, measured once into Kiln's "
-      "cache); default: cpu, or the oldest GPU of --gpu-arch");
-  compileApp
-      ->add_option("--streams", compile.streams,
-                   "Run independent steps on up to N streams at once (CPU; 1: one after "
-                   "another)")
-      ->capture_default_str();
-  compileApp
-      ->add_option("--devices", compile.devices,
-                   "Split the model over N devices (one artifact holding every device's program)")
-      ->capture_default_str();
-  addPartitionOptions(compileApp, compile.partition, compile.microBatches,
-                      "How to split over --devices: ");
-  addPrecisionOptions(compileApp, compile.precision,
-                      "fp32, tf32, bf16, fp16 or auto (the largest low-precision set within "
-                      "--accuracy-budget)");
-  compileApp
-      ->add_option("--auto-precision", compile.autoPrecision,
-                   "The low precision --precision auto tries: fp16 or bf16")
-      ->capture_default_str();
-  compileApp
-      ->add_option("--accuracy-budget", compile.accuracyBudget,
-                   "--precision auto: 'rtol=R,atol=A' on every output, or 'top1[=F]' agreement")
-      ->capture_default_str();
-  compileApp->add_option(
-      "--calibration-inputs", compile.calibrationInputs,
-      "--precision auto: a directory of NAME.npy files, or of one folder of them "
-      "per sample (default: seeded random inputs)");
-  compileApp
-      ->add_option("--calibration-samples", compile.calibrationSamples,
-                   "--precision auto: how many seeded random samples without --calibration-inputs")
-      ->capture_default_str();
-  compileApp->add_flag("--report", compile.report,
-                       "Print the kernels, library calls and memory plan of the program");
-  compileApp->add_option("--dump-ir", compile.dumpIrDirectory,
-                         "Write the IR after each stage into this directory");
+  kiln::cli::CompileFlags compileFlags;
+  compileFlags.bind(compileApp, kiln::kCompileScope);
   compileApp->add_flag("--force", compile.force, "Overwrite the output file if it exists");
   compileApp->add_flag("-q,--quiet", compile.quiet, "Print no progress");
 
@@ -322,18 +229,8 @@ int main(int argc, char **argv) {
   runApp->add_option("--input", run.inputs,
                      "An input, NAME=@FILE.npy or NAME=@FILE.pb (ONNX TensorProto); with none, "
                      "seeded random inputs");
-  runApp->add_option("--shape", run.shapes, "Bind an input's shape, NAME=1x3x224x224");
-  runApp->add_option("--memory-limit", run.memoryLimit,
-                     "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
-  runApp
-      ->add_option("--streams", run.streams,
-                   "Run independent steps on up to N streams (models compiled just in time)")
-      ->capture_default_str();
-  runApp->add_option("--devices", run.devices,
-                     "Run a model split over N CPU devices in this process, a thread each (a "
-                     "split artifact, or a model compiled just in time with --partition)");
-  addPartitionOptions(runApp, run.partition, run.microBatches,
-                      "How a model compiled just in time is split over --devices: ");
+  kiln::cli::CompileFlags runFlags;
+  runFlags.bind(runApp, kiln::kRunScope);
   runApp->add_option("--device-rank", run.deviceRank,
                      "Run only this device of a split artifact (one process per device)");
   runApp->add_option("--rendezvous", run.rendezvous,
@@ -343,8 +240,6 @@ int main(int argc, char **argv) {
       ->add_option("--rendezvous-timeout", run.rendezvousTimeout,
                    "With --device-rank: how long to wait for the other devices (seconds)")
       ->capture_default_str();
-  addPrecisionOptions(runApp, run.precision,
-                      "fp32, tf32, bf16 or fp16 (models compiled just in time)");
   runApp->add_option("--output-dir", run.outputDir, "Write each output as DIR/NAME.npy");
   runApp->add_option("--trace", run.trace,
                      "Write a Chrome trace-event JSON of the run's steps (Perfetto opens it)");
@@ -370,26 +265,14 @@ int main(int argc, char **argv) {
   benchApp->add_option("model", bench.model, "Artifact, ONNX model or graph program")
       ->required()
       ->check(CLI::ExistingFile);
-  benchApp->add_option("--device", bench.device, "Device to run on: cpu, cuda, cuda:N or cuda-sim (the simulated CUDA device)")
+  benchApp
+      ->add_option("--device", bench.device,
+                   "Device to run on: cpu, cuda, cuda:N or cuda-sim (the simulated CUDA device)")
       ->capture_default_str();
-  benchApp->add_option("--shape", bench.shapes, "Bind an input's shape, NAME=1x3x224x224");
   benchApp->add_option("--batch", bench.batch,
                        "Bind every dynamic leading (batch) dimension to N");
-  benchApp
-      ->add_option("--devices", bench.devices,
-                   "Split a model compiled just in time over N CPU devices (--partition), all run "
-                   "in this process")
-      ->capture_default_str();
-  addPartitionOptions(benchApp, bench.partition, bench.microBatches,
-                      "How a model compiled just in time is split over --devices: ");
-  benchApp->add_option("--memory-limit", bench.memoryLimit,
-                       "Compile to this arena limit, e.g. 256MiB (models compiled just in time)");
-  benchApp
-      ->add_option("--streams", bench.streams,
-                   "Run independent steps on up to N streams (models compiled just in time)")
-      ->capture_default_str();
-  addPrecisionOptions(benchApp, bench.precision,
-                      "fp32, tf32, bf16 or fp16 (models compiled just in time)");
+  kiln::cli::CompileFlags benchFlags;
+  benchFlags.bind(benchApp, kiln::kBenchScope);
   benchApp->add_option("--warmup", bench.warmup, "Untimed runs first")->capture_default_str();
   benchApp->add_option("--iterations", bench.iterations, "Timed runs")->capture_default_str();
   benchApp->add_option("--max-seconds", bench.maxSeconds,
@@ -427,13 +310,13 @@ int main(int argc, char **argv) {
     return runImport(importPath, outputPath, importShapes, force, locations,
                      resourceThreshold);
   if (compileApp->parsed())
-    return kiln::cli::runCompile(compile);
+    return compileFlags.apply(compile.options) ? kiln::cli::runCompile(compile) : kExitUsage;
   if (runApp->parsed())
-    return kiln::cli::runRun(run);
+    return runFlags.apply(run.options) ? kiln::cli::runRun(run) : kExitUsage;
   if (inspectApp->parsed())
     return kiln::cli::runInspect(inspect);
   if (benchApp->parsed())
-    return kiln::cli::runBench(bench);
+    return benchFlags.apply(bench.options) ? kiln::cli::runBench(bench) : kExitUsage;
   if (calibrateApp->parsed())
     return kiln::cli::runCalibrate(calibrate);
   return kExitUsage;

@@ -60,7 +60,7 @@
 // TF32: graph.matmul {{.*}}kiln.math = "tf32"
 // TF32-NOT: f16
 
-// BAD: error: unknown precision 'fp8'; use fp32, tf32, bf16 or fp16
+// BAD: Cannot find option named 'fp8'!
 func.func @policy(%x: tensor<4x8xf32> {kiln.name = "x"}) -> (tensor<4x16xf32> {kiln.name = "y"}) {
   %w = graph.constant dense<[[0.5, -0.25, 1.0, 2.0, 0.5, -0.25, 1.0, 2.0, 0.5, -0.25, 1.0, 2.0, 0.5, -0.25, 1.0, 2.0],
                              [0.5, -0.25, 1.0, 2.0, 0.5, -0.25, 1.0, 2.0, 0.5, -0.25, 1.0, 2.0, 0.5, -0.25, 1.0, 2.0],
