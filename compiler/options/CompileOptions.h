@@ -144,7 +144,7 @@ struct CompileOptions {
   /// The most streams independent steps are spread over (1: one after another).
   int64_t streams = 1;
   /// Devices the model is split over (1: not split) and how. The artifact is device 0's,
-  /// carrying the others' (runtime/schema/artifact.fbs, Partition).
+  /// carrying the others' (contract/artifact.fbs, Partition).
   int64_t devices = 1;
   PartitionMode partition = PartitionMode::Tensor;
   /// With PartitionMode::Pipeline: how many micro-batches are in flight (1: a run passes
