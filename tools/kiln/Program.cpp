@@ -5,7 +5,7 @@
 #include "compiler/Registration.h"
 #include "compiler/driver/Compile.h"
 #include "frontends/onnx/HostTensor.h"
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -12,7 +12,7 @@
 #include "Program.h"
 #include "compiler/Registration.h"
 #include "compiler/transforms/Passes.h"
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "kiln/runtime.h"
 #include "tools/kiln-conformance/ConformanceTool.h"
