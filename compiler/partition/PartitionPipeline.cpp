@@ -9,7 +9,10 @@
 #include "compiler/partition/Passes.h"
 
 #include "compiler/librarycalls/Declarations.h"
-#include "compiler/partition/Common.h"
+#include "compiler/partition/EntryFunction.h"
+#include "compiler/partition/PartitionBatch.h"
+#include "compiler/partition/PartitionCost.h"
+#include "compiler/partition/PartitionReport.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/IR/Builders.h"
