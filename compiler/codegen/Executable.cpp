@@ -2,7 +2,7 @@
 
 #include "compiler/codegen/Executable.h"
 #include "compiler/codegen/Passes.h"
-#include "compiler/program/SymbolicShapes.h"
+#include "dialects/program/SymbolicDims.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"

@@ -4,7 +4,7 @@
 // the split propagated through every op that keeps the samples apart, the outputs gathered; the
 // entry function rewritten into one device's part.
 //
-// The split of a value is partition::Split (compiler/partition/Common.h). Inputs are split on
+// The split of a value is partition::Split (compiler/partition/Split.h). Inputs are split on
 // dimension 0 in contiguous blocks (device r takes samples [r B/N, (r+1) B/N)); reshapes and
 // transposes move the split to other dimensions and may make it block-cyclic, which the gather at
 // the end undoes.
@@ -13,9 +13,12 @@
 
 #include "compiler/partition/Passes.h"
 
+#include "compiler/partition/EntryFunction.h"
+#include "compiler/partition/PartitionBatch.h"
+#include "compiler/partition/PartitionCost.h"
+#include "compiler/partition/PartitionReport.h"
+#include "compiler/partition/Split.h"
 #include "contract/library_calls.h"
-
-#include "compiler/partition/Common.h"
 
 #include "compiler/fusion/CostModel.h"
 #include "compiler/librarycalls/Declarations.h"

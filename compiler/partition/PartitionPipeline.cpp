@@ -11,7 +11,10 @@
 #include "contract/library_calls.h"
 
 #include "compiler/librarycalls/Declarations.h"
-#include "compiler/partition/Common.h"
+#include "compiler/partition/EntryFunction.h"
+#include "compiler/partition/PartitionBatch.h"
+#include "compiler/partition/PartitionCost.h"
+#include "compiler/partition/PartitionReport.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/IR/Builders.h"

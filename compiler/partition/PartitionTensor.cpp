@@ -4,15 +4,17 @@
 // constant weights, ended by row-parallel matmuls and one all-reduce each; the entry function
 // rewritten into one device's part.
 //
-// A split value is described by partition::Split (compiler/partition/Common.h).
+// A split value is described by partition::Split (compiler/partition/Split.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/partition/Passes.h"
 
+#include "compiler/partition/EntryFunction.h"
+#include "compiler/partition/PartitionCost.h"
+#include "compiler/partition/PartitionReport.h"
+#include "compiler/partition/Split.h"
 #include "contract/library_calls.h"
-
-#include "compiler/partition/Common.h"
 
 #include "compiler/fusion/CostModel.h"
 #include "compiler/librarycalls/Declarations.h"

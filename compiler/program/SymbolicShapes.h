@@ -15,6 +15,8 @@
 #ifndef KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H
 #define KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H
 
+#include "dialects/program/SymbolicDims.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
@@ -28,11 +30,6 @@
 
 namespace kiln {
 
-/// On program.program: the symbols, an array of {name, input, dim, min, max} dictionaries.
-constexpr llvm::StringLiteral kSymbolsAttr = "kiln.symbols";
-/// On an op that defines a program buffer with dynamic dimensions: an affine map from the
-/// symbols to the buffer's dimensions, `()[s0, s1] -> (s0, 16, s1 ceildiv 4)`.
-constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
 
 /// The `max` of a dimension without an upper bound; sums and products of it saturate to it.
 constexpr int64_t kUnboundedDim = std::numeric_limits<int64_t>::max();
@@ -66,19 +63,6 @@ struct DimSymbol {
   bool bounded() const { return max != kUnboundedDim; }
 };
 
-/// The dimensions of the program buffer `definer` defines, of `type`, as expressions of the
-/// program's symbols: its kiln.dims where they vary, its static sizes otherwise.
-inline llvm::SmallVector<mlir::AffineExpr> bufferDims(mlir::Operation *definer,
-                                                      mlir::MemRefType type) {
-  auto shape =
-      definer ? definer->getAttrOfType<mlir::AffineMapAttr>(kDimsAttr) : mlir::AffineMapAttr();
-  llvm::SmallVector<mlir::AffineExpr> dims;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    dims.push_back(shape && static_cast<int64_t>(shape.getValue().getNumResults()) == type.getRank()
-                       ? shape.getValue().getResult(static_cast<unsigned>(d))
-                       : mlir::getAffineConstantExpr(type.getDimSize(d), type.getContext()));
-  return dims;
-}
 
 /// Whether a program over `symbols` plans its memory per run (some symbol is open).
 inline bool plannedPerRun(llvm::ArrayRef<DimSymbol> symbols) {

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/CudaSimObject.h"
+#include "compiler/codegen/sim/CudaSimObject.h"
 #include "compiler/Registration.h"
 
 #include "runtime/src/cpu/elf_code_object.h"

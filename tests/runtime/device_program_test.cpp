@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/src/artifact/artifact.h"
-#include "runtime/src/device_program.h"
+#include "runtime/src/program/device_program.h"
 #include "tests/runtime/artifact_builder.h"
 
 namespace kiln::testing {

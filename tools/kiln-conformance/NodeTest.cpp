@@ -4,7 +4,7 @@
 
 #include "compiler/Registration.h"
 #include "frontends/onnx/HostTensor.h"
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "frontends/onnx/TestDataSet.h"
 #include "frontends/onnx/ops/OpTable.h"

@@ -6,7 +6,7 @@
 #include "compiler/driver/Compile.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "frontends/onnx/HostTensor.h"
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

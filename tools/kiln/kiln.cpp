@@ -13,7 +13,7 @@
 #include "Program.h"
 #include "compiler/Registration.h"
 #include "compiler/transforms/Passes.h"
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "kiln/runtime.h"
 #include "runtime/src/cuda/sim/register_simulated_cuda.h"

@@ -14,6 +14,10 @@
 #include "frontends/onnx/ops/OpTable.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+
+#include <algorithm>
+#include <optional>
 
 namespace kiln::onnx_frontend {
 
@@ -118,6 +122,60 @@ mlir::Value encodeFloat4E2M1(Decomposition &d, mlir::Value value);
 
 /// The values of FLOAT4E2M1 codes held in an integer tensor, as f32.
 mlir::Value decodeFloat4E2M1(Decomposition &d, mlir::Value codes);
+
+/// Every axis of a value of `rank`.
+inline llvm::SmallVector<int64_t> allAxes(int64_t rank) {
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+}
+
+/// The spatial axes (2 and after) of an N x C x D1..Dn value of `rank`.
+inline llvm::SmallVector<int64_t> spatialAxes(int64_t rank) {
+  return llvm::to_vector(llvm::seq<int64_t>(2, std::max<int64_t>(rank, 2)));
+}
+
+/// The `axes` attribute of a reduction.
+inline mlir::NamedAttribute namedAxes(NodeContext &ctx, llvm::ArrayRef<int64_t> axes) {
+  return ctx.namedArray("axes", axes);
+}
+
+/// The one element of input `index` as a double when it is a constant; reports an error naming
+/// `what` otherwise.
+inline mlir::FailureOr<double> constantScalar(NodeContext &ctx, int index, llvm::StringRef what) {
+  std::optional<mlir::DenseElementsAttr> elements = ctx.constantInput(index);
+  if (!elements || elements->getNumElements() != 1)
+    return ctx.emitError() << what << " (input " << index
+                           << ") must be a single value known at import time";
+  mlir::Attribute value = *elements->getValues<mlir::Attribute>().begin();
+  if (auto floatValue = llvm::dyn_cast<mlir::FloatAttr>(value))
+    return floatValue.getValueAsDouble();
+  return static_cast<double>(llvm::cast<mlir::IntegerAttr>(value).getInt());
+}
+
+/// An `OpTy` reduction of `x` over `axes`, keeping the reduced dimensions as 1.
+template <typename OpTy>
+mlir::Value reduceKeepingDims(Decomposition &d, mlir::Value x, llvm::ArrayRef<int64_t> axes) {
+  NodeContext &ctx = d.context();
+  return d.op<OpTy>({x}, {ctx.namedArray("axes", axes),
+                          ctx.named("keepdims", ctx.builder().getBoolAttr(true))});
+}
+
+/// |x|^p, with p = 1 and p = 2 written without a power.
+inline mlir::Value absolutePower(Decomposition &d, mlir::Value x, int64_t p) {
+  if (p == 1)
+    return d.op<graph::AbsOp>({x});
+  if (p == 2)
+    return d.mul(x, x);
+  return d.op<graph::PowOp>({d.op<graph::AbsOp>({x}), d.scalar(x, static_cast<double>(p))});
+}
+
+/// s^(1/p), with p = 1 and p = 2 written without a power.
+inline mlir::Value rootOfOrder(Decomposition &d, mlir::Value s, int64_t p) {
+  if (p == 1)
+    return s;
+  if (p == 2)
+    return d.op<graph::SqrtOp>({s});
+  return d.op<graph::PowOp>({s, d.scalar(s, 1.0 / static_cast<double>(p))});
+}
 
 } // namespace kiln::onnx_frontend
 

@@ -1,9 +1,9 @@
 //===- Math.cpp - ONNX math functions, predicates, quantization, windows ---===//
 //
-// Trigonometric and hyperbolic functions, IsNaN and IsInf, BitShift, the Celu, Mish and Shrink
-// activations, QuantizeLinear and DequantizeLinear, and the spectral windows. Functions without
-// a graph op of their own are decomposed into elementwise graph ops in forms that stay accurate
-// near the ends of their domains: acos through a half-angle arctangent, asin and acosh with the
+// Trigonometric and hyperbolic functions, IsNaN and IsInf, BitShift and the Bitwise operators,
+// the Celu, Mish and Shrink activations, QuantizeLinear and DequantizeLinear, the spectral
+// windows, and Det. Functions without a graph op of their own are decomposed into elementwise
+// graph ops in forms that stay accurate near the ends of their domains: acos through a half-angle arctangent, asin and acosh with the
 // square root factored so nothing squares a large operand, sinh by its series near zero, and the
 // inverse hyperbolic functions through an accurate log(1 + t) so that small arguments keep their
 // relative precision.
@@ -503,6 +503,87 @@ LogicalResult translateWindow(NodeContext &ctx) {
   return success();
 }
 
+/// True for a signed or unsigned integer element type other than i1.
+bool isIntegerElement(Type type) {
+  auto integer = llvm::dyn_cast<IntegerType>(type);
+  return integer && integer.getWidth() > 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Bitwise operators
+//===----------------------------------------------------------------------===//
+
+/// Reports an error unless input `index` has an integer element type.
+LogicalResult requireIntegerInput(NodeContext &ctx, int index) {
+  Type element = elementTypeOf(ctx.input(index));
+  if (!isIntegerElement(element))
+    return ctx.emitError() << "expects integer operands, got " << ctx.input(index).getType();
+  return success();
+}
+
+/// BitwiseAnd, BitwiseOr, BitwiseXor (opset 18): the graph op, bitwise on integers.
+template <typename OpTy>
+LogicalResult translateBitwiseBinary(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(requireIntegerInput(ctx, 0)) ||
+      failed(requireIntegerInput(ctx, 1)))
+    return failure();
+  Decomposition d(ctx);
+  return d.finish(d.op<OpTy>({ctx.input(0), ctx.input(1)}));
+}
+
+/// BitwiseNot (opset 18): graph.not, bitwise on integers.
+LogicalResult translateBitwiseNot(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(requireIntegerInput(ctx, 0)))
+    return failure();
+  Decomposition d(ctx);
+  return d.finish(d.op<NotOp>({ctx.input(0)}));
+}
+
+//===----------------------------------------------------------------------===//
+// Det
+//===----------------------------------------------------------------------===//
+
+/// Det: the determinant of each [M, M] matrix in the last two axes, by its cofactor formula for
+/// M of 1, 2 and 3 (the products of entries, as LAPACK's pivoted LU would round differently but
+/// within float tolerance); larger M is refused, naming the node.
+LogicalResult translateDet(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 2 || !type.hasStaticShape() || type.getDimSize(rank - 1) != type.getDimSize(rank - 2))
+    return ctx.emitError() << "expects a static [..., M, M] input, got " << type;
+  int64_t m = type.getDimSize(rank - 1);
+  if (m > 3)
+    return ctx.emitError() << "determinants of " << m << "x" << m
+                           << " matrices are not supported (at most 3x3)";
+  Decomposition d(ctx);
+  SmallVector<int64_t> batch(type.getShape().drop_back(2));
+  auto entry = [&](int64_t i, int64_t j) {
+    SmallVector<int64_t> starts(rank, 0), limits(type.getShape()), strides(rank, 1);
+    starts[rank - 2] = i;
+    limits[rank - 2] = i + 1;
+    starts[rank - 1] = j;
+    limits[rank - 1] = j + 1;
+    Value slice = d.op<SliceOp>({ctx.input(0)},
+                                {ctx.namedArray("starts", starts), ctx.namedArray("limits", limits),
+                                 ctx.namedArray("strides", strides)});
+    return d.reshape(slice, batch);
+  };
+  auto minor = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    return d.sub(d.mul(entry(r0, c0), entry(r1, c1)), d.mul(entry(r0, c1), entry(r1, c0)));
+  };
+  Value det;
+  if (m == 1)
+    det = entry(0, 0);
+  else if (m == 2)
+    det = minor(0, 1, 0, 1);
+  else
+    det = d.add(d.sub(d.mul(entry(0, 0), minor(1, 2, 1, 2)), d.mul(entry(0, 1), minor(1, 2, 0, 2))),
+                d.mul(entry(0, 2), minor(1, 2, 0, 1)));
+  return d.finish(det);
+}
+
 } // namespace
 
 void registerMathOps(OpTable &table) {
@@ -519,6 +600,10 @@ void registerMathOps(OpTable &table) {
   table.add("", "IsNaN", {9, 13, 20}, translateIsNaN);
   table.add("", "IsInf", {10, 20}, translateIsInf);
   table.add("", "BitShift", {11, 28}, translateBitShift);
+  table.add("", "BitwiseAnd", 18, translateBitwiseBinary<AndOp>);
+  table.add("", "BitwiseOr", 18, translateBitwiseBinary<OrOp>);
+  table.add("", "BitwiseXor", 18, translateBitwiseBinary<XorOp>);
+  table.add("", "BitwiseNot", 18, translateBitwiseNot);
 
   table.add("", "Celu", 12, translateCelu);
   table.add("", "Mish", 18, translateDecomposedUnary<mish>);
@@ -530,6 +615,8 @@ void registerMathOps(OpTable &table) {
   table.add("", "HannWindow", 17, translateWindow<kHann>);
   table.add("", "HammingWindow", 17, translateWindow<kHamming>);
   table.add("", "BlackmanWindow", 17, translateWindow<kBlackman>);
+
+  table.add("", "Det", {11, 22}, translateDet);
 }
 
 } // namespace kiln::onnx_frontend

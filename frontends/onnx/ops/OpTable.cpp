@@ -972,9 +972,16 @@ const OpTable &defaultOpTable() {
     registerShapeOps(t);
     registerNNOps(t);
     registerMathOps(t);
-    registerNNExtraOps(t);
+    registerConvTransposeOps(t);
+    registerResamplingOps(t);
+    registerPoolingOps(t);
+    registerNormalizationOps(t);
     registerIndexingOps(t);
-    registerExtraOps(t);
+    registerLossOps(t);
+    registerQuantizationOps(t);
+    registerSignalOps(t);
+    registerTrainingOps(t);
+    registerFeatureExtractionOps(t);
     registerRecurrentOps(t);
     registerTransformerOps(t);
     registerTypeOnlyRevisions(t);

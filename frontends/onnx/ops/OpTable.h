@@ -373,9 +373,16 @@ void registerElementwiseOps(OpTable &table);
 void registerShapeOps(OpTable &table);
 void registerNNOps(OpTable &table);
 void registerMathOps(OpTable &table);
-void registerNNExtraOps(OpTable &table);
+void registerConvTransposeOps(OpTable &table);
+void registerResamplingOps(OpTable &table);
+void registerPoolingOps(OpTable &table);
+void registerNormalizationOps(OpTable &table);
 void registerIndexingOps(OpTable &table);
-void registerExtraOps(OpTable &table);
+void registerLossOps(OpTable &table);
+void registerQuantizationOps(OpTable &table);
+void registerSignalOps(OpTable &table);
+void registerTrainingOps(OpTable &table);
+void registerFeatureExtractionOps(OpTable &table);
 void registerRecurrentOps(OpTable &table);
 void registerTransformerOps(OpTable &table);
 

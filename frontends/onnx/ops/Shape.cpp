@@ -1,9 +1,9 @@
 //===- Shape.cpp - ONNX constants and data-movement operators ---------------===//
 //
 // Constant, ConstantOfShape, Shape and Size (folded to constants when the shape is static), and
-// the operators that move data: Reshape, Transpose, Concat, Slice, Gather, Pad, Expand, Squeeze,
-// Unsqueeze, Flatten and Split. Shape operands (Reshape's shape, Slice's bounds, ...) must be
-// constants; the graph dialect carries them as normalized attributes.
+// the operators that move data: Reshape, Transpose, Concat, Slice, Gather, Pad, CenterCropPad,
+// Expand, Squeeze, Unsqueeze, Flatten and Split. Shape operands (Reshape's shape, Slice's
+// bounds, ...) must be constants; the graph dialect carries them as normalized attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1004,6 +1004,50 @@ LogicalResult translatePad(NodeContext &ctx) {
                                   ctx.named("mode", PadModeAttr::get(ctx.context(), mode))}));
 }
 
+/// CenterCropPad (opset 18) to a constant shape along `axes` (every axis by default): one
+/// graph.pad whose amounts are negative where the dimension shrinks. A dimension growing by d
+/// gets floor(d / 2) zeros before it, one shrinking by d loses floor(d / 2) elements from its
+/// start, as the reference does; the dimensions changed must be static.
+LogicalResult translateCenterCropPad(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
+  if (failed(shape))
+    return failure();
+  SmallVector<int64_t> axes = allAxes(rank);
+  if (std::optional<SmallVector<int64_t>> given = ctx.intsAttr("axes")) {
+    axes.clear();
+    for (int64_t axis : *given) {
+      FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, rank, "axes");
+      if (failed(normalized))
+        return failure();
+      if (llvm::is_contained(axes, *normalized))
+        return ctx.emitError() << "axes repeats axis " << *normalized;
+      axes.push_back(*normalized);
+    }
+  }
+  if (shape->size() != axes.size())
+    return ctx.emitError() << "shape has " << shape->size() << " entries for " << axes.size()
+                           << " axes";
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (auto [axis, target] : llvm::zip(axes, *shape)) {
+    int64_t dim = type.getDimSize(axis);
+    if (target < 0)
+      return ctx.emitError() << "shape entries must be non-negative, got " << target;
+    if (dim == ShapedType::kDynamic)
+      return ctx.emitError() << "dimension " << axis << " of " << type
+                             << " is dynamic; bind its shape with --shape";
+    int64_t change = target - dim;
+    low[axis] = change >= 0 ? change / 2 : -(-change / 2);
+    high[axis] = change - low[axis];
+  }
+  Decomposition d(ctx);
+  return d.finish(d.op<PadOp>({ctx.input(0)},
+                              {ctx.namedArray("pad_low", low), ctx.namedArray("pad_high", high)}));
+}
+
 } // namespace
 
 void registerShapeOps(OpTable &table) {
@@ -1022,6 +1066,7 @@ void registerShapeOps(OpTable &table) {
   table.add("", "Gather", {1, 11, 13}, translateGatherAlongAxis<GatherOp>);
   table.add("", "Slice", {1, 10, 11, 13}, translateSlice);
   table.add("", "Pad", {2, 11, 13, 18, 19, 21}, translatePad);
+  table.add("", "CenterCropPad", 18, translateCenterCropPad);
 }
 
 } // namespace kiln::onnx_frontend

@@ -1,7 +1,9 @@
 //===- artifact.cpp - Loading .kiln artifacts and their C API -------------===//
 //
 // Reads a .kiln file (or copies caller memory) into 64-byte aligned memory, verifies it, builds
-// the query tables, and implements the kiln_artifact_* functions over LoadedArtifact.
+// the query tables, and implements the kiln_artifact_* queries over LoadedArtifact. The
+// kiln_artifact_load_* functions, which pass the devices' rules for library calls, are in
+// runtime/src/session/artifact_loading.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,9 +116,12 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::deviceArtifact(uin
   const kiln::artifact::DeviceArtifactRange* range = ranges->Get(rank - 1);
   std::string name = name_ + " (device " + std::to_string(rank) + ")";
   const uint8_t* data = data_ + range->offset();
-  if (Status s = verifyArtifact(data, range->size(), name); !s.ok()) return s;
+  if (Status s = verifyArtifact(data, range->size(), name, check_library_call_); !s.ok()) {
+    return s;
+  }
   std::shared_ptr<LoadedArtifact> device(
       new LoadedArtifact(std::move(name), data, range->size(), shared_from_this()));
+  device->check_library_call_ = check_library_call_;
   device->root_ = fb::GetArtifact(data);
   if (device->deviceRank() != rank || device->deviceCount() != deviceCount()) {
     return Status(KILN_STATUS_INVALID_ARGUMENT, device->name() + " names itself device " +
@@ -143,7 +148,8 @@ Result<LoadedArtifact::Bytes> LoadedArtifact::allocateBytes(size_t size, const s
   return bytes;
 }
 
-Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadFile(const std::string& path) {
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadFile(
+    const std::string& path, LibraryCallCheck check_library_call) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return statusFromErrno(errno, "cannot open " + path);
   struct FdCloser {
@@ -162,7 +168,8 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadFile(const std
     // artifact never changes under a running session).
     void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapped != MAP_FAILED) {
-      return create(path, Bytes(static_cast<uint8_t*>(mapped), FreeBytes{size}), size);
+      return create(path, Bytes(static_cast<uint8_t*>(mapped), FreeBytes{size}), size,
+                    check_library_call);
     }
   }
   Result<Bytes> bytes = allocateBytes(size, path);
@@ -177,26 +184,26 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadFile(const std
     if (n == 0) break;  // The file shrank while being read; the verifier reports the truncation.
     done += static_cast<size_t>(n);
   }
-  return create(path, std::move(*bytes), done);
+  return create(path, std::move(*bytes), done, check_library_call);
 }
 
-Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadMemory(const void* data,
-                                                                         size_t size,
-                                                                         std::string name) {
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadMemory(
+    const void* data, size_t size, std::string name, LibraryCallCheck check_library_call) {
   if (data == nullptr && size != 0) {
     return Status(KILN_STATUS_INVALID_ARGUMENT, name + ": data is NULL");
   }
   Result<Bytes> bytes = allocateBytes(size, name);
   if (!bytes.ok()) return bytes.status();
   if (size != 0) std::memcpy(bytes->get(), data, size);
-  return create(std::move(name), std::move(*bytes), size);
+  return create(std::move(name), std::move(*bytes), size, check_library_call);
 }
 
-Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::create(std::string name, Bytes bytes,
-                                                                     size_t size) {
-  if (Status s = verifyArtifact(bytes.get(), size, name); !s.ok()) return s;
+Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::create(
+    std::string name, Bytes bytes, size_t size, LibraryCallCheck check_library_call) {
+  if (Status s = verifyArtifact(bytes.get(), size, name, check_library_call); !s.ok()) return s;
   std::shared_ptr<LoadedArtifact> artifact(
       new LoadedArtifact(std::move(name), std::move(bytes), size));
+  artifact->check_library_call_ = check_library_call;
   artifact->root_ = fb::GetArtifact(artifact->data_);
   artifact->buildTables();
   return std::shared_ptr<const LoadedArtifact>(std::move(artifact));
@@ -399,36 +406,8 @@ void LoadedArtifact::buildTables() {
 using kiln::runtime::checkIndex;
 using kiln::runtime::checkStructSize;
 using kiln::runtime::guardCApi;
-using kiln::runtime::LoadedArtifact;
 
 extern "C" {
-
-kiln_status_t* kiln_artifact_load_file(const char* path, kiln_artifact_t** out_artifact) {
-  return guardCApi("kiln_artifact_load_file", [&]() -> kiln::Status {
-    if (path == nullptr || out_artifact == nullptr) {
-      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
-                          "kiln_artifact_load_file: path and out_artifact must not be NULL");
-    }
-    auto artifact = LoadedArtifact::loadFile(path);
-    if (!artifact.ok()) return artifact.status();
-    *out_artifact = new kiln_artifact_t{std::move(*artifact)};
-    return kiln::Status();
-  });
-}
-
-kiln_status_t* kiln_artifact_load_memory(const void* data, size_t size, const char* name,
-                                         kiln_artifact_t** out_artifact) {
-  return guardCApi("kiln_artifact_load_memory", [&]() -> kiln::Status {
-    if (out_artifact == nullptr) {
-      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
-                          "kiln_artifact_load_memory: out_artifact is NULL");
-    }
-    auto artifact = LoadedArtifact::loadMemory(data, size, name ? name : "<memory>");
-    if (!artifact.ok()) return artifact.status();
-    *out_artifact = new kiln_artifact_t{std::move(*artifact)};
-    return kiln::Status();
-  });
-}
 
 void kiln_artifact_release(kiln_artifact_t* artifact) { delete artifact; }
 

@@ -20,6 +20,7 @@
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
 #include "contract/artifact_generated.h"
+#include "runtime/src/artifact/artifact_verifier.h"
 
 namespace kiln::runtime {
 
@@ -28,13 +29,16 @@ namespace kiln::runtime {
 class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
  public:
   /// Maps the file at `path` read-only (its pages are read as they are used: a device of a split
-  /// model touches its own weights only) and verifies it. Errors start with `path`.
-  static Result<std::shared_ptr<const LoadedArtifact>> loadFile(const std::string& path);
+  /// model touches its own weights only) and verifies it, its library calls with
+  /// `check_library_call` where given (verifyArtifact). Errors start with `path`.
+  static Result<std::shared_ptr<const LoadedArtifact>> loadFile(
+      const std::string& path, LibraryCallCheck check_library_call = nullptr);
 
-  /// Copies `size` bytes at `data` into aligned memory and verifies them; `name` stands for the
-  /// file in messages.
-  static Result<std::shared_ptr<const LoadedArtifact>> loadMemory(const void* data, size_t size,
-                                                                  std::string name);
+  /// Copies `size` bytes at `data` into aligned memory and verifies them as loadFile does;
+  /// `name` stands for the file in messages.
+  static Result<std::shared_ptr<const LoadedArtifact>> loadMemory(
+      const void* data, size_t size, std::string name,
+      LibraryCallCheck check_library_call = nullptr);
 
   LoadedArtifact(const LoadedArtifact&) = delete;
   LoadedArtifact& operator=(const LoadedArtifact&) = delete;
@@ -94,8 +98,8 @@ class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
                  std::shared_ptr<const LoadedArtifact> parent);
 
   /// Verifies the bytes and builds the query tables.
-  static Result<std::shared_ptr<const LoadedArtifact>> create(std::string name, Bytes bytes,
-                                                              size_t size);
+  static Result<std::shared_ptr<const LoadedArtifact>> create(
+      std::string name, Bytes bytes, size_t size, LibraryCallCheck check_library_call);
   /// Allocates `size` bytes (at least one) aligned to 64.
   static Result<Bytes> allocateBytes(size_t size, const std::string& name);
   void buildTables();
@@ -106,6 +110,8 @@ class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
   const uint8_t* data_ = nullptr;
   size_t size_;
   std::shared_ptr<const LoadedArtifact> parent_;
+  /// The check the artifact's library calls passed, which its other devices' artifacts pass too.
+  LibraryCallCheck check_library_call_ = nullptr;
   const kiln::artifact::Artifact* root_ = nullptr;
 
   std::vector<kiln_tensor_signature_t> inputs_;

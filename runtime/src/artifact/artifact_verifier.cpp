@@ -16,12 +16,9 @@
 
 #include "kiln/artifact_format.h"
 #include "contract/artifact_generated.h"
+#include "runtime/src/artifact/dim_code.h"
 #include "runtime/src/element_type.h"
-#include "runtime/src/run_shapes.h"
 #include "runtime/src/tensor.h"
-#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
-#include "runtime/src/cuda/cuda_library_call.h"
-#endif
 
 namespace kiln::runtime {
 namespace {
@@ -81,12 +78,14 @@ std::string describeIdentifier(const uint8_t* bytes) {
 /// Checks the semantic rules over a structurally verified artifact.
 class SemanticVerifier {
  public:
-  SemanticVerifier(const fb::Artifact& artifact, size_t file_size, const std::string& name)
+  SemanticVerifier(const fb::Artifact& artifact, size_t file_size, const std::string& name,
+                   LibraryCallCheck check_library_call)
       : artifact_(artifact),
         file_size_(file_size),
         program_(*artifact.program()),
         name_(name),
-        cuda_(artifact.device()->string_view() == "cuda") {}
+        cuda_(artifact.device()->string_view() == "cuda"),
+        check_library_call_(check_library_call) {}
 
   Status verify() {
     if (Status s = verifyDevice(); !s.ok()) return s;
@@ -617,15 +616,13 @@ class SemanticVerifier {
               !s.ok()) {
             return s;
           }
-#if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
-          // A CUDA call's parameters are checked here, where no GPU is needed, so that a bad
-          // artifact is refused when it loads rather than when a session is created.
-          if (cuda_) {
-            if (Status s = cuda::checkCudaLibraryCall(call); !s.ok()) {
+          // The device's rules for its calls are checked here, where no device is needed, so
+          // that a bad artifact is refused when it loads rather than when a session is created.
+          if (check_library_call_ != nullptr) {
+            if (Status s = check_library_call_(artifact_.device()->string_view(), call); !s.ok()) {
               return Status(s.code(), name_ + ": " + where + ": " + s.message());
             }
           }
-#endif
           break;
         }
         case fb::StepKind::Copy:
@@ -660,6 +657,8 @@ class SemanticVerifier {
   const std::string& name_;
   /// Whether the artifact's device is "cuda" (otherwise "cpu").
   const bool cuda_;
+  /// The device's rules for library calls, or NULL.
+  const LibraryCallCheck check_library_call_;
   std::vector<uint64_t> input_sizes_;
   std::vector<uint64_t> output_sizes_;
   uint64_t constants_size_ = 0;
@@ -668,7 +667,8 @@ class SemanticVerifier {
 
 }  // namespace
 
-Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name) {
+Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name,
+                      LibraryCallCheck check_library_call) {
   if (size < kHeaderSize) {
     return dataLoss(name, std::to_string(size) + " bytes, too short for a header");
   }
@@ -708,7 +708,7 @@ Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name)
   if (!fb::VerifyArtifactBuffer(verifier)) {
     return dataLoss(name, "the FlatBuffers structure does not verify: truncated or corrupt");
   }
-  return SemanticVerifier(*root, size, name).verify();
+  return SemanticVerifier(*root, size, name, check_library_call).verify();
 }
 
 }  // namespace kiln::runtime

@@ -12,10 +12,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "kiln/runtime.hpp"
+#include "contract/artifact_generated.h"
 
 namespace kiln::runtime {
+
+/// A device's own rules for the library calls of an artifact compiled for it, checked when the
+/// artifact loads and without the device (the CUDA device's are cuda::checkCudaLibraryCall):
+/// OK, or INVALID_ARGUMENT / UNIMPLEMENTED saying what is wrong with `call`. The runtime's
+/// C API passes the check of every device it was built with; the reader itself knows none.
+using LibraryCallCheck = Status (*)(std::string_view device,
+                                    const kiln::artifact::LibraryCall& call);
 
 /// Verifies the `size` bytes at `data`, which must be 64-byte aligned, as a .kiln artifact.
 /// Every message starts with `name` (the file's path or the caller's name for it):
@@ -29,10 +38,11 @@ namespace kiln::runtime {
 ///     copies, that every output is written by some step, and the device's rules: a cpu
 ///     artifact holds ELF code and no CUDA launch parameters; in a cuda artifact every code
 ///     object is a cubin or PTX with the same kernel list, every dispatch names code object 0
-///     and has launch parameters (block size 1..1024, work items > 0), and in a runtime built
-///     with CUDA every library call passes checkCudaLibraryCall (which may also answer
-///     UNIMPLEMENTED).
-Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name);
+///     and has launch parameters (block size 1..1024, work items > 0), and every library call
+///     passes `check_library_call` where one is given (which may also answer UNIMPLEMENTED),
+///     its message prefixed with NAME and the step.
+Status verifyArtifact(const uint8_t* data, size_t size, const std::string& name,
+                      LibraryCallCheck check_library_call = nullptr);
 
 }  // namespace kiln::runtime
 

@@ -46,7 +46,8 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/src/cpu/library_call.h"
+#include "contract/artifact_generated.h"
+#include "runtime/src/cpu/kernel/library_call_kernel.h"
 
 namespace kiln::runtime::cpu {
 

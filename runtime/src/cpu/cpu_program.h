@@ -28,8 +28,8 @@
 #include "runtime/src/cpu/library_call.h"
 #include "runtime/src/cpu/stream_threads.h"
 #include "runtime/src/cpu/thread_pool.h"
-#include "runtime/src/device_program.h"
-#include "runtime/src/trace.h"
+#include "runtime/src/program/device_program.h"
+#include "runtime/src/program/trace.h"
 
 namespace kiln::runtime::cpu {
 

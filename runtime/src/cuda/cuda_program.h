@@ -36,8 +36,8 @@
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/cuda/cuda_device.h"
 #include "runtime/src/cuda/cuda_library_call.h"
-#include "runtime/src/device_program.h"
-#include "runtime/src/run_shapes.h"
+#include "runtime/src/program/device_program.h"
+#include "runtime/src/program/run_shapes.h"
 
 namespace kiln::runtime::cpu {
 class Collectives;

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

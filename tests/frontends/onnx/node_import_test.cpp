@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "frontends/onnx/TestDataSet.h"
 #include "frontends/onnx/ops/OpTable.h"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/src/cpu/attention.h"
+#include "runtime/src/cpu/library_call.h"
 #include "tests/runtime/onednn/onednn_test_util.h"
 
 namespace kiln::testing {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
-#include "runtime/src/cpu/library_call.h"
+#include "runtime/src/cpu/kernel/library_call_kernel.h"
 #include "runtime/src/library_call_view.h"
 
 namespace kiln::runtime::cpu::onednn {

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_SRC_RUN_SHAPES_H_
-#define KILN_RUNTIME_SRC_RUN_SHAPES_H_
+#ifndef KILN_RUNTIME_SRC_PROGRAM_RUN_SHAPES_H_
+#define KILN_RUNTIME_SRC_PROGRAM_RUN_SHAPES_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -20,14 +20,12 @@
 #include "kiln/runtime.hpp"
 #include "contract/artifact_generated.h"
 #include "contract/memory_planner.h"
+#include "runtime/src/artifact/dim_code.h"
 
 namespace kiln::runtime {
 
 class LoadedArtifact;
 class ProgramTable;
-
-/// A symbol's `max` where its dimension has no upper bound (artifact.fbs, Symbol).
-constexpr int64_t kUnboundedDim = INT64_MAX;
 
 /// Where a run's plan puts the arena values of a program planned per run: the offset of each
 /// value (BufferRef.index) and the arena's size.
@@ -35,14 +33,6 @@ struct ArenaLayout {
   std::vector<uint64_t> value_offsets;
   uint64_t size = 0;
 };
-
-/// Evaluates DimExpr code with the symbols' `values`; false where the code is malformed (an
-/// unknown opcode or symbol, a stack that does not end with one value) or divides by zero.
-bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* values,
-                     size_t value_count, int64_t* result);
-
-/// What is wrong with DimExpr code over `symbol_count` symbols: "" when nothing.
-std::string checkDimCode(const flatbuffers::Vector<int64_t>& code, size_t symbol_count);
 
 class RunShapes {
  public:
@@ -146,4 +136,4 @@ class RunShapes {
 
 }  // namespace kiln::runtime
 
-#endif  // KILN_RUNTIME_SRC_RUN_SHAPES_H_
+#endif  // KILN_RUNTIME_SRC_PROGRAM_RUN_SHAPES_H_

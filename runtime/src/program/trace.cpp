@@ -1,6 +1,6 @@
 //===- trace.cpp - A timeline of a session's runs ---------------------------===//
 
-#include "runtime/src/trace.h"
+#include "runtime/src/program/trace.h"
 
 #include <cerrno>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <functional>
 #include <thread>
 
-#include "runtime/src/device_program.h"
+#include "runtime/src/program/program_table.h"
 #include "runtime/src/status.h"
 
 namespace kiln::runtime {

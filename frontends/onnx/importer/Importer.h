@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FRONTENDS_ONNX_IMPORTER_H
-#define FRONTENDS_ONNX_IMPORTER_H
+#ifndef FRONTENDS_ONNX_IMPORTER_IMPORTER_H
+#define FRONTENDS_ONNX_IMPORTER_IMPORTER_H
 
 #include "frontends/onnx/ModelLoader.h"
 
@@ -70,4 +70,4 @@ importOnnxModel(mlir::MLIRContext &context, std::shared_ptr<const LoadedModel> m
 
 } // namespace kiln::onnx_frontend
 
-#endif // FRONTENDS_ONNX_IMPORTER_H
+#endif // FRONTENDS_ONNX_IMPORTER_IMPORTER_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_SRC_TRACE_H_
-#define KILN_RUNTIME_SRC_TRACE_H_
+#ifndef KILN_RUNTIME_SRC_PROGRAM_TRACE_H_
+#define KILN_RUNTIME_SRC_PROGRAM_TRACE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -76,4 +76,4 @@ Status writeChromeTrace(const std::string& path, const std::string& process,
 
 }  // namespace kiln::runtime
 
-#endif  // KILN_RUNTIME_SRC_TRACE_H_
+#endif  // KILN_RUNTIME_SRC_PROGRAM_TRACE_H_

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_COMPILER_CODEGEN_CPUOBJECT_H
-#define KILN_COMPILER_CODEGEN_CPUOBJECT_H
+#ifndef KILN_COMPILER_CODEGEN_CPU_CPUOBJECT_H
+#define KILN_COMPILER_CODEGEN_CPU_CPUOBJECT_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -54,4 +54,4 @@ mlir::FailureOr<CpuObject> emitCpuSharedObject(mlir::ModuleOp module, llvm::Stri
 
 } // namespace kiln
 
-#endif // KILN_COMPILER_CODEGEN_CPUOBJECT_H
+#endif // KILN_COMPILER_CODEGEN_CPU_CPUOBJECT_H

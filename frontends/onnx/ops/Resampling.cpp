@@ -1,10 +1,7 @@
-//===- NNExtra.cpp - ONNX transposed convolution, resizing, Lp pooling, norms ===//
+//===- Resampling.cpp - ONNX resizing and sampling grids ------------------===//
 //
-// ConvTranspose (output_shape and auto_pad resolved into explicit pads and output padding),
-// Resize and Upsample (scales and sizes read at import time into graph.resize), GridSample, LpPool
-// and GlobalLpPool, and the normalizations without a graph op of their own: InstanceNormalization,
-// LpNormalization, MeanVarianceNormalization and LRN, decomposed into reductions and
-// elementwise math.
+// Resize and Upsample (scales and sizes read at import time into graph.resize), GridSample, and
+// AffineGrid, whose base grid is computed at import time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,221 +20,6 @@ namespace kiln::onnx_frontend {
 namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
-
-/// Reshapes a per-channel vector to `[C, 1, ..., 1]`, broadcasting along dimension 1 of a tensor
-/// of `rank`.
-Value perChannel(Decomposition &d, Value vector, int64_t rank) {
-  if (!vector)
-    return d.fail();
-  auto type = llvm::cast<RankedTensorType>(vector.getType());
-  if (type.getRank() != 1) {
-    d.context().emitError() << "expects a per-channel vector, got " << type;
-    return d.fail();
-  }
-  SmallVector<int64_t> shape = reshapeTarget(type.getShape());
-  shape.append(rank - 2, 1);
-  return d.reshape(vector, shape);
-}
-
-SmallVector<int64_t> spatialAxes(int64_t rank) {
-  SmallVector<int64_t> axes;
-  for (int64_t axis = 2; axis < rank; ++axis)
-    axes.push_back(axis);
-  return axes;
-}
-
-template <typename OpTy>
-Value reduceKeepingDims(Decomposition &d, Value x, ArrayRef<int64_t> axes) {
-  NodeContext &ctx = d.context();
-  return d.op<OpTy>({x}, {ctx.namedArray("axes", axes),
-                          ctx.named("keepdims", ctx.builder().getBoolAttr(true))});
-}
-
-/// |x|^p, with p = 1 and p = 2 written without a power.
-Value absolutePower(Decomposition &d, Value x, int64_t p) {
-  if (p == 1)
-    return d.op<AbsOp>({x});
-  if (p == 2)
-    return d.mul(x, x);
-  return d.op<PowOp>({d.op<AbsOp>({x}), d.scalar(x, static_cast<double>(p))});
-}
-
-/// s^(1/p), with p = 1 and p = 2 written without a power.
-Value rootOfOrder(Decomposition &d, Value s, int64_t p) {
-  if (p == 1)
-    return s;
-  if (p == 2)
-    return d.op<SqrtOp>({s});
-  return d.op<PowOp>({s, d.scalar(s, 1.0 / static_cast<double>(p))});
-}
-
-//===----------------------------------------------------------------------===//
-// ConvTranspose
-//===----------------------------------------------------------------------===//
-
-/// ConvTranspose (opsets 1 and 11). Explicit pads are taken as they are. With output_shape, or
-/// auto_pad SAME_UPPER / SAME_LOWER (target `input * stride`), the total padding is
-/// `stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - target`, split with the
-/// larger half at the end for SAME_UPPER and at the start otherwise, as the spec states; a
-/// negative total (a target beyond the natural size) becomes extra output padding at the end.
-LogicalResult translateConvTranspose(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(2)))
-    return failure();
-  RankedTensorType input = ctx.inputType(0), filter = ctx.inputType(1);
-  int64_t rank = input.getRank();
-  if (rank < 3 || filter.getRank() != rank)
-    return ctx.emitError() << "expects input and filter of the same rank, at least 3; got "
-                           << input << " and " << filter;
-  size_t spatial = rank - 2;
-  SmallVector<int64_t> kernel(filter.getShape().drop_front(2));
-  if (std::optional<SmallVector<int64_t>> declared = ctx.intsAttr("kernel_shape")) {
-    bool matches = declared->size() == spatial;
-    for (size_t i = 0; matches && i < spatial; ++i)
-      matches = kernel[i] == kDynamic || kernel[i] == (*declared)[i];
-    if (!matches)
-      return ctx.emitError() << "kernel_shape does not match filter type " << filter;
-    kernel = *declared;
-  }
-  SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
-  SmallVector<int64_t> strides = ctx.intsAttr("strides").value_or(ones);
-  SmallVector<int64_t> dilations = ctx.intsAttr("dilations").value_or(ones);
-  SmallVector<int64_t> outputPadding = ctx.intsAttr("output_padding").value_or(zeros);
-  if (strides.size() != spatial || dilations.size() != spatial ||
-      outputPadding.size() != spatial)
-    return ctx.emitError() << "strides, dilations and output_padding must have " << spatial
-                           << " entries";
-
-  std::string autoPad = ctx.stringAttr("auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" &&
-      autoPad != "VALID")
-    return ctx.emitError() << "auto_pad '" << autoPad << "' is not one of NOTSET, SAME_UPPER, "
-                           << "SAME_LOWER, VALID";
-  std::optional<SmallVector<int64_t>> outputShape = ctx.intsAttr("output_shape");
-  if (outputShape && outputShape->size() == static_cast<size_t>(rank))
-    outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
-  if (outputShape && outputShape->size() != spatial)
-    return ctx.emitError() << "output_shape has " << outputShape->size() << " entries, expected "
-                           << spatial;
-
-  SmallVector<int64_t> padLow, padHigh;
-  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
-  if (outputShape || same) {
-    for (size_t i = 0; i < spatial; ++i) {
-      int64_t in = input.getDimSize(i + 2);
-      if (in == kDynamic || kernel[i] == kDynamic)
-        return ctx.emitError() << (outputShape ? "output_shape" : "auto_pad " + autoPad)
-                               << " needs static spatial dimensions, but input type is " << input
-                               << " (bind it with --shape)";
-      int64_t target = outputShape ? (*outputShape)[i] : in * strides[i];
-      int64_t total = strides[i] * (in - 1) + outputPadding[i] +
-                      (kernel[i] - 1) * dilations[i] + 1 - target;
-      if (total < 0) {
-        outputPadding[i] -= total;
-        total = 0;
-      }
-      int64_t half = total / 2;
-      padLow.push_back(autoPad == "SAME_UPPER" ? half : total - half);
-      padHigh.push_back(autoPad == "SAME_UPPER" ? total - half : half);
-    }
-  } else if (autoPad == "VALID") {
-    padLow = zeros;
-    padHigh = zeros;
-  } else {
-    SmallVector<int64_t> pads = ctx.intsAttr("pads").value_or(SmallVector<int64_t>(2 * spatial));
-    if (pads.size() != 2 * spatial)
-      return ctx.emitError() << "pads has " << pads.size() << " entries, expected "
-                             << 2 * spatial;
-    padLow.assign(pads.begin(), pads.begin() + spatial);
-    padHigh.assign(pads.begin() + spatial, pads.end());
-  }
-
-  SmallVector<Value> operands{ctx.input(0), ctx.input(1)};
-  if (ctx.hasInput(2))
-    operands.push_back(ctx.input(2));
-  Decomposition d(ctx);
-  return d.finish(d.op<ConvTransposeOp>(
-      operands, {ctx.namedArray("strides", strides), ctx.namedArray("dilations", dilations),
-                 ctx.namedArray("pad_low", padLow), ctx.namedArray("pad_high", padHigh),
-                 ctx.namedArray("output_padding", outputPadding),
-                 ctx.namedI64("groups", ctx.intAttr("group", 1))}));
-}
-
-/// Col2Im (opset 18): the columns `[N, C * K, L]` of K = prod(block_shape) patches summed back
-/// into images of `image_shape` (the inverse of im2col, with overlaps added). This is a grouped
-/// transposed convolution: the columns, reshaped to `[N, C * K, B1 ... Bn]` (the blocks' grid),
-/// with C groups of one output channel whose K filters are one-hot (filter k has a 1 at the
-/// kernel position k), the strides, dilations and pads of the patches, and output padding for the
-/// rows and columns past the last block. `image_shape` and `block_shape` must be constants.
-LogicalResult translateCol2Im(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(3)))
-    return failure();
-  FailureOr<SmallVector<int64_t>> image = ctx.constantInts(1, "image_shape");
-  FailureOr<SmallVector<int64_t>> block = ctx.constantInts(2, "block_shape");
-  if (failed(image) || failed(block))
-    return failure();
-  size_t spatial = image->size();
-  RankedTensorType input = ctx.inputType(0);
-  if (spatial == 0 || block->size() != spatial || input.getRank() != 3)
-    return ctx.emitError() << "expects input [N, C * prod(block_shape), L] and image_shape and "
-                              "block_shape of the same length, got "
-                           << input << ", " << spatial << " and " << block->size() << " entries";
-  auto element = llvm::dyn_cast<FloatType>(input.getElementType());
-  if (!element)
-    return ctx.emitError() << "supports floating-point inputs, got " << input;
-  SmallVector<int64_t> ones(spatial, 1);
-  SmallVector<int64_t> strides = ctx.intsAttr("strides").value_or(ones);
-  SmallVector<int64_t> dilations = ctx.intsAttr("dilations").value_or(ones);
-  SmallVector<int64_t> pads = ctx.intsAttr("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
-  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
-    return ctx.emitError() << "strides and dilations need " << spatial << " entries and pads "
-                           << 2 * spatial;
-  int64_t patch = 1;
-  for (int64_t k : *block)
-    patch *= k;
-  int64_t channels = input.getDimSize(1), length = input.getDimSize(2);
-  if (patch < 1 || channels == kDynamic || channels % patch != 0)
-    return ctx.emitError() << "the input's " << channels
-                           << " channels are not a multiple of prod(block_shape) = " << patch;
-  SmallVector<int64_t> grid, outputPadding, padLow(pads.begin(), pads.begin() + spatial),
-      padHigh(pads.begin() + spatial, pads.end());
-  int64_t blocks = 1;
-  for (size_t i = 0; i < spatial; ++i) {
-    int64_t span = (*image)[i] + padLow[i] + padHigh[i] - dilations[i] * ((*block)[i] - 1) - 1;
-    if ((*image)[i] < 1 || (*block)[i] < 1 || strides[i] < 1 || dilations[i] < 1 || span < 0)
-      return ctx.emitError() << "image dimension " << i << " (" << (*image)[i] << " padded by "
-                             << padLow[i] << " and " << padHigh[i] << ") holds no block of "
-                             << (*block)[i] << " with dilation " << dilations[i];
-    grid.push_back(span / strides[i] + 1);
-    outputPadding.push_back(span % strides[i]);
-    blocks *= grid.back();
-  }
-  if (length != kDynamic && length != blocks)
-    return ctx.emitError() << "the input has " << length
-                           << " blocks; image_shape, block_shape, "
-                              "pads, dilations and strides give "
-                           << blocks;
-
-  // The one-hot filters [C * K, 1, k1 ... kn]: filter c * K + k has its 1 at kernel position k.
-  SmallVector<int64_t> filterShape{channels, 1};
-  filterShape.append(block->begin(), block->end());
-  const llvm::fltSemantics &semantics = element.getFloatSemantics();
-  SmallVector<APFloat> values(static_cast<size_t>(channels * patch), APFloat::getZero(semantics));
-  for (int64_t filter = 0; filter < channels; ++filter)
-    values[filter * patch + filter % patch] = APFloat(semantics, 1);
-  Value filters =
-      ctx.constant(DenseElementsAttr::get(RankedTensorType::get(filterShape, element), values));
-
-  Decomposition d(ctx);
-  SmallVector<int64_t> gridShape{input.getDimSize(0) == kDynamic ? -1 : input.getDimSize(0),
-                                 channels};
-  gridShape.append(grid);
-  Value columns = d.reshape(ctx.input(0), gridShape);
-  return d.finish(d.op<ConvTransposeOp>(
-      {columns, filters},
-      {ctx.namedArray("strides", strides), ctx.namedArray("dilations", dilations),
-       ctx.namedArray("pad_low", padLow), ctx.namedArray("pad_high", padHigh),
-       ctx.namedArray("output_padding", outputPadding), ctx.namedI64("groups", channels / patch)}));
-}
 
 //===----------------------------------------------------------------------===//
 // Resize and Upsample
@@ -982,225 +764,70 @@ LogicalResult translateResize(NodeContext &ctx) {
   return buildResize(ctx, std::move(request));
 }
 
-//===----------------------------------------------------------------------===//
-// Lp pooling
-//===----------------------------------------------------------------------===//
-
-/// LpPool (opsets 2, 11 and 18): (sum of |x|^p over each window)^(1/p), p = 2 by default. The
-/// window sum is an average pool that counts the zero padding, times the window size. Opset 18
-/// adds dilations and ceil_mode; ceil_mode = 1 is refused, as the partial windows it adds would
-/// be averaged over fewer elements.
-LogicalResult translateLpPool(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
+/// AffineGrid (opset 20) of a constant size [N, C, H, W] (or [N, C, D, H, W]): the base grid of
+/// normalized coordinates (x along W first, then y, then z, and a 1), a graph.constant of shape
+/// [H * W, 3] (or [D * H * W, 4]), multiplied by each transposed theta ([N, 2, 3] or
+/// [N, 3, 4]) and reshaped to [N, H, W, 2] (or [N, D, H, W, 3]). Coordinate i of a dimension of
+/// length L is -1 + i * step with step 2 / (L - 1) under align_corners (-1 alone when L is 1),
+/// and -1 + step / 2 + i * step with step 2 / L otherwise, as the reference computes them.
+LogicalResult translateAffineGrid(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
     return failure();
-  RankedTensorType input = ctx.inputType(0);
-  std::optional<SmallVector<int64_t>> kernel = ctx.intsAttr("kernel_shape");
-  if (!kernel)
-    return ctx.emitError() << "attribute 'kernel_shape' is required";
-  size_t spatial = kernel->size();
-  if (input.getRank() != static_cast<int64_t>(spatial) + 2)
-    return ctx.emitError() << "kernel_shape has " << spatial << " entries for input type "
-                           << input;
-  SmallVector<int64_t> strides = ctx.intsAttr("strides").value_or(SmallVector<int64_t>(spatial, 1));
-  SmallVector<int64_t> dilations(spatial, 1);
-  if (ctx.opset() >= 18) {
-    dilations = ctx.intsAttr("dilations").value_or(dilations);
-    if (ctx.intAttr("ceil_mode", 0) != 0)
-      return ctx.emitError() << "ceil_mode = 1 is not supported";
-  }
-  if (strides.size() != spatial || dilations.size() != spatial)
-    return ctx.emitError() << "strides and dilations must have " << spatial << " entries";
-  SmallVector<int64_t> padLow, padHigh;
-  std::string autoPad = ctx.stringAttr("auto_pad", "NOTSET");
-  if (autoPad == "NOTSET") {
-    SmallVector<int64_t> pads = ctx.intsAttr("pads").value_or(SmallVector<int64_t>(2 * spatial));
-    if (pads.size() != 2 * spatial)
-      return ctx.emitError() << "pads has " << pads.size() << " entries, expected "
-                             << 2 * spatial;
-    padLow.assign(pads.begin(), pads.begin() + spatial);
-    padHigh.assign(pads.begin() + spatial, pads.end());
-  } else if (autoPad == "VALID") {
-    padLow.assign(spatial, 0);
-    padHigh.assign(spatial, 0);
-  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    for (size_t i = 0; i < spatial; ++i) {
-      int64_t size = input.getDimSize(i + 2);
-      if (size == kDynamic)
-        return ctx.emitError() << "auto_pad " << autoPad << " needs static spatial dimensions, "
-                               << "but input type is " << input << " (bind it with --shape)";
-      int64_t out = (size + strides[i] - 1) / strides[i];
-      int64_t total = std::max<int64_t>(
-          0, (out - 1) * strides[i] + ((*kernel)[i] - 1) * dilations[i] + 1 - size);
-      int64_t smaller = total / 2, larger = total - smaller;
-      padLow.push_back(autoPad == "SAME_UPPER" ? smaller : larger);
-      padHigh.push_back(autoPad == "SAME_UPPER" ? larger : smaller);
+  FailureOr<SmallVector<int64_t>> size = ctx.constantInts(1, "size");
+  if (failed(size))
+    return failure();
+  if (size->size() != 4 && size->size() != 5)
+    return ctx.emitError() << "size must have 4 or 5 entries, got " << size->size();
+  if (llvm::any_of(*size, [](int64_t dim) { return dim <= 0; }))
+    return ctx.emitError() << "size entries must be positive";
+  int64_t spatial = size->size() - 2;
+  RankedTensorType thetaType = ctx.inputType(0);
+  auto element = llvm::dyn_cast<FloatType>(thetaType.getElementType());
+  if (!element || thetaType.getRank() != 3 || thetaType.getDimSize(1) != spatial ||
+      thetaType.getDimSize(2) != spatial + 1)
+    return ctx.emitError() << "theta must be a float tensor of shape [N, " << spatial << ", "
+                           << spatial + 1 << "], got " << thetaType;
+  bool alignCorners = ctx.intAttr("align_corners", 0) != 0;
+  auto coordinate = [&](int64_t i, int64_t length) {
+    if (alignCorners)
+      return length == 1 ? -1.0 : -1.0 + i * (2.0 / (length - 1));
+    double step = 2.0 / length;
+    return -1.0 + step / 2 + i * step;
+  };
+  // Spatial sizes from the outermost (D or H) to W; the points are row-major over them.
+  ArrayRef<int64_t> extents = ArrayRef<int64_t>(*size).drop_front(2);
+  int64_t points = 1;
+  for (int64_t extent : extents)
+    points *= extent;
+  SmallVector<Attribute> base;
+  SmallVector<int64_t> position(spatial, 0);
+  for (int64_t point = 0; point < points; ++point) {
+    for (int64_t rest = point, d = spatial - 1; d >= 0; --d) {
+      position[d] = rest % extents[d];
+      rest /= extents[d];
     }
-  } else {
-    return ctx.emitError() << "auto_pad '" << autoPad << "' is not one of NOTSET, SAME_UPPER, "
-                           << "SAME_LOWER, VALID";
+    for (int64_t d = spatial - 1; d >= 0; --d)
+      base.push_back(FloatAttr::get(element, coordinate(position[d], extents[d])));
+    base.push_back(FloatAttr::get(element, 1.0));
   }
-  int64_t p = ctx.intAttr("p", 2);
-  if (p < 1)
-    return ctx.emitError() << "p must be positive, got " << p;
-  int64_t windowSize = 1;
-  for (int64_t size : *kernel)
-    windowSize *= size;
-  OpBuilder &b = ctx.builder();
+  auto baseType = RankedTensorType::get({points, spatial + 1}, element);
+  Value grid = ctx.constant(DenseElementsAttr::get(baseType, base));
   Decomposition d(ctx);
-  Value x = ctx.input(0);
-  Value average = d.op<AvgPoolOp>(
-      {absolutePower(d, x, p)},
-      {ctx.namedArray("kernel_shape", *kernel), ctx.namedArray("strides", strides),
-       ctx.namedArray("dilations", dilations),
-       ctx.namedArray("pad_low", padLow), ctx.namedArray("pad_high", padHigh),
-       ctx.named("ceil_mode", b.getBoolAttr(false)),
-       ctx.named("count_include_pad", b.getBoolAttr(true))});
-  Value sum = d.mul(average, d.scalar(x, static_cast<double>(windowSize)));
-  return d.finish(rootOfOrder(d, sum, p));
-}
-
-/// GlobalLpPool (opset 2): (sum of |x|^p over the spatial dimensions)^(1/p), p = 2 by default.
-LogicalResult translateGlobalLpPool(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  int64_t rank = ctx.inputType(0).getRank();
-  if (rank < 3)
-    return ctx.emitError() << "expects an input of rank 3 or more, got " << ctx.inputType(0);
-  int64_t p = ctx.intAttr("p", 2);
-  if (p < 1)
-    return ctx.emitError() << "p must be positive, got " << p;
-  Decomposition d(ctx);
-  Value sum =
-      reduceKeepingDims<ReduceSumOp>(d, absolutePower(d, ctx.input(0), p), spatialAxes(rank));
-  return d.finish(rootOfOrder(d, sum, p));
-}
-
-//===----------------------------------------------------------------------===//
-// Normalizations
-//===----------------------------------------------------------------------===//
-
-/// InstanceNormalization (opset 6): each (sample, channel) plane normalized over the spatial
-/// dimensions, scale * (x - mean) / sqrt(variance + epsilon) + B, epsilon = 1e-5 by default.
-LogicalResult translateInstanceNormalization(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(3)))
-    return failure();
-  Value x = ctx.input(0);
-  int64_t rank = ctx.inputType(0).getRank();
-  if (rank < 3)
-    return ctx.emitError() << "expects an input of rank 3 or more, got " << ctx.inputType(0);
-  Decomposition d(ctx);
-  SmallVector<int64_t> axes = spatialAxes(rank);
-  Value centered = d.sub(x, reduceKeepingDims<ReduceMeanOp>(d, x, axes));
-  Value variance = reduceKeepingDims<ReduceMeanOp>(d, d.mul(centered, centered), axes);
-  Value epsilon = d.scalar(x, ctx.floatAttr("epsilon", 1e-5f));
-  Value normalized = d.mul(centered, d.op<RsqrtOp>({d.add(variance, epsilon)}));
-  Value scaled = d.mul(normalized, perChannel(d, ctx.input(1), rank));
-  return d.finish(d.add(scaled, perChannel(d, ctx.input(2), rank)));
-}
-
-/// LpNormalization (opset 1): x divided by its L1 or L2 norm along `axis` (p = 2, axis = -1 by
-/// default).
-LogicalResult translateLpNormalization(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  Value x = ctx.input(0);
-  FailureOr<int64_t> axis =
-      normalizeAxis(ctx, ctx.intAttr("axis", -1), ctx.inputType(0).getRank());
-  if (failed(axis))
-    return failure();
-  int64_t p = ctx.intAttr("p", 2);
-  if (p != 1 && p != 2)
-    return ctx.emitError() << "p must be 1 or 2, got " << p;
-  Decomposition d(ctx);
-  Value norm = rootOfOrder(d, reduceKeepingDims<ReduceSumOp>(d, absolutePower(d, x, p), {*axis}),
-                           p);
-  // A zero vector normalizes to zeros (the reference's where(norm == 0, 0, x / norm)), not 0/0.
-  Value zero = d.scalar(x, 0.0);
-  return d.finish(d.select(d.compare(ComparisonDirection::eq, norm, zero), zero, d.div(x, norm)));
-}
-
-/// MeanVarianceNormalization (opsets 9 and 13): (x - mean) / (sqrt(variance) + 1e-9) over
-/// `axes` (default [0, 2, 3]), the epsilon added to the standard deviation as the spec's
-/// function body does.
-LogicalResult translateMeanVarianceNormalization(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  Value x = ctx.input(0);
-  FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(ctx, ctx.intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3}),
-                    ctx.inputType(0).getRank());
-  if (failed(axes))
-    return failure();
-  Decomposition d(ctx);
-  Value centered = d.sub(x, reduceKeepingDims<ReduceMeanOp>(d, x, *axes));
-  Value variance = reduceKeepingDims<ReduceMeanOp>(d, d.mul(centered, centered), *axes);
-  Value deviation = d.add(d.op<SqrtOp>({variance}), d.scalar(x, 1e-9));
-  return d.finish(d.div(centered, deviation));
-}
-
-/// LRN (opsets 1 and 13): x / (bias + alpha / size * square_sum)^beta, where square_sum sums x^2
-/// over channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] clipped to the tensor.
-/// The channel window is a zero pad of the squares followed by the sum of `size` shifted
-/// slices, so the channel count must be static.
-LogicalResult translateLRN(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
-  Value x = ctx.input(0);
-  RankedTensorType type = ctx.inputType(0);
-  int64_t rank = type.getRank();
-  if (rank < 3)
-    return ctx.emitError() << "expects an input of rank 3 or more, got " << type;
-  int64_t channels = type.getDimSize(1);
-  if (channels == kDynamic)
-    return ctx.emitError() << "needs a static channel dimension, but input type is " << type
-                           << " (bind it with --shape)";
-  const onnx::AttributeProto *sizeAttr = ctx.attribute("size");
-  if (!sizeAttr || sizeAttr->i() < 1)
-    return ctx.emitError() << "attribute 'size' is required and must be positive";
-  int64_t size = sizeAttr->i();
-  double alpha = ctx.floatAttr("alpha", 1e-4f), beta = ctx.floatAttr("beta", 0.75f),
-         bias = ctx.floatAttr("bias", 1.0f);
-
-  Decomposition d(ctx);
-  Value squares = d.mul(x, x);
-  SmallVector<int64_t> low(rank, 0), high(rank, 0);
-  low[1] = (size - 1) / 2;
-  high[1] = size / 2;
-  Value padded = d.op<PadOp>(
-      {squares}, {ctx.namedArray("pad_low", low), ctx.namedArray("pad_high", high),
-                  ctx.named("mode", PadModeAttr::get(ctx.context(), PadMode::constant))});
-  SmallVector<int64_t> starts(rank, 0), limits, strides(rank, 1);
-  for (int64_t dim : type.getShape())
-    limits.push_back(dim == kDynamic ? std::numeric_limits<int64_t>::max() : dim);
-  Value squareSum;
-  for (int64_t offset = 0; offset < size; ++offset) {
-    starts[1] = offset;
-    limits[1] = offset + channels;
-    Value window = d.op<SliceOp>({padded}, {ctx.namedArray("starts", starts),
-                                            ctx.namedArray("limits", limits),
-                                            ctx.namedArray("strides", strides)});
-    squareSum = offset == 0 ? window : d.add(squareSum, window);
-  }
-  Value scaled = d.mul(squareSum, d.scalar(x, alpha / static_cast<double>(size)));
-  Value base = d.add(scaled, d.scalar(x, bias));
-  return d.finish(d.div(x, d.op<PowOp>({base, d.scalar(x, beta)})));
+  Value thetaT = d.op<TransposeOp>({ctx.input(0)}, {ctx.namedArray("permutation", {0, 2, 1})});
+  Value product = d.op<MatmulOp>({grid, thetaT});
+  SmallVector<int64_t> shape{(*size)[0]};
+  shape.append(extents.begin(), extents.end());
+  shape.push_back(spatial);
+  return d.finish(d.reshape(product, shape));
 }
 
 } // namespace
 
-void registerNNExtraOps(OpTable &table) {
-  table.add("", "ConvTranspose", {1, 11}, translateConvTranspose);
-  table.add("", "Col2Im", 18, translateCol2Im);
+void registerResamplingOps(OpTable &table) {
   table.add("", "Resize", {10, 11, 13, 18, 19}, translateResize);
   table.add("", "Upsample", {7, 9}, translateUpsample);
   table.add("", "GridSample", {16, 20, 22}, translateGridSample);
-  table.add("", "LpPool", {2, 11, 18}, translateLpPool);
-  table.add("", "GlobalLpPool", 2, translateGlobalLpPool);
-
-  table.add("", "InstanceNormalization", 6, translateInstanceNormalization);
-  table.add("", "LpNormalization", 1, translateLpNormalization);
-  table.add("", "MeanVarianceNormalization", {9, 13}, translateMeanVarianceNormalization);
-  table.add("", "LRN", {1, 13}, translateLRN);
+  table.add("", "AffineGrid", 20, translateAffineGrid);
 }
 
 } // namespace kiln::onnx_frontend

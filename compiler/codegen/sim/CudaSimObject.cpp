@@ -15,9 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/CudaSimObject.h"
+#include "compiler/codegen/sim/CudaSimObject.h"
 
-#include "compiler/codegen/CpuObject.h"
+#include "compiler/codegen/cpu/CpuObject.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"

@@ -1,6 +1,6 @@
 //===- Importer.cpp - Translating a loaded ONNX model into graph-dialect IR -===//
 
-#include "frontends/onnx/Importer.h"
+#include "frontends/onnx/importer/Importer.h"
 
 #include "frontends/onnx/TensorFile.h"
 #include "frontends/onnx/ops/OpTable.h"

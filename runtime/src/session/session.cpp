@@ -21,9 +21,9 @@
 #include "kiln/runtime.h"
 #include "runtime/src/artifact/artifact.h"
 #include "runtime/src/cpu/cpu_program.h"
-#include "runtime/src/device_program.h"
+#include "runtime/src/program/device_program.h"
 #include "runtime/src/status.h"
-#include "runtime/src/trace.h"
+#include "runtime/src/program/trace.h"
 #if defined(KILN_HAVE_CUDA) && KILN_HAVE_CUDA
 #include "runtime/src/cuda/cuda_api.h"
 #include "runtime/src/cuda/cuda_program.h"

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_COMPILER_CODEGEN_CUDASIMOBJECT_H
-#define KILN_COMPILER_CODEGEN_CUDASIMOBJECT_H
+#ifndef KILN_COMPILER_CODEGEN_SIM_CUDASIMOBJECT_H
+#define KILN_COMPILER_CODEGEN_SIM_CUDASIMOBJECT_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Support/LLVM.h"
@@ -38,4 +38,4 @@ mlir::FailureOr<std::string> emitCudaSimObject(mlir::gpu::GPUModuleOp kernels,
 
 } // namespace kiln
 
-#endif // KILN_COMPILER_CODEGEN_CUDASIMOBJECT_H
+#endif // KILN_COMPILER_CODEGEN_SIM_CUDASIMOBJECT_H

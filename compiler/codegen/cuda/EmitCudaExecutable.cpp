@@ -1,22 +1,19 @@
 //===- EmitCudaExecutable.cpp - The CUDA kernels as cubins and PTX ------------===//
 
-#include "compiler/codegen/CudaSimObject.h"
 #include "compiler/codegen/Executable.h"
 #include "compiler/codegen/Passes.h"
+#include "compiler/codegen/sim/CudaSimObject.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln {
 
 #define GEN_PASS_DEF_EMITCUDAEXECUTABLEPASS
-#define GEN_PASS_DEF_PRINTCUDASIMIRPASS
 #include "compiler/codegen/Passes.h.inc"
 
 using namespace mlir;
@@ -122,18 +119,6 @@ struct EmitCudaExecutablePass : impl::EmitCudaExecutablePassBase<EmitCudaExecuta
       }
       replaceWithExecutable(kernels, table);
     }
-  }
-};
-
-struct PrintCudaSimIRPass : impl::PrintCudaSimIRPassBase<PrintCudaSimIRPass> {
-  using Base::Base;
-  void runOnOperation() override {
-    llvm::LLVMContext context;
-    FailureOr<std::unique_ptr<llvm::Module>> module =
-        retargetCudaKernelsToHost(getOperation(), libdevice, context);
-    if (failed(module))
-      return signalPassFailure();
-    (*module)->print(llvm::outs(), nullptr);
   }
 };
 

@@ -1,6 +1,6 @@
 //===- EmitCpuExecutable.cpp - The CPU kernels as a shared object -------------===//
 
-#include "compiler/codegen/CpuObject.h"
+#include "compiler/codegen/cpu/CpuObject.h"
 #include "compiler/codegen/Executable.h"
 #include "compiler/codegen/Passes.h"
 

@@ -1,6 +1,6 @@
 //===- CpuObject.cpp - Host object code for lowered kernels -------------------===//
 
-#include "compiler/codegen/CpuObject.h"
+#include "compiler/codegen/cpu/CpuObject.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
