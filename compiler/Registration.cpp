@@ -12,6 +12,7 @@
 #include "compiler/program/Passes.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphDialect.h"
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/program/ProgramDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -23,7 +24,7 @@
 namespace kiln {
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, program::ProgramDialect>();
+  registry.insert<KilnDialect, graph::GraphDialect, program::ProgramDialect>();
   // The upstream dialects Kiln lowers through, with their interfaces (bufferization, conversion
   // to LLVM, GPU targets and translation to LLVM IR).
   mlir::registerAllDialects(registry);

@@ -10,6 +10,7 @@
 #include "compiler/conversion/LinalgBuilders.h"
 #include "compiler/conversion/Passes.h"
 #include "dialects/graph/GraphOps.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
@@ -484,10 +485,10 @@ struct ConvertGraphToLinalgPass
     };
     for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
       if (TypeAttr declared = declare(type))
-        function.setArgAttr(i, "kiln.declared_type", declared);
+        function.setArgAttr(i, ::kiln::attrs::kDeclaredType, declared);
     for (auto [i, type] : llvm::enumerate(function.getResultTypes()))
       if (TypeAttr declared = declare(type))
-        function.setResultAttr(i, "kiln.declared_type", declared);
+        function.setResultAttr(i, ::kiln::attrs::kDeclaredType, declared);
     SignlessTypeConverter converter;
     RewritePatternSet patterns(context);
     kiln::populateGraphToLinalgPatterns(converter, patterns);

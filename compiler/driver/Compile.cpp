@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/driver/Compile.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "compiler/Registration.h"
 #include "compiler/artifact/ArtifactWriter.h"
@@ -98,7 +99,7 @@ LogicalResult Compilation::runStage(StringRef stage, const CompileOptions &pipel
 LogicalResult Compilation::checkStaticInputs(func::FuncOp entry) {
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    auto name = entry.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    auto name = entry.getArgAttrOfType<StringAttr>(i, ::kiln::attrs::kName);
     StringRef inputName = name ? name.getValue() : StringRef("?");
     if (tensor && tensor.hasStaticShape())
       continue;

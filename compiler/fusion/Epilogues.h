@@ -17,6 +17,7 @@
 #define KILN_COMPILER_FUSION_EPILOGUES_H
 
 #include "compiler/fusion/CostModel.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
@@ -30,7 +31,7 @@ namespace kiln::fusion {
 
 /// On the module: the planner's lines on library epilogues (an array of strings), which
 /// kiln-plan-fusion moves into the fusion report.
-inline constexpr llvm::StringLiteral kEpilogueReportAttr = "kiln.epilogue_report";
+inline constexpr llvm::StringLiteral kEpilogueReportAttr = ::kiln::attrs::kEpilogueReport;
 
 /// One step of a library call's epilogue: the value it reads (the call's result so far), the
 /// graph ops it replaces, in order (their last result is the step's result), and the tensor the

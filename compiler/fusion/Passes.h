@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_FUSION_PASSES_H
 #define KILN_COMPILER_FUSION_PASSES_H
 
+#include "dialects/kiln/KilnAttributes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -20,14 +21,14 @@ namespace kiln {
 #include "compiler/fusion/Passes.h.inc"
 
 /// On each member of a fused group: the group's number (an i64 attribute).
-inline constexpr llvm::StringLiteral kFusionGroupAttr = "kiln.fusion_group";
+inline constexpr llvm::StringLiteral kFusionGroupAttr = ::kiln::attrs::kFusionGroup;
 /// On the root of a fused group: the root's loops the group may be split into workgroups along.
-inline constexpr llvm::StringLiteral kTileDimsAttr = "kiln.tile_dims";
+inline constexpr llvm::StringLiteral kTileDimsAttr = ::kiln::attrs::kTileDims;
 /// On the module: one line per fusion decision, for `kiln compile --report`.
-inline constexpr llvm::StringLiteral kFusionReportAttr = "kiln.fusion_report";
+inline constexpr llvm::StringLiteral kFusionReportAttr = ::kiln::attrs::kFusionReport;
 /// On the module: the bytes all planned kernels read and write in one run by the cost model
 /// (an i64), which kiln-form-program records on the program.
-inline constexpr llvm::StringLiteral kModeledKernelBytesAttr = "kiln.modeled_kernel_bytes";
+inline constexpr llvm::StringLiteral kModeledKernelBytesAttr = ::kiln::attrs::kModeledKernelBytes;
 
 /// Whether fusing the producer of `operand` (a linalg.generic) into its reader would compute the
 /// producer's costly ops (division, math functions) again for each of several points reading

@@ -9,6 +9,7 @@
 #ifndef KILN_COMPILER_LIBRARYCALLS_DECLARATIONS_H
 #define KILN_COMPILER_LIBRARYCALLS_DECLARATIONS_H
 
+#include "dialects/kiln/KilnAttributes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -16,7 +17,7 @@
 namespace kiln {
 
 /// The attribute that tags a library call's declaration with its entry point.
-inline constexpr llvm::StringLiteral kLibraryCallAttr = "kiln.library_call";
+inline constexpr llvm::StringLiteral kLibraryCallAttr = ::kiln::attrs::kLibraryCall;
 
 /// The declaration of entry point `name` with `type` in `module`, created at the top of the
 /// module (and inserted in `symbols`) when there is none yet.

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/fusion/Epilogues.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "compiler/librarycalls/CallPlan.h"
 #include "compiler/librarycalls/Declarations.h"
@@ -946,7 +947,7 @@ public:
     if (!plan.postOpArgs.empty())
       call->setAttr(contract::param::kPostOpArgs.name,
                     builder.getDenseF32ArrayAttr(plan.postOpArgs));
-    if (auto math = plan.anchor->getAttrOfType<StringAttr>("kiln.math");
+    if (auto math = plan.anchor->getAttrOfType<StringAttr>(::kiln::attrs::kMath);
         target.tf32 && math && math.getValue() == "tf32")
       call->setAttr(contract::param::kAllowTf32.name, builder.getBoolAttr(true));
 

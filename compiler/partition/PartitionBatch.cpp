@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/partition/Passes.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "compiler/partition/EntryFunction.h"
 #include "compiler/partition/PartitionBatch.h"
@@ -568,7 +569,7 @@ LogicalResult Batcher::analyze() {
   int64_t batch = -1;
   SmallVector<std::string> splitInputs, wholeInputs;
   auto nameOf = [&](unsigned i) {
-    auto name = entry.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    auto name = entry.getArgAttrOfType<StringAttr>(i, ::kiln::attrs::kName);
     return name ? name.getValue().str() : "#" + std::to_string(i);
   };
   for (BlockArgument argument : entry.getArguments()) {

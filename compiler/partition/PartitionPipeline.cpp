@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/partition/Passes.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "contract/library_calls.h"
 
@@ -236,7 +237,7 @@ LogicalResult Pipeliner::run() {
 
 /// The stage of each op while the pipeline is unrolled (-1: computed on every device that
 /// reads it, from the inputs and constants alone).
-constexpr StringLiteral kStageAttr = "kiln.stage";
+constexpr StringLiteral kStageAttr = ::kiln::attrs::kStage;
 
 int64_t stageAttr(Operation *op) {
   if (!op)

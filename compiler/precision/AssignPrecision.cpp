@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/precision/Passes.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "compiler/options/EnumOption.h"
 #include "contract/half_conversions.h"
@@ -374,7 +375,8 @@ void AssignPrecision::emulateRounding(ArrayRef<Candidate> candidates, FloatType 
   unsigned maskIndex = function.getNumArguments();
   if (failed(function.insertArgument(maskIndex, maskType, {}, function.getLoc())))
     return signalPassFailure();
-  function.setArgAttr(maskIndex, "kiln.name", StringAttr::get(context, kPrecisionMaskInput));
+  function.setArgAttr(maskIndex, ::kiln::attrs::kName,
+                      StringAttr::get(context, kPrecisionMaskInput));
   Value mask = function.getArgument(maskIndex);
   Block &body = function.getBody().front();
 
@@ -433,7 +435,7 @@ void AssignPrecision::markTf32(MutableArrayRef<Candidate> candidates) {
       candidate.reason = "not a compute op";
       continue;
     }
-    candidate.op->setAttr("kiln.math", tf32);
+    candidate.op->setAttr(::kiln::attrs::kMath, tf32);
     candidate.reason = "TF32 tensor cores in cuBLASLt and cuDNN calls; exact fp32 elsewhere";
   }
 }

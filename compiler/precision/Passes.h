@@ -5,6 +5,7 @@
 
 #include "compiler/options/CompileOptions.h"
 #include "dialects/graph/GraphDialect.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -20,9 +21,9 @@ namespace kiln {
 #include "compiler/precision/Passes.h.inc"
 
 /// The function attribute holding the pass's decisions, one line per candidate.
-inline constexpr llvm::StringLiteral kPrecisionReportAttr = "kiln.precision_report";
+inline constexpr llvm::StringLiteral kPrecisionReportAttr = ::kiln::attrs::kPrecisionReport;
 /// The function attribute holding the number of candidates (the mask's length under `emulate`).
-inline constexpr llvm::StringLiteral kPrecisionCandidatesAttr = "kiln.precision_candidates";
+inline constexpr llvm::StringLiteral kPrecisionCandidatesAttr = ::kiln::attrs::kPrecisionCandidates;
 /// The name of the mask input `emulate` appends.
 inline constexpr llvm::StringLiteral kPrecisionMaskInput = "kiln.precision_mask";
 

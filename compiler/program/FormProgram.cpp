@@ -1,6 +1,7 @@
 //===- FormProgram.cpp - The entry function as a program over buffers --------===//
 
 #include "compiler/codegen/Passes.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "compiler/fusion/Passes.h"
 #include "compiler/program/Passes.h"
@@ -254,10 +255,10 @@ LogicalResult ProgramFormer::addReturn(func::ReturnOp op) {
     if (!*outputBufferType)
       return op.emitError() << "output " << i << " has type " << entry_.getResultTypes()[i]
                             << ", which is not static";
-    auto name = entry_.getResultAttrOfType<StringAttr>(i, "kiln.name");
-    auto declared = entry_.getResultAttrOfType<TypeAttr>(i, "kiln.declared_type");
-    auto symbols = entry_.getResultAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
-    auto check = entry_.getResultAttrOfType<StringAttr>(i, "kiln.check");
+    auto name = entry_.getResultAttrOfType<StringAttr>(i, ::kiln::attrs::kName);
+    auto declared = entry_.getResultAttrOfType<TypeAttr>(i, ::kiln::attrs::kDeclaredType);
+    auto symbols = entry_.getResultAttrOfType<ArrayAttr>(i, ::kiln::attrs::kDimSymbols);
+    auto check = entry_.getResultAttrOfType<StringAttr>(i, ::kiln::attrs::kCheck);
     MemRefType outputType = *outputBufferType;
     auto createOutput = [&](Location loc) {
       auto output = program::OutputOp::create(
@@ -323,9 +324,9 @@ LogicalResult ProgramFormer::run() {
     if (!*inputType)
       return entry_.emitError() << "input " << i << " has type " << argument.getType()
                                 << "; bind its dynamic dimensions with --shape";
-    auto name = entry_.getArgAttrOfType<StringAttr>(i, "kiln.name");
-    auto declared = entry_.getArgAttrOfType<TypeAttr>(i, "kiln.declared_type");
-    auto symbols = entry_.getArgAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
+    auto name = entry_.getArgAttrOfType<StringAttr>(i, ::kiln::attrs::kName);
+    auto declared = entry_.getArgAttrOfType<TypeAttr>(i, ::kiln::attrs::kDeclaredType);
+    auto symbols = entry_.getArgAttrOfType<ArrayAttr>(i, ::kiln::attrs::kDimSymbols);
     auto input = program::InputOp::create(
         builder_, argument.getLoc(), *inputType, builder_.getI64IntegerAttr(i),
         name ? name : builder_.getStringAttr("input_" + std::to_string(i)),

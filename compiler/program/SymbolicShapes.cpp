@@ -1,6 +1,7 @@
 //===- SymbolicShapes.cpp - Dimensions as functions of the inputs' --------===//
 
 #include "compiler/program/SymbolicShapes.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "contract/library_calls.h"
 
@@ -152,8 +153,8 @@ FailureOr<SymbolicShapes> SymbolicShapes::create(func::FuncOp entry, ModuleOp ke
       shapes.argumentSymbols_.push_back(perDim);
       continue;
     }
-    auto inputName = entry.getArgAttrOfType<StringAttr>(i, "kiln.name");
-    auto dimNames = entry.getArgAttrOfType<ArrayAttr>(i, "kiln.dim_symbols");
+    auto inputName = entry.getArgAttrOfType<StringAttr>(i, ::kiln::attrs::kName);
+    auto dimNames = entry.getArgAttrOfType<ArrayAttr>(i, ::kiln::attrs::kDimSymbols);
     auto bounds = entry.getArgAttrOfType<DenseI64ArrayAttr>(i, kDimBoundsAttr);
     for (int64_t d = 0; d < tensor.getRank(); ++d) {
       if (!tensor.isDynamicDim(d)) {

@@ -15,6 +15,7 @@
 #ifndef KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H
 #define KILN_COMPILER_PROGRAM_SYMBOLICSHAPES_H
 
+#include "dialects/kiln/KilnAttributes.h"
 #include "dialects/program/SymbolicDims.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,11 +41,11 @@ constexpr int64_t kNominalUnboundedDim = 64;
 /// In a program with a dimension without an upper bound (planned per run): on each
 /// program.alloc, the index of the arena slot it shares bytes in; on program.program, each
 /// slot's first and last live step, flat pairs in slot order.
-constexpr llvm::StringLiteral kArenaSlotAttr = "kiln.arena_slot";
-constexpr llvm::StringLiteral kSlotStepsAttr = "kiln.slot_steps";
+constexpr llvm::StringLiteral kArenaSlotAttr = ::kiln::attrs::kArenaSlot;
+constexpr llvm::StringLiteral kSlotStepsAttr = ::kiln::attrs::kSlotSteps;
 /// On program.program of a program for a range of shapes: the arena its smallest shape would
 /// take (kiln-plan-memory's choice between the upper bounds and a plan per run).
-constexpr llvm::StringLiteral kSmallestArenaAttr = "kiln.smallest_arena";
+constexpr llvm::StringLiteral kSmallestArenaAttr = ::kiln::attrs::kSmallestArena;
 
 /// A dynamic dimension of an input.
 struct DimSymbol {

@@ -4,6 +4,7 @@
 #define KILN_COMPILER_TRANSFORMS_PASSES_H
 
 #include "dialects/graph/GraphDialect.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -35,7 +36,7 @@ struct ShapeBinding {
 /// The argument attribute that carries an input's dimension bounds into the compiler: an array
 /// of 2 x rank i64, [min, max] per dimension (a static dimension's size twice; max kDynamic for
 /// a dimension without an upper bound).
-constexpr llvm::StringLiteral kDimBoundsAttr = "kiln.dim_bounds";
+constexpr llvm::StringLiteral kDimBoundsAttr = ::kiln::attrs::kDimBounds;
 
 /// Parses "NAME=DIMS" ("image=1x3x224x224", "?" or "8.." for a dimension left dynamic without
 /// an upper bound, "1..32" for one dynamic within a range): the one spelling of `kiln

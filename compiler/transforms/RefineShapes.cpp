@@ -2,6 +2,7 @@
 
 #include "compiler/transforms/Passes.h"
 #include "dialects/graph/GraphOps.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -21,7 +22,7 @@ namespace kiln {
 namespace {
 
 /// The attribute frontends put on function arguments to keep the model's input names.
-constexpr llvm::StringLiteral kNameAttr = "kiln.name";
+constexpr llvm::StringLiteral kNameAttr = ::kiln::attrs::kName;
 
 /// The more static of two compatible types: each dimension of `refined` that is static wins.
 RankedTensorType meet(RankedTensorType current, RankedTensorType refined) {

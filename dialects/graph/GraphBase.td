@@ -32,7 +32,7 @@ def Graph_Dialect : Dialect {
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
   // graph.dim folds to arith.constant (an index).
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::kiln::KilnDialect"];
 }
 
 //===----------------------------------------------------------------------===//

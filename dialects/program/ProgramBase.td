@@ -33,10 +33,11 @@ def Program_Dialect : Dialect {
     dispatch functions of a nested `builtin.module`, afterwards as a `program.executable` that
     lists each kernel and holds the code objects compiled for it.
 
-    Every step carries an optional `stream`; today every program runs on stream 0 and the
-    writer refuses others until the runtime schedules streams and the events that order them.
+    Every step carries an optional `stream` (`kiln-assign-streams`, `--streams N`); the
+    runtime runs independent steps on their streams, ordered by the events the program records.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = ["::kiln::KilnDialect"];
 }
 
 def Program_Device : I32EnumAttr<"Device", "the kind of device a program runs on", [

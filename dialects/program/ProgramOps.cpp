@@ -1,6 +1,7 @@
 //===- ProgramOps.cpp - Verifiers and folders of the program dialect ---------===//
 
 #include "dialects/program/ProgramOps.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -286,7 +287,7 @@ LogicalResult DispatchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!kernel)
     return emitOpError() << "dispatches " << getKernel() << ", which is not in the module";
   if (auto function = dyn_cast<func::FuncOp>(kernel)) {
-    if (!function->hasAttr("kiln.dispatch"))
+    if (!function->hasAttr(::kiln::attrs::kDispatch))
       return emitOpError() << "dispatches " << getKernel() << ", a function that is not a "
                            << "dispatch function (kiln.dispatch)";
     // On tensors a dispatch function takes the inputs and returns the outputs, or in
@@ -304,7 +305,7 @@ LogicalResult DispatchOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return success();
   }
   // A dispatch function lowered further (to the LLVM dialect) keeps its attribute.
-  if (kernel->hasAttr("kiln.dispatch"))
+  if (kernel->hasAttr(::kiln::attrs::kDispatch))
     return success();
   if (auto compiled = dyn_cast<KernelOp>(kernel)) {
     size_t scratch = compiled.getScratch() ? compiled.getScratch()->size() : 0;

@@ -12,6 +12,7 @@
 #ifndef KILN_DIALECTS_PROGRAM_SYMBOLICDIMS_H
 #define KILN_DIALECTS_PROGRAM_SYMBOLICDIMS_H
 
+#include "dialects/kiln/KilnAttributes.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -24,10 +25,10 @@
 namespace kiln {
 
 /// On program.program: the symbols, an array of {name, input, dim, min, max} dictionaries.
-constexpr llvm::StringLiteral kSymbolsAttr = "kiln.symbols";
+constexpr llvm::StringLiteral kSymbolsAttr = ::kiln::attrs::kSymbols;
 /// On an op that defines a program buffer with dynamic dimensions: an affine map from the
 /// symbols to the buffer's dimensions, `()[s0, s1] -> (s0, 16, s1 ceildiv 4)`.
-constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
+constexpr llvm::StringLiteral kDimsAttr = ::kiln::attrs::kDims;
 
 /// The dimensions of the program buffer `definer` defines, of `type`, as expressions of the
 /// program's symbols: its kiln.dims where they vary, its static sizes otherwise.

@@ -1,6 +1,7 @@
 //===- Program.cpp - Models as the kiln CLI reads them ---------------------===//
 
 #include "Program.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "compiler/Registration.h"
 #include "compiler/driver/Compile.h"
@@ -65,7 +66,7 @@ std::optional<std::vector<ShapeBinding>> bindingsFor(mlir::func::FuncOp entry,
   std::vector<ShapeBinding> bindings = flags;
   std::vector<std::string> names;
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
-    auto nameAttr = entry.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
+    auto nameAttr = entry.getArgAttrOfType<mlir::StringAttr>(i, ::kiln::attrs::kName);
     std::string name = nameAttr ? nameAttr.getValue().str() : std::to_string(i);
     names.push_back(name);
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(entry.getArgumentTypes()[i]);

@@ -13,8 +13,9 @@
 #include "Program.h"
 #include "compiler/Registration.h"
 #include "compiler/transforms/Passes.h"
-#include "frontends/onnx/importer/Importer.h"
+#include "dialects/kiln/KilnAttributes.h"
 #include "frontends/onnx/ModelLoader.h"
+#include "frontends/onnx/importer/Importer.h"
 #include "kiln/runtime.h"
 #include "runtime/src/cuda/sim/register_simulated_cuda.h"
 #include "tools/kiln-conformance/ConformanceTool.h"
@@ -76,7 +77,7 @@ int runCheck(const std::string &modelPath, const std::vector<std::string> &shape
       continue;
     llvm::outs() << "function @" << function.getSymName() << "\n";
     for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-      auto name = function.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
+      auto name = function.getArgAttrOfType<mlir::StringAttr>(i, ::kiln::attrs::kName);
       llvm::outs() << "  input  " << (name ? name.getValue().str() : std::to_string(i)) << ": "
                    << describeType(function.getArgumentTypes()[i]) << "\n";
     }

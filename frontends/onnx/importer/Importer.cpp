@@ -1,6 +1,7 @@
 //===- Importer.cpp - Translating a loaded ONNX model into graph-dialect IR -===//
 
 #include "frontends/onnx/importer/Importer.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "frontends/onnx/TensorFile.h"
 #include "frontends/onnx/ops/OpTable.h"
@@ -356,7 +357,7 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
   body_ = body;
   folded_.resize(argumentTypes.size());
   for (auto [i, name] : llvm::enumerate(argumentNames)) {
-    function.setArgAttr(i, "kiln.name", builder_.getStringAttr(name));
+    function.setArgAttr(i, ::kiln::attrs::kName, builder_.getStringAttr(name));
     values_[name] = body->getArgument(i);
   }
   builder_.setInsertionPointToEnd(body);
@@ -423,12 +424,12 @@ FailureOr<OwningOpRef<ModuleOp>> GraphImporter::run() {
       builder_.getFunctionType(body->getArgumentTypes(), body->getTerminator()->getOperandTypes()));
   // Outputs keep their ONNX names, as inputs do, for the artifact's signature.
   for (auto [i, output] : llvm::enumerate(graph.output()))
-    function.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));
+    function.setResultAttr(i, ::kiln::attrs::kName, builder_.getStringAttr(output.name()));
   for (auto [i, check] : llvm::enumerate(checks_)) {
     unsigned result = graph.output_size() + i;
-    function.setResultAttr(result, "kiln.name",
+    function.setResultAttr(result, ::kiln::attrs::kName,
                            builder_.getStringAttr("kiln.check." + std::to_string(i)));
-    function.setResultAttr(result, "kiln.check", builder_.getStringAttr(check.message));
+    function.setResultAttr(result, ::kiln::attrs::kCheck, builder_.getStringAttr(check.message));
   }
   if (failed(mlir::verify(*module)))
     return failure();

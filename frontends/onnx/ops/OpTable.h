@@ -13,6 +13,7 @@
 #define FRONTENDS_ONNX_OPS_OPTABLE_H
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/kiln/KilnAttributes.h"
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
@@ -212,7 +213,7 @@ public:
   /// used once the graph is translated.
   mlir::Value dynamicShapeOf(mlir::Value input, int64_t start, int64_t end);
   /// The attribute that marks dynamicShapeOf's placeholders with their first dimension.
-  static constexpr llvm::StringLiteral kShapeStartAttr = "kiln.onnx_shape_start";
+  static constexpr llvm::StringLiteral kShapeStartAttr = ::kiln::attrs::kOnnxShapeStart;
   /// The elements of `value` when it is a graph.constant with inline data.
   static std::optional<mlir::DenseElementsAttr> constantElements(mlir::Value value);
   /// The elements of input `index` when it is a graph.constant with inline data or a graph input
