@@ -16,7 +16,7 @@
 namespace kiln {
 
 std::string resolveTarget(Target &target) {
-  // The CPU code object is built for the host, with its features (compiler/codegen/CpuObject),
+  // The CPU code object is built for the host, with its features (compiler/codegen/cpu/CpuObject),
   // or for the CPU --target-cpu names, with LLVM's features of that CPU.
   if (target.cpu.empty()) {
     target.cpu = llvm::sys::getHostCPUName().str();

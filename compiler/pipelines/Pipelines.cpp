@@ -150,7 +150,7 @@ void buildCompileStage(mlir::OpPassManager &pm, llvm::StringRef stage,
       pm.addPass(createSelectCudaLibraryCallsPass(select));
     } else {
       // oneDNN computes bf16 where the target CPU has AVX512-BF16 (the CPU artifact is built
-      // for it; compiler/codegen/CpuObject.cpp).
+      // for it; compiler/codegen/cpu/CpuObject.cpp).
       SelectCpuLibraryCallsPassOptions select;
       select.nativeBf16 = target.hasCpuFeature("avx512bf16");
       select.fuseAttention = options.attention != AttentionMode::Unfused;

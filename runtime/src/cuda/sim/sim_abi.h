@@ -1,8 +1,9 @@
 //===- sim_abi.h - How retargeted CUDA kernels talk to the simulator -*- C -*-===//
 //
 // The simulated CUDA device (`--device cuda-sim`) runs the very kernels Kiln generates for a GPU:
-// the NVVM-lowered gpu.module is retargeted to the host (compiler/codegen/CudaSimObject.cpp) and
-// stored in the artifact as an ELF shared object whose code object target is "cuda-sim". In it,
+// the NVVM-lowered gpu.module is retargeted to the host
+// (compiler/codegen/sim/CudaSimObject.cpp) and stored in the artifact as an ELF shared object
+// whose code object target is "cuda-sim". In it,
 // everything that is a GPU instruction becomes a call through a table of functions that the
 // simulator provides when it loads the object:
 //
