@@ -48,10 +48,10 @@ def build_tiny_cnn():
     # Scaled as a trained network's would be (He initialization for the convolutions, batch-norm
     # statistics near 1 and 0), so that activations keep their size through the layers and the
     # softmax gives a spread of probabilities rather than one class at 1.0.
-    inits = [const("w1", weights(8, 3, 3, 3) * np.sqrt(2 / 27)), const("b1", 0.1 * weights(8)),
+    inits = [const("w1", weights(8, 3, 3, 3) * float(np.sqrt(2 / 27))), const("b1", 0.1 * weights(8)),
              const("g1", 1 + 0.1 * weights(8)), const("be1", 0.1 * weights(8)),
              const("m1", 0.1 * weights(8)), const("v1", 1 + 0.1 * np.abs(weights(8))),
-             const("w2", weights(8, 8, 3, 3) * np.sqrt(2 / 72)),
+             const("w2", weights(8, 8, 3, 3) * float(np.sqrt(2 / 72))),
              const("zero", np.array(0, np.int64)), const("axes0", np.array([0], np.int64)),
              const("minus_one", np.array([-1], np.int64)),
              const("fc_w", weights(10, 8)), const("fc_b", 0.1 * weights(10))]

@@ -15,6 +15,9 @@ Reads the `#include` lines of every source file under the layered top-level fold
   - the runtime's artifact reader (runtime/src/artifact/) including a device (runtime/src/cpu/,
     runtime/src/cuda/): an artifact is read the same whatever device will run it;
   - anything outside tests/ including tests/;
+  - the Python package's native module (python/, a front end of the runtime like the CLI and the
+    server) including a private runtime header other than the simulator's registration entry:
+    it calls the C API and its C++ wrapper (runtime/include/kiln), never the runtime's internals;
   - an entry of ALLOWED_RUNTIME_PRIVATE_INCLUDES that nothing includes any more.
 tools/ (other than tools/kiln-opt) and tests/ may use the runtime's internal C++ API.
 
@@ -34,13 +37,18 @@ from collections import defaultdict, deque
 ALLOWED_RUNTIME_PRIVATE_INCLUDES = set()
 
 # Top-level folders whose sources are read.
-SCANNED_ROOTS = ("compiler", "dialects", "frontends", "runtime", "tools", "contract", "tests")
+SCANNED_ROOTS = ("compiler", "dialects", "frontends", "runtime", "tools", "contract", "tests",
+                 "python")
 SOURCE_SUFFIXES = (".h", ".hpp", ".inc", ".c", ".cc", ".cpp")
 # Where a `#include "kiln/..."` resolves: the runtime's public headers.
 PUBLIC_RUNTIME_INCLUDE_DIR = "runtime/include"
 
 # Top-level folders a private runtime header (runtime/src/...) may not be included from.
 NO_RUNTIME_PRIVATE = ("compiler/", "dialects/", "frontends/", "tools/kiln-opt/")
+# Front ends of the runtime held to its public API, and the one private header they may include:
+# the entry that installs the simulated CUDA device, a library of its own they link.
+FRONT_END_ROOTS = ("python/",)
+FRONT_END_RUNTIME_ENTRIES = {"runtime/src/cuda/sim/register_simulated_cuda.h"}
 # What runtime/ may not include: compiler-side folders and the compiler's third-party headers.
 RUNTIME_FORBIDDEN_FOLDERS = ("compiler/", "dialects/", "frontends/", "tools/", "tests/")
 RUNTIME_FORBIDDEN_EXTERNAL = ("mlir/", "llvm/", "llvm-c/", "onnx/", "google/protobuf/")
@@ -233,6 +241,10 @@ def rule_problems(includes, allowed_runtime_private=ALLOWED_RUNTIME_PRIVATE_INCL
             else:
                 problems.append(f"{inc.where()}: {f.split('/')[0]}/ includes a private runtime "
                                 "header (runtime/src/); use contract/ or runtime/include/kiln")
+        if (under(f, FRONT_END_ROOTS) and target is not None and target.startswith("runtime/src/")
+                and target not in FRONT_END_RUNTIME_ENTRIES):
+            problems.append(f"{inc.where()}: {f.split('/')[0]}/ is a front end of the runtime and "
+                            "includes its internals; call the C API or kiln/runtime.hpp")
         if f.startswith("runtime/"):
             if target is not None and under(target, RUNTIME_FORBIDDEN_FOLDERS):
                 problems.append(f"{inc.where()}: runtime/ includes {target.split('/')[0]}/")
@@ -301,6 +313,8 @@ CLEAN_TREE = {
     "tools/kiln/Commands.cpp": '#include "Program.h"\n',
     "tests/runtime/test_util.h": '#include "runtime/src/status.h"\n',
     "tests/runtime/trace_test.cpp": '#include "tests/runtime/test_util.h"\n',
+    "python/src/module.cpp": '#include "kiln/runtime.h"\n'
+                             '#include "runtime/src/cuda/sim/register_simulated_cuda.h"\n',
 }
 
 # Each case: (what is planted, {path: text appended to the clean tree}, text the report must hold).
@@ -344,6 +358,10 @@ PLANTED = [
      {"runtime/src/artifact/artifact.cpp": '#include "runtime/src/cuda/cuda_device.h"\n'},
      'runtime/src/artifact/artifact.cpp:1: #include "runtime/src/cuda/cuda_device.h": the '
      'artifact reader includes a device (runtime/src/cuda/)'),
+    ("the Python module including the runtime's internals",
+     {"python/src/module.cpp": '#include "runtime/src/trace.h"\n'},
+     'python/src/module.cpp:3: #include "runtime/src/trace.h": python/ is a front end of the '
+     'runtime'),
     ("the compiler including a test helper",
      {"compiler/program/Liveness.h": '#include "tests/runtime/test_util.h"\n'},
      "only tests include tests/"),

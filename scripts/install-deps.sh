@@ -46,6 +46,8 @@ packages=(
   # Test-time helpers of the lit tests and the example: numpy references, ONNX model construction;
   # pip fetches the cuDNN frontend's headers (below).
   python3 python3-numpy python3-onnx python3-pip
+  # The Python package's native module (python/, nanobind) builds against the interpreter's headers.
+  python3-dev
 )
 if [[ $with_models == 1 ]]; then
   # The interpreter the virtual environment is made from.

@@ -3,8 +3,10 @@
 # packages, and the pinned PyPI set in .venv for the model tests, today's ONNX node tests and the
 # benchmarks), configures a Release build with Ninja (and ccache when present) in build/, builds it,
 # and runs ctest, which runs the GoogleTest suites, the lit suite, the conformance suites and the
-# model checks and prints the counts; then builds the runtime alone and serves a compiled artifact
-# with it, and runs README's first command (scripts/run-example.sh) on the built tree.
+# model checks and prints the counts; then builds the Python wheel from that tree and runs the
+# Python package's tests against it installed in a fresh virtual environment, builds the runtime
+# alone and serves a compiled artifact with it, and runs README's first command
+# (scripts/run-example.sh) on the built tree.
 #
 #   scripts/test.sh [BUILD_DIR]
 set -euo pipefail
@@ -21,7 +23,11 @@ start=$(date +%s)
 # ONNX release's node tests, which this configuration finds. The loader fuzzers need clang with
 # libFuzzer, which install-deps.sh provides.
 mkdir -p "$build"
+# The Python package's native module builds here too, against .venv's interpreter and nanobind,
+# so that the wheel below is made from this tree without compiling anything again.
+venv="${KILN_VENV:-$root/.venv}"
 cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_FUZZERS=ON \
+  -DKILN_BUILD_TESTS=ON -DKILN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" \
   > "$build/configure.log" 2>&1 || { tail -n 40 "$build/configure.log"; exit 1; }
 # ninja prints a line per step; keep the log and show its tail, so CI output stays readable.
 if ! ninja -C "$build" > "$build/build.log" 2>&1; then
@@ -35,6 +41,36 @@ if command -v ccache >/dev/null; then
 fi
 
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+
+# The Python package as a user installs it: a wheel built by scikit-build-core from this build
+# tree (pyproject.toml; --no-build-isolation takes .venv's pinned nanobind and scikit-build-core,
+# and the module is already built, so nothing compiles again), installed into a fresh virtual
+# environment, where the package's tests run against it, never against the build tree.
+echo "test.sh: the Python wheel"
+wheel_start=$(date +%s)
+wheel_dir="$build/wheel"
+rm -rf "$wheel_dir"
+if ! "$venv/bin/python" -m pip wheel "$root" --no-build-isolation --no-deps --quiet \
+    --wheel-dir "$wheel_dir" --config-settings=build-dir="$build" \
+    --config-settings=cmake.define.KILN_BUILD_TESTS=ON \
+    --config-settings=cmake.define.KILN_BUILD_FUZZERS=ON > "$build/wheel.log" 2>&1; then
+  tail -n 40 "$build/wheel.log"
+  echo "test.sh: the wheel did not build (full log: $build/wheel.log)" >&2
+  exit 1
+fi
+wheel="$(ls "$wheel_dir"/kiln-*.whl)"
+test_venv="$build/wheel-venv"
+rm -rf "$test_venv"
+/usr/bin/python3 -m venv "$test_venv"
+# The fresh environment reads .venv's pinned packages (PyTorch, ONNX Runtime, pytest: 6 GB not
+# installed twice) through a path file; kiln itself is only the wheel's.
+site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+test_site="$("$test_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo "$site" > "$test_site/kiln-test-dependencies.pth"
+"$test_venv/bin/python" -m pip install --quiet --no-deps --no-index "$wheel"
+echo "test.sh: $(basename "$wheel") ($(du -h "$wheel" | cut -f1)) built and installed in" \
+  "$(( $(date +%s) - wheel_start )) s"
+(cd "$build" && "$test_venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests")
 
 # A runtime-only build (no MLIR, LLVM or protobuf) loads and serves an artifact the compiler wrote:
 # the tiny CNN compiled by the ctest examples.serve.CompileTinyCnn, 8 threads x 50 requests.

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/driver/Compile.h"
+#include "compiler/driver/CrashContext.h"
 #include "dialects/kiln/KilnAttributes.h"
 
 #include "compiler/Registration.h"
@@ -86,7 +87,9 @@ void Compilation::dump(StringRef stage) {
 LogicalResult Compilation::runStage(StringRef stage, const CompileOptions &pipeline) {
   if (request_.onStage)
     request_.onStage(stage);
+  crash::Scope scope(("stage '" + stage + "' of the compile pipeline").str());
   PassManager pm(context_, ModuleOp::getOperationName());
+  crash::instrument(pm);
   buildCompileStage(pm, stage, pipeline, *request_.shapeBindings);
   if (failed(pm.run(module_)))
     return failure();
@@ -187,6 +190,7 @@ LogicalResult Compilation::run(llvm::raw_ostream &os) {
     info.rank = static_cast<uint32_t>(options_.deviceRank);
     info.deviceArtifacts = deviceArtifacts_;
   }
+  crash::Scope scope("writing the artifact");
   return writeArtifact(module_, info, os);
 }
 
@@ -219,6 +223,7 @@ FailureOr<PartitionMode> choosePartition(ModuleOp module, const CompileOptions &
     pipeline.partition = mode;
     pipeline.microBatches = options.microBatches;
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    crash::instrument(pm);
     addShapeAndPartitionPasses(pm, pipeline, *request.shapeBindings);
     {
       // A mode that cannot split the model is one answer among others, not an error.

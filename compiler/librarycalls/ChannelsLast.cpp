@@ -134,13 +134,24 @@ std::optional<Value> permuteConstant(OpBuilder &builder, graph::ConstantOp const
   return create(graph::rawConstantLike(value, result, bytes, "_channels_last"));
 }
 
-/// `value` permuted: a reordered constant where it is one, a transpose otherwise.
+/// `value`, of rank at most the permutation's, broadcast-aligned to it (leading ones) and
+/// permuted: a reordered constant where it is one, a reshape and a transpose otherwise. The
+/// addends of a convolution's `add` post-ops broadcast against its result, so they may be of
+/// lower rank (a scalar, a per-channel C x 1 x 1).
 Value permute(OpBuilder &builder, Location loc, Value value, ArrayRef<int64_t> permutation) {
   auto type = cast<RankedTensorType>(value.getType());
+  auto rank = static_cast<int64_t>(permutation.size());
+  assert(type.getRank() <= rank && "a value permuted to a lower rank");
   if (auto constant = value.getDefiningOp<graph::ConstantOp>())
-    if (std::optional<Value> reordered =
-            permuteConstant(builder, constant, type.getRank(), permutation))
+    if (std::optional<Value> reordered = permuteConstant(builder, constant, rank, permutation))
       return *reordered;
+  if (type.getRank() < rank) {
+    SmallVector<int64_t> shape(rank - type.getRank(), 1);
+    llvm::append_range(shape, type.getShape());
+    value = graph::ReshapeOp::create(builder, loc,
+                                     RankedTensorType::get(shape, type.getElementType()), value,
+                                     builder.getDenseI64ArrayAttr(shape));
+  }
   return transpose(builder, loc, value, permutation);
 }
 

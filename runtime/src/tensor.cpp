@@ -76,7 +76,13 @@ std::string formatDims(const std::vector<int64_t>& dims) {
   return text;
 }
 
-void HostTensor::FreeStorage::operator()(void* storage) const { std::free(storage); }
+void HostTensor::FreeStorage::operator()(void* storage) const {
+  if (!wrapped) {
+    std::free(storage);
+  } else if (release != nullptr) {
+    release(storage, context);
+  }
+}
 
 HostTensor::HostTensor(kiln_element_type_t element_type, std::vector<int64_t> dims,
                        size_t element_count, size_t byte_size,
@@ -103,6 +109,35 @@ Result<HostTensor> HostTensor::allocate(kiln_element_type_t type, std::vector<in
   }
   std::memset(storage.get(), 0, capacity);
   return HostTensor(type, std::move(dims), element_count, *byte_size, std::move(storage));
+}
+
+Result<HostTensor> HostTensor::wrap(kiln_element_type_t type, std::vector<int64_t> dims,
+                                    void* data, size_t data_size, kiln_tensor_release_fn release,
+                                    void* context) {
+  Result<size_t> byte_size = computeByteSize(type, dims);
+  if (!byte_size.ok()) return byte_size.status();
+  const size_t element_size = kiln_element_type_size(type);
+  if (data_size != *byte_size) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "data_size is " + std::to_string(data_size) + " bytes but a " +
+                      describeElementType(type) + " tensor of shape " + formatDims(dims) +
+                      " holds " + std::to_string(*byte_size));
+  }
+  if (data == nullptr && data_size != 0) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT, "data is NULL");
+  }
+  // Kernels read elements with their natural alignment; a tensor without elements still gets
+  // a valid pointer.
+  alignas(KILN_TENSOR_ALIGNMENT) static char no_data[KILN_TENSOR_ALIGNMENT];
+  if (data == nullptr) data = no_data;
+  if (reinterpret_cast<uintptr_t>(data) % element_size != 0) {
+    return Status(KILN_STATUS_INVALID_ARGUMENT,
+                  "data is not aligned to the " + std::to_string(element_size) +
+                      "-byte elements of a " + describeElementType(type) + " tensor");
+  }
+  std::unique_ptr<void, FreeStorage> storage(data, FreeStorage(release, context));
+  return HostTensor(type, std::move(dims), *byte_size / element_size, *byte_size,
+                    std::move(storage));
 }
 
 namespace {
@@ -163,6 +198,31 @@ kiln_status_t* kiln_tensor_create_copy(kiln_element_type_t type, size_t rank, co
   return kiln::runtime::guardCApi("kiln_tensor_create_copy", [&] {
     return kiln::runtime::createCTensor("kiln_tensor_create_copy", type, rank, dims, data,
                                         &data_size, out_tensor);
+  });
+}
+
+kiln_status_t* kiln_tensor_wrap(kiln_element_type_t type, size_t rank, const int64_t* dims,
+                                void* data, size_t data_size, kiln_tensor_release_fn release,
+                                void* release_context, kiln_tensor_t** out_tensor) {
+  return kiln::runtime::guardCApi("kiln_tensor_wrap", [&]() -> kiln::Status {
+    if (out_tensor == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, "kiln_tensor_wrap: out_tensor is NULL");
+    }
+    if (rank > KILN_TENSOR_MAX_RANK) {
+      return kiln::Status(KILN_STATUS_OUT_OF_RANGE,
+                          "kiln_tensor_wrap: rank " + std::to_string(rank) +
+                              " exceeds the maximum rank " + std::to_string(KILN_TENSOR_MAX_RANK));
+    }
+    if (rank != 0 && dims == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_tensor_wrap: dims is NULL but rank is " + std::to_string(rank));
+    }
+    kiln::Result<kiln::runtime::HostTensor> host = kiln::runtime::HostTensor::wrap(
+        type, rank == 0 ? std::vector<int64_t>() : std::vector<int64_t>(dims, dims + rank), data,
+        data_size, release, release_context);
+    if (!host.ok()) return kiln::runtime::prefixStatus("kiln_tensor_wrap", host.status());
+    *out_tensor = new kiln_tensor_t{std::move(host.value())};
+    return kiln::Status();
   });
 }
 

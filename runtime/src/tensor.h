@@ -42,6 +42,14 @@ class HostTensor {
   /// RESOURCE_EXHAUSTED when the memory cannot be allocated.
   static Result<HostTensor> allocate(kiln_element_type_t type, std::vector<int64_t> dims);
 
+  /// A tensor over `data`, which the caller owns (kiln_tensor_wrap): `release(data, context)`
+  /// runs when the tensor goes, if given. Fails like `computeByteSize`, and with
+  /// INVALID_ARGUMENT for data not aligned to the element size or a `data_size` that is not the
+  /// tensor's byte size.
+  static Result<HostTensor> wrap(kiln_element_type_t type, std::vector<int64_t> dims, void* data,
+                                 size_t data_size, kiln_tensor_release_fn release,
+                                 void* context);
+
   HostTensor(HostTensor&&) noexcept = default;
   HostTensor& operator=(HostTensor&&) noexcept = default;
 
@@ -54,8 +62,16 @@ class HostTensor {
   const void* data() const { return storage_.get(); }
 
  private:
+  /// Frees storage the tensor allocated, or hands wrapped storage back to its owner.
   struct FreeStorage {
+    FreeStorage() noexcept : release(nullptr), context(nullptr), wrapped(false) {}
+    FreeStorage(kiln_tensor_release_fn release, void* context) noexcept
+        : release(release), context(context), wrapped(true) {}
     void operator()(void* storage) const;
+
+    kiln_tensor_release_fn release;
+    void* context;
+    bool wrapped;
   };
 
   HostTensor(kiln_element_type_t element_type, std::vector<int64_t> dims, size_t element_count,

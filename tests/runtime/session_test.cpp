@@ -73,6 +73,26 @@ TEST(SessionTest, RunsTheProgramOverEveryWorkgroup) {
   }
 }
 
+// Tests that a run reads inputs wrapped over the caller's memory in place (kiln_tensor_wrap),
+// aligned to their elements only, as NumPy's and PyTorch's buffers are.
+TEST(SessionTest, RunsOnInputsWrappedOverTheCallersMemory) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Result<Session> session = Session::create(artifact);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  Tensor x = randomInput(1);
+  Tensor y = randomInput(2);
+  // Copies 4 bytes past a 64-byte boundary.
+  std::vector<float> xs(x.elementCount() + 1), ys(y.elementCount() + 1);
+  std::memcpy(xs.data() + 1, x.data(), x.byteSize());
+  std::memcpy(ys.data() + 1, y.data(), y.byteSize());
+  Result<Tensor> wx = Tensor::wrap(x.elementType(), x.dims(), xs.data() + 1, x.byteSize());
+  Result<Tensor> wy = Tensor::wrap(y.elementType(), y.dims(), ys.data() + 1, y.byteSize());
+  ASSERT_TRUE(wx.ok() && wy.ok()) << wx.status().toString() << wy.status().toString();
+  Result<std::vector<Tensor>> outputs = session->run({&*wx, &*wy});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  expectAffineResults(x, y, *outputs);
+}
+
 // Tests that a program on two streams runs them at the same time and gives the serial results:
 // the affine dispatch on stream 1 waits for the add it reads, the copy runs beside it on
 // stream 0; from one and from several callers, with any number of threads, and traced with a

@@ -276,3 +276,64 @@ TEST(CppTensorTest, ReleaseHandsOverOwnership) {
 }
 
 }  // namespace
+
+namespace {
+
+struct ReleaseLog {
+  void* data = nullptr;
+  int calls = 0;
+};
+
+void logRelease(void* data, void* context) {
+  auto* log = static_cast<ReleaseLog*>(context);
+  log->data = data;
+  ++log->calls;
+}
+
+// Tests that a wrapped tensor reads the caller's bytes in place (the same pointer, a write to
+// the buffer is seen) and hands them back once through the release callback.
+TEST(TensorTest, WrapReadsTheCallersBytesInPlaceAndHandsThemBack) {
+  std::vector<unsigned char> data = seededBytes(2 * 3 * 4, 29);
+  const int64_t dims[] = {2, 3};
+  ReleaseLog log;
+  kiln_tensor_t* tensor = nullptr;
+  ASSERT_EQ(kiln_tensor_wrap(KILN_ELEMENT_TYPE_F32, 2, dims, data.data(), data.size(), logRelease,
+                             &log, &tensor),
+            nullptr);
+  EXPECT_EQ(kiln_tensor_const_data(tensor), data.data());
+  data[5] ^= 0xff;
+  EXPECT_EQ(static_cast<const unsigned char*>(kiln_tensor_const_data(tensor))[5], data[5]);
+  EXPECT_EQ(kiln_tensor_element_count(tensor), 6u);
+  EXPECT_EQ(log.calls, 0);
+  kiln_tensor_release(tensor);
+  EXPECT_EQ(log.calls, 1);
+  EXPECT_EQ(log.data, data.data());
+}
+
+// Tests that wrapping refuses misaligned data and a size that is not the tensor's, and never
+// calls the release callback of storage it did not take.
+TEST(TensorTest, WrapRefusesMisalignedDataAndAWrongSize) {
+  alignas(8) unsigned char bytes[64] = {};
+  const int64_t dims[] = {4};
+  ReleaseLog log;
+  kiln_tensor_t* tensor = nullptr;
+  kiln_status_t* status = kiln_tensor_wrap(KILN_ELEMENT_TYPE_F32, 1, dims, bytes + 2, 16,
+                                           logRelease, &log, &tensor);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(kiln_status_message(status), HasSubstr("not aligned to the 4-byte elements"));
+  kiln_status_release(status);
+  status = kiln_tensor_wrap(KILN_ELEMENT_TYPE_F32, 1, dims, bytes, 12, logRelease, &log, &tensor);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(kiln_status_message(status), HasSubstr("holds 16"));
+  kiln_status_release(status);
+  EXPECT_EQ(tensor, nullptr);
+  EXPECT_EQ(log.calls, 0);
+  // Aligned to the element, not to KILN_TENSOR_ALIGNMENT: taken as it is.
+  ASSERT_EQ(kiln_tensor_wrap(KILN_ELEMENT_TYPE_F32, 1, dims, bytes + 4, 16, nullptr, nullptr,
+                             &tensor),
+            nullptr);
+  EXPECT_EQ(kiln_tensor_const_data(tensor), bytes + 4);
+  kiln_tensor_release(tensor);
+}
+
+}  // namespace

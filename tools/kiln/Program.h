@@ -8,6 +8,7 @@
 #ifndef KILN_TOOLS_KILN_PROGRAM_H
 #define KILN_TOOLS_KILN_PROGRAM_H
 
+#include "compiler/api/CompileModel.h"
 #include "compiler/options/CompileOptions.h"
 #include "compiler/transforms/Passes.h"
 
@@ -23,51 +24,21 @@
 
 namespace kiln::cli {
 
-/// The process's resident memory now (VmRSS) and at its peak so far (VmHWM), in bytes; 0 where
-/// /proc does not say.
-struct ResidentMemory {
-  uint64_t current = 0;
-  uint64_t peak = 0;
-};
-ResidentMemory residentMemory();
+using kiln::CompileSettings;
+using kiln::compileModel;
+using kiln::importerShapes;
+using kiln::ModelKind;
+using kiln::ResidentMemory;
+using kiln::residentMemory;
 
 /// Exit codes: 0 success, 1 the model is invalid or a step failed, 2 bad command line (including
-/// a file that does not exist or an input that does not fit the model).
+/// a file that does not exist or an input that does not fit the model), 3 an internal error (a
+/// crash, reported naming the pass and op it happened in: crash::kExitInternalError).
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
-/// How a model file is read: by its contents for artifacts (the "KILN" identifier), else by its
-/// extension.
-enum class ModelKind { Onnx, Mlir, Artifact };
-
-/// The kind of `path`, or nullopt (with a message) for a file kiln cannot read.
+/// The kind of `path`, or nullopt (with a message on stderr) for a file kiln cannot read.
 std::optional<ModelKind> modelKind(const std::string &path);
-
-/// What compileModel is given: the compile options, and what the command adds to them.
-struct CompileSettings {
-  /// The compile options (`--cost-model host` already resolved to its file).
-  CompileOptions options;
-  /// Shapes taken from the inputs a run is given, for the dimensions still dynamic.
-  std::map<std::string, std::vector<int64_t>> inputShapes;
-  /// The values a run is given (ONNX models): the import is specialized for them as the
-  /// conformance suite's is (ImportOptions::inputValues), so that an input an operator needs at
-  /// import time (Reshape's shape, Slice's starts, TopK's K, ...) becomes a constant.
-  const std::map<std::string, Tensor> *inputValues = nullptr;
-  /// Receives the inputs of `inputValues` that became constants: the artifact does not take them.
-  std::vector<std::string> *foldedInputs = nullptr;
-  /// Binds the leading dimension of every input whose leading dimension is dynamic (0: none).
-  int64_t batch = 0;
-  /// Prints each stage as it starts.
-  bool progress = false;
-};
-
-/// Compiles the model at `path` (.onnx or .mlir) into the bytes of an artifact. Diagnostics go to
-/// stderr, prefixed with the file; returns nullopt after any error.
-std::optional<std::string> compileModel(const std::string &path, const CompileSettings &settings);
-
-/// The same, writing the artifact to `os` as it is produced (no copy of the weights in memory);
-/// nothing is written after an error. Returns false after any error.
-bool compileModel(const std::string &path, const CompileSettings &settings, llvm::raw_ostream &os);
 
 /// Loads `path` as an artifact: read from disk for a .kiln file, else compiled just in time.
 /// `compileSeconds` receives the compile time (0 for a .kiln file).
@@ -110,12 +81,8 @@ void printError(const std::string &message);
 bool refuseOverwrite(const std::string &path, bool force);
 
 /// Parses `--shape` flags "NAME=1x3x224x224" ('?' leaves a dimension dynamic); reports the first
-/// malformed one and returns nothing.
+/// malformed one on stderr and returns nothing.
 std::optional<std::vector<ShapeBinding>> parseShapeFlags(const std::vector<std::string> &flags);
-
-/// The bindings as the ONNX importer takes them (a dynamic dimension is -1).
-void importerShapes(const std::vector<ShapeBinding> &bindings,
-                    std::map<std::string, std::vector<int64_t>> &shapes);
 
 } // namespace kiln::cli
 

@@ -12,6 +12,7 @@
 #include "CompileFlags.h"
 #include "Program.h"
 #include "compiler/Registration.h"
+#include "compiler/driver/CrashContext.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/kiln/KilnAttributes.h"
 #include "frontends/onnx/ModelLoader.h"
@@ -169,6 +170,8 @@ int runImport(const std::string &modelPath, const std::string &outputPath,
 } // namespace
 
 int main(int argc, char **argv) {
+  // A crash is reported as an internal error naming the pass and op it happened in (exit code 3).
+  kiln::crash::installHandler("kiln");
 #if defined(KILN_HAVE_CUDA_SIM) && KILN_HAVE_CUDA_SIM
   // `--device cuda-sim`: the simulator is a library of its own, which this tool links.
   kiln::runtime::registerSimulatedCuda();

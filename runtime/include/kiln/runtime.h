@@ -78,7 +78,7 @@ extern "C" {
 /// The version of the C API this header declares. It grows whenever a function
 /// or enumerator is added; existing declarations never change meaning within a
 /// major release.
-#define KILN_API_VERSION 12
+#define KILN_API_VERSION 13
 
 /// Returns the release version of the loaded library as "MAJOR.MINOR.PATCH".
 /// The string is static. Thread-safe.
@@ -264,7 +264,24 @@ KILN_API kiln_status_t* kiln_tensor_create_copy(kiln_element_type_t type, size_t
                                                 const int64_t* dims, const void* data,
                                                 size_t data_size, kiln_tensor_t** out_tensor);
 
-/// Releases `tensor` and its storage. NULL is a no-op.
+/// Hands storage a tensor wraps back to its owner (kiln_tensor_wrap): called once, with the
+/// data and the context given, when the tensor is released.
+typedef void (*kiln_tensor_release_fn)(void* data, void* context);
+
+/// Makes a tensor over `data_size` bytes at `data`, in row-major order, without copying them:
+/// memory the caller owns (a NumPy array, a PyTorch tensor, a buffer of its own) is read by
+/// `kiln_session_run` in place. `data` must be aligned to the element size and `data_size` must
+/// be the tensor's byte size (INVALID_ARGUMENT otherwise); it stays the caller's, valid and
+/// unchanged while the tensor is used. `release(data, release_context)` runs when the tensor is
+/// released, if `release` is not NULL. Fails otherwise like `kiln_tensor_create`. Added in API
+/// version 13.
+KILN_API kiln_status_t* kiln_tensor_wrap(kiln_element_type_t type, size_t rank,
+                                         const int64_t* dims, void* data, size_t data_size,
+                                         kiln_tensor_release_fn release, void* release_context,
+                                         kiln_tensor_t** out_tensor);
+
+/// Releases `tensor` and its storage (or hands wrapped storage back, kiln_tensor_wrap). NULL is
+/// a no-op.
 KILN_API void kiln_tensor_release(kiln_tensor_t* tensor);
 
 /// Returns the element type of `tensor` (0, an invalid type, for NULL).

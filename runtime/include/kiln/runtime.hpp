@@ -204,6 +204,18 @@ class Tensor {
     return Tensor(handle);
   }
 
+  /// Makes a tensor over `size` bytes at `data` that the caller owns, without a copy (see
+  /// `kiln_tensor_wrap`); `release(data, context)` runs when the tensor goes.
+  static Result<Tensor> wrap(kiln_element_type_t type, const std::vector<int64_t>& dims,
+                             void* data, size_t size, kiln_tensor_release_fn release = nullptr,
+                             void* context = nullptr) {
+    kiln_tensor_t* handle = nullptr;
+    Status status = Status::fromC(kiln_tensor_wrap(type, dims.size(), dims.data(), data, size,
+                                                   release, context, &handle));
+    if (!status.ok()) return status;
+    return Tensor(handle);
+  }
+
   /// Creates a tensor holding a copy of `size` bytes at `data` (see
   /// `kiln_tensor_create_copy`).
   static Result<Tensor> fromData(kiln_element_type_t type, const std::vector<int64_t>& dims,

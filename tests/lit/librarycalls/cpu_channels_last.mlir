@@ -49,3 +49,46 @@ func.func @conv1d_then_reshape(%x: tensor<1x4x10xf32>) -> tensor<1x32xf32> {
   %1 = graph.reshape %0 to [1, 32] : tensor<1x4x8xf32> -> tensor<1x32xf32>
   return %1 : tensor<1x32xf32>
 }
+
+// -----
+
+// Tests the hard-sigmoid gate of a squeeze-and-excitation block (MobileNetV3's, as the ONNX
+// importer writes HardSigmoid and HardSwish: x * 1/6 + 0.5, clipped to [0, 1]) on a 1 x 1
+// convolution: the scale becomes a linear post-op, and the shift, whose linear post-op would
+// disagree with the first, an `add` post-op reading a rank-0 constant. Made channels-last, that
+// scalar is broadcast-aligned to the result's rank (1 x 1 x 1 x 1) before it is permuted; it used
+// to be permuted at its own rank, indexing its shape out of bounds (a crash of kiln compile).
+// CHECK-LABEL: func.func @hard_sigmoid_gate
+// CHECK: %[[HALF:.+]] = graph.constant dense<5.000000e-01> : tensor<1x1x1x1xf32>
+// CHECK: call @onednn.convolution_{{[0-9]+}}(%{{.+}}, %{{.+}}, %{{.+}}, %[[HALF]]) {channels_last = true{{.*}}post_ops = ["linear", "add", "clip"]{{.*}}} : (tensor<1x1x1x8xf32>, tensor<16x1x1x8xf32>, tensor<16xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x16xf32>
+func.func @hard_sigmoid_gate(%x: tensor<1x8x1x1xf32>) -> tensor<1x16x1x1xf32> {
+  %w = graph.constant dense<0.5> : tensor<16x8x1x1xf32>
+  %b = graph.constant dense<0.25> : tensor<16xf32>
+  %sixth = graph.constant dense<0.1666666666> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %0 = graph.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, groups = 1 : i64} : (tensor<1x8x1x1xf32>, tensor<16x8x1x1xf32>, tensor<16xf32>) -> tensor<1x16x1x1xf32>
+  %1 = graph.mul %0, %sixth : (tensor<1x16x1x1xf32>, tensor<f32>) -> tensor<1x16x1x1xf32>
+  %2 = graph.add %1, %half : (tensor<1x16x1x1xf32>, tensor<f32>) -> tensor<1x16x1x1xf32>
+  %3 = graph.min %2, %one : (tensor<1x16x1x1xf32>, tensor<f32>) -> tensor<1x16x1x1xf32>
+  %4 = graph.max %3, %zero : (tensor<1x16x1x1xf32>, tensor<f32>) -> tensor<1x16x1x1xf32>
+  return %4 : tensor<1x16x1x1xf32>
+}
+
+// -----
+
+// Tests a residual addend that broadcasts from a lower rank and is not a constant (a per-channel
+// C x 1 x 1 value computed at run time, added after the bias): it is reshaped to the result's
+// rank and transposed with the rest (a reshape and a transpose of unit dims, which fold into one
+// reshape to 1 x 1 x 1 x C).
+// CHECK-LABEL: func.func @per_channel_addend
+// CHECK: %[[T:.+]] = graph.reshape %arg1 to [1, 1, 1, 4] : tensor<4x1x1xf32> -> tensor<1x1x1x4xf32>
+// CHECK: call @onednn.convolution_{{[0-9]+}}(%{{.+}}, %{{.+}}, %{{.+}}, %[[T]]) {channels_last = true{{.*}}post_ops = ["add"]{{.*}}} : (tensor<1x6x6x8xf32>, tensor<4x1x1x8xf32>, tensor<4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x6x6x4xf32>
+func.func @per_channel_addend(%x: tensor<1x8x6x6xf32>, %shift: tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32> {
+  %w = graph.constant dense<0.5> : tensor<4x8x1x1xf32>
+  %b = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = graph.conv %x, %w, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, groups = 1 : i64} : (tensor<1x8x6x6xf32>, tensor<4x8x1x1xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
+  %1 = graph.add %0, %shift : (tensor<1x4x6x6xf32>, tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  return %1 : tensor<1x4x6x6xf32>
+}
