@@ -338,6 +338,38 @@ std::string normalizeDomain(const std::string &domain) {
   return domain == "ai.onnx" ? std::string() : domain;
 }
 
+/// The first node of `domain` in the model (its graph, the graphs nested in its nodes'
+/// attributes, its functions), or null when no node uses the domain. Iterative: a hostile model's
+/// nesting depth is checked elsewhere, not by the stack.
+const onnx::NodeProto *firstNodeOfDomain(const onnx::ModelProto &model, const std::string &domain) {
+  std::vector<const onnx::GraphProto *> graphs;
+  if (model.has_graph())
+    graphs.push_back(&model.graph());
+  auto visit = [&](const onnx::NodeProto &node) -> bool {
+    if (normalizeDomain(node.domain()) == domain)
+      return true;
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (attribute.has_g())
+        graphs.push_back(&attribute.g());
+      for (const onnx::GraphProto &graph : attribute.graphs())
+        graphs.push_back(&graph);
+    }
+    return false;
+  };
+  for (const onnx::FunctionProto &function : model.functions())
+    for (const onnx::NodeProto &node : function.node())
+      if (visit(node))
+        return &node;
+  while (!graphs.empty()) {
+    const onnx::GraphProto *graph = graphs.back();
+    graphs.pop_back();
+    for (const onnx::NodeProto &node : graph->node())
+      if (visit(node))
+        return &node;
+  }
+  return nullptr;
+}
+
 void validateVersions(const onnx::ModelProto &model, const LoadOptions &options,
                       DiagnosticSink &sink, ModelFacts &facts) {
   const SourceLocation file = sink.fileLocation();
@@ -410,12 +442,21 @@ void validateVersions(const onnx::ModelProto &model, const LoadOptions &options,
     }
     const bool extra = std::find(options.extraDomains.begin(), options.extraDomains.end(),
                                  domain) != options.extraDomains.end();
-    if (!extra && !localDomains.count(domain))
-      sink.error(file, "unknown operator domain '" + domain +
-                           "' (known: ai.onnx, ai.onnx.ml, ai.onnx.training, "
-                           "ai.onnx.preview.training, ai.onnx.preview, the model's function "
-                           "domains and "
-                           "LoadOptions::extraDomains)");
+    if (extra || localDomains.count(domain))
+      continue;
+    // ONNX Runtime's tools (its quantizer, quant_pre_process, the transformer optimizer) leave
+    // imports of domains no node uses; the ONNX checker accepts them, and so does Kiln. Only a
+    // node of an unknown domain is refused.
+    const onnx::NodeProto *user = firstNodeOfDomain(model, domain);
+    if (!user) {
+      sink.note(file, "operator domain '" + domain + "' is imported but no node uses it; ignored");
+      continue;
+    }
+    sink.error(file, "unknown operator domain '" + domain + "' of node '" + user->name() + "' (" +
+                         user->op_type() +
+                         ") (known: ai.onnx, ai.onnx.ml, ai.onnx.training, "
+                         "ai.onnx.preview.training, ai.onnx.preview, the model's function "
+                         "domains and LoadOptions::extraDomains)");
   }
 }
 

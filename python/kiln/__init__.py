@@ -14,7 +14,32 @@ status code (`kiln.InvalidArgument`, `kiln.NotFound`, `kiln.DataLoss`, ...); a m
 not compile raises `kiln.CompileError` with the compiler's diagnostics.
 """
 
-from ._kiln import (  # noqa: F401  (re-exported)
+
+
+def _share_the_nvidia_wheels_libraries() -> None:
+    """PyTorch's wheels bring their own CUDA libraries (the nvidia-* packages: cudart, cuDNN,
+    NCCL). Where they are installed, Kiln's native module uses those copies too: the dynamic
+    loader keeps one library per name, so a module loaded first with the system's (older) copy
+    would leave PyTorch, imported after it, with symbols missing."""
+    import ctypes
+    import importlib.util
+    import os
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for library in ("cu13/lib/libcudart.so.13", "cudnn/lib/libcudnn.so.9",
+                        "nccl/lib/libnccl.so.2"):
+            path = os.path.join(root, library)
+            if os.path.exists(path):
+                ctypes.CDLL(path)
+
+
+_share_the_nvidia_wheels_libraries()
+
+from ._kiln import (  # noqa: E402,F401  (re-exported)
     Aborted,
     AlreadyExists,
     Cancelled,
@@ -33,7 +58,7 @@ from ._kiln import (  # noqa: F401  (re-exported)
     Unimplemented,
     Unknown,
 )
-from ._api import (  # noqa: F401
+from ._api import (  # noqa: E402,F401
     Artifact,
     Session,
     TensorInfo,
@@ -42,7 +67,7 @@ from ._api import (  # noqa: F401
     from_torch,
     load,
 )
-from ._kiln import version as _version
+from ._kiln import version as _version  # noqa: E402
 
 __version__ = _version()
 

@@ -248,7 +248,8 @@ class Session:
             raise _kiln.InvalidArgument(
                 f"input '{missing[0]}' is not given; the model's inputs are: "
                 f"{', '.join(self._input_names)}")
-        arrays = [_as_array(feeds[name], name) for name in self._input_names]
+        arrays = [_as_array(feeds[name], name, info.dtype)
+                  for name, info in zip(self._input_names, self.artifact.inputs)]
         results = self._native.run(arrays)
         if outputs is None:
             chosen = self._output_names
@@ -272,9 +273,9 @@ class Session:
         return f"kiln.Session({self.artifact.name!r}, device={self.device!r})"
 
 
-def _as_array(value: Any, name: str) -> Any:
+def _as_array(value: Any, name: str, dtype: str) -> Any:
     """What the native run takes for an input: the object itself when nanobind reads it
-    (buffer protocol, DLPack), else a NumPy array of it (lists, scalars)."""
+    (buffer protocol, DLPack), else a NumPy array of it (lists, scalars) of the input's type."""
     if hasattr(value, "__dlpack__") or hasattr(value, "__array_interface__"):
         # A PyTorch tensor that needs grad cannot be exported; its data can.
         if getattr(value, "requires_grad", False):
@@ -283,7 +284,7 @@ def _as_array(value: Any, name: str) -> Any:
     import numpy
 
     try:
-        return numpy.asarray(value)
+        return numpy.asarray(value, dtype=None if dtype == "bfloat16" else dtype)
     except Exception as error:  # noqa: BLE001 - named in the message
         raise _kiln.InvalidArgument(f"input '{name}' is not an array ({error})") from None
 

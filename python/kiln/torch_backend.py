@@ -19,10 +19,19 @@ from . import _api, _kiln
 
 _said = set()
 _said_lock = threading.Lock()
+_counts = {"compiled": 0, "eager": 0}
+
+
+def statistics() -> dict:
+    """How many captured graphs the backend compiled with Kiln, and how many it left to run
+    eagerly."""
+    with _said_lock:
+        return dict(_counts)
 
 
 def _say_once(reason: str) -> None:
     with _said_lock:
+        _counts["eager"] += 1
         if reason in _said:
             return
         _said.add(reason)
@@ -62,6 +71,8 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     # An input the exporter dropped (unused by the graph) is not fed.
     positions = [names.index(name) for name in input_names]
     structure = _output_structure(gm)
+    with _said_lock:
+        _counts["compiled"] += 1
 
     def run(*args: torch.Tensor) -> Any:
         feeds = {name: args[position].detach() for name, position in zip(input_names, positions)}

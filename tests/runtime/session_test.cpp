@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -560,6 +561,58 @@ TEST(SessionTest, PlansTheArenaForEachRunsShape) {
     EXPECT_EQ(session.statistics()->arena_size, largest) << "rows " << rows;
   }
   EXPECT_GT(largest, kTensorBytes);
+}
+
+// Tests that an artifact loaded from a file keeps running after the file is rewritten in place
+// (truncated and filled with other bytes, as `cp` over it or `rsync --inplace` would): loading
+// reads the file into memory of its own. A mapped file raised SIGBUS here, or showed the new
+// bytes unverified.
+TEST(SessionTest, AnArtifactOutlivesItsFileBeingRewrittenInPlace) {
+  ScopedTempPath path(".kiln");
+  writeFileBytes(path.path(), buildArtifact(addAffineSpec()));
+  Artifact artifact = Artifact::loadFile(path.path()).value();
+  writeFileBytes(path.path(), std::string(16, 'x'));  // truncates, then writes
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 1}).value();
+  Tensor x = randomInput(7);
+  Tensor y = randomInput(8);
+  Result<std::vector<Tensor>> outputs = session.run({&x, &y});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().toString();
+  expectAffineResults(x, y, *outputs);
+}
+
+// Tests that a crafted per-run plan whose arena binding sits at an offset near 2^64 is refused
+// when the artifact loads (the run's check `offset + bytes <= value size` wrapped around and let
+// the step write outside the arena), and that one within range but past the run's value is
+// refused by the run before any step runs.
+TEST(SessionTest, RefusesArenaOffsetsPastWhatARunPlans) {
+  auto withOffset = [](uint64_t offset) {
+    ArtifactSpec spec = plannedPerRunSpec();
+    for (StepSpec &step : spec.steps)
+      for (BindingSpec &binding : step.bindings)
+        if (binding.kind == fb::BufferKind::Arena) {
+          binding.offset = offset;
+          return spec;
+        }
+    ADD_FAILURE() << "no arena binding";
+    return spec;
+  };
+  const uint64_t wrapping = std::numeric_limits<uint64_t>::max() - 63;  // aligned; wraps
+  Result<Artifact> refused = Artifact::loadMemory(buildArtifact(withOffset(wrapping)).data(),
+                                                  buildArtifact(withOffset(wrapping)).size(),
+                                                  "wrapping.kiln");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("lies past any arena a run can plan"),
+            std::string::npos)
+      << refused.status().toString();
+
+  Artifact artifact = loadSpec(withOffset(uint64_t{1} << 40));
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 1}).value();
+  Tensor x = seededF32Tensor({3, KILN_TEST_BLOCK}, 5);
+  Tensor y = seededF32Tensor({3, KILN_TEST_BLOCK}, 6);
+  Result<std::vector<Tensor>> outputs = session.run({&x, &y});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_NE(outputs.status().message().find("reaches past its arena value"), std::string::npos)
+      << outputs.status().toString();
 }
 
 // Tests the statistics struct's versioning: a caller built against a newer header (a larger

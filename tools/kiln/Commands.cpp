@@ -575,29 +575,29 @@ int runInspect(const InspectCommand &command) {
     loaded = std::move(device);
   }
   const Artifact &artifact = loaded.value();
-  os << command.artifact;
+  os << printable(command.artifact);
   if (artifact.deviceCount() > 1)
     os << " (device " << artifact.deviceRank() << " of " << artifact.deviceCount() << ")";
   os << ": kiln artifact, format " << artifact.formatVersion() << "\n";
-  os << "  device:   " << artifact.device() << "\n";
-  os << "  producer: " << artifact.producer() << "\n";
-  os << "  source:   " << artifact.source() << "\n";
+  os << "  device:   " << printable(artifact.device()) << "\n";
+  os << "  producer: " << printable(artifact.producer()) << "\n";
+  os << "  source:   " << printable(artifact.source()) << "\n";
   os << "inputs:\n";
   for (size_t i = 0; i < artifact.inputCount(); ++i) {
     TensorSignature signature = artifact.input(i).value();
-    os << "  " << signature.name << ": " << describeSignature(signature) << "\n";
+    os << "  " << printable(signature.name) << ": " << describeSignature(signature) << "\n";
   }
   os << "outputs:\n";
   for (size_t i = 0; i < artifact.outputCount(); ++i) {
     TensorSignature signature = artifact.output(i).value();
-    os << "  " << signature.name << ": " << describeSignature(signature) << "\n";
+    os << "  " << printable(signature.name) << ": " << describeSignature(signature) << "\n";
   }
   std::vector<kiln_dim_symbol_t> symbols = artifact.symbols();
   if (!symbols.empty()) {
     os << "dimensions that vary from run to run (kiln compile --shape-range):\n";
     for (const kiln_dim_symbol_t &symbol : symbols)
-      os << "  " << symbol.name << ": dimension " << symbol.dim << " of input '"
-         << artifact.input(symbol.input).value().name << "', " << symbol.min << ".."
+      os << "  " << printable(symbol.name) << ": dimension " << symbol.dim << " of input '"
+         << printable(artifact.input(symbol.input).value().name) << "', " << symbol.min << ".."
          << (symbol.max == INT64_MAX ? std::string("(no upper bound)") : std::to_string(symbol.max))
          << "\n";
   }
@@ -605,7 +605,7 @@ int runInspect(const InspectCommand &command) {
   if (!checks.empty()) {
     os << "checks of every run:\n";
     for (const std::string &message : checks)
-      os << "  " << message << "\n";
+      os << "  " << printable(message) << "\n";
   }
   os << "code objects:\n";
   for (size_t i = 0; i < artifact.codeObjectCount(); ++i) {
@@ -613,11 +613,11 @@ int runInspect(const InspectCommand &command) {
     const char *format = info.format == KILN_CODE_FORMAT_ELF_SHARED_OBJECT ? "ELF shared object"
                          : info.format == KILN_CODE_FORMAT_CUBIN           ? "cubin"
                                                                            : "PTX";
-    os << "  #" << i << " " << info.target << ", " << format << ", " << humanBytes(info.byte_size)
+    os << "  #" << i << " " << printable(info.target) << ", " << format << ", " << humanBytes(info.byte_size)
        << ", " << info.kernel_count << " kernels\n";
     if (command.verbose)
       for (size_t k = 0; k < info.kernel_count; ++k)
-        os << "      " << info.kernel_names[k] << "\n";
+        os << "      " << printable(info.kernel_names[k]) << "\n";
   }
   size_t dispatches = 0, libraryCalls = 0, copies = 0, recomputed = 0;
   os << "steps:\n";
@@ -630,7 +630,7 @@ int runInspect(const InspectCommand &command) {
     os << llvm::format("  %3zu ", i);
     if (artifact.streamCount() > 1)
       os << "[stream " << artifact.stepStream(i) << "] ";
-    os << llvm::format("%-8s ", stepKindName(step.kind)) << (step.name ? step.name : "");
+    os << llvm::format("%-8s ", stepKindName(step.kind)) << printable(step.name ? step.name : "");
     if (step.kind == KILN_STEP_KIND_DISPATCH && step.cuda_block_size != 0) {
       // 0 items: a launch sized for each run by the run's sizes (a program for a range of
       // shapes); a static launch has at least one.
@@ -644,12 +644,12 @@ int runInspect(const InspectCommand &command) {
         os << (d ? "x" : "") << step.workgroup_count[d];
     }
     if (step.description && *step.description)
-      os << "  (" << step.description << ")";
+      os << "  (" << printable(step.description) << ")";
     os << "\n";
     if (!command.verbose)
       continue;
     if (step.parameters && *step.parameters)
-      os << "        " << step.parameters << "\n";
+      os << "        " << printable(step.parameters) << "\n";
     for (size_t b = 0; b < step.binding_count; ++b) {
       const kiln_binding_info_t &binding = step.bindings[b];
       os << "        " << bufferKindName(binding.buffer_kind) << " #" << binding.buffer_index

@@ -144,6 +144,55 @@ readInputFiles(const std::vector<InputFile> &inputs) {
   return tensors;
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  auto hex = [&](unsigned char byte) {
+    static const char digits[] = "0123456789abcdef";
+    out += "\\x";
+    out += digits[byte >> 4];
+    out += digits[byte & 15];
+  };
+  for (size_t i = 0; i < text.size();) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      if (byte < 0x20 || byte == 0x7f)
+        hex(byte);
+      else
+        out += static_cast<char>(byte);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, its continuation bytes, the shortest form.
+    size_t length = byte >= 0xf0 && byte <= 0xf4 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc2 ? 2 : 0;
+    if (byte >= 0xf5)
+      length = 0;
+    uint32_t point = length == 2 ? byte & 0x1f : length == 3 ? byte & 0x0f : byte & 0x07;
+    bool valid = length != 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      valid = (next & 0xc0) == 0x80;
+      point = (point << 6) | (next & 0x3f);
+    }
+    valid = valid && !(length == 3 && (point < 0x800 || (point >= 0xd800 && point <= 0xdfff))) &&
+            !(length == 4 && (point < 0x10000 || point > 0x10ffff));
+    if (!valid) {
+      hex(byte);
+      ++i;
+      continue;
+    }
+    if (point >= 0x80 && point <= 0x9f) {  // C1 controls: CSI (U+009B) and the like
+      out += "\\u00";
+      out += "0123456789abcdef"[point >> 4];
+      out += "0123456789abcdef"[point & 15];
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
 std::string describeSignature(const TensorSignature &signature) {
   std::string text = std::string(kiln_element_type_name(signature.elementType)) + "[";
   // Dimensions named by symbols read better apart: f32[batch, seq, 768].
@@ -153,9 +202,9 @@ std::string describeSignature(const TensorSignature &signature) {
     bool symbolic = i < signature.dimSymbols.size() && !signature.dimSymbols[i].empty();
     // -1: a dimension that varies from run to run, named by its symbol.
     if (signature.dims[i] < 0)
-      text += symbolic ? signature.dimSymbols[i] : std::string("?");
+      text += symbolic ? printable(signature.dimSymbols[i]) : std::string("?");
     else
-      text += symbolic ? signature.dimSymbols[i] + "=" + std::to_string(signature.dims[i])
+      text += symbolic ? printable(signature.dimSymbols[i]) + "=" + std::to_string(signature.dims[i])
                        : std::to_string(signature.dims[i]);
   }
   return text + "]";

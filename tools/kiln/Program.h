@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::cli {
@@ -74,6 +75,11 @@ Tensor randomTensor(const TensorSignature &signature, uint64_t seed);
 /// "f32[1x3x224x224]", with a symbolic dimension's name in place of its size when it has one.
 std::string describeSignature(const TensorSignature &signature);
 std::string describeTensor(const Tensor &tensor);
+
+/// `text` safe to print on a terminal: control characters (C0, DEL, C1) and bytes that are not
+/// UTF-8 written as \xNN (or \u0085), so that a name read from an artifact or a model cannot
+/// carry terminal escape sequences to the screen.
+std::string printable(std::string_view text);
 
 /// Prints `message` as "kiln: error: MESSAGE".
 void printError(const std::string &message);

@@ -158,9 +158,29 @@ FailureOr<RankedTensorType> GraphImporter::argumentType(const onnx::ValueInfoPro
                                 << ", which the graph dialect does not support";
   std::optional<SmallVector<int64_t>> shape;
   if (tensor.has_shape()) {
+    // The model's declared sizes go into MLIR types: a negative or absurd one (from a crafted
+    // or corrupt file) is refused here, naming the input, before anything computes with it.
+    constexpr int kMaxRank = 32;
+    constexpr uint64_t kMaxBytes = uint64_t{1} << 62;
+    if (tensor.shape().dim_size() > kMaxRank)
+      return mlir::emitError(loc) << "graph input '" << input.name() << "' has rank "
+                                  << tensor.shape().dim_size() << ", above the largest Kiln takes ("
+                                  << kMaxRank << ")";
     shape.emplace();
-    for (const onnx::TensorShapeProto::Dimension &dim : tensor.shape().dim())
+    uint64_t bytes = std::max<uint64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8);
+    for (auto [d, dim] : llvm::enumerate(tensor.shape().dim())) {
+      if (dim.has_dim_value() && dim.dim_value() < 0)
+        return mlir::emitError(loc) << "graph input '" << input.name() << "' has size "
+                                    << dim.dim_value() << " in dimension " << d
+                                    << "; sizes are 0 or more";
+      if (dim.has_dim_value() &&
+          (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dim.dim_value()), &bytes) ||
+           bytes > kMaxBytes))
+        return mlir::emitError(loc) << "graph input '" << input.name() << "' has size "
+                                    << dim.dim_value() << " in dimension " << d
+                                    << ", which makes it larger than 2^62 bytes";
       shape->push_back(dim.has_dim_value() ? dim.dim_value() : ShapedType::kDynamic);
+    }
   }
   auto value = inputValues_.find(input.name());
   if (value != inputValues_.end()) {

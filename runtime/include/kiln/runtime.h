@@ -378,13 +378,20 @@ KILN_API kiln_status_t* kiln_tensor_write_npy(const kiln_tensor_t* tensor, const
 /// index, workgroup counts, that every output is written) before anything can
 /// run, so a session never reads out of bounds.
 ///
+/// Trust: verification checks the artifact's structure, not its code. A CPU
+/// artifact carries native machine code, which creating a session loads with
+/// the dynamic loader (its constructors run then) and which every run executes
+/// with the process's rights; a CUDA artifact carries GPU code. Load artifacts
+/// only from sources trusted as much as a shared library would be.
+///
 /// Thread safety: an artifact is immutable once loaded; every query may be
 /// called from any number of threads at once, and any number of sessions may
 /// be created from it concurrently. Sessions keep what they need of it alive,
 /// so it may be released while they still run.
 typedef struct kiln_artifact_t kiln_artifact_t;
 
-/// Loads and verifies the .kiln file at `path`.
+/// Loads and verifies the .kiln file at `path`, reading it into memory of the artifact's own:
+/// what was verified is what sessions run, whatever later happens to the file.
 ///
 /// Returns NOT_FOUND or PERMISSION_DENIED when the file cannot be opened;
 /// DATA_LOSS "PATH: not a valid .kiln artifact (...)" for a truncated or
@@ -393,6 +400,16 @@ typedef struct kiln_artifact_t kiln_artifact_t;
 /// naming the step, binding or signature entry that breaks a rule of the
 /// format. Every message starts with `path`.
 KILN_API kiln_status_t* kiln_artifact_load_file(const char* path, kiln_artifact_t** out_artifact);
+
+/// Loads and verifies the .kiln file at `path` like `kiln_artifact_load_file`, but maps it
+/// read-only instead of reading it: pages are read as sessions use them (a device of a split
+/// model touches its own weights only), which starts large models sooner. The file must not be
+/// rewritten in place while the artifact or a session of it lives (`cp` over it, `rsync
+/// --inplace`): the mapping would then show bytes that were never verified, or raise SIGBUS
+/// where the file shrank. Replacing the file by renaming another over it (what `kiln compile`
+/// does) is safe. Added in API version 13.
+KILN_API kiln_status_t* kiln_artifact_load_file_mapped(const char* path,
+                                                       kiln_artifact_t** out_artifact);
 
 /// Loads and verifies an artifact from the `size` bytes at `data`, which are
 /// copied (the caller may free them when the call returns). `name` (NULL

@@ -149,7 +149,7 @@ Result<LoadedArtifact::Bytes> LoadedArtifact::allocateBytes(size_t size, const s
 }
 
 Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadFile(
-    const std::string& path, LibraryCallCheck check_library_call) {
+    const std::string& path, LibraryCallCheck check_library_call, FileAccess access) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return statusFromErrno(errno, "cannot open " + path);
   struct FdCloser {
@@ -162,10 +162,9 @@ Result<std::shared_ptr<const LoadedArtifact>> LoadedArtifact::loadFile(
     return Status(KILN_STATUS_INVALID_ARGUMENT, path + ": not a regular file");
   }
   size_t size = static_cast<size_t>(info.st_size);
-  if (size > 0) {
+  if (size > 0 && access == FileAccess::Map) {
     // Page-aligned, so every 64-byte aligned offset stays aligned. The file is not read here:
-    // what a session uses is paged in (kiln compile replaces files by renaming, so a mapped
-    // artifact never changes under a running session).
+    // what a session uses is paged in.
     void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapped != MAP_FAILED) {
       return create(path, Bytes(static_cast<uint8_t*>(mapped), FreeBytes{size}), size,

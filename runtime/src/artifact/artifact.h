@@ -28,11 +28,24 @@ namespace kiln::runtime {
 /// std::shared_ptr<const LoadedArtifact>.
 class LoadedArtifact : public std::enable_shared_from_this<LoadedArtifact> {
  public:
-  /// Maps the file at `path` read-only (its pages are read as they are used: a device of a split
-  /// model touches its own weights only) and verifies it, its library calls with
-  /// `check_library_call` where given (verifyArtifact). Errors start with `path`.
+  /// How loadFile holds the file's bytes.
+  enum class FileAccess {
+    /// Read into memory of the artifact's own: what was verified is what runs, whatever later
+    /// happens to the file (the default).
+    Read,
+    /// Mapped read-only, its pages read as they are used (a device of a split model touches its
+    /// own weights only). The file must not be rewritten in place while the artifact lives
+    /// (`cp` over it, `rsync --inplace`): the mapping would show the new bytes unverified, or
+    /// raise SIGBUS where the file shrank. `kiln compile` replaces files by renaming, which is
+    /// safe.
+    Map,
+  };
+
+  /// Loads the file at `path` and verifies it, its library calls with `check_library_call`
+  /// where given (verifyArtifact). Errors start with `path`.
   static Result<std::shared_ptr<const LoadedArtifact>> loadFile(
-      const std::string& path, LibraryCallCheck check_library_call = nullptr);
+      const std::string& path, LibraryCallCheck check_library_call = nullptr,
+      FileAccess access = FileAccess::Read);
 
   /// Copies `size` bytes at `data` into aligned memory and verifies them as loadFile does;
   /// `name` stands for the file in messages.

@@ -23,6 +23,10 @@
 namespace kiln::runtime {
 namespace {
 
+/// The largest offset or size a binding of an arena planned per run may declare: a run's arena
+/// is far below 2^62 bytes, and sums of two such numbers cannot wrap.
+constexpr uint64_t kMaxPerRunOffset = uint64_t{1} << 62;
+
 namespace fb = kiln::artifact;
 
 /// The largest arena alignment an artifact may ask for.
@@ -353,6 +357,10 @@ class SemanticVerifier {
           if (buffer.index() >= program_.arena_values()->size())
             return invalid(where, "names arena value " + std::to_string(buffer.index()) + " of " +
                                       std::to_string(program_.arena_values()->size()));
+          // The run checks the offset against the value's bytes for its shape (planArena); an
+          // offset no value of 2^62 bytes could hold is refused here already.
+          if (offset > kMaxPerRunOffset || size > kMaxPerRunOffset)
+            return invalid(where, "arena buffer " + range + " lies past any arena a run can plan");
           break;
         }
         if (offset > program_.arena_size() || size > program_.arena_size() - offset) {

@@ -4,6 +4,8 @@
 
 #include "kiln/artifact_format.h"
 
+#include <limits>
+
 namespace kiln::runtime {
 
 namespace {
@@ -11,9 +13,22 @@ namespace {
 /// The deepest stack a code may use.
 constexpr size_t kMaxDepth = 32;
 
+// The quotient rounded down and up, and the remainder of the floor division (the sign of b), for
+// b != 0 and not INT64_MIN / -1 (whose quotient does not fit: x86 raises SIGFPE on it). None of
+// them negates an operand or multiplies back, so none overflows.
 int64_t floorDivide(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t ceilDivide(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+
+int64_t floorModulo(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
 }  // namespace
@@ -65,13 +80,15 @@ bool evaluateDimCode(const flatbuffers::Vector<int64_t>& code, const int64_t* va
       case KILN_DIM_FLOOR_DIV:
       case KILN_DIM_CEIL_DIV:
       case KILN_DIM_MOD:
-        if (b == 0) return false;
+        // A division by zero, or INT64_MIN / -1, has no 64-bit answer: the code gives no size
+        // (a crafted artifact's, refused as one, never a trap).
+        if (b == 0 || (b == -1 && a == std::numeric_limits<int64_t>::min())) return false;
         if (op == KILN_DIM_FLOOR_DIV)
           r = floorDivide(a, b);
         else if (op == KILN_DIM_CEIL_DIV)
-          r = -floorDivide(-a, b);
+          r = ceilDivide(a, b);
         else
-          r = a - floorDivide(a, b) * b;
+          r = floorModulo(a, b);
         break;
       default:
         return false;

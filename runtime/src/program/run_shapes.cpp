@@ -158,7 +158,9 @@ Status RunShapes::planArena(const std::vector<int64_t>& values, const std::vecto
   // run's: a view is seen from its value's start where the value's size varies).
   for (const ArenaBinding& binding : arena_bindings_) {
     uint64_t bytes = runBytes(binding.binding, binding.element_size, dims);
-    if (binding.value >= sizes.size() || binding.offset + bytes > sizes[binding.value]) {
+    // Compared without adding: an offset near 2^64 would wrap the sum past the check.
+    if (binding.value >= sizes.size() || binding.offset > sizes[binding.value] ||
+        bytes > sizes[binding.value] - binding.offset) {
       return Status(KILN_STATUS_INTERNAL, "binding " + std::to_string(binding.binding) +
                                               " reaches past its arena value for this shape");
     }

@@ -80,9 +80,11 @@ class RunShapes {
   /// The bytes of binding `binding`'s run elements (`element_size` bytes each), row-major at
   /// the front of its buffer, for the run's binding `dims`.
   uint64_t runBytes(size_t binding, size_t element_size, const std::vector<int64_t>& dims) const {
+    // Saturates: a product past 64 bits is larger than any arena value, never a small wrap.
     uint64_t bytes = element_size;
     for (size_t d = first_dim_[binding]; d < first_dim_[binding + 1]; ++d)
-      bytes *= static_cast<uint64_t>(dims[d]);
+      if (dims[d] < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(dims[d]), &bytes))
+        return UINT64_MAX;
     return bytes;
   }
   /// Whether any of the `count` bindings from `first` has a dimension that varies.

@@ -1,6 +1,6 @@
 //===- artifact_loading.cpp - Loading artifacts for this runtime's devices ===//
 //
-// kiln_artifact_load_file and kiln_artifact_load_memory: the artifact reader verifies the file
+// kiln_artifact_load_file, kiln_artifact_load_file_mapped and kiln_artifact_load_memory: the artifact reader verifies the file
 // and, through LibraryCallCheck, the library calls of its device by the rules of the devices this
 // runtime was built with (the CUDA device's in a runtime built with CUDA, KILN_HAVE_CUDA), so a
 // call no session could prepare is refused when the artifact loads. The reader itself
@@ -49,6 +49,20 @@ kiln_status_t* kiln_artifact_load_file(const char* path, kiln_artifact_t** out_a
                           "kiln_artifact_load_file: path and out_artifact must not be NULL");
     }
     auto artifact = LoadedArtifact::loadFile(path, checkDeviceLibraryCall);
+    if (!artifact.ok()) return artifact.status();
+    *out_artifact = new kiln_artifact_t{std::move(*artifact)};
+    return kiln::Status();
+  });
+}
+
+kiln_status_t* kiln_artifact_load_file_mapped(const char* path, kiln_artifact_t** out_artifact) {
+  return guardCApi("kiln_artifact_load_file_mapped", [&]() -> kiln::Status {
+    if (path == nullptr || out_artifact == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_artifact_load_file_mapped: path and out_artifact must not be NULL");
+    }
+    auto artifact = LoadedArtifact::loadFile(path, checkDeviceLibraryCall,
+                                             LoadedArtifact::FileAccess::Map);
     if (!artifact.ok()) return artifact.status();
     *out_artifact = new kiln_artifact_t{std::move(*artifact)};
     return kiln::Status();

@@ -241,13 +241,33 @@ TEST_F(ModelLoaderTest, OpsetRangeFollowsOptions) {
   EXPECT_TRUE(failsWith(load(makeAddModel(13), options), {"opset 13", "14..17"}));
 }
 
-// Tests that an unknown operator domain is refused, and accepted once listed in the options.
+// Tests that an operator domain no node uses is accepted with a note, as the ONNX checker
+// accepts the imports ONNX Runtime's tools leave behind (com.microsoft, com.microsoft.nchwc,
+// org.pytorch.aten).
+TEST_F(ModelLoaderTest, AnUnknownDomainNoNodeUsesIsIgnored) {
+  onnx::ModelProto model = makeAddModel();
+  for (const char *domain : {"com.microsoft", "com.microsoft.nchwc", "org.pytorch.aten"}) {
+    onnx::OperatorSetIdProto *import = model.add_opset_import();
+    import->set_domain(domain);
+    import->set_version(1);
+  }
+  LoadResult result = load(model);
+  ASSERT_TRUE(result.succeeded()) << result.formatDiagnostics();
+  EXPECT_NE(findDiagnostic(result, Severity::Note, {"'com.microsoft.nchwc'", "no node uses it"}),
+            nullptr)
+      << result.formatDiagnostics();
+}
+
+// Tests that a node of an unknown operator domain is refused naming the node, and accepted once
+// the domain is listed in the options.
 TEST_F(ModelLoaderTest, UnknownDomainIsRefusedUnlessListed) {
   onnx::ModelProto model = makeAddModel();
   onnx::OperatorSetIdProto *import = model.add_opset_import();
   import->set_domain("com.example");
   import->set_version(1);
-  EXPECT_TRUE(failsWith(load(model), {"unknown operator domain 'com.example'"}));
+  model.mutable_graph()->mutable_node(0)->set_domain("com.example");
+  model.mutable_graph()->mutable_node(0)->set_name("custom_add");
+  EXPECT_TRUE(failsWith(load(model), {"unknown operator domain 'com.example' of node 'custom_add'"}));
 
   LoadOptions options;
   options.extraDomains.push_back("com.example");

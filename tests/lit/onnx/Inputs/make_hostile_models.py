@@ -64,6 +64,19 @@ def main(out_dir):
     overflow = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2**40, 2**40])
     save(model_with(overflow), out_dir, "overflow_dims.onnx")
 
+    # Graph inputs whose declared sizes go into the IR's types: negative, absurd, too many. At
+    # opset 18 the ONNX checker and its shape inference are skipped (libonnx 1.12 knows opsets up
+    # to 17), so the importer's own check is what refuses them.
+    for name, dims in (("negative_input", [2, -3]), ("huge_input", [2**40, 2**40]),
+                       ("deep_input", [1] * 40)):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                                  "hostile", [x], [y])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        model.ir_version = 8
+        save(model, out_dir, name + ".onnx")
+
     secret_dir = os.path.join(out_dir, "outside")
     os.makedirs(secret_dir, exist_ok=True)
     payload = np.arange(1, 7, dtype=np.float32).tobytes()
