@@ -225,13 +225,18 @@ class Session:
     def outputs(self) -> List[TensorInfo]:
         return self.artifact.outputs
 
-    def run(self, feeds: Any, outputs: Any = None) -> Any:
+    def run(self, feeds: Any, outputs: Any = None, *, out: Optional[Mapping[str, Any]] = None
+            ) -> Any:
         """Runs the model once.
 
         `session.run({"x": x})` returns {output name: array}; `outputs=["y"]` keeps those.
         ONNX Runtime's order, `session.run(["y"] or None, {"x": x})`, returns a list in the
         order asked. Arrays are taken from NumPy, PyTorch, JAX or anything with `__dlpack__`
         or the buffer protocol, without a copy when they are C-contiguous host memory.
+
+        `out={"y": array, ...}` (every output) writes the outputs into arrays the caller keeps
+        and reuses, in place (writable, C-contiguous host arrays of each output's dtype and this
+        run's shape), and returns them.
         """
         ort_order = not isinstance(feeds, Mapping) and isinstance(outputs, Mapping)
         if ort_order:
@@ -250,7 +255,22 @@ class Session:
                 f"{', '.join(self._input_names)}")
         arrays = [_as_array(feeds[name], name, info.dtype)
                   for name, info in zip(self._input_names, self.artifact.inputs)]
-        results = self._native.run(arrays)
+        if out is not None:
+            missing = [name for name in self._output_names if name not in out]
+            unknown = [name for name in out if name not in self._positions]
+            if missing or unknown:
+                raise _kiln.InvalidArgument(
+                    f"out= gives {'no array for output ' + repr(missing[0]) if missing else 'an array for ' + repr(unknown[0]) + ', which is not an output'}; "
+                    f"the model's outputs are: {', '.join(self._output_names)}")
+            targets = [out[name] for name in self._output_names]
+            for name, target in zip(self._output_names, targets):
+                if getattr(target, "requires_grad", False):
+                    raise _kiln.InvalidArgument(f"output '{name}': the tensor to write it into "
+                                                "requires grad")
+            self._native.run_into(arrays, targets)
+            results = targets
+        else:
+            results = self._native.run(arrays)
         if outputs is None:
             chosen = self._output_names
         else:

@@ -403,6 +403,53 @@ struct PySession {
     return result;
   }
 
+  /// Runs on `inputs`, writing the outputs into `outputs` (the artifact's order): writable,
+  /// C-contiguous host arrays of each output's type and this run's shape, written in place.
+  void runInto(const std::vector<nb::ndarray<nb::ro>> &inputs,
+               const std::vector<nb::ndarray<>> &outputs) {
+    if (inputs.size() != inputNames.size())
+      throw StatusError{KILN_STATUS_INVALID_ARGUMENT,
+                        "the model takes " + std::to_string(inputNames.size()) +
+                            " inputs; the run was given " + std::to_string(inputs.size())};
+    if (outputs.size() != outputNames.size())
+      throw StatusError{KILN_STATUS_INVALID_ARGUMENT,
+                        "the model has " + std::to_string(outputNames.size()) +
+                            " outputs; arrays to write were given for " +
+                            std::to_string(outputs.size())};
+    std::vector<Feed> feeds;
+    feeds.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      feeds.push_back(feedOf(inputNames[i], inputs[i]));
+      if (feeds.back().copied)
+        ++copiedInputs;
+    }
+    std::vector<kiln::Tensor> targets;
+    targets.reserve(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const nb::ndarray<> &array = outputs[i];
+      // A read-only array cannot take the output; neither can one the run would have to copy.
+      nb::ndarray<nb::ro> view(array);
+      Feed target = feedOf(outputNames[i], view);
+      if (target.copied)
+        throw StatusError{KILN_STATUS_INVALID_ARGUMENT,
+                          "output '" + outputNames[i] +
+                              "': the array to write it into must be C-contiguous and aligned "
+                              "to its elements (it would be written through a copy)"};
+      targets.push_back(std::move(target.tensor));
+    }
+    std::vector<const kiln::Tensor *> in;
+    for (const Feed &feed : feeds)
+      in.push_back(&feed.tensor);
+    std::vector<kiln::Tensor *> out;
+    for (kiln::Tensor &tensor : targets)
+      out.push_back(&tensor);
+    kiln::Status status = [&] {
+      nb::gil_scoped_release released;
+      return session.runInto(in, out);
+    }();
+    check(status);
+  }
+
   nb::dict statistics() const {
     kiln_session_statistics_t stats = take(session.statistics());
     nb::dict result;
@@ -493,6 +540,8 @@ NB_MODULE(_kiln, m) {
            nb::arg("device"), nb::arg("threads"))
       .def("run", &PySession::run, nb::arg("inputs"),
            "Runs on the inputs in the artifact's order; returns the outputs in theirs.")
+      .def("run_into", &PySession::runInto, nb::arg("inputs"), nb::arg("outputs"),
+           "Runs on the inputs, writing the outputs into the arrays given, in place.")
       .def_ro("input_names", &PySession::inputNames)
       .def_ro("output_names", &PySession::outputNames)
       .def("statistics", &PySession::statistics);

@@ -112,3 +112,24 @@ def test_lists_and_a_read_only_array_are_inputs_too():
     x.setflags(write=False)
     y = session.run({"x": x, "z": x.tolist()})["y"]
     np.testing.assert_array_equal(y, x + x)
+
+
+def test_outputs_are_written_into_arrays_the_caller_keeps():
+    session = session_for(TensorProto.FLOAT)
+    y = np.full((2, 3, 4), -7.0, np.float32)
+    address = y.ctypes.data
+    for seed in (20, 21):
+        x, z = seeded(np.float32, seed), seeded(np.float32, seed + 100)
+        result = session.run({"x": x, "z": z}, out={"y": y})
+        assert result["y"] is y and y.ctypes.data == address
+        np.testing.assert_array_equal(y, x + z)
+    # A PyTorch tensor takes the output in place as well.
+    t = torch.empty((2, 3, 4))
+    session.run({"x": x, "z": z}, out={"y": t})
+    np.testing.assert_array_equal(t.numpy(), x + z)
+    with pytest.raises(kiln.InvalidArgument, match="output 'y'.*f32\\[2, 3, 5\\]"):
+        session.run({"x": x, "z": z}, out={"y": np.empty((2, 3, 5), np.float32)})
+    with pytest.raises(kiln.InvalidArgument, match="no array for output 'y'"):
+        session.run({"x": x, "z": z}, out={})
+    with pytest.raises(kiln.InvalidArgument, match="C-contiguous"):
+        session.run({"x": x, "z": z}, out={"y": np.empty((2, 3, 8), np.float32)[:, :, ::2]})

@@ -94,6 +94,39 @@ TEST(SessionTest, RunsOnInputsWrappedOverTheCallersMemory) {
   expectAffineResults(x, y, *outputs);
 }
 
+// Tests that kiln_session_run_into writes the outputs into the caller's tensors, over memory of
+// its own (preallocated and reused across runs), with every result right, and refuses tensors of
+// another shape or type naming the output.
+TEST(SessionTest, RunsIntoTheCallersOutputs) {
+  Artifact artifact = loadSpec(addAffineSpec());
+  Session session = Session::create(artifact, SessionOptions{KILN_DEVICE_KIND_CPU, 2}).value();
+  Tensor x = randomInput(11);
+  Tensor y = randomInput(12);
+  std::vector<float> z(x.elementCount(), -1.0f), copy(x.elementCount(), -1.0f);
+  std::vector<Tensor> outputs;
+  outputs.push_back(Tensor::wrap(KILN_ELEMENT_TYPE_F32, x.dims(), z.data(), z.size() * 4).value());
+  outputs.push_back(
+      Tensor::wrap(KILN_ELEMENT_TYPE_F32, x.dims(), copy.data(), copy.size() * 4).value());
+  for (int run = 0; run < 2; ++run) {
+    Tensor xr = randomInput(30 + run);
+    Status status = session.runInto({&xr, &y}, {&outputs[0], &outputs[1]});
+    ASSERT_TRUE(status.ok()) << status.toString();
+    EXPECT_EQ(outputs[0].data(), z.data());
+    std::vector<Tensor> views;
+    views.push_back(Tensor::fromData(KILN_ELEMENT_TYPE_F32, x.dims(), z.data(), z.size() * 4).value());
+    views.push_back(
+        Tensor::fromData(KILN_ELEMENT_TYPE_F32, x.dims(), copy.data(), copy.size() * 4).value());
+    expectAffineResults(xr, y, views);
+  }
+  Tensor narrow = Tensor::create(KILN_ELEMENT_TYPE_F32, {kRows, KILN_TEST_BLOCK - 1}).value();
+  Status wrong = session.runInto({&x, &y}, {&narrow, &outputs[1]});
+  EXPECT_EQ(wrong.code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(wrong.message().find("the tensor given to write it into is"), std::string::npos)
+      << wrong.toString();
+  Status missing = session.runInto({&x, &y}, {&outputs[0]});
+  EXPECT_EQ(missing.code(), KILN_STATUS_INVALID_ARGUMENT);
+}
+
 // Tests that a program on two streams runs them at the same time and gives the serial results:
 // the affine dispatch on stream 1 waits for the add it reads, the copy runs beside it on
 // stream 0; from one and from several callers, with any number of threads, and traced with a

@@ -696,6 +696,21 @@ KILN_API kiln_status_t* kiln_session_run(kiln_session_t* session, size_t input_c
                                          const kiln_tensor_t* const* inputs, size_t output_count,
                                          kiln_tensor_t** outputs);
 
+/// Runs the program once like `kiln_session_run`, writing output i into
+/// `outputs[i]`, a tensor the caller made (`kiln_tensor_create`, or
+/// `kiln_tensor_wrap` over memory of its own: preallocated outputs, reused
+/// across runs), which must have exactly the output's element type and this
+/// run's dims. On the CPU the program's last steps write into them directly;
+/// on CUDA the download lands in them. `output_count` must be the number of
+/// outputs. Returns INVALID_ARGUMENT for a wrong count, a NULL tensor or one
+/// of another type or shape, naming the output and what the run writes; fails
+/// otherwise like `kiln_session_run`, after which the tensors' contents are
+/// unspecified. Thread-safe as `kiln_session_run` is, for runs into different
+/// tensors. Added in API version 13.
+KILN_API kiln_status_t* kiln_session_run_into(kiln_session_t* session, size_t input_count,
+                                              const kiln_tensor_t* const* inputs,
+                                              size_t output_count, kiln_tensor_t* const* outputs);
+
 /// Returns the number of inputs / outputs a run takes and makes, those of the
 /// session's artifact (0 for NULL). Thread-safe.
 KILN_API size_t kiln_session_input_count(const kiln_session_t* session);

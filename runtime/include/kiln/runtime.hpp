@@ -523,6 +523,20 @@ class Session {
     return result;
   }
 
+  /// Runs the program on `inputs`, writing its outputs into `outputs`, tensors the caller made
+  /// of the outputs' types and this run's dims (see `kiln_session_run_into`).
+  Status runInto(const std::vector<const Tensor*>& inputs,
+                 const std::vector<Tensor*>& outputs) const {
+    std::vector<const kiln_tensor_t*> c_inputs;
+    c_inputs.reserve(inputs.size());
+    for (const Tensor* input : inputs) c_inputs.push_back(input ? input->get() : nullptr);
+    std::vector<kiln_tensor_t*> c_outputs;
+    c_outputs.reserve(outputs.size());
+    for (Tensor* output : outputs) c_outputs.push_back(output ? output->get() : nullptr);
+    return Status::fromC(kiln_session_run_into(handle_, c_inputs.size(), c_inputs.data(),
+                                               c_outputs.size(), c_outputs.data()));
+  }
+
   size_t inputCount() const { return kiln_session_input_count(handle_); }
   size_t outputCount() const { return kiln_session_output_count(handle_); }
 

@@ -404,7 +404,7 @@ Status CpuProgram::runStreams(const RunContext& context, std::vector<TraceSlice>
 }
 
 Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
-                       kiln_tensor_t** outputs) {
+                       kiln_tensor_t** outputs, kiln_tensor_t* const* provided) {
   RunCounter count_run(run_count_);
 
   if (Status s = checkRunArguments(*artifact_, input_count, inputs, output_count, outputs);
@@ -425,7 +425,7 @@ Status CpuProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, s
     }
   }
   if (Status s = allocateOutputTensors(*artifact_, run_context.outputs, &shapes_,
-                                       &run_context.symbol_values);
+                                       &run_context.symbol_values, provided);
       !s.ok()) {
     releaseContext(std::move(*context));
     return s;

@@ -50,7 +50,7 @@ class CpuProgram final : public DeviceProgram {
   /// Runs the program (see kiln_session_run). Thread-safe: concurrent runs each take a run
   /// context of their own from the pool and share the thread pool.
   Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
-             kiln_tensor_t** outputs) override;
+             kiln_tensor_t** outputs, kiln_tensor_t* const* provided = nullptr) override;
 
   const LoadedArtifact& artifact() const override { return *artifact_; }
   ProgramStatistics statistics() const override;

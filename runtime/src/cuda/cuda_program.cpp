@@ -952,7 +952,7 @@ Status CudaProgram::runEagerly(bool timed) {
 }
 
 Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
-                        kiln_tensor_t** outputs) {
+                        kiln_tensor_t** outputs, kiln_tensor_t* const* provided) {
   RunCounter count_run(run_count_);
 
   if (Status s = checkRunArguments(*artifact_, input_count, inputs, output_count, outputs);
@@ -972,7 +972,8 @@ Status CudaProgram::run(size_t input_count, const kiln_tensor_t* const* inputs, 
   // device); its outputs have the run's shapes.
   if (status.ok() && shapes_.dynamic()) status = bindRunShapes(inputs);
   std::vector<kiln_tensor_t*> results;
-  if (status.ok()) status = allocateOutputTensors(*artifact_, results, &shapes_, &symbol_values_);
+  if (status.ok())
+    status = allocateOutputTensors(*artifact_, results, &shapes_, &symbol_values_, provided);
   if (status.ok()) {
     auto* staging = static_cast<uint8_t*>(staging_);
     for (size_t i = 0; i < input_count; ++i) {

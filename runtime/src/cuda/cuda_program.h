@@ -126,7 +126,7 @@ class CudaProgram final : public DeviceProgram {
 
   /// Runs the program (see kiln_session_run). Thread-safe; runs serialize (see the class).
   Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
-             kiln_tensor_t** outputs) override;
+             kiln_tensor_t** outputs, kiln_tensor_t* const* provided = nullptr) override;
   /// The steps without the upload and the download, as a CUDA graph of their own (or one by one
   /// where graphs are off), between two timed events on the stream; on the last run's inputs.
   Status timeDevice(size_t iterations, double* milliseconds) override;

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "runtime/src/element_type.h"
 #include "runtime/src/tensor.h"
 
 namespace kiln::runtime {
@@ -61,16 +62,37 @@ Status checkOutputRoom(const LoadedArtifact& artifact, size_t expected, size_t o
 }
 
 Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_tensor_t*>& tensors,
-                             const RunShapes* shapes, const std::vector<int64_t>* values) {
+                             const RunShapes* shapes, const std::vector<int64_t>* values,
+                             kiln_tensor_t* const* provided) {
   const auto& signatures = artifact.outputs();
   tensors.assign(signatures.size(), nullptr);
   for (size_t i = 0; i < signatures.size(); ++i) {
     const kiln_tensor_signature_t& signature = signatures[i];
-    auto host = HostTensor::allocate(
-        signature.element_type,
+    std::vector<int64_t> dims =
         shapes != nullptr && shapes->dynamic()
             ? shapes->outputDims(i, *values)
-            : std::vector<int64_t>(signature.dims, signature.dims + signature.rank));
+            : std::vector<int64_t>(signature.dims, signature.dims + signature.rank);
+    if (provided != nullptr && provided[i] != nullptr) {
+      HostTensor& given = provided[i]->host;
+      if (given.elementType() != signature.element_type || given.dims() != dims) {
+        releaseTensors(tensors);
+        return Status(KILN_STATUS_INVALID_ARGUMENT,
+                      std::string("output '") + signature.name + "': the tensor given to write " +
+                          "it into is " + describeElementType(given.elementType()) +
+                          formatDims(given.dims()) + "; this run writes " +
+                          describeElementType(signature.element_type) + formatDims(dims));
+      }
+      auto over = HostTensor::wrap(signature.element_type, std::move(dims), given.data(),
+                                   given.byteSize(), nullptr, nullptr);
+      if (!over.ok()) {
+        releaseTensors(tensors);
+        return Status(over.status().code(),
+                      std::string("output '") + signature.name + "': " + over.status().message());
+      }
+      tensors[i] = new kiln_tensor_t{std::move(*over)};
+      continue;
+    }
+    auto host = HostTensor::allocate(signature.element_type, std::move(dims));
     if (!host.ok()) {
       releaseTensors(tensors);
       return Status(host.status().code(),

@@ -40,9 +40,12 @@ class DeviceProgram {
  public:
   virtual ~DeviceProgram() = default;
 
-  /// Runs the program once (see kiln_session_run): host tensors in, new host tensors out.
+  /// Runs the program once (see kiln_session_run): host tensors in, new host tensors out. Where
+  /// `provided` is given (kiln_session_run_into), output i is written into `provided[i]` when
+  /// that is not NULL: `outputs[i]` then receives a tensor over its memory, which the caller
+  /// releases as usual (the memory stays provided[i]'s).
   virtual Status run(size_t input_count, const kiln_tensor_t* const* inputs, size_t output_count,
-                     kiln_tensor_t** outputs) = 0;
+                     kiln_tensor_t** outputs, kiln_tensor_t* const* provided = nullptr) = 0;
 
   /// Times the program's steps on the device alone, `iterations` times, into `milliseconds`
   /// (see kiln_session_time_device). Devices whose runs read and write host memory in place have
@@ -82,11 +85,14 @@ Status checkOutputRoom(const LoadedArtifact& artifact, size_t expected, size_t o
 
 /// Makes a zero-filled host tensor for every output of `artifact` into `tensors` (resized to the
 /// output count), of the run's shape where `shapes` is a program for a range of shapes with the
-/// symbols' `values`. On failure releases what it made, leaves `tensors` all NULL and returns
-/// the status naming the output.
+/// symbols' `values`; where `provided[i]` is given, a tensor over its memory instead, which must
+/// have the output's element type and the run's dims (INVALID_ARGUMENT naming the output
+/// otherwise). On failure releases what it made, leaves `tensors` all NULL and returns the
+/// status naming the output.
 Status allocateOutputTensors(const LoadedArtifact& artifact, std::vector<kiln_tensor_t*>& tensors,
                              const RunShapes* shapes = nullptr,
-                             const std::vector<int64_t>* values = nullptr);
+                             const std::vector<int64_t>* values = nullptr,
+                             kiln_tensor_t* const* provided = nullptr);
 
 /// Releases every tensor of `tensors` and sets it to NULL.
 void releaseTensors(std::vector<kiln_tensor_t*>& tensors);

@@ -208,18 +208,26 @@ namespace {
 /// (the caller's outputs released) with its message.
 kiln::Status runChecked(kiln::runtime::DeviceProgram& program, size_t input_count,
                         const kiln_tensor_t* const* inputs, size_t output_count,
-                        kiln_tensor_t** outputs) {
+                        kiln_tensor_t** outputs, kiln_tensor_t* const* provided = nullptr) {
   const kiln::runtime::LoadedArtifact& artifact = program.artifact();
   const size_t callers = artifact.callerOutputCount();
   if (callers == artifact.outputs().size()) {
-    return program.run(input_count, inputs, output_count, outputs);
+    return program.run(input_count, inputs, output_count, outputs, provided);
   }
   if (kiln::Status s = kiln::runtime::checkOutputRoom(artifact, callers, output_count, outputs);
       !s.ok()) {
     return s;
   }
   std::vector<kiln_tensor_t*> all(artifact.outputs().size(), nullptr);
-  if (kiln::Status s = program.run(input_count, inputs, all.size(), all.data()); !s.ok()) {
+  // The checks' flags are the runtime's own outputs, never written into the caller's tensors.
+  std::vector<kiln_tensor_t*> given;
+  if (provided != nullptr) {
+    given.assign(provided, provided + callers);
+    given.resize(all.size(), nullptr);
+  }
+  if (kiln::Status s = program.run(input_count, inputs, all.size(), all.data(),
+                                   provided != nullptr ? given.data() : nullptr);
+      !s.ok()) {
     return s;
   }
   std::string failed;
@@ -249,6 +257,35 @@ kiln_status_t* kiln_session_run(kiln_session_t* session, size_t input_count,
       return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session is NULL");
     }
     return runChecked(*session->program, input_count, inputs, output_count, outputs);
+  });
+}
+
+kiln_status_t* kiln_session_run_into(kiln_session_t* session, size_t input_count,
+                                     const kiln_tensor_t* const* inputs, size_t output_count,
+                                     kiln_tensor_t* const* outputs) {
+  return guardCApi("kiln_session_run_into", [&]() -> kiln::Status {
+    if (session == nullptr) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run_into: session is NULL");
+    }
+    const size_t expected = session->program->artifact().callerOutputCount();
+    if (output_count != expected || (output_count != 0 && outputs == nullptr)) {
+      return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                          "kiln_session_run_into: the model has " + std::to_string(expected) +
+                              " outputs; " + std::to_string(output_count) + " tensors were given");
+    }
+    for (size_t i = 0; i < output_count; ++i) {
+      if (outputs[i] == nullptr) {
+        return kiln::Status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_session_run_into: output tensor " + std::to_string(i) +
+                                " is NULL");
+      }
+    }
+    // The run's outputs are tensors over the given ones' memory: written in place, then let go.
+    std::vector<kiln_tensor_t*> written(output_count, nullptr);
+    kiln::Status status = runChecked(*session->program, input_count, inputs, output_count,
+                                     written.data(), outputs);
+    for (kiln_tensor_t* tensor : written) kiln_tensor_release(tensor);
+    return status;
   });
 }
 
