@@ -435,7 +435,7 @@ def main() -> int:
         outputs = [out]
         if args.processes and args.devices > 1:
             rendezvous = out / "rendezvous"
-            rendezvous.mkdir()
+            rendezvous.mkdir(mode=0o700)
             outputs = [out / f"device{rank}" for rank in range(args.devices)]
             commands = [command + ["--device-rank", str(rank), "--rendezvous", str(rendezvous),
                                    "--threads", "1", "--output-dir", str(outputs[rank])]

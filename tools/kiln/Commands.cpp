@@ -231,7 +231,11 @@ std::optional<std::vector<Session>> createSplitSessions(const Artifact &artifact
                                                         const DeviceChoice &device) {
   uint32_t devices = artifact.deviceCount();
   llvm::SmallString<128> rendezvous;
-  if (std::error_code error = llvm::sys::fs::createUniqueDirectory("kiln-rendezvous", rendezvous)) {
+  // Private (mode 0700), as the runtime requires of the directory the devices meet in.
+  std::error_code error = llvm::sys::fs::createUniqueDirectory("kiln-rendezvous", rendezvous);
+  if (!error)
+    error = llvm::sys::fs::setPermissions(rendezvous, llvm::sys::fs::owner_all);
+  if (error) {
     printError("cannot create a rendezvous directory: " + error.message());
     return std::nullopt;
   }

@@ -13,7 +13,9 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 #include <exception>
@@ -33,10 +35,22 @@ Result<std::shared_ptr<Collectives>> Collectives::connect(uint32_t rank, uint32_
                                                           std::chrono::milliseconds timeout) {
   std::string where = "rendezvous '" + rendezvous + "' (device " + std::to_string(rank) + " of " +
                       std::to_string(devices) + ")";
+  // The directory holds the addresses the devices connect to: another user who could write
+  // there could have a device connect to them instead. It must be a directory of this user's
+  // that nobody else may read, write or enter (mode 0700), not a link to one.
   struct stat info;
-  if (::stat(rendezvous.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+  if (::lstat(rendezvous.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
     return Status(KILN_STATUS_INVALID_ARGUMENT,
                   where + ": not a directory; give every device the same new, empty directory");
+  }
+  if (info.st_uid != ::geteuid() || (info.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    return Status(KILN_STATUS_PERMISSION_DENIED,
+                  where + ": the directory must be this user's and private (mode 0700), since " +
+                      "the devices find each other's addresses in it; it is " +
+                      (info.st_uid != ::geteuid() ? "another user's" : "mode " + std::string(mode)) +
+                      " (mkdir -m 700 DIR)");
   }
   try {
     gloo::transport::tcp::attr attr;
