@@ -412,7 +412,10 @@ int runRun(const RunCommand &command) {
   std::vector<std::string> folded;
   settings.inputValues = &*given;
   settings.foldedInputs = &folded;
-  std::optional<Artifact> artifact = loadModel(command.model, settings);
+  // One process per device of a split model maps the file, reading its own device's weights
+  // only; the file is the user's and kiln does not rewrite it.
+  std::optional<Artifact> artifact =
+      loadModel(command.model, settings, nullptr, /*mapped=*/command.deviceRank >= 0);
   if (!artifact)
     return kExitFailure;
   for (const std::string &name : folded)

@@ -67,14 +67,14 @@ std::optional<ModelKind> modelKind(const std::string &path) {
 }
 
 std::optional<Artifact> loadModel(const std::string &path, const CompileSettings &settings,
-                                  double *compileSeconds) {
+                                  double *compileSeconds, bool mapped) {
   std::optional<ModelKind> kind = modelKind(path);
   if (!kind)
     return std::nullopt;
   if (compileSeconds)
     *compileSeconds = 0;
   if (*kind == ModelKind::Artifact) {
-    Result<Artifact> artifact = Artifact::loadFile(path);
+    Result<Artifact> artifact = Artifact::loadFile(path, mapped);
     if (!artifact.ok()) {
       printError(artifact.status().message());
       return std::nullopt;

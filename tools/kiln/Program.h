@@ -43,8 +43,10 @@ std::optional<ModelKind> modelKind(const std::string &path);
 
 /// Loads `path` as an artifact: read from disk for a .kiln file, else compiled just in time.
 /// `compileSeconds` receives the compile time (0 for a .kiln file).
+/// `mapped` maps a .kiln file instead of reading it (one process per device of a split model
+/// pages in its own device's weights only; see kiln_artifact_load_file_mapped).
 std::optional<Artifact> loadModel(const std::string &path, const CompileSettings &settings,
-                                  double *compileSeconds = nullptr);
+                                  double *compileSeconds = nullptr, bool mapped = false);
 
 /// One `--input NAME=@FILE` argument.
 struct InputFile {

@@ -328,10 +328,12 @@ class Artifact {
   Artifact& operator=(const Artifact&) = delete;
   ~Artifact() { kiln_artifact_release(handle_); }
 
-  /// Loads and verifies a .kiln file (see `kiln_artifact_load_file`).
-  static Result<Artifact> loadFile(const std::string& path) {
+  /// Loads and verifies a .kiln file (see `kiln_artifact_load_file`); `mapped` maps it instead
+  /// of reading it, for a file nothing rewrites in place (see `kiln_artifact_load_file_mapped`).
+  static Result<Artifact> loadFile(const std::string& path, bool mapped = false) {
     kiln_artifact_t* handle = nullptr;
-    Status status = Status::fromC(kiln_artifact_load_file(path.c_str(), &handle));
+    Status status = Status::fromC(mapped ? kiln_artifact_load_file_mapped(path.c_str(), &handle)
+                                         : kiln_artifact_load_file(path.c_str(), &handle));
     if (!status.ok()) return status;
     return Artifact(handle);
   }
