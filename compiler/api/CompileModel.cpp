@@ -56,11 +56,9 @@ bool hasSuffix(const std::string &text, const char *suffix) {
 
 /// The bindings for the entry's dynamic inputs: from the shapes of the given input values, else
 /// the batch size for a dynamic leading dimension. Unknown names are reported.
-std::optional<std::vector<ShapeBinding>> bindingsFor(mlir::func::FuncOp entry,
-                                                     const std::string &path,
-                                                     const CompileSettings &settings,
-                                                     const std::vector<ShapeBinding> &flags,
-                                                     llvm::raw_ostream &diagnostics) {
+std::optional<std::vector<ShapeBinding>>
+bindingsFor(mlir::func::FuncOp entry, const std::string &path, const CompileSettings &settings,
+            const std::vector<ShapeBinding> &flags, llvm::raw_ostream &diagnostics) {
   std::vector<ShapeBinding> bindings = flags;
   std::vector<std::string> names;
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
@@ -80,8 +78,9 @@ std::optional<std::vector<ShapeBinding>> bindingsFor(mlir::func::FuncOp entry,
         std::string expected;
         llvm::raw_string_ostream os(expected);
         os << type;
-        printError(diagnostics, "input '" + name + "' has rank " + std::to_string(given->second.size()) +
-                   " but the model expects " + expected);
+        printError(diagnostics, "input '" + name + "' has rank " +
+                                    std::to_string(given->second.size()) +
+                                    " but the model expects " + expected);
         return std::nullopt;
       }
       ShapeBinding binding{name, {}};
@@ -97,8 +96,8 @@ std::optional<std::vector<ShapeBinding>> bindingsFor(mlir::func::FuncOp entry,
   for (const auto &[name, dims] : settings.inputShapes) {
     (void)dims;
     if (!llvm::is_contained(names, name)) {
-      printError(diagnostics, path + " has no input named '" + name + "'; its inputs are: " +
-                 llvm::join(names, ", "));
+      printError(diagnostics, path + " has no input named '" + name +
+                                  "'; its inputs are: " + llvm::join(names, ", "));
       return std::nullopt;
     }
   }
@@ -124,8 +123,9 @@ std::optional<std::vector<ShapeBinding>> parseShapeFlags(const std::vector<std::
   for (const std::string &text : flags) {
     mlir::FailureOr<ShapeBinding> parsed = parseShapeBinding(text);
     if (mlir::failed(parsed)) {
-      printError(diagnostics, "--shape '" + text +
-                 "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
+      printError(diagnostics,
+                 "--shape '" + text +
+                     "' is not NAME=DIMS (dimensions separated by 'x', e.g. image=1x3x224x224)");
       return std::nullopt;
     }
     bindings.push_back(std::move(*parsed));
@@ -179,8 +179,7 @@ ModelKind modelKindOfBytes(std::string_view bytes, const std::string &name) {
   return ModelKind::Onnx;
 }
 
-bool compileModel(const std::string &path, const CompileSettings &settings,
-                  llvm::raw_ostream &os) {
+bool compileModel(const std::string &path, const CompileSettings &settings, llvm::raw_ostream &os) {
   llvm::raw_ostream &diagnostics = settings.diagnostics ? *settings.diagnostics : llvm::errs();
   const bool inMemory = !settings.modelBytes.empty();
   std::optional<ModelKind> kind = inMemory
@@ -225,8 +224,8 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     ResidentMemory memory = residentMemory();
     diagnostics << llvm::format("kiln: %s: [%6.2f s, %5.0f MiB, peak %5.0f MiB] ", path.c_str(),
-                                 seconds, memory.current / 1048576.0, memory.peak / 1048576.0)
-                 << name << "\n";
+                                seconds, memory.current / 1048576.0, memory.peak / 1048576.0)
+                << name << "\n";
   };
   const std::vector<ShapeBinding> flags = shapeBindingsOf(settings.options.shapes);
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -270,14 +269,13 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
     stage("parse");
     if (inMemory) {
       sourceMgr.AddNewSourceBuffer(
-          llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(settings.modelBytes.data(),
-                                                           settings.modelBytes.size()),
-                                           path, /*RequiresNullTerminator=*/false),
+          llvm::MemoryBuffer::getMemBuffer(
+              llvm::StringRef(settings.modelBytes.data(), settings.modelBytes.size()), path,
+              /*RequiresNullTerminator=*/false),
           llvm::SMLoc());
       module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, mlir::ParserConfig(&context));
     } else {
-      module =
-          mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, mlir::ParserConfig(&context));
+      module = mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, mlir::ParserConfig(&context));
     }
     if (!module) {
       printError(diagnostics, path + ": not a valid graph program");
@@ -295,7 +293,8 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   if (settings.foldedInputs)
     for (const std::string &name : *settings.foldedInputs)
       remaining.inputShapes.erase(name);
-  std::optional<std::vector<ShapeBinding>> bindings = bindingsFor(*entry, path, remaining, flags, diagnostics);
+  std::optional<std::vector<ShapeBinding>> bindings =
+      bindingsFor(*entry, path, remaining, flags, diagnostics);
   if (!bindings)
     return false;
 
@@ -322,8 +321,7 @@ bool compileModel(const std::string &path, const CompileSettings &settings,
   return true;
 }
 
-std::optional<std::string> compileModel(const std::string &path,
-                                        const CompileSettings &settings) {
+std::optional<std::string> compileModel(const std::string &path, const CompileSettings &settings) {
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
   if (!compileModel(path, settings, os))

@@ -196,9 +196,8 @@ nb::tuple compileModel(const std::string &name, nb::bytes bytes,
     reportStream.flush();
   }
   if (!ok) {
-    nb::object error = nb::borrow(compileException)(diagnostics.empty()
-                                                         ? name + ": compilation failed"
-                                                         : diagnostics);
+    nb::object error = nb::borrow(compileException)(
+        diagnostics.empty() ? name + ": compilation failed" : diagnostics);
     PyErr_SetObject(compileException, error.ptr());
     throw nb::python_error();
   }
@@ -317,10 +316,9 @@ Feed feedOf(const std::string &name, const nb::ndarray<nb::ro> &array) {
 nb::object outputOf(kiln::Tensor tensor) {
   const TypeCode *entry = typeCodeOf(tensor.elementType());
   if (!entry)
-    throw StatusError{KILN_STATUS_UNIMPLEMENTED,
-                      std::string("an output's element type (") +
-                          kiln_element_type_name(tensor.elementType()) +
-                          ") has no DLPack counterpart"};
+    throw StatusError{KILN_STATUS_UNIMPLEMENTED, std::string("an output's element type (") +
+                                                     kiln_element_type_name(tensor.elementType()) +
+                                                     ") has no DLPack counterpart"};
   std::vector<int64_t> dims = tensor.dims();
   std::vector<size_t> shape(dims.begin(), dims.end());
   void *data = tensor.data();
@@ -508,14 +506,15 @@ NB_MODULE(_kiln, m) {
     try {
       std::rethrow_exception(error);
     } catch (const StatusError &status) {
-      PyObject *type = status.code > 0 && status.code < exceptionClasses.size()
+      PyObject *type = status.code > 0 && static_cast<size_t>(status.code) < exceptionClasses.size()
                            ? exceptionClasses[status.code]
                            : baseException;
       PyErr_SetString(type, status.message.c_str());
     }
   });
 
-  m.def("version", [] { return std::string(kiln_version()); }, "The runtime's version.");
+  m.def(
+      "version", [] { return std::string(kiln_version()); }, "The runtime's version.");
   m.def("option_table", &optionTable,
         "Every compile option: (name, help, arity 'flag' | 'value' | 'list', default values), "
         "the table `kiln compile`'s flags are bound from.");

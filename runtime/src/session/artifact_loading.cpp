@@ -1,9 +1,10 @@
 //===- artifact_loading.cpp - Loading artifacts for this runtime's devices ===//
 //
-// kiln_artifact_load_file, kiln_artifact_load_file_mapped and kiln_artifact_load_memory: the artifact reader verifies the file
-// and, through LibraryCallCheck, the library calls of its device by the rules of the devices this
-// runtime was built with (the CUDA device's in a runtime built with CUDA, KILN_HAVE_CUDA), so a
-// call no session could prepare is refused when the artifact loads. The reader itself
+// kiln_artifact_load_file, kiln_artifact_load_file_mapped and kiln_artifact_load_memory: the
+// artifact reader verifies the file and, through LibraryCallCheck, the library calls of its device
+// by the rules of the devices this runtime was built with (the CUDA device's in a runtime built
+// with CUDA, KILN_HAVE_CUDA), so a call no session could prepare is refused when the artifact
+// loads. The reader itself
 // (runtime/src/artifact/) depends on no device.
 //
 //===----------------------------------------------------------------------===//
