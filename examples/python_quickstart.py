@@ -4,7 +4,7 @@ run it on the seeded images, write the probabilities (examples/reference.py chec
   python examples/python_quickstart.py MODEL.onnx IMAGE.npy OUT.npy
 
 Needs the kiln package (`pip install .`; scripts/run-example.sh installs it into
-build/example-venv).
+build/python-env).
 """
 import sys
 

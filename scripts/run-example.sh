@@ -14,7 +14,7 @@
 #      CUDA device, when the CUDA toolkit is installed;
 #   7. run that CUDA artifact on the simulated CUDA device (the CUDA device's code on the CPU) and
 #      check it against the same reference;
-#   8. install the Python package (pip install . from this build tree, into build/example-venv) and
+#   8. install the Python package (pip install . from this build tree, into build/python-env) and
 #      run examples/python_quickstart.py (kiln.compile, kiln.Session.run) on the same input,
 #      checked against the same reference.
 #
@@ -78,29 +78,17 @@ if [[ -x /usr/local/cuda/bin/ptxas ]]; then
   /usr/bin/python3 "$root/examples/reference.py" "$out/tiny_cnn.onnx" "$out/image.npy" \
     "$out/outputs-cuda-sim/probs.npy"
 fi
-echo "== 8. the Python package: pip install . into build/example-venv, then examples/python_quickstart.py, checked against NumPy"
-# The wheel is made from this build tree (only the Python module is built in it). The environment
-# sees Debian's numpy and onnx; the build tools are the project's pinned ones, from .venv when
-# scripts/test.sh made it (so the module's compile commands match the tree's and nothing is built
-# twice), else installed into it from PyPI.
-pyenv="$build/example-venv"
-[[ -x "$pyenv/bin/python" ]] || /usr/bin/python3 -m venv --system-site-packages "$pyenv"
-pyenv_site="$("$pyenv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-if [[ -x "$root/.venv/bin/python" ]]; then
-  "$root/.venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
-    > "$pyenv_site/kiln-project-venv.pth"
-else
-  rm -f "$pyenv_site/kiln-project-venv.pth"
-  "$pyenv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    $(grep -E '^(nanobind|scikit-build-core|pathspec)==' "$root/scripts/requirements.txt")
-fi
+echo "== 8. the Python package: pip install . into build/python-env, then examples/python_quickstart.py, checked against NumPy"
+# The wheel is made from this build tree (only the Python module is built in it), in the
+# environment scripts/python-env.sh gives (Debian's numpy and onnx, the pinned build tools).
+python="$("$root/scripts/python-env.sh" "$build")"
 cache_flag() { grep -oP "^$1:BOOL=\K.*" "$build/CMakeCache.txt" || echo OFF; }
-"$pyenv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+"$python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
   --no-deps --force-reinstall "$root" --config-settings=build-dir="$build" \
   --config-settings=cmake.define.KILN_BUILD_TESTS="$(cache_flag KILN_BUILD_TESTS)" \
   --config-settings=cmake.define.KILN_BUILD_FUZZERS="$(cache_flag KILN_BUILD_FUZZERS)" \
   > "$build/example-wheel.log" 2>&1 || { tail -n 40 "$build/example-wheel.log"; exit 1; }
-(cd "$out" && "$pyenv/bin/python" "$root/examples/python_quickstart.py" "$out/tiny_cnn.onnx" \
+(cd "$out" && "$python" "$root/examples/python_quickstart.py" "$out/tiny_cnn.onnx" \
   "$out/image.npy" "$out/outputs-python-probs.npy")
 /usr/bin/python3 "$root/examples/reference.py" "$out/tiny_cnn.onnx" "$out/image.npy" \
   "$out/outputs-python-probs.npy"

@@ -23,11 +23,13 @@ start=$(date +%s)
 # ONNX release's node tests, which this configuration finds. The loader fuzzers need clang with
 # libFuzzer, which install-deps.sh provides.
 mkdir -p "$build"
-# The Python package's native module builds here too, against .venv's interpreter and nanobind,
-# so that the wheel below is made from this tree without compiling anything again.
+# The Python package's native module builds here too, with the interpreter and nanobind the wheel
+# below is built with (scripts/python-env.sh), so that the wheel is made from this tree without
+# compiling anything again.
 venv="${KILN_VENV:-$root/.venv}"
+build_python="$("$root/scripts/python-env.sh" "$build")"
 cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_FUZZERS=ON \
-  -DKILN_BUILD_TESTS=ON -DKILN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" \
+  -DKILN_BUILD_TESTS=ON -DKILN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$build_python" \
   > "$build/configure.log" 2>&1 || { tail -n 40 "$build/configure.log"; exit 1; }
 # ninja prints a line per step; keep the log and show its tail, so CI output stays readable.
 if ! ninja -C "$build" > "$build/build.log" 2>&1; then
@@ -43,14 +45,15 @@ fi
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
 # The Python package as a user installs it: a wheel built by scikit-build-core from this build
-# tree (pyproject.toml; --no-build-isolation takes .venv's pinned nanobind and scikit-build-core,
-# and the module is already built, so nothing compiles again), installed into a fresh virtual
-# environment, where the package's tests run against it, never against the build tree.
+# tree (pyproject.toml; --no-build-isolation takes the pinned nanobind and scikit-build-core of
+# scripts/python-env.sh, which scripts/run-example.sh builds with too, and the module is already
+# built, so nothing compiles again), installed into a fresh virtual environment, where the
+# package's tests run against it, never against the build tree.
 echo "test.sh: the Python wheel"
 wheel_start=$(date +%s)
 wheel_dir="$build/wheel"
 rm -rf "$wheel_dir"
-if ! "$venv/bin/python" -m pip wheel "$root" --no-build-isolation --no-deps --quiet \
+if ! "$build_python" -m pip wheel "$root" --no-build-isolation --no-deps --quiet \
     --wheel-dir "$wheel_dir" --config-settings=build-dir="$build" \
     --config-settings=cmake.define.KILN_BUILD_TESTS=ON \
     --config-settings=cmake.define.KILN_BUILD_FUZZERS=ON > "$build/wheel.log" 2>&1; then
