@@ -375,7 +375,9 @@ struct PySession {
   }
 
   /// Runs on `inputs`, in the artifact's order; the outputs in theirs.
-  nb::list run(const std::vector<nb::ndarray<nb::ro>> &inputs) {
+  /// The run's inputs, in the artifact's order: wrapped where they can be read in place, copied
+  /// (and counted) where not.
+  std::vector<Feed> feedsOf(const std::vector<nb::ndarray<nb::ro>> &inputs) {
     if (inputs.size() != inputNames.size())
       throw StatusError{KILN_STATUS_INVALID_ARGUMENT,
                         "the model takes " + std::to_string(inputNames.size()) +
@@ -387,9 +389,19 @@ struct PySession {
       if (feeds.back().copied)
         ++copiedInputs;
     }
-    std::vector<const kiln::Tensor *> pointers;
+    return feeds;
+  }
+
+  static std::vector<const kiln::Tensor *> tensorsOf(const std::vector<Feed> &feeds) {
+    std::vector<const kiln::Tensor *> tensors;
     for (const Feed &feed : feeds)
-      pointers.push_back(&feed.tensor);
+      tensors.push_back(&feed.tensor);
+    return tensors;
+  }
+
+  nb::list run(const std::vector<nb::ndarray<nb::ro>> &inputs) {
+    std::vector<Feed> feeds = feedsOf(inputs);
+    std::vector<const kiln::Tensor *> pointers = tensorsOf(feeds);
     kiln::Result<std::vector<kiln::Tensor>> outputs = [&] {
       nb::gil_scoped_release released;
       return session.run(pointers);
@@ -405,22 +417,12 @@ struct PySession {
   /// C-contiguous host arrays of each output's type and this run's shape, written in place.
   void runInto(const std::vector<nb::ndarray<nb::ro>> &inputs,
                const std::vector<nb::ndarray<>> &outputs) {
-    if (inputs.size() != inputNames.size())
-      throw StatusError{KILN_STATUS_INVALID_ARGUMENT,
-                        "the model takes " + std::to_string(inputNames.size()) +
-                            " inputs; the run was given " + std::to_string(inputs.size())};
     if (outputs.size() != outputNames.size())
       throw StatusError{KILN_STATUS_INVALID_ARGUMENT,
                         "the model has " + std::to_string(outputNames.size()) +
                             " outputs; arrays to write were given for " +
                             std::to_string(outputs.size())};
-    std::vector<Feed> feeds;
-    feeds.reserve(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      feeds.push_back(feedOf(inputNames[i], inputs[i]));
-      if (feeds.back().copied)
-        ++copiedInputs;
-    }
+    std::vector<Feed> feeds = feedsOf(inputs);
     std::vector<kiln::Tensor> targets;
     targets.reserve(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -435,9 +437,7 @@ struct PySession {
                               "to its elements (it would be written through a copy)"};
       targets.push_back(std::move(target.tensor));
     }
-    std::vector<const kiln::Tensor *> in;
-    for (const Feed &feed : feeds)
-      in.push_back(&feed.tensor);
+    std::vector<const kiln::Tensor *> in = tensorsOf(feeds);
     std::vector<kiln::Tensor *> out;
     for (kiln::Tensor &tensor : targets)
       out.push_back(&tensor);
