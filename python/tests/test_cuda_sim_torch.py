@@ -21,8 +21,13 @@ def test_a_cuda_artifact_runs_on_the_simulated_device(tiny_cnn):
     assert cuda.device == "cuda"
     image = images(2, seed=21)
     expected = kiln.Session(cpu).run({"image": image})["probs"]
-    got = kiln.Session(cuda, device="cuda-sim").run({"image": image})["probs"]
+    session = kiln.Session(cuda, device="cuda-sim")
+    got = session.run({"image": image})["probs"]
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+    # The CUDA device's download lands in an array the caller keeps (kiln_session_run_into).
+    probs = np.full((2, 10), -1.0, np.float32)
+    assert session.run({"image": image}, out={"probs": probs})["probs"] is probs
+    np.testing.assert_allclose(probs, expected, rtol=1e-4, atol=1e-6)
 
 
 def test_a_squeeze_and_excitation_cnn_compiles_and_matches_pytorch():
